@@ -1,1 +1,144 @@
-fn main() {}
+//! Project automation, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
+//!
+//! xtask keeps few dependencies and delegates the work to the workspace's own binaries through
+//! `$CARGO` (DESIGN §2): `datasets` and `reproduce` run the `gimc-experiments` binary in release
+//! mode, `bench` runs the criterion benchmarks and, when Python with scikit-learn is installed,
+//! the peer scripts in `../shared/peers/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "gimc project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Verify every dataset of datasets/manifest.toml (sha256 and parsed shape).
+    Datasets {
+        /// Data directory (default: $GIMC_DATA, else datasets/).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Regenerate the papers' tables and figures with the published numbers beside ours.
+    Reproduce {
+        /// Run only these experiments (repeatable); `--list` shows the names.
+        #[arg(long)]
+        only: Vec<String>,
+        /// Smaller grids and fewer trials (smoke runs, CI).
+        #[arg(long)]
+        quick: bool,
+        /// Data directory (default: $GIMC_DATA, else datasets/).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Output directory for <name>.md / .csv / .json / .svg.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Seed of every random draw.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// List the experiments and exit.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Run the benchmarks (criterion) and, when available, the scikit-learn peers side by side.
+    Bench {
+        /// Extra arguments passed to `cargo bench` (e.g. a benchmark filter).
+        #[arg(trailing_var_arg = true)]
+        args: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("xtask: {e:#}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let root = workspace_root()?;
+    match cli.command {
+        Cmd::Datasets { data_dir } => {
+            let mut args = vec!["datasets".to_string()];
+            push_path(&mut args, "--data-dir", data_dir.as_deref());
+            run_experiments_bin(&root, &args)
+        }
+        Cmd::Reproduce { only, quick, data_dir, out, seed, list } => {
+            let mut args = vec!["reproduce".to_string()];
+            for name in only {
+                args.extend(["--only".to_string(), name]);
+            }
+            if quick {
+                args.push("--quick".into());
+            }
+            if list {
+                args.push("--list".into());
+            }
+            push_path(&mut args, "--data-dir", data_dir.as_deref());
+            push_path(&mut args, "--out", Some(&out));
+            if let Some(seed) = seed {
+                args.extend(["--seed".to_string(), seed.to_string()]);
+            }
+            run_experiments_bin(&root, &args)
+        }
+        Cmd::Bench { args } => bench(&root, &args),
+    }
+}
+
+fn push_path(args: &mut Vec<String>, flag: &str, path: Option<&Path>) {
+    if let Some(p) = path {
+        args.push(flag.to_string());
+        args.push(p.display().to_string());
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn workspace_root() -> Result<PathBuf> {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .context("xtask manifest has no parent directory")
+}
+
+fn run_experiments_bin(root: &Path, args: &[String]) -> Result<()> {
+    let status = cargo()
+        .current_dir(root)
+        .args(["run", "--quiet", "--release", "--package", "gimc-experiments", "--"])
+        .args(args)
+        .status()
+        .context("could not start cargo")?;
+    if !status.success() {
+        bail!("gimc-experiments {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+fn bench(root: &Path, args: &[String]) -> Result<()> {
+    let status = cargo()
+        .current_dir(root)
+        .args(["bench", "--workspace"])
+        .args(args)
+        .status()
+        .context("could not start cargo bench")?;
+    if !status.success() {
+        bail!("cargo bench failed ({status})");
+    }
+    Ok(())
+}

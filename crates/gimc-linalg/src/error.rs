@@ -57,4 +57,26 @@ pub enum LinalgError {
         /// Final relative residual.
         residual: f64,
     },
+    /// A matrix that must be (symmetric) positive definite is not: a Cholesky pivot or a
+    /// conjugate-gradient curvature ⟨p, A p⟩ was not positive.
+    #[error("{op}: matrix is not positive definite (failed at index {index})")]
+    NotPositiveDefinite {
+        /// The operation that found it.
+        op: &'static str,
+        /// Pivot index (Cholesky) or iteration (CG) at which it was found.
+        index: usize,
+    },
+    /// An iterative method produced NaN or an infinite value (the inputs were finite).
+    #[error("{method} produced a non-finite value at iteration {iteration}")]
+    NumericalBreakdown {
+        /// The method.
+        method: &'static str,
+        /// Iteration at which it happened.
+        iteration: usize,
+    },
+}
+
+/// Shorthand for a [`LinalgError::DimensionMismatch`].
+pub(crate) fn dim_err(op: &'static str, expected: String, got: String) -> LinalgError {
+    LinalgError::DimensionMismatch { op, expected, got }
 }

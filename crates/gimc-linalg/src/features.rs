@@ -1,11 +1,17 @@
 //! The feature-matrix type: a faer dense matrix or an sprs CSR matrix (DESIGN §3, notation).
 //!
 //! Sparse inputs (Bibtex, Delicious, LIBSVM files) stay sparse end to end; products with them
-//! cost O(nnz) rather than O(n·d).
+//! cost O(nnz) rather than O(n·d). Dense products go through faer's GEMM; sparse ones through the
+//! row-parallel kernels of [`crate::sparse`], which give bitwise identical results for any number
+//! of threads. [`Standardizer`] implements the "features standardised" preprocessing; on sparse
+//! data it only scales (centring would densify).
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 use sprs::CsMat;
 
+use crate::dense::{self, gram_nt, gram_tn};
+use crate::error::dim_err;
+use crate::sparse::{self, Compressed};
 use crate::{LinalgError, Result};
 
 /// Row-entity features X (n × d), dense or compressed sparse row.
@@ -24,7 +30,11 @@ impl FeatureMatrix {
             for i in 0..m.nrows() {
                 let value = m[(i, j)];
                 if !value.is_finite() {
-                    return Err(LinalgError::NonFinite { row: i, col: j, value });
+                    return Err(LinalgError::NonFinite {
+                        row: i,
+                        col: j,
+                        value,
+                    });
                 }
             }
         }
@@ -72,5 +82,355 @@ impl FeatureMatrix {
     /// Whether the matrix is stored sparse.
     pub fn is_sparse(&self) -> bool {
         matches!(self, Self::Sparse(_))
+    }
+
+    /// `X·U` (n × k) for a dense `U` (d × k). O(nnz(X)·k).
+    pub fn mul_dense(&self, rhs: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        match self {
+            Self::Dense(m) => dense::matmul(m.as_ref(), rhs),
+            Self::Sparse(m) => sparse::csr_mul_dense(m, rhs),
+        }
+    }
+
+    /// `Xᵀ·G` (d × k) for a dense `G` (n × k). O(nnz(X)·k).
+    ///
+    /// For sparse `X` the transposed pattern is rebuilt per call (O(nnz(X)), negligible next to
+    /// the product) and the product runs row-parallel over features, deterministically.
+    pub fn tr_mul_dense(&self, g: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        match self {
+            Self::Dense(m) => dense::matmul_tn(m.as_ref(), g),
+            Self::Sparse(m) => sparse::csr_tr_mul_dense(m, g),
+        }
+    }
+
+    /// Squared Euclidean norm ‖x_i‖² of every row.
+    pub fn row_sq_norms(&self) -> Vec<f64> {
+        match self {
+            Self::Dense(m) => {
+                let mut out = vec![0.0; m.nrows()];
+                for j in 0..m.ncols() {
+                    for (o, &v) in out.iter_mut().zip(m.col_as_slice(j)) {
+                        *o += v * v;
+                    }
+                }
+                out
+            }
+            Self::Sparse(m) => sparse::csr_row_sq_norms(m),
+        }
+    }
+
+    /// A dense copy.
+    pub fn to_dense(&self) -> Mat<f64> {
+        match self {
+            Self::Dense(m) => m.clone(),
+            Self::Sparse(m) => sparse::csr_to_dense(m),
+        }
+    }
+
+    /// The rows `rows` (in the given order, repetitions allowed), in the same representation.
+    pub fn select_rows(&self, rows: &[usize]) -> Result<FeatureMatrix> {
+        match self {
+            Self::Dense(m) => {
+                if let Some(&r) = rows.iter().find(|&&r| r >= m.nrows()) {
+                    return Err(LinalgError::IndexOutOfBounds {
+                        row: r,
+                        col: 0,
+                        nrows: m.nrows(),
+                        ncols: m.ncols(),
+                    });
+                }
+                Ok(Self::Dense(Mat::from_fn(rows.len(), m.ncols(), |r, j| {
+                    m[(rows[r], j)]
+                })))
+            }
+            Self::Sparse(m) => Ok(Self::Sparse(sparse::csr_select_rows(m, rows)?)),
+        }
+    }
+
+    /// `XᵀX` (d × d), exactly symmetric. Dense: one triangular GEMM, O(n·d²/2); sparse:
+    /// O(Σ_i nnz(row i)²) without densifying.
+    pub fn gram(&self) -> Mat<f64> {
+        match self {
+            Self::Dense(m) => gram_tn(m.as_ref()),
+            Self::Sparse(m) => sparse::csr_gram(m),
+        }
+    }
+
+    /// `XXᵀ` (n × n), exactly symmetric; used by the dual ridge solve when d > n.
+    pub fn outer_gram(&self) -> Mat<f64> {
+        match self {
+            Self::Dense(m) => gram_nt(m.as_ref()),
+            Self::Sparse(m) => sparse::csr_outer_gram(m),
+        }
+    }
+
+    /// ‖X‖²_F.
+    pub fn frob_sq(&self) -> f64 {
+        match self {
+            Self::Dense(m) => m.squared_norm_l2(),
+            Self::Sparse(m) => sparse::csr_frob_sq(m),
+        }
+    }
+
+    /// Mean of every column (implicit zeros counted for sparse input).
+    pub fn column_means(&self) -> Vec<f64> {
+        let n = self.nrows();
+        let mut sums = vec![0.0; self.ncols()];
+        match self {
+            Self::Dense(m) => {
+                for (j, s) in sums.iter_mut().enumerate() {
+                    *s = m.col_as_slice(j).iter().sum();
+                }
+            }
+            Self::Sparse(m) => {
+                let rows = Compressed::rows_of(m);
+                for i in 0..rows.outer {
+                    let (cols, vals) = rows.row(i);
+                    for (&j, &v) in cols.iter().zip(vals) {
+                        sums[j] += v;
+                    }
+                }
+            }
+        }
+        if n > 0 {
+            for s in &mut sums {
+                *s /= n as f64;
+            }
+        }
+        sums
+    }
+
+    /// Population standard deviation of every column (divisor n; implicit zeros counted).
+    pub fn column_stds(&self) -> Vec<f64> {
+        let n = self.nrows();
+        let means = self.column_means();
+        if n == 0 {
+            return vec![0.0; self.ncols()];
+        }
+        let mut ss = vec![0.0; self.ncols()];
+        match self {
+            Self::Dense(m) => {
+                for (j, s) in ss.iter_mut().enumerate() {
+                    let mu = means[j];
+                    *s = m.col_as_slice(j).iter().map(|v| (v - mu) * (v - mu)).sum();
+                }
+            }
+            Self::Sparse(m) => {
+                // Σ_i (x_ij − μ)² = Σ_stored (x − μ)² + (n − nnz_j) μ²
+                let rows = Compressed::rows_of(m);
+                let mut count = vec![0usize; self.ncols()];
+                for i in 0..rows.outer {
+                    let (cols, vals) = rows.row(i);
+                    for (&j, &v) in cols.iter().zip(vals) {
+                        ss[j] += (v - means[j]) * (v - means[j]);
+                        count[j] += 1;
+                    }
+                }
+                for j in 0..ss.len() {
+                    ss[j] += (n - count[j]) as f64 * means[j] * means[j];
+                }
+            }
+        }
+        ss.iter().map(|s| (s / n as f64).sqrt()).collect()
+    }
+
+    /// Standardises the columns: dense data is centred and scaled to unit variance, sparse data
+    /// is only scaled (centring would densify it). Returns the transformed matrix and the
+    /// [`Standardizer`] to apply the same transform to new rows.
+    pub fn standardize(&self) -> Result<(FeatureMatrix, Standardizer)> {
+        let st = Standardizer::fit(self, !self.is_sparse())?;
+        let out = st.transform(self)?;
+        Ok((out, st))
+    }
+
+    /// Multiplies column j by `scale[j]`, keeping the representation (sparse stays sparse).
+    pub fn scale_columns(&self, scale: &[f64]) -> Result<FeatureMatrix> {
+        if scale.len() != self.ncols() {
+            return Err(dim_err(
+                "scale_columns",
+                format!("{} scales", self.ncols()),
+                format!("{}", scale.len()),
+            ));
+        }
+        if let Some((j, &value)) = scale.iter().enumerate().find(|(_, s)| !s.is_finite()) {
+            return Err(LinalgError::NonFinite {
+                row: 0,
+                col: j,
+                value,
+            });
+        }
+        Ok(match self {
+            Self::Dense(m) => Self::Dense(Mat::from_fn(m.nrows(), m.ncols(), |i, j| {
+                m[(i, j)] * scale[j]
+            })),
+            Self::Sparse(m) => {
+                let mut m = m.to_csr();
+                let cols = m.indices().to_vec();
+                for (v, j) in m.data_mut().iter_mut().zip(cols) {
+                    *v *= scale[j];
+                }
+                Self::Sparse(m)
+            }
+        })
+    }
+}
+
+/// Per-column affine transform x_j ↦ (x_j − mean_j)·scale_j learnt on training features.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standardizer {
+    /// Column means subtracted (all zero when the transform does not centre).
+    pub mean: Vec<f64>,
+    /// Column multipliers: 1/std, or 1 for constant columns.
+    pub scale: Vec<f64>,
+    /// Whether the transform centres (never for sparse input).
+    pub center: bool,
+}
+
+impl Standardizer {
+    /// Learns the column statistics of `x`. `center = true` is refused for sparse `x`
+    /// ([`LinalgError::InvalidParameter`]) since the result would be dense.
+    pub fn fit(x: &FeatureMatrix, center: bool) -> Result<Self> {
+        if center && x.is_sparse() {
+            return Err(LinalgError::InvalidParameter {
+                name: "center",
+                reason: "centring a sparse feature matrix would densify it; scale only".into(),
+            });
+        }
+        let stds = x.column_stds();
+        let scale = stds
+            .iter()
+            .map(|&s| {
+                if s > 0.0 && s.is_finite() {
+                    1.0 / s
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let mean = if center {
+            x.column_means()
+        } else {
+            vec![0.0; x.ncols()]
+        };
+        Ok(Self {
+            mean,
+            scale,
+            center,
+        })
+    }
+
+    /// Applies the transform to `x` (same number of columns as the data it was fitted on).
+    pub fn transform(&self, x: &FeatureMatrix) -> Result<FeatureMatrix> {
+        if x.ncols() != self.scale.len() {
+            return Err(dim_err(
+                "Standardizer::transform",
+                format!("{} columns", self.scale.len()),
+                format!("{} columns", x.ncols()),
+            ));
+        }
+        if !self.center {
+            return x.scale_columns(&self.scale);
+        }
+        match x {
+            FeatureMatrix::Dense(m) => Ok(FeatureMatrix::Dense(Mat::from_fn(
+                m.nrows(),
+                m.ncols(),
+                |i, j| (m[(i, j)] - self.mean[j]) * self.scale[j],
+            ))),
+            FeatureMatrix::Sparse(_) => Err(LinalgError::InvalidParameter {
+                name: "center",
+                reason: "cannot centre a sparse feature matrix".into(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{gaussian_mat, seeded};
+    use crate::sparse::dense_to_csr;
+
+    fn pair() -> (FeatureMatrix, FeatureMatrix) {
+        let mut rng = seeded(11);
+        let mut d = gaussian_mat(&mut rng, 9, 6, 1.0);
+        for i in 0..9 {
+            for j in 0..6 {
+                if (i * 7 + j * 3) % 4 != 0 {
+                    d[(i, j)] = 0.0;
+                }
+            }
+        }
+        let s = dense_to_csr(d.as_ref()).unwrap();
+        (
+            FeatureMatrix::dense(d).unwrap(),
+            FeatureMatrix::sparse(s).unwrap(),
+        )
+    }
+
+    #[test]
+    fn dense_and_sparse_agree() {
+        let (d, s) = pair();
+        let mut rng = seeded(12);
+        let u = gaussian_mat(&mut rng, 6, 4, 1.0);
+        let g = gaussian_mat(&mut rng, 9, 3, 1.0);
+        let close = |a: &Mat<f64>, b: &Mat<f64>| (a - b).norm_l2() < 1e-12;
+        assert!(close(
+            &d.mul_dense(u.as_ref()).unwrap(),
+            &s.mul_dense(u.as_ref()).unwrap()
+        ));
+        assert!(close(
+            &d.tr_mul_dense(g.as_ref()).unwrap(),
+            &s.tr_mul_dense(g.as_ref()).unwrap()
+        ));
+        assert!(close(&d.gram(), &s.gram()));
+        assert!(close(&d.outer_gram(), &s.outer_gram()));
+        assert_eq!(d.to_dense(), s.to_dense());
+        for (a, b) in d.row_sq_norms().iter().zip(s.row_sq_norms()) {
+            assert!((a - b).abs() < 1e-12);
+        }
+        for (a, b) in d.column_stds().iter().zip(s.column_stds()) {
+            assert!((a - b).abs() < 1e-12);
+        }
+        assert!((d.frob_sq() - s.frob_sq()).abs() < 1e-12);
+        let rows = [3, 0, 3, 8];
+        assert_eq!(
+            d.select_rows(&rows).unwrap().to_dense(),
+            s.select_rows(&rows).unwrap().to_dense()
+        );
+        assert!(matches!(
+            d.select_rows(&[9]),
+            Err(LinalgError::IndexOutOfBounds { row: 9, .. })
+        ));
+        assert!(s.select_rows(&[9]).is_err());
+        assert!(d.mul_dense(g.as_ref()).is_err());
+        assert!(s.tr_mul_dense(u.as_ref()).is_err());
+    }
+
+    #[test]
+    fn standardize_dense_and_sparse() {
+        let (d, s) = pair();
+        let (dz, st) = d.standardize().unwrap();
+        assert!(st.center);
+        for m in dz.column_means() {
+            assert!(m.abs() < 1e-12);
+        }
+        for sd in dz.column_stds() {
+            assert!((sd - 1.0).abs() < 1e-12 || sd == 0.0);
+        }
+        let (sz, sst) = s.standardize().unwrap();
+        assert!(sz.is_sparse() && !sst.center);
+        assert_eq!(sz.nnz(), s.nnz());
+        for sd in sz.column_stds() {
+            assert!((sd - 1.0).abs() < 1e-12);
+        }
+        assert!(matches!(
+            Standardizer::fit(&s, true),
+            Err(LinalgError::InvalidParameter { .. })
+        ));
+        // the dense scale-only transform equals the sparse one
+        let dst = Standardizer::fit(&d, false).unwrap();
+        assert!((dst.transform(&d).unwrap().to_dense() - sz.to_dense()).norm_l2() < 1e-12);
+        assert!(st.transform(&s).is_err());
     }
 }

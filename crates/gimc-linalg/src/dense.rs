@@ -1,0 +1,350 @@
+//! Dense helpers every solver needs, on top of faer (DESIGN §2, faer vocabulary).
+//!
+//! faer already offers `&a * &b`, `a.transpose()`, `a.norm_l2()` (the Frobenius norm) and
+//! `faer::linalg::matmul::matmul` with an explicit `Par`; this module only adds what saves real
+//! verbosity or turns faer's shape panics into [`LinalgError::DimensionMismatch`]:
+//! dimension-checked products (`AB`, `AᵀB`, `ABᵀ`, the symmetric `AᵀA` computed on one
+//! triangle), the Frobenius inner product, `axpy`, NaN/Inf checks with the offending position,
+//! and orthonormalisation. Reductions here are sequential loops in a fixed order, so their
+//! results do not depend on the number of threads.
+
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+
+use crate::error::dim_err;
+use crate::{LinalgError, Result};
+
+/// The parallelism used by the high-level calls of this crate: faer's global setting (by default
+/// every thread of the current rayon pool).
+pub fn par() -> Par {
+    faer::get_global_parallelism()
+}
+
+/// `A·B`, checking that the inner dimensions agree.
+pub fn matmul(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.ncols() != b.nrows() {
+        return Err(dim_err(
+            "matmul",
+            format!("B with {} rows", a.ncols()),
+            format!("{} rows", b.nrows()),
+        ));
+    }
+    Ok(matmul_unchecked(a, b))
+}
+
+/// `Aᵀ·B`, checking that `A` and `B` have the same number of rows.
+pub fn matmul_tn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.nrows() != b.nrows() {
+        return Err(dim_err(
+            "matmul_tn",
+            format!("B with {} rows", a.nrows()),
+            format!("{} rows", b.nrows()),
+        ));
+    }
+    Ok(matmul_unchecked(a.transpose(), b))
+}
+
+/// `A·Bᵀ`, checking that `A` and `B` have the same number of columns.
+pub fn matmul_nt(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.ncols() != b.ncols() {
+        return Err(dim_err(
+            "matmul_nt",
+            format!("B with {} columns", a.ncols()),
+            format!("{} columns", b.ncols()),
+        ));
+    }
+    Ok(matmul_unchecked(a, b.transpose()))
+}
+
+/// `A·B` for operands whose shapes the caller has already checked.
+pub(crate) fn matmul_unchecked(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
+    faer::linalg::matmul::matmul(out.as_mut(), Accum::Replace, a, b, 1.0, par());
+    out
+}
+
+/// The symmetric product `AᵀA` (d × d for an n × d `A`), computing one triangle through faer's
+/// triangular GEMM and mirroring it, so the result is exactly symmetric.
+pub fn gram_tn(a: MatRef<'_, f64>) -> Mat<f64> {
+    let d = a.ncols();
+    let mut out = Mat::<f64>::zeros(d, d);
+    triangular::matmul(
+        out.as_mut(),
+        BlockStructure::TriangularLower,
+        Accum::Replace,
+        a.transpose(),
+        BlockStructure::Rectangular,
+        a,
+        BlockStructure::Rectangular,
+        1.0,
+        par(),
+    );
+    mirror_lower(out.as_mut());
+    out
+}
+
+/// The symmetric product `AAᵀ` (n × n for an n × d `A`); see [`gram_tn`].
+pub fn gram_nt(a: MatRef<'_, f64>) -> Mat<f64> {
+    gram_tn(a.transpose())
+}
+
+/// Copies the strict lower triangle of a square matrix onto its upper triangle.
+pub(crate) fn mirror_lower(mut a: MatMut<'_, f64>) {
+    let n = a.nrows().min(a.ncols());
+    for j in 0..n {
+        for i in (j + 1)..n {
+            let v = a[(i, j)];
+            a[(j, i)] = v;
+        }
+    }
+}
+
+/// The Frobenius norm ‖A‖_F (faer's `norm_l2`, named for readability in solver code).
+pub fn frob_norm(a: MatRef<'_, f64>) -> f64 {
+    a.norm_l2()
+}
+
+/// The Frobenius inner product ⟨A, B⟩ = Σ_ij A_ij B_ij, summed column by column in a fixed
+/// order (deterministic).
+pub fn frob_dot(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<f64> {
+    if a.shape() != b.shape() {
+        return Err(dim_err(
+            "frob_dot",
+            format!("{} x {}", a.nrows(), a.ncols()),
+            format!("{} x {}", b.nrows(), b.ncols()),
+        ));
+    }
+    Ok(frob_dot_unchecked(a, b))
+}
+
+/// ⟨A, B⟩ for operands of equal shape (checked by the caller).
+pub(crate) fn frob_dot_unchecked(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
+    let mut total = 0.0;
+    for j in 0..a.ncols() {
+        let (ca, cb) = (a.col(j), b.col(j));
+        total += match (ca.try_as_col_major(), cb.try_as_col_major()) {
+            (Some(x), Some(y)) => dot(x.as_slice(), y.as_slice()),
+            _ => ca.iter().zip(cb.iter()).map(|(x, y)| x * y).sum::<f64>(),
+        };
+    }
+    total
+}
+
+/// Dot product of two equally long slices with four interleaved partial sums (fixed order, so
+/// deterministic, and fast enough without `-ffast-math`).
+#[inline]
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    let mut ca = a.chunks_exact(4);
+    let mut cb = b.chunks_exact(4);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        acc[0] += x[0] * y[0];
+        acc[1] += x[1] * y[1];
+        acc[2] += x[2] * y[2];
+        acc[3] += x[3] * y[3];
+    }
+    let mut tail = 0.0;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += x * y;
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `y += α·x` on equally long slices.
+#[inline]
+pub(crate) fn axpy_slice(alpha: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `Y ← Y + α·X` in place.
+pub fn axpy(alpha: f64, x: MatRef<'_, f64>, y: MatMut<'_, f64>) -> Result<()> {
+    if x.shape() != y.shape() {
+        return Err(dim_err(
+            "axpy",
+            format!("{} x {}", y.nrows(), y.ncols()),
+            format!("{} x {}", x.nrows(), x.ncols()),
+        ));
+    }
+    axpy_unchecked(alpha, x, y);
+    Ok(())
+}
+
+pub(crate) fn axpy_unchecked(alpha: f64, x: MatRef<'_, f64>, y: MatMut<'_, f64>) {
+    faer::zip!(y, x).for_each(|faer::unzip!(y, x)| *y += alpha * *x);
+}
+
+/// `Y ← α·X + β·Y` in place (the general update used by CG's direction step).
+pub fn axpby(alpha: f64, x: MatRef<'_, f64>, beta: f64, y: MatMut<'_, f64>) -> Result<()> {
+    if x.shape() != y.shape() {
+        return Err(dim_err(
+            "axpby",
+            format!("{} x {}", y.nrows(), y.ncols()),
+            format!("{} x {}", x.nrows(), x.ncols()),
+        ));
+    }
+    faer::zip!(y, x).for_each(|faer::unzip!(y, x)| *y = alpha * *x + beta * *y);
+    Ok(())
+}
+
+/// `A ← A + λI` for a square `A`.
+pub fn add_to_diagonal(mut a: MatMut<'_, f64>, lambda: f64) -> Result<()> {
+    if a.nrows() != a.ncols() {
+        return Err(dim_err(
+            "add_to_diagonal",
+            "a square matrix".to_string(),
+            format!("{} x {}", a.nrows(), a.ncols()),
+        ));
+    }
+    for i in 0..a.nrows() {
+        a[(i, i)] += lambda;
+    }
+    Ok(())
+}
+
+/// Checks that every entry is finite, reporting the first NaN/Inf (column-major order) with its
+/// position.
+pub fn check_finite(a: MatRef<'_, f64>) -> Result<()> {
+    for j in 0..a.ncols() {
+        for (i, &value) in a.col(j).iter().enumerate() {
+            if !value.is_finite() {
+                return Err(LinalgError::NonFinite {
+                    row: i,
+                    col: j,
+                    value,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `a` is square, returning its order.
+pub(crate) fn check_square(op: &'static str, a: MatRef<'_, f64>) -> Result<usize> {
+    if a.nrows() != a.ncols() {
+        return Err(dim_err(
+            op,
+            "a square matrix".to_string(),
+            format!("{} x {}", a.nrows(), a.ncols()),
+        ));
+    }
+    Ok(a.nrows())
+}
+
+/// The symmetric part (A + Aᵀ)/2 of a square matrix.
+pub fn symmetrize(a: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let n = check_square("symmetrize", a)?;
+    Ok(Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)])))
+}
+
+/// An orthonormal basis of the column space of `a` (m × min(m, n)): the thin `Q` of a
+/// Householder QR. Columns of `a` that are linearly dependent still give orthonormal columns.
+pub fn orthonormalize(a: MatRef<'_, f64>) -> Mat<f64> {
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return Mat::zeros(a.nrows(), a.nrows().min(a.ncols()));
+    }
+    a.qr().compute_thin_Q()
+}
+
+/// A column-major copy of `a` whose columns are the rows of `a`, so row `i` of `a` is the
+/// contiguous slice `t.col_as_slice(i)` of the result `t` (k × n for an n × k `a`).
+pub(crate) fn rows_contiguous(a: MatRef<'_, f64>) -> Mat<f64> {
+    a.transpose().to_owned()
+}
+
+/// Builds an `n × k` faer matrix from a row-major buffer of length `n·k`.
+pub(crate) fn from_row_major(buf: &[f64], n: usize, k: usize) -> Mat<f64> {
+    if n == 0 || k == 0 {
+        return Mat::zeros(n, k);
+    }
+    MatRef::from_row_major_slice(buf, n, k).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{gaussian_mat, seeded};
+
+    #[test]
+    fn products_match_faer_operators() {
+        let mut rng = seeded(1);
+        let a = gaussian_mat(&mut rng, 7, 5, 1.0);
+        let b = gaussian_mat(&mut rng, 5, 3, 1.0);
+        let c = gaussian_mat(&mut rng, 7, 3, 1.0);
+        let d = gaussian_mat(&mut rng, 4, 5, 1.0);
+        assert!((matmul(a.as_ref(), b.as_ref()).unwrap() - &a * &b).norm_l2() < 1e-12);
+        assert!(
+            (matmul_tn(a.as_ref(), c.as_ref()).unwrap() - a.transpose() * &c).norm_l2() < 1e-12
+        );
+        assert!(
+            (matmul_nt(a.as_ref(), d.as_ref()).unwrap() - &a * d.transpose()).norm_l2() < 1e-12
+        );
+        let g = gram_tn(a.as_ref());
+        assert!((&g - a.transpose() * &a).norm_l2() < 1e-12);
+        assert_eq!(g, g.transpose().to_owned());
+        assert!((gram_nt(a.as_ref()) - &a * a.transpose()).norm_l2() < 1e-12);
+    }
+
+    #[test]
+    fn shape_errors() {
+        let a = Mat::<f64>::zeros(3, 2);
+        let b = Mat::<f64>::zeros(3, 2);
+        assert!(matches!(
+            matmul(a.as_ref(), b.as_ref()),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+        assert!(matches!(
+            matmul_nt(a.as_ref(), Mat::<f64>::zeros(2, 3).as_ref()),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+        assert!(frob_dot(a.as_ref(), Mat::<f64>::zeros(2, 3).as_ref()).is_err());
+        let mut y = Mat::<f64>::zeros(2, 2);
+        assert!(axpy(1.0, a.as_ref(), y.as_mut()).is_err());
+        assert!(add_to_diagonal(Mat::<f64>::zeros(2, 3).as_mut(), 1.0).is_err());
+    }
+
+    #[test]
+    fn dot_axpy_and_checks() {
+        let mut rng = seeded(2);
+        let a = gaussian_mat(&mut rng, 6, 3, 1.0);
+        let b = gaussian_mat(&mut rng, 6, 3, 1.0);
+        let reference: f64 = (0..3)
+            .flat_map(|j| (0..6).map(move |i| (i, j)))
+            .map(|(i, j)| a[(i, j)] * b[(i, j)])
+            .sum();
+        assert!((frob_dot(a.as_ref(), b.as_ref()).unwrap() - reference).abs() < 1e-12);
+        // strided (transposed) operands take the generic path
+        let at = a.transpose().to_owned();
+        let bt = b.transpose().to_owned();
+        let strided = frob_dot(at.transpose(), bt.transpose()).unwrap();
+        assert!((strided - reference).abs() < 1e-12);
+        let mut y = b.clone();
+        axpy(2.0, a.as_ref(), y.as_mut()).unwrap();
+        assert!((&y - (&b + &a * faer::Scale(2.0))).norm_l2() < 1e-12);
+        let mut z = b.clone();
+        axpby(2.0, a.as_ref(), -1.0, z.as_mut()).unwrap();
+        assert!((&z - (&a * faer::Scale(2.0) - &b)).norm_l2() < 1e-12);
+        let mut bad = a.clone();
+        bad[(4, 2)] = f64::NAN;
+        assert!(matches!(
+            check_finite(bad.as_ref()),
+            Err(LinalgError::NonFinite { row: 4, col: 2, .. })
+        ));
+        assert_eq!(dot(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0; 5]), 15.0);
+    }
+
+    #[test]
+    fn orthonormalize_gives_orthonormal_columns_spanning_input() {
+        let mut rng = seeded(3);
+        let a = gaussian_mat(&mut rng, 9, 4, 1.0);
+        let q = orthonormalize(a.as_ref());
+        assert_eq!(q.shape(), (9, 4));
+        assert!((q.transpose() * &q - Mat::<f64>::identity(4, 4)).norm_l2() < 1e-12);
+        // projecting a onto span(q) leaves it unchanged
+        let proj = &q * (q.transpose() * &a);
+        assert!((proj - &a).norm_l2() < 1e-10);
+    }
+}

@@ -1,0 +1,173 @@
+//! Cholesky and ridge solves (DESIGN §3.2 linear toolbox, §3.3 closed-form W-step).
+//!
+//! The ridge solution W = (XᵀX + λI)⁻¹ XᵀY is computed through the d × d primal system when
+//! d ≤ n and through the n × n dual system W = Xᵀ(XXᵀ + λI)⁻¹Y otherwise (the two are equal by
+//! the push-through identity), so the factorised matrix is always of order min(n, d).
+
+use faer::linalg::solvers::{Llt, LltError, Solve};
+use faer::{Mat, MatRef, Side};
+
+use crate::dense::{self, check_finite, check_square};
+use crate::error::dim_err;
+use crate::{FeatureMatrix, LinalgError, Result};
+
+/// A Cholesky factorisation A = LLᵀ of a symmetric positive definite matrix, to solve with
+/// several right-hand sides.
+#[derive(Debug, Clone)]
+pub struct Cholesky {
+    llt: Llt<f64>,
+}
+
+impl Cholesky {
+    /// Factorises `a`, reading only its lower triangle. A non-positive pivot gives
+    /// [`LinalgError::NotPositiveDefinite`] with the pivot index; NaN / Inf are rejected.
+    pub fn new(a: MatRef<'_, f64>) -> Result<Self> {
+        check_square("cholesky", a)?;
+        check_finite(a)?;
+        let llt = a.llt(Side::Lower).map_err(|e| match e {
+            LltError::NonPositivePivot { index } => LinalgError::NotPositiveDefinite {
+                op: "cholesky",
+                index,
+            },
+        })?;
+        Ok(Self { llt })
+    }
+
+    /// Order of the factorised matrix.
+    pub fn dim(&self) -> usize {
+        self.llt.L().nrows()
+    }
+
+    /// The lower-triangular factor L.
+    pub fn l(&self) -> MatRef<'_, f64> {
+        self.llt.L()
+    }
+
+    /// Solves A X = B.
+    pub fn solve(&self, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        if b.nrows() != self.dim() {
+            return Err(dim_err(
+                "cholesky_solve",
+                format!("right-hand side with {} rows", self.dim()),
+                format!("{} rows", b.nrows()),
+            ));
+        }
+        check_finite(b)?;
+        Ok(self.llt.solve(b))
+    }
+
+    /// log det A = 2 Σ log L_ii.
+    pub fn log_det(&self) -> f64 {
+        let l = self.llt.L();
+        (0..l.nrows()).map(|i| 2.0 * l[(i, i)].ln()).sum()
+    }
+}
+
+/// Solves A X = B for a symmetric positive definite `a` (lower triangle read).
+pub fn cholesky_solve(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    Cholesky::new(a)?.solve(b)
+}
+
+fn check_lambda(lambda: f64) -> Result<()> {
+    if !(lambda.is_finite() && lambda >= 0.0) {
+        return Err(LinalgError::InvalidParameter {
+            name: "lambda",
+            reason: format!("must be finite and >= 0, got {lambda}"),
+        });
+    }
+    Ok(())
+}
+
+/// Solves (G + λI) W = R for a symmetric PSD Gram matrix `gram` and λ ≥ 0 (λ = 0 needs `gram`
+/// positive definite).
+pub fn ridge_solve(gram: MatRef<'_, f64>, rhs: MatRef<'_, f64>, lambda: f64) -> Result<Mat<f64>> {
+    check_lambda(lambda)?;
+    check_square("ridge_solve", gram)?;
+    let mut g = gram.to_owned();
+    dense::add_to_diagonal(g.as_mut(), lambda)?;
+    cholesky_solve(g.as_ref(), rhs)
+}
+
+/// Ridge regression W = argmin ½‖XW − Y‖² + (λ/2)‖W‖² = (XᵀX + λI)⁻¹XᵀY (d × k).
+///
+/// When d ≤ n this solves the d × d primal system with XᵀX (one GEMM / sparse Gram, O(nd²));
+/// when d > n it solves the n × n dual system W = Xᵀ(XXᵀ + λI)⁻¹Y (O(n²d)), which needs λ > 0
+/// unless XXᵀ is positive definite.
+pub fn ridge(x: &FeatureMatrix, y: MatRef<'_, f64>, lambda: f64) -> Result<Mat<f64>> {
+    check_lambda(lambda)?;
+    if y.nrows() != x.nrows() {
+        return Err(dim_err(
+            "ridge",
+            format!("Y with {} rows", x.nrows()),
+            format!("{} rows", y.nrows()),
+        ));
+    }
+    check_finite(y)?;
+    if x.ncols() <= x.nrows() {
+        let xty = x.tr_mul_dense(y)?;
+        ridge_solve(x.gram().as_ref(), xty.as_ref(), lambda)
+    } else {
+        let alpha = ridge_solve(x.outer_gram().as_ref(), y, lambda)?;
+        x.tr_mul_dense(alpha.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{gaussian_mat, seeded};
+
+    #[test]
+    fn cholesky_solves_and_rejects_indefinite() {
+        let g = gaussian_mat(&mut seeded(1), 8, 8, 1.0);
+        let mut a = g.transpose() * &g;
+        dense::add_to_diagonal(a.as_mut(), 1.0).unwrap();
+        let b = gaussian_mat(&mut seeded(2), 8, 2, 1.0);
+        let x = cholesky_solve(a.as_ref(), b.as_ref()).unwrap();
+        assert!((&a * &x - &b).norm_l2() < 1e-10);
+        let c = Cholesky::new(a.as_ref()).unwrap();
+        let det = a.determinant();
+        assert!((c.log_det() - det.ln()).abs() < 1e-8);
+        let mut bad = Mat::<f64>::identity(3, 3);
+        bad[(2, 2)] = -1.0;
+        assert!(matches!(
+            cholesky_solve(bad.as_ref(), Mat::<f64>::zeros(3, 1).as_ref()),
+            Err(LinalgError::NotPositiveDefinite { index: 2, .. })
+        ));
+        assert!(matches!(
+            cholesky_solve(a.as_ref(), Mat::<f64>::zeros(3, 1).as_ref()),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+        assert!(matches!(
+            cholesky_solve(
+                Mat::<f64>::zeros(3, 2).as_ref(),
+                Mat::<f64>::zeros(3, 1).as_ref()
+            ),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn ridge_primal_and_dual_agree_with_normal_equations() {
+        for (n, d) in [(12, 5), (5, 12)] {
+            let xd = gaussian_mat(&mut seeded(3), n, d, 1.0);
+            let y = gaussian_mat(&mut seeded(4), n, 2, 1.0);
+            let x = FeatureMatrix::dense(xd.clone()).unwrap();
+            let w = ridge(&x, y.as_ref(), 0.7).unwrap();
+            assert_eq!(w.shape(), (d, 2));
+            // gradient of the ridge objective vanishes: Xᵀ(XW − Y) + λW = 0
+            let grad = xd.transpose() * (&xd * &w - &y) + &w * faer::Scale(0.7);
+            assert!(grad.norm_l2() < 1e-9, "n={n} d={d}: {}", grad.norm_l2());
+        }
+        let x = FeatureMatrix::dense(Mat::<f64>::zeros(3, 2)).unwrap();
+        assert!(matches!(
+            ridge(&x, Mat::<f64>::zeros(3, 1).as_ref(), -1.0),
+            Err(LinalgError::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            ridge(&x, Mat::<f64>::zeros(3, 1).as_ref(), 0.0),
+            Err(LinalgError::NotPositiveDefinite { .. })
+        ));
+        assert!(ridge(&x, Mat::<f64>::zeros(4, 1).as_ref(), 1.0).is_err());
+    }
+}

@@ -1,0 +1,420 @@
+//! Products of sprs compressed matrices with faer dense blocks, and sprs ↔ faer conversions
+//! (DESIGN §2: this crate is the only place converting between the two).
+//!
+//! All products are parallel over output rows with rayon. Each output row is accumulated by one
+//! task, in increasing order of the stored entries, so results are bitwise identical for any
+//! number of threads. `Aᵀ·B` is computed by first building the compressed-row form of `Aᵀ`
+//! (a counting sort, O(nnz(A) + ncols(A))) and then running the row kernel on it: this costs far
+//! less than the product itself (O(nnz(A)·k)) and keeps the result deterministic, unlike
+//! per-thread partial sums.
+//!
+//! Functions accept a `CsMat` in either storage order (CSR or CSC) and produce the same result.
+
+use std::borrow::Cow;
+
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+use sprs::CsMat;
+
+use crate::dense::{axpy_slice, from_row_major, rows_contiguous};
+use crate::error::dim_err;
+use crate::{LinalgError, Result};
+
+/// Target number of floating-point operations per rayon task in the row kernels.
+const TASK_FLOPS: usize = 1 << 14;
+
+/// A compressed-row matrix (`outer` rows of length `inner`), borrowed or owned.
+#[derive(Debug, Clone)]
+pub(crate) struct Compressed<'a> {
+    pub(crate) outer: usize,
+    pub(crate) inner: usize,
+    pub(crate) ptr: Cow<'a, [usize]>,
+    pub(crate) idx: Cow<'a, [usize]>,
+    pub(crate) val: Cow<'a, [f64]>,
+}
+
+impl<'a> Compressed<'a> {
+    /// The stored layout of `a` read as rows: rows of `A` if CSR, rows of `Aᵀ` if CSC.
+    pub(crate) fn stored(a: &'a CsMat<f64>) -> Self {
+        Self {
+            outer: a.outer_dims(),
+            inner: a.inner_dims(),
+            ptr: a.proper_indptr(),
+            idx: Cow::Borrowed(a.indices()),
+            val: Cow::Borrowed(a.data()),
+        }
+    }
+
+    /// `A` in compressed-row form, borrowing when `a` is CSR.
+    pub(crate) fn rows_of(a: &'a CsMat<f64>) -> Self {
+        let s = Self::stored(a);
+        if a.is_csr() { s } else { s.transpose() }
+    }
+
+    /// `Aᵀ` in compressed-row form, borrowing when `a` is CSC.
+    pub(crate) fn rows_of_transpose(a: &'a CsMat<f64>) -> Self {
+        let s = Self::stored(a);
+        if a.is_csr() { s.transpose() } else { s }
+    }
+
+    /// Number of stored entries.
+    pub(crate) fn nnz(&self) -> usize {
+        self.idx.len()
+    }
+
+    /// The column indices and values of row `i` (which must be `< outer`).
+    #[inline]
+    pub(crate) fn row(&self, i: usize) -> (&[usize], &[f64]) {
+        let r = self.ptr[i]..self.ptr[i + 1];
+        (&self.idx[r.clone()], &self.val[r])
+    }
+
+    /// The transpose, in compressed-row form (counting sort; entries of each new row come in
+    /// increasing order of the old row index).
+    pub(crate) fn transpose(&self) -> Compressed<'static> {
+        let (ptr, idx, pos) = transpose_pattern(self.outer, self.inner, &self.ptr, &self.idx);
+        let val = pos.iter().map(|&p| self.val[p]).collect();
+        Compressed {
+            outer: self.inner,
+            inner: self.outer,
+            ptr: Cow::Owned(ptr),
+            idx: Cow::Owned(idx),
+            val: Cow::Owned(val),
+        }
+    }
+
+    /// A rayon grain (rows per task) for a kernel doing `flops_per_entry` work per stored entry.
+    fn grain(&self, flops_per_entry: usize) -> usize {
+        let per_row = (self.nnz() / self.outer.max(1) + 1) * flops_per_entry.max(1);
+        (TASK_FLOPS / per_row).max(1)
+    }
+}
+
+/// Transposes a compressed pattern: returns (ptr, idx, pos) of the transpose, where `pos[e]` is
+/// the position in the original arrays of the transpose's entry `e`.
+pub(crate) fn transpose_pattern(
+    outer: usize,
+    inner: usize,
+    ptr: &[usize],
+    idx: &[usize],
+) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    let nnz = idx.len();
+    let mut tptr = vec![0usize; inner + 1];
+    for &j in idx {
+        tptr[j + 1] += 1;
+    }
+    for j in 0..inner {
+        tptr[j + 1] += tptr[j];
+    }
+    let mut next = tptr.clone();
+    let mut tidx = vec![0usize; nnz];
+    let mut pos = vec![0usize; nnz];
+    for i in 0..outer {
+        let start = ptr[i];
+        for (off, &j) in idx[start..ptr[i + 1]].iter().enumerate() {
+            let e = start + off;
+            let slot = next[j];
+            tidx[slot] = i;
+            pos[slot] = e;
+            next[j] += 1;
+        }
+    }
+    (tptr, tidx, pos)
+}
+
+/// `M·B` for a compressed-row `M` (outer × inner) and `bt` = `Bᵀ` stored with contiguous
+/// columns (k × inner). Returns outer × k.
+pub(crate) fn rows_times_dense(m: &Compressed<'_>, bt: &Mat<f64>) -> Mat<f64> {
+    let (n, k) = (m.outer, bt.nrows());
+    if n == 0 || k == 0 {
+        return Mat::zeros(n, k);
+    }
+    let mut buf = vec![0.0f64; n * k];
+    buf.par_chunks_mut(k)
+        .enumerate()
+        .with_min_len(m.grain(k))
+        .for_each(|(i, out)| {
+            let (cols, vals) = m.row(i);
+            for (&j, &v) in cols.iter().zip(vals) {
+                axpy_slice(v, bt.col_as_slice(j), out);
+            }
+        });
+    from_row_major(&buf, n, k)
+}
+
+/// `M·N` for two compressed-row matrices (p × m and m × q), densely (p × q). Row `i` of the
+/// result is Σ_e M_ie · N_e,: accumulated in increasing order of `e`.
+pub(crate) fn rows_times_rows_dense(m: &Compressed<'_>, n: &Compressed<'_>) -> Mat<f64> {
+    let (p, q) = (m.outer, n.inner);
+    if p == 0 || q == 0 {
+        return Mat::zeros(p, q);
+    }
+    let per_entry = n.nnz() / n.outer.max(1) + 1;
+    let mut buf = vec![0.0f64; p * q];
+    buf.par_chunks_mut(q)
+        .enumerate()
+        .with_min_len(m.grain(per_entry))
+        .for_each(|(i, out)| {
+            let (cols, vals) = m.row(i);
+            for (&j, &v) in cols.iter().zip(vals) {
+                let (ncols, nvals) = n.row(j);
+                for (&c, &w) in ncols.iter().zip(nvals) {
+                    out[c] += v * w;
+                }
+            }
+        });
+    from_row_major(&buf, p, q)
+}
+
+/// `A·B` (n × k) for a sparse `A` (n × m, CSR or CSC) and a dense `B` (m × k), parallel over
+/// the rows of `A`; O(nnz(A)·k).
+pub fn csr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.cols() != b.nrows() {
+        return Err(dim_err(
+            "csr_mul_dense",
+            format!("B with {} rows", a.cols()),
+            format!("{} rows", b.nrows()),
+        ));
+    }
+    Ok(rows_times_dense(
+        &Compressed::rows_of(a),
+        &rows_contiguous(b),
+    ))
+}
+
+/// `Aᵀ·B` (m × k) for a sparse `A` (n × m, CSR or CSC) and a dense `B` (n × k), parallel over
+/// the columns of `A` (rows of the result); O(nnz(A)·k + m). For CSR input the transposed
+/// pattern is built once per call (O(nnz(A)), much cheaper than the product).
+pub fn csr_tr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.rows() != b.nrows() {
+        return Err(dim_err(
+            "csr_tr_mul_dense",
+            format!("B with {} rows", a.rows()),
+            format!("{} rows", b.nrows()),
+        ));
+    }
+    Ok(rows_times_dense(
+        &Compressed::rows_of_transpose(a),
+        &rows_contiguous(b),
+    ))
+}
+
+/// `AᵀA` (m × m, dense) for a sparse `A` (n × m); O(Σ_i nnz(row i)²), never densifying `A`.
+pub fn csr_gram(a: &CsMat<f64>) -> Mat<f64> {
+    rows_times_rows_dense(&Compressed::rows_of_transpose(a), &Compressed::rows_of(a))
+}
+
+/// `AAᵀ` (n × n, dense) for a sparse `A` (n × m); O(Σ_j nnz(column j)²), never densifying `A`.
+pub fn csr_outer_gram(a: &CsMat<f64>) -> Mat<f64> {
+    rows_times_rows_dense(&Compressed::rows_of(a), &Compressed::rows_of_transpose(a))
+}
+
+/// The dense copy of a sparse matrix (either storage order).
+pub fn csr_to_dense(a: &CsMat<f64>) -> Mat<f64> {
+    let mut out = Mat::<f64>::zeros(a.rows(), a.cols());
+    let s = Compressed::stored(a);
+    for o in 0..s.outer {
+        let (idx, val) = s.row(o);
+        for (&i, &v) in idx.iter().zip(val) {
+            if a.is_csr() {
+                out[(o, i)] = v;
+            } else {
+                out[(i, o)] = v;
+            }
+        }
+    }
+    out
+}
+
+/// The CSR form of a dense matrix, keeping its non-zero entries (exact zeros are dropped).
+/// NaN / infinite entries are rejected with their position.
+pub fn dense_to_csr(a: MatRef<'_, f64>) -> Result<CsMat<f64>> {
+    let (n, m) = a.shape();
+    let mut ptr = Vec::with_capacity(n + 1);
+    let mut idx = Vec::new();
+    let mut val = Vec::new();
+    ptr.push(0);
+    for i in 0..n {
+        for j in 0..m {
+            let v = a[(i, j)];
+            if !v.is_finite() {
+                return Err(LinalgError::NonFinite {
+                    row: i,
+                    col: j,
+                    value: v,
+                });
+            }
+            if v != 0.0 {
+                idx.push(j);
+                val.push(v);
+            }
+        }
+        ptr.push(idx.len());
+    }
+    build_csr((n, m), ptr, idx, val)
+}
+
+/// Checks that every stored value is finite, reporting the first offender with its position.
+pub fn csr_check_finite(a: &CsMat<f64>) -> Result<()> {
+    let s = Compressed::stored(a);
+    for o in 0..s.outer {
+        let (idx, val) = s.row(o);
+        for (&i, &value) in idx.iter().zip(val) {
+            if !value.is_finite() {
+                let (row, col) = if a.is_csr() { (o, i) } else { (i, o) };
+                return Err(LinalgError::NonFinite { row, col, value });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Squared Euclidean norm of every row.
+pub fn csr_row_sq_norms(a: &CsMat<f64>) -> Vec<f64> {
+    let s = Compressed::rows_of(a);
+    (0..s.outer)
+        .into_par_iter()
+        .with_min_len(s.grain(2))
+        .map(|i| s.row(i).1.iter().map(|v| v * v).sum())
+        .collect()
+}
+
+/// The rows `rows` of `a` (in the given order, repetitions allowed), as a CSR matrix.
+pub fn csr_select_rows(a: &CsMat<f64>, rows: &[usize]) -> Result<CsMat<f64>> {
+    let s = Compressed::rows_of(a);
+    let mut ptr = Vec::with_capacity(rows.len() + 1);
+    let mut idx = Vec::new();
+    let mut val = Vec::new();
+    ptr.push(0);
+    for &r in rows {
+        if r >= s.outer {
+            return Err(LinalgError::IndexOutOfBounds {
+                row: r,
+                col: 0,
+                nrows: a.rows(),
+                ncols: a.cols(),
+            });
+        }
+        let (c, v) = s.row(r);
+        idx.extend_from_slice(c);
+        val.extend_from_slice(v);
+        ptr.push(idx.len());
+    }
+    build_csr((rows.len(), a.cols()), ptr, idx, val)
+}
+
+/// A CSR matrix from raw parts built by this crate, turning sprs's structure check into an
+/// error instead of a panic.
+pub(crate) fn build_csr(
+    shape: (usize, usize),
+    ptr: Vec<usize>,
+    idx: Vec<usize>,
+    val: Vec<f64>,
+) -> Result<CsMat<f64>> {
+    CsMat::try_new(shape, ptr, idx, val).map_err(|(_, _, _, e)| LinalgError::InvalidParameter {
+        name: "sparse structure",
+        reason: e.to_string(),
+    })
+}
+
+/// ‖A‖²_F: the sum of the squared stored values.
+pub fn csr_frob_sq(a: &CsMat<f64>) -> f64 {
+    a.data().iter().map(|v| v * v).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{gaussian_mat, seeded};
+
+    fn example() -> CsMat<f64> {
+        // 4 x 5 with an empty row and an empty column
+        CsMat::new(
+            (4, 5),
+            vec![0, 2, 2, 5, 6],
+            vec![0, 3, 1, 3, 4, 0],
+            vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0],
+        )
+    }
+
+    #[test]
+    fn conversions_round_trip() {
+        let a = example();
+        let d = csr_to_dense(&a);
+        assert_eq!(d[(0, 3)], -2.0);
+        assert_eq!(d[(2, 4)], 4.0);
+        assert_eq!(d[(1, 1)], 0.0);
+        assert_eq!(dense_to_csr(d.as_ref()).unwrap(), a);
+        let csc = a.to_csc();
+        assert_eq!(csr_to_dense(&csc), d);
+    }
+
+    #[test]
+    fn products_match_dense_for_both_storages() {
+        let a = example();
+        let d = csr_to_dense(&a);
+        let mut rng = seeded(5);
+        let b = gaussian_mat(&mut rng, 5, 3, 1.0);
+        let g = gaussian_mat(&mut rng, 4, 3, 1.0);
+        for m in [a.clone(), a.to_csc()] {
+            let ab = csr_mul_dense(&m, b.as_ref()).unwrap();
+            assert!((ab - &d * &b).norm_l2() < 1e-12);
+            let atg = csr_tr_mul_dense(&m, g.as_ref()).unwrap();
+            assert!((atg - d.transpose() * &g).norm_l2() < 1e-12);
+            assert!((csr_gram(&m) - d.transpose() * &d).norm_l2() < 1e-12);
+            assert!((csr_outer_gram(&m) - &d * d.transpose()).norm_l2() < 1e-12);
+            let norms = csr_row_sq_norms(&m);
+            assert_eq!(norms, vec![5.0, 0.0, 9.0 + 0.25 + 16.0, 1.0]);
+        }
+        assert!(matches!(
+            csr_mul_dense(&a, g.as_ref()),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+        assert!(matches!(
+            csr_tr_mul_dense(&a, b.as_ref()),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn select_rows_and_checks() {
+        let a = example();
+        let s = csr_select_rows(&a, &[2, 0, 2]).unwrap();
+        let d = csr_to_dense(&a);
+        let ds = csr_to_dense(&s);
+        for (r, &src) in [2usize, 0, 2].iter().enumerate() {
+            for j in 0..5 {
+                assert_eq!(ds[(r, j)], d[(src, j)]);
+            }
+        }
+        assert!(matches!(
+            csr_select_rows(&a, &[4]),
+            Err(LinalgError::IndexOutOfBounds { row: 4, .. })
+        ));
+        let bad = CsMat::new((2, 2), vec![0, 1, 2], vec![1, 0], vec![1.0, f64::INFINITY]);
+        assert!(matches!(
+            csr_check_finite(&bad),
+            Err(LinalgError::NonFinite { row: 1, col: 0, .. })
+        ));
+        assert!(matches!(
+            csr_check_finite(&bad.to_csc()),
+            Err(LinalgError::NonFinite { row: 1, col: 0, .. })
+        ));
+        assert!(matches!(
+            dense_to_csr(csr_to_dense(&bad).as_ref()),
+            Err(LinalgError::NonFinite { row: 1, col: 0, .. })
+        ));
+        assert_eq!(csr_frob_sq(&a), 1.0 + 4.0 + 9.0 + 0.25 + 16.0 + 1.0);
+    }
+
+    #[test]
+    fn empty_shapes() {
+        let a = CsMat::<f64>::zero((0, 3));
+        let b = Mat::<f64>::zeros(3, 2);
+        assert_eq!(csr_mul_dense(&a, b.as_ref()).unwrap().shape(), (0, 2));
+        let z = CsMat::<f64>::zero((3, 2));
+        let r = csr_tr_mul_dense(&z, Mat::<f64>::zeros(3, 0).as_ref()).unwrap();
+        assert_eq!(r.shape(), (2, 0));
+        assert_eq!(csr_gram(&z), Mat::<f64>::zeros(2, 2));
+    }
+}
