@@ -1,0 +1,796 @@
+//! Weka ARFF and Mulan (ARFF + XML label list) readers (DESIGN §6).
+//!
+//! Supports dense rows (`v1,v2,...`) and sparse rows (`{index value, ...}` with 0-based attribute
+//! indices counting every attribute, features and labels alike), numeric (`numeric`, `real`,
+//! `integer`) and nominal (`{a,b,c}`) attributes, `%` comments, quoted attribute names and values
+//! (single or double quotes, Weka's backslash escapes). Nominal features are coded by the index
+//! of their value in the declaration (0, 1, …). `string`, `date` and `relational` attributes are
+//! rejected. A trailing instance weight (`,{w}`) is ignored.
+//!
+//! Targets: Mulan labels chosen by name (the label list of the `.xml` file), a Weka class
+//! attribute (nominal → classes in declaration order, numeric → values), or none.
+//!
+//! Label names are matched against attribute names both as written and with backslash escapes
+//! resolved: Delicious declares `TAG_m\'usica` in the ARFF and in the XML; the data set's label
+//! name is the unescaped `TAG_m'usica`.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use gimc_linalg::FeatureMatrix;
+
+use crate::io::{CsrBuilder, Lines, Loc, open_text, split_fields, unescape};
+use crate::{Dataset, MissingPolicy, Result, Targets};
+
+/// Which ARFF attributes are targets.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum ArffTarget {
+    /// The last attribute is the class if it is nominal; otherwise there is no target.
+    #[default]
+    Auto,
+    /// Every attribute is a feature.
+    None,
+    /// Weka class attribute: the named one, or the last one for `None`. Nominal → classes,
+    /// numeric → values.
+    Class(Option<String>),
+    /// Mulan: these attributes (by name, in this order) are the labels; their values must be
+    /// 0 or 1.
+    Labels(Vec<String>),
+}
+
+/// Options of the ARFF reader.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ArffOptions {
+    /// Which attributes are targets.
+    pub target: ArffTarget,
+    /// What to do with `?` in a feature.
+    pub missing: MissingPolicy,
+}
+
+/// Reads a Weka / Mulan ARFF file (gzip allowed).
+pub fn read_arff(path: &Path, opts: &ArffOptions) -> Result<Dataset> {
+    parse_arff(open_text(path)?, path, opts)
+}
+
+/// Reads a Mulan data set: the ARFF file with the labels listed in the XML file.
+pub fn read_mulan(arff: &Path, xml: &Path, missing: MissingPolicy) -> Result<Dataset> {
+    let labels = read_mulan_labels(xml)?;
+    read_arff(
+        arff,
+        &ArffOptions {
+            target: ArffTarget::Labels(labels),
+            missing,
+        },
+    )
+}
+
+/// Reads the label names of a Mulan XML label file (`<label name="...">`, nested or flat), in
+/// document order.
+pub fn read_mulan_labels(path: &Path) -> Result<Vec<String>> {
+    parse_mulan_labels(open_text(path)?, path)
+}
+
+/// [`read_mulan_labels`] on any reader; `path` names the source in errors.
+pub fn parse_mulan_labels<R: BufRead>(reader: R, path: &Path) -> Result<Vec<String>> {
+    let loc = Loc::new(path);
+    let mut lines = Lines::new(reader, path);
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    while let Some((ln, line)) = lines.next_line()? {
+        let mut rest = line;
+        while let Some(pos) = rest.find("<label") {
+            let after = &rest[pos + "<label".len()..];
+            let is_label = after
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_whitespace() || c == '>' || c == '/');
+            if !is_label {
+                rest = after;
+                continue;
+            }
+            let end = after
+                .find('>')
+                .ok_or_else(|| loc.err(ln, "<label> tag not closed on its line"))?;
+            let tag = &after[..end];
+            let name = xml_attribute(tag, "name")
+                .ok_or_else(|| loc.err(ln, "<label> without a name attribute"))?;
+            let name = xml_unescape(&name).map_err(|m| loc.err(ln, m))?;
+            if let Some(prev) = seen.insert(name.clone(), ln) {
+                return Err(loc.err(
+                    ln,
+                    format!("label {name:?} listed twice (also on line {prev})"),
+                ));
+            }
+            names.push(name);
+            rest = &after[end..];
+        }
+    }
+    if names.is_empty() {
+        return Err(loc.err(lines.count(), "no <label name=\"...\"> element found"));
+    }
+    Ok(names)
+}
+
+fn xml_attribute(tag: &str, key: &str) -> Option<String> {
+    let bytes = tag.as_bytes();
+    let mut from = 0;
+    while let Some(off) = tag.get(from..)?.find(key) {
+        let start = from + off;
+        let before_ok = start == 0
+            || bytes
+                .get(start - 1)
+                .is_some_and(|b| b.is_ascii_whitespace());
+        let rest = tag.get(start + key.len()..)?.trim_start();
+        if before_ok && let Some(rest) = rest.strip_prefix('=') {
+            let rest = rest.trim_start();
+            let quote = rest.chars().next()?;
+            if quote == '"' || quote == '\'' {
+                let body = &rest[1..];
+                let close = body.find(quote)?;
+                return Some(body[..close].to_string());
+            }
+            return None;
+        }
+        from = start + key.len();
+    }
+    None
+}
+
+fn xml_unescape(s: &str) -> std::result::Result<String, String> {
+    if !s.contains('&') {
+        return Ok(s.to_string());
+    }
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(p) = rest.find('&') {
+        out.push_str(&rest[..p]);
+        let tail = &rest[p + 1..];
+        let semi = tail
+            .find(';')
+            .ok_or_else(|| format!("unterminated entity in {s:?}"))?;
+        let ent = &tail[..semi];
+        let ch = match ent {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            "apos" => '\'',
+            _ => {
+                let code =
+                    if let Some(h) = ent.strip_prefix("#x").or_else(|| ent.strip_prefix("#X")) {
+                        u32::from_str_radix(h, 16).ok()
+                    } else if let Some(d) = ent.strip_prefix('#') {
+                        d.parse().ok()
+                    } else {
+                        None
+                    };
+                code.and_then(char::from_u32)
+                    .ok_or_else(|| format!("unknown entity &{ent}; in {s:?}"))?
+            }
+        };
+        out.push(ch);
+        rest = &tail[semi + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[derive(Debug)]
+enum Kind {
+    Numeric,
+    Nominal(HashMap<String, usize>, Vec<String>),
+}
+
+#[derive(Debug)]
+struct Attr {
+    /// Name with escapes resolved.
+    name: String,
+    /// Name as written (without surrounding quotes).
+    raw: String,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Role {
+    Feature(usize),
+    Label(usize),
+    Class,
+}
+
+/// Splits `@keyword rest`.
+fn keyword(t: &str) -> (&str, &str) {
+    match t.find(char::is_whitespace) {
+        Some(i) => (&t[..i], t[i..].trim_start()),
+        None => (t, ""),
+    }
+}
+
+fn parse_attribute(rest: &str, ln: usize, loc: &Loc) -> Result<Attr> {
+    let (name, raw, ty) = if let Some(q) = rest.chars().next().filter(|&c| c == '\'' || c == '"') {
+        let mut name = String::new();
+        let mut raw = String::new();
+        let mut chars = rest.char_indices().skip(1);
+        let mut end = None;
+        while let Some((i, c)) = chars.next() {
+            if c == '\\' {
+                let (_, e) = chars
+                    .next()
+                    .ok_or_else(|| loc.err(ln, "backslash at end of attribute name"))?;
+                name.push_str(&crate::io::unescape_char(e));
+                raw.push(c);
+                raw.push(e);
+            } else if c == q {
+                end = Some(i + c.len_utf8());
+                break;
+            } else {
+                name.push(c);
+                raw.push(c);
+            }
+        }
+        let end = end.ok_or_else(|| loc.err(ln, "unterminated quoted attribute name"))?;
+        (name, raw, rest[end..].trim())
+    } else {
+        let (tok, ty) = keyword(rest);
+        if tok.is_empty() {
+            return Err(loc.err(ln, "@attribute without a name"));
+        }
+        (unescape(tok), tok.to_string(), ty)
+    };
+    let kind = if let Some(inner) = ty.strip_prefix('{') {
+        let inner = inner
+            .trim_end()
+            .strip_suffix('}')
+            .ok_or_else(|| loc.err(ln, "nominal attribute type without closing '}'"))?;
+        let values = split_fields(inner, ',', true).map_err(|m| loc.err(ln, m))?;
+        let mut map = HashMap::new();
+        let mut list = Vec::new();
+        for v in values {
+            let v = v.into_owned();
+            if map.insert(v.clone(), list.len()).is_some() {
+                return Err(loc.err(ln, format!("nominal value {v:?} declared twice")));
+            }
+            list.push(v);
+        }
+        Kind::Nominal(map, list)
+    } else {
+        let word = ty
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match word.as_str() {
+            "numeric" | "real" | "integer" => Kind::Numeric,
+            "" => return Err(loc.err(ln, format!("attribute {name:?} has no type"))),
+            "string" | "date" | "relational" => {
+                return Err(loc.err(
+                    ln,
+                    format!("attribute {name:?}: {word} attributes are not supported"),
+                ));
+            }
+            other => return Err(loc.err(ln, format!("attribute {name:?}: unknown type {other:?}"))),
+        }
+    };
+    Ok(Attr { name, raw, kind })
+}
+
+fn find_attr(attrs: &[Attr], name: &str) -> Option<usize> {
+    let un = unescape(name);
+    attrs
+        .iter()
+        .position(|a| a.raw == name || a.name == name || a.name == un)
+}
+
+/// State of the row being parsed.
+struct Row {
+    features: Vec<(usize, f64)>,
+    labels: Vec<(usize, f64)>,
+    class: Option<f64>,
+    missing: Vec<usize>,
+}
+
+/// [`read_arff`] on any reader; `path` names the source in errors.
+pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Result<Dataset> {
+    let loc = Loc::new(path);
+    let mut lines = Lines::new(reader, path);
+    let mut attrs: Vec<Attr> = Vec::new();
+    let mut data_line = None;
+    while let Some((ln, line)) = lines.next_line()? {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('%') {
+            continue;
+        }
+        if !t.starts_with('@') {
+            return Err(loc.err(
+                ln,
+                "expected @relation, @attribute or @data in the ARFF header",
+            ));
+        }
+        let (kw, rest) = keyword(t);
+        match kw.to_ascii_lowercase().as_str() {
+            "@relation" => {}
+            "@attribute" => attrs.push(parse_attribute(rest, ln, &loc)?),
+            "@data" => {
+                data_line = Some(ln);
+                break;
+            }
+            other => return Err(loc.err(ln, format!("unknown ARFF keyword {other:?}"))),
+        }
+    }
+    let Some(data_line) = data_line else {
+        return Err(loc.err(lines.count(), "no @data section"));
+    };
+    if attrs.is_empty() {
+        return Err(loc.err(data_line, "no @attribute before @data"));
+    }
+
+    // roles
+    let n_attr = attrs.len();
+    let mut roles: Vec<Option<Role>> = vec![None; n_attr];
+    let mut label_names = Vec::new();
+    let class_attr = match &opts.target {
+        ArffTarget::Labels(names) => {
+            if names.is_empty() {
+                return Err(loc.err(data_line, "empty label list"));
+            }
+            for (l, name) in names.iter().enumerate() {
+                let a = find_attr(&attrs, name).ok_or_else(|| {
+                    loc.err(
+                        data_line,
+                        format!("label {name:?} is not an attribute of this file"),
+                    )
+                })?;
+                if roles[a].is_some() {
+                    return Err(loc.err(data_line, format!("label {name:?} listed twice")));
+                }
+                roles[a] = Some(Role::Label(l));
+                label_names.push(attrs[a].name.clone());
+            }
+            None
+        }
+        ArffTarget::Class(Some(name)) => Some(
+            find_attr(&attrs, name)
+                .ok_or_else(|| loc.err(data_line, format!("class attribute {name:?} not found")))?,
+        ),
+        ArffTarget::Class(None) => Some(n_attr - 1),
+        ArffTarget::Auto => {
+            matches!(attrs[n_attr - 1].kind, Kind::Nominal(..)).then_some(n_attr - 1)
+        }
+        ArffTarget::None => None,
+    };
+    if let Some(c) = class_attr {
+        roles[c] = Some(Role::Class);
+    }
+    let mut feature_names = Vec::new();
+    for (a, role) in roles.iter_mut().enumerate() {
+        if role.is_none() {
+            *role = Some(Role::Feature(feature_names.len()));
+            feature_names.push(attrs[a].name.clone());
+        }
+    }
+    let roles: Vec<Role> = roles
+        .into_iter()
+        .map(|r| r.unwrap_or(Role::Class))
+        .collect();
+
+    let n_labels = label_names.len();
+    let mut feats = CsrBuilder::new(feature_names.len());
+    let mut labels = CsrBuilder::new(n_labels);
+    let mut class_values: Vec<f64> = Vec::new();
+    let mut missing: Vec<(usize, usize)> = Vec::new();
+    let mut any_sparse = false;
+    let mut row = Row {
+        features: Vec::new(),
+        labels: Vec::new(),
+        class: None,
+        missing: Vec::new(),
+    };
+
+    while let Some((ln, line)) = lines.next_line()? {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('%') {
+            continue;
+        }
+        let r = feats.nrows();
+        row.features.clear();
+        row.labels.clear();
+        row.class = None;
+        row.missing.clear();
+        if let Some(body) = t.strip_prefix('{') {
+            any_sparse = true;
+            let close = find_unquoted(body, '}')
+                .ok_or_else(|| loc.err(ln, "sparse row without closing '}'"))?;
+            let (inner, tail) = (&body[..close], body[close + 1..].trim());
+            let weight_only = tail
+                .strip_prefix(',')
+                .is_some_and(|w| w.trim().starts_with('{'));
+            if !tail.is_empty() && !weight_only {
+                return Err(loc.err(ln, format!("unexpected text {tail:?} after a sparse row")));
+            }
+            if !inner.trim().is_empty() {
+                let mut last: Option<usize> = None;
+                for entry in split_unquoted(inner, ',') {
+                    let entry = entry.trim();
+                    let (idx, val) = match entry.find(char::is_whitespace) {
+                        Some(i) => (&entry[..i], entry[i..].trim()),
+                        None => {
+                            return Err(
+                                loc.err(ln, format!("sparse entry {entry:?} is not 'index value'"))
+                            );
+                        }
+                    };
+                    let a = loc.index(ln, idx, false, "attribute index")?;
+                    if a >= n_attr {
+                        return Err(loc.err(
+                            ln,
+                            format!("attribute index {a} out of range ({n_attr} attributes)"),
+                        ));
+                    }
+                    if last.is_some_and(|p| p >= a) {
+                        return Err(loc.err(ln, format!("attribute index {a} not increasing")));
+                    }
+                    last = Some(a);
+                    let val = unquote(val);
+                    set_value(
+                        &mut row,
+                        &attrs[a],
+                        roles[a],
+                        &val,
+                        ln,
+                        r,
+                        &loc,
+                        opts.missing,
+                    )?;
+                }
+            }
+        } else {
+            let mut fields = split_fields(t, ',', true).map_err(|m| loc.err(ln, m))?;
+            if fields.len() == n_attr + 1 && fields.last().is_some_and(|f| f.starts_with('{')) {
+                fields.pop();
+            }
+            if fields.len() != n_attr {
+                return Err(loc.err(
+                    ln,
+                    format!("{} values in a row of {n_attr} attributes", fields.len()),
+                ));
+            }
+            for (a, f) in fields.iter().enumerate() {
+                set_value(&mut row, &attrs[a], roles[a], f, ln, r, &loc, opts.missing)?;
+            }
+        }
+        feats
+            .push_row(&mut row.features)
+            .map_err(|m| loc.err(ln, m))?;
+        if n_labels > 0 {
+            labels
+                .push_row(&mut row.labels)
+                .map_err(|m| loc.err(ln, m))?;
+        }
+        if class_attr.is_some() {
+            // an omitted class in a sparse row is value 0 (first nominal value)
+            class_values.push(row.class.unwrap_or(0.0));
+        }
+        missing.extend(row.missing.iter().map(|&c| (r, c)));
+    }
+    let end = lines.count();
+    let features = if any_sparse {
+        FeatureMatrix::Sparse(feats.finish().map_err(|m| loc.err(end, m))?)
+    } else {
+        FeatureMatrix::Dense(feats.to_dense())
+    };
+    let targets = if n_labels > 0 {
+        let matrix = labels.finish().map_err(|m| loc.err(end, m))?;
+        Targets::Labels {
+            matrix,
+            names: label_names,
+        }
+    } else if let Some(c) = class_attr {
+        match &attrs[c].kind {
+            Kind::Nominal(_, list) => Targets::Classes {
+                classes: class_values.iter().map(|&v| v as usize).collect(),
+                names: list.clone(),
+            },
+            Kind::Numeric => Targets::Values(class_values),
+        }
+    } else {
+        Targets::None
+    };
+    missing.sort_unstable();
+    let name = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    Ok(Dataset {
+        name,
+        features,
+        targets,
+        feature_names,
+        missing,
+    })
+}
+
+/// Removes matching surrounding quotes and resolves escapes inside them.
+fn unquote(v: &str) -> String {
+    for q in ['\'', '"'] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return unescape(&v[1..v.len() - 1]);
+        }
+    }
+    v.to_string()
+}
+
+/// Splits on `sep` outside quotes, keeping the pieces as written.
+fn split_unquoted(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = find_unquoted(rest, sep) {
+        out.push(&rest[..i]);
+        rest = &rest[i + sep.len_utf8()..];
+    }
+    out.push(rest);
+    out
+}
+
+fn find_unquoted(s: &str, target: char) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match quote {
+            Some(q) => {
+                if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => {
+                if c == '\'' || c == '"' {
+                    quote = Some(c);
+                } else if c == target {
+                    return Some(i);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[allow(clippy::too_many_arguments)]
+fn set_value(
+    row: &mut Row,
+    attr: &Attr,
+    role: Role,
+    text: &str,
+    ln: usize,
+    r: usize,
+    loc: &Loc,
+    missing: MissingPolicy,
+) -> Result<()> {
+    let is_missing = text == "?";
+    match role {
+        Role::Feature(col) => {
+            if is_missing {
+                return match missing {
+                    MissingPolicy::Error => Err(loc.err(
+                        ln,
+                        format!("missing value '?' for feature {:?} (row {r})", attr.name),
+                    )),
+                    MissingPolicy::Mask => {
+                        row.missing.push(col);
+                        Ok(())
+                    }
+                };
+            }
+            let v = attr_value(attr, text, ln, r, col, loc)?;
+            row.features.push((col, v));
+        }
+        Role::Label(l) => {
+            if is_missing {
+                return Err(loc.err(ln, format!("missing value '?' for label {:?}", attr.name)));
+            }
+            let v = loc.number(ln, r, l, text, "label value")?;
+            if v == 1.0 {
+                row.labels.push((l, 1.0));
+            } else if v != 0.0 {
+                return Err(loc.err(
+                    ln,
+                    format!("label {:?} has value {text:?}, expected 0 or 1", attr.name),
+                ));
+            }
+        }
+        Role::Class => {
+            if is_missing {
+                return Err(loc.err(ln, format!("missing class value for {:?}", attr.name)));
+            }
+            row.class = Some(attr_value(attr, text, ln, r, 0, loc)?);
+        }
+    }
+    Ok(())
+}
+
+fn attr_value(attr: &Attr, text: &str, ln: usize, r: usize, col: usize, loc: &Loc) -> Result<f64> {
+    match &attr.kind {
+        Kind::Numeric => loc.number(ln, r, col, text, &format!("value of {:?}", attr.name)),
+        Kind::Nominal(map, _) => map.get(text).map(|&i| i as f64).ok_or_else(|| {
+            loc.err(
+                ln,
+                format!(
+                    "value {text:?} is not declared for nominal attribute {:?}",
+                    attr.name
+                ),
+            )
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DataError;
+    use gimc_linalg::faer::Mat;
+
+    fn parse(text: &str, target: ArffTarget) -> Result<Dataset> {
+        parse_arff(
+            text.as_bytes(),
+            Path::new("inline.arff"),
+            &ArffOptions {
+                target,
+                missing: MissingPolicy::Error,
+            },
+        )
+    }
+
+    const MULAN_SPARSE: &str = "% comment\n@relation 'test rel'\n\n@attribute w0 {0,1}\n@ATTRIBUTE 'w 1' numeric\n@attribute w2 real\n@attribute TAG_m\\'usica {0,1}\n@attribute TAG_b {0,1}\n@data\n{0 1,2 2.5,3 1}\n{1 -1}\n%c\n{}\n{0 1,3 1,4 1}\n";
+
+    #[test]
+    fn mulan_sparse_with_escaped_label() {
+        let names = vec!["TAG_m\\'usica".to_string(), "TAG_b".to_string()];
+        let ds = parse(MULAN_SPARSE, ArffTarget::Labels(names)).unwrap();
+        assert_eq!(ds.nrows(), 4);
+        assert_eq!(ds.ncols(), 3);
+        assert_eq!(ds.feature_names, vec!["w0", "w 1", "w2"]);
+        let FeatureMatrix::Sparse(x) = &ds.features else {
+            panic!("sparse expected")
+        };
+        assert_eq!(x.get(0, 2), Some(&2.5));
+        assert_eq!(x.get(1, 1), Some(&-1.0));
+        assert_eq!(x.nnz(), 4);
+        let Targets::Labels { matrix, names } = &ds.targets else {
+            panic!()
+        };
+        assert_eq!(names, &vec!["TAG_m'usica".to_string(), "TAG_b".to_string()]);
+        assert_eq!(matrix.nnz(), 3);
+        assert_eq!(matrix.get(3, 1), Some(&1.0));
+        let s = ds.summary();
+        assert_eq!(s.rows_without_label, Some(2));
+        assert!((s.label_cardinality.unwrap() - 0.75).abs() < 1e-12);
+        // the unescaped name matches too, and the labels can be given in another order
+        let ds2 = parse(
+            MULAN_SPARSE,
+            ArffTarget::Labels(vec!["TAG_b".into(), "TAG_m'usica".into()]),
+        )
+        .unwrap();
+        let Targets::Labels { matrix, .. } = &ds2.targets else {
+            panic!()
+        };
+        assert_eq!(matrix.get(0, 1), Some(&1.0));
+        assert_eq!(matrix.get(0, 0), None);
+    }
+
+    #[test]
+    fn weka_dense_nominal_class_and_features() {
+        let text = "@relation seg\n@attribute a numeric\n@attribute colour {red,'dark blue'}\n@attribute class {sky,grass}\n@data\n1.5,red,grass\n-2,'dark blue',sky\n";
+        let ds = parse(text, ArffTarget::Auto).unwrap();
+        let FeatureMatrix::Dense(x) = &ds.features else {
+            panic!("dense expected")
+        };
+        assert_eq!(
+            x,
+            &Mat::from_fn(2, 2, |i, j| [[1.5, 0.0], [-2.0, 1.0]][i][j])
+        );
+        assert_eq!(
+            ds.targets,
+            Targets::Classes {
+                classes: vec![1, 0],
+                names: vec!["sky".into(), "grass".into()]
+            }
+        );
+        let none = parse(text, ArffTarget::None).unwrap();
+        assert_eq!(none.ncols(), 3);
+        assert_eq!(none.targets, Targets::None);
+        let reg = parse(text, ArffTarget::Class(Some("a".into()))).unwrap();
+        assert_eq!(reg.targets, Targets::Values(vec![1.5, -2.0]));
+    }
+
+    #[test]
+    fn mulan_dense_labels() {
+        let text = "@relation r\n@attribute f1 numeric\n@attribute f2 numeric\n@attribute l1 {0,1}\n@attribute l2 {0,1}\n@data\n0.1,0.2,1,0\n0.3,0.4,1,1\n";
+        let ds = parse(text, ArffTarget::Labels(vec!["l1".into(), "l2".into()])).unwrap();
+        assert!(!ds.features.is_sparse());
+        assert_eq!(ds.labels().unwrap().nnz(), 3);
+    }
+
+    #[test]
+    fn missing_values_error_or_mask() {
+        let text = "@relation r\n@attribute f1 numeric\n@attribute f2 numeric\n@data\n1,?\n?,4\n";
+        let err = parse(text, ArffTarget::None).unwrap_err();
+        assert_eq!(err.line(), Some(5));
+        let ds = parse_arff(
+            text.as_bytes(),
+            Path::new("m"),
+            &ArffOptions {
+                target: ArffTarget::None,
+                missing: MissingPolicy::Mask,
+            },
+        )
+        .unwrap();
+        assert_eq!(ds.missing, vec![(0, 1), (1, 0)]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases = [
+            ("@relation r\n@attribute a numeric\n@data\n1\nx\n", 5),
+            ("@relation r\n@attribute a numeric\n@data\n1,2\n", 4),
+            ("@relation r\n@attribute a numeric\n@data\nnan\n", 4),
+            ("@relation r\n@attribute a numeric\n@data\n{1 2}\n", 4),
+            ("@relation r\n@attribute a string\n@data\n", 2),
+            ("@relation r\n@attribute a numeric\n", 2),
+            ("hello\n", 1),
+            ("", 1),
+            ("@relation r\n@attribute a {x,y}\n@data\nz\n", 4),
+        ];
+        for (text, line) in cases {
+            let err = parse(text, ArffTarget::None).unwrap_err();
+            assert_eq!(err.line(), Some(line), "{text:?}: {err}");
+            assert_eq!(err.path(), Some(Path::new("inline.arff")));
+        }
+        let err = parse(
+            "@relation r\n@attribute a numeric\n@data\ninf\n",
+            ArffTarget::None,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DataError::NonFinite {
+                    row: 0,
+                    col: 0,
+                    line: 4,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = parse(
+            "@relation r\n@attribute a numeric\n@attribute l {0,1}\n@data\n1,2\n",
+            ArffTarget::Labels(vec!["l".into()]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("expected 0 or 1"), "{err}");
+        let err = parse(
+            "@relation r\n@attribute a numeric\n@data\n1\n",
+            ArffTarget::Labels(vec!["zz".into()]),
+        )
+        .unwrap_err();
+        assert_eq!(err.line(), Some(3));
+    }
+
+    #[test]
+    fn xml_labels() {
+        let xml = "<?xml version=\"1.0\"?>\n<labels xmlns=\"http://mulan.sourceforge.net/labels\">\n<label name=\"TAG_m\\'usica\"></label>\n<label name='a&amp;b'><label name=\"c\"/></label>\n</labels>\n";
+        let names = parse_mulan_labels(xml.as_bytes(), Path::new("x.xml")).unwrap();
+        assert_eq!(names, vec!["TAG_m\\'usica", "a&b", "c"]);
+        let err = parse_mulan_labels(
+            "<labels>\n<label name=\"a\">\n<label name=\"a\">\n".as_bytes(),
+            Path::new("x.xml"),
+        )
+        .unwrap_err();
+        assert_eq!(err.line(), Some(3));
+        assert!(parse_mulan_labels("<labels></labels>".as_bytes(), Path::new("x.xml")).is_err());
+    }
+}

@@ -1,0 +1,696 @@
+//! The in-memory data set: features X (dense or CSR, DESIGN §3 notation), targets (multi-label
+//! 0/1 matrix, classes, real values or none), feature names, and the positions of features that
+//! were missing in the file (for transduction, DESIGN §3.5). Row selection, stacking, target
+//! binning and a summary.
+
+use std::fmt;
+
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::sprs::CsMat;
+
+use crate::io::CsrBuilder;
+use crate::{DataError, Result};
+
+/// What is to be predicted for each row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Targets {
+    /// Multi-label: an n × L CSR matrix holding 1.0 for every relevant (row, label).
+    Labels {
+        /// The 0/1 label matrix (only the ones are stored).
+        matrix: CsMat<f64>,
+        /// Label names, one per column, or empty when the format has none (LIBSVM, XMC:
+        /// labels are known by 0-based index).
+        names: Vec<String>,
+    },
+    /// Multi-class: one class index in 0..C per row.
+    Classes {
+        /// Class of each row.
+        classes: Vec<usize>,
+        /// Class names, indexed by class.
+        names: Vec<String>,
+    },
+    /// A real-valued target per row (regression).
+    Values(Vec<f64>),
+    /// No target.
+    None,
+}
+
+impl Targets {
+    /// Number of rows the targets describe (`None` for [`Targets::None`]).
+    pub fn nrows(&self) -> Option<usize> {
+        match self {
+            Self::Labels { matrix, .. } => Some(matrix.rows()),
+            Self::Classes { classes, .. } => Some(classes.len()),
+            Self::Values(v) => Some(v.len()),
+            Self::None => None,
+        }
+    }
+
+    /// A short name of the kind: `labels`, `classes`, `values` or `none`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Labels { .. } => "labels",
+            Self::Classes { .. } => "classes",
+            Self::Values(_) => "values",
+            Self::None => "none",
+        }
+    }
+
+    /// Bins real values into classes: class c holds the values v with exactly c edges below v
+    /// (`edges` strictly increasing; `names` has `edges.len() + 1` entries). E.g. abalone rings
+    /// with edges [8.5, 10.5] give the classes 1–8, 9–10, 11+.
+    pub fn bin(&self, edges: &[f64], names: &[String]) -> Result<Self> {
+        let Self::Values(values) = self else {
+            return Err(DataError::Incompatible(format!(
+                "cannot bin {} targets",
+                self.kind()
+            )));
+        };
+        if names.len() != edges.len() + 1 {
+            return Err(DataError::param(
+                "names",
+                format!(
+                    "{} edges need {} names, got {}",
+                    edges.len(),
+                    edges.len() + 1,
+                    names.len()
+                ),
+            ));
+        }
+        if edges.iter().any(|e| !e.is_finite()) || edges.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(DataError::param(
+                "edges",
+                "bin edges must be finite and strictly increasing",
+            ));
+        }
+        let classes = values
+            .iter()
+            .map(|&v| edges.iter().filter(|&&e| v > e).count())
+            .collect();
+        Ok(Self::Classes {
+            classes,
+            names: names.to_vec(),
+        })
+    }
+
+    /// Re-indexes classes so that their names follow `names` (every present name must be in
+    /// it); used to give a train and a test file the same class numbering.
+    pub fn align_classes(&self, names: &[String]) -> Result<Self> {
+        let Self::Classes {
+            classes,
+            names: own,
+        } = self
+        else {
+            return Err(DataError::Incompatible(format!(
+                "cannot align {} targets as classes",
+                self.kind()
+            )));
+        };
+        let map = own
+            .iter()
+            .map(|n| {
+                names.iter().position(|m| m == n).ok_or_else(|| {
+                    DataError::Incompatible(format!("class {n:?} is not in the given class list"))
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        let classes = classes
+            .iter()
+            .map(|&c| {
+                map.get(c)
+                    .copied()
+                    .ok_or_else(|| DataError::Incompatible(format!("class index {c} out of range")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::Classes {
+            classes,
+            names: names.to_vec(),
+        })
+    }
+
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        Ok(match self {
+            Self::Labels { matrix, names } => Self::Labels {
+                matrix: select_csr(matrix, rows)?,
+                names: names.clone(),
+            },
+            Self::Classes { classes, names } => Self::Classes {
+                classes: rows.iter().map(|&r| classes[r]).collect(),
+                names: names.clone(),
+            },
+            Self::Values(v) => Self::Values(rows.iter().map(|&r| v[r]).collect()),
+            Self::None => Self::None,
+        })
+    }
+}
+
+/// A data set: n rows of features with their targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// A display name, e.g. `bibtex/train` or the file stem.
+    pub name: String,
+    /// Features X (n × d), dense or CSR.
+    pub features: FeatureMatrix,
+    /// Targets of the n rows.
+    pub targets: Targets,
+    /// One name per feature column, or empty when the format has no names (LIBSVM, XMC:
+    /// columns are known by index; see [`Dataset::feature_name`]).
+    pub feature_names: Vec<String>,
+    /// (row, column) positions of features that were missing (`?`) in the file, sorted; they
+    /// are stored as 0 in `features`. Empty unless a reader was asked to record missing values
+    /// ([`crate::MissingPolicy::Mask`]).
+    pub missing: Vec<(usize, usize)>,
+}
+
+/// Summary numbers of a [`Dataset`] (what `gimc data info` prints).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The data set's name.
+    pub name: String,
+    /// Rows n.
+    pub rows: usize,
+    /// Feature columns d.
+    pub features: usize,
+    /// Stored feature entries (n·d when dense).
+    pub nnz: usize,
+    /// Whether the features are stored sparse.
+    pub sparse: bool,
+    /// `labels`, `classes`, `values` or `none`.
+    pub target_kind: &'static str,
+    /// Number of labels L (multi-label) or classes C (multi-class); 0 otherwise.
+    pub n_targets: usize,
+    /// Mean number of labels per row (multi-label only).
+    pub label_cardinality: Option<f64>,
+    /// Rows with no label (multi-label only).
+    pub rows_without_label: Option<usize>,
+    /// Rows per class (multi-class only), indexed by class.
+    pub class_counts: Option<Vec<usize>>,
+    /// Minimum and maximum target value (regression only).
+    pub value_range: Option<(f64, f64)>,
+    /// Number of missing feature entries recorded.
+    pub missing: usize,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}: {} rows x {} features ({}, {} stored entries)",
+            self.name,
+            self.rows,
+            self.features,
+            if self.sparse { "sparse" } else { "dense" },
+            self.nnz
+        )?;
+        match self.target_kind {
+            "labels" => {
+                write!(
+                    f,
+                    "  {} labels, label cardinality {:.3}",
+                    self.n_targets,
+                    self.label_cardinality.unwrap_or(0.0)
+                )?;
+                writeln!(
+                    f,
+                    ", {} rows without a label",
+                    self.rows_without_label.unwrap_or(0)
+                )?;
+            }
+            "classes" => {
+                let counts = self.class_counts.as_deref().unwrap_or(&[]);
+                let counts: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+                writeln!(
+                    f,
+                    "  {} classes, counts {}",
+                    self.n_targets,
+                    counts.join(" / ")
+                )?;
+            }
+            "values" => {
+                let (lo, hi) = self.value_range.unwrap_or((f64::NAN, f64::NAN));
+                writeln!(f, "  real-valued target in [{lo}, {hi}]")?;
+            }
+            _ => writeln!(f, "  no target")?,
+        }
+        if self.missing > 0 {
+            writeln!(f, "  {} missing feature entries", self.missing)?;
+        }
+        Ok(())
+    }
+}
+
+impl Dataset {
+    /// Builds a data set, checking that targets, names and missing positions fit the features.
+    pub fn new(
+        name: impl Into<String>,
+        features: FeatureMatrix,
+        targets: Targets,
+        feature_names: Vec<String>,
+    ) -> Result<Self> {
+        let ds = Self {
+            name: name.into(),
+            features,
+            targets,
+            feature_names,
+            missing: Vec::new(),
+        };
+        ds.check()?;
+        Ok(ds)
+    }
+
+    /// Checks the internal consistency of the public fields.
+    pub fn check(&self) -> Result<()> {
+        let n = self.features.nrows();
+        if let Some(t) = self.targets.nrows()
+            && t != n
+        {
+            return Err(DataError::Incompatible(format!(
+                "{n} feature rows but {t} target rows"
+            )));
+        }
+        if !self.feature_names.is_empty() && self.feature_names.len() != self.features.ncols() {
+            return Err(DataError::Incompatible(format!(
+                "{} feature columns but {} feature names",
+                self.features.ncols(),
+                self.feature_names.len()
+            )));
+        }
+        match &self.targets {
+            Targets::Labels { matrix, names }
+                if !names.is_empty() && matrix.cols() != names.len() =>
+            {
+                return Err(DataError::Incompatible(format!(
+                    "{} label columns but {} label names",
+                    matrix.cols(),
+                    names.len()
+                )));
+            }
+            Targets::Classes { classes, names } if classes.iter().any(|&c| c >= names.len()) => {
+                return Err(DataError::Incompatible(format!(
+                    "class index out of range for {} class names",
+                    names.len()
+                )));
+            }
+            _ => {}
+        }
+        if self
+            .missing
+            .iter()
+            .any(|&(r, c)| r >= n || c >= self.features.ncols())
+        {
+            return Err(DataError::Incompatible(
+                "missing-value position outside the feature matrix".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The name of feature column `j`: its recorded name, else its 0-based index.
+    pub fn feature_name(&self, j: usize) -> String {
+        self.feature_names
+            .get(j)
+            .cloned()
+            .unwrap_or_else(|| j.to_string())
+    }
+
+    /// Number of rows n.
+    pub fn nrows(&self) -> usize {
+        self.features.nrows()
+    }
+
+    /// Number of feature columns d.
+    pub fn ncols(&self) -> usize {
+        self.features.ncols()
+    }
+
+    /// The class vector, if the targets are classes.
+    pub fn classes(&self) -> Option<&[usize]> {
+        match &self.targets {
+            Targets::Classes { classes, .. } => Some(classes),
+            _ => None,
+        }
+    }
+
+    /// The label matrix, if the targets are multi-label.
+    pub fn labels(&self) -> Option<&CsMat<f64>> {
+        match &self.targets {
+            Targets::Labels { matrix, .. } => Some(matrix),
+            _ => None,
+        }
+    }
+
+    /// Summary numbers: shape, stored entries, labels / classes and their statistics.
+    pub fn summary(&self) -> Summary {
+        let rows = self.nrows();
+        let (n_targets, label_cardinality, rows_without_label, class_counts, value_range) =
+            match &self.targets {
+                Targets::Labels { matrix, .. } => {
+                    let empty = matrix.outer_iterator().filter(|r| r.nnz() == 0).count();
+                    let card = if rows == 0 {
+                        0.0
+                    } else {
+                        matrix.nnz() as f64 / rows as f64
+                    };
+                    (matrix.cols(), Some(card), Some(empty), None, None)
+                }
+                Targets::Classes { classes, names } => {
+                    let mut counts = vec![0usize; names.len()];
+                    for &c in classes {
+                        if let Some(x) = counts.get_mut(c) {
+                            *x += 1;
+                        }
+                    }
+                    (names.len(), None, None, Some(counts), None)
+                }
+                Targets::Values(v) => {
+                    let range = v.iter().fold(None, |acc: Option<(f64, f64)>, &x| {
+                        Some(acc.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+                    });
+                    (0, None, None, None, range)
+                }
+                Targets::None => (0, None, None, None, None),
+            };
+        Summary {
+            name: self.name.clone(),
+            rows,
+            features: self.ncols(),
+            nnz: self.features.nnz(),
+            sparse: self.features.is_sparse(),
+            target_kind: self.targets.kind(),
+            n_targets,
+            label_cardinality,
+            rows_without_label,
+            class_counts,
+            value_range,
+            missing: self.missing.len(),
+        }
+    }
+
+    /// The rows `rows` (in that order, repeats allowed) as a new data set.
+    pub fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        self.check()?;
+        let n = self.nrows();
+        if let Some(&bad) = rows.iter().find(|&&r| r >= n) {
+            return Err(DataError::param(
+                "rows",
+                format!("row {bad} out of range for {n} rows"),
+            ));
+        }
+        let features = match &self.features {
+            FeatureMatrix::Dense(m) => {
+                FeatureMatrix::Dense(Mat::from_fn(rows.len(), m.ncols(), |i, j| m[(rows[i], j)]))
+            }
+            FeatureMatrix::Sparse(m) => FeatureMatrix::Sparse(select_csr(m, rows)?),
+        };
+        let missing = if self.missing.is_empty() {
+            Vec::new()
+        } else {
+            let mut per_row: Vec<Vec<usize>> = vec![Vec::new(); n];
+            for &(r, c) in &self.missing {
+                per_row[r].push(c);
+            }
+            let mut out = Vec::new();
+            for (i, &r) in rows.iter().enumerate() {
+                out.extend(per_row[r].iter().map(|&c| (i, c)));
+            }
+            out
+        };
+        Ok(Self {
+            name: self.name.clone(),
+            features,
+            targets: self.targets.select_rows(rows)?,
+            feature_names: self.feature_names.clone(),
+            missing,
+        })
+    }
+
+    /// Stacks data sets vertically (same feature columns and target kind; class and label name
+    /// lists must be equal).
+    pub fn vstack(name: impl Into<String>, parts: &[&Dataset]) -> Result<Self> {
+        let Some(first) = parts.first() else {
+            return Err(DataError::param("parts", "nothing to stack"));
+        };
+        for p in parts {
+            p.check()?;
+        }
+        let d = first.ncols();
+        for p in parts {
+            if p.ncols() != d || p.feature_names != first.feature_names {
+                return Err(DataError::Incompatible(format!(
+                    "{} and {} have different feature columns",
+                    first.name, p.name
+                )));
+            }
+            if p.targets.kind() != first.targets.kind() {
+                return Err(DataError::Incompatible(format!(
+                    "{} and {} have different target kinds",
+                    first.name, p.name
+                )));
+            }
+        }
+        let any_sparse = parts.iter().any(|p| p.features.is_sparse());
+        let total: usize = parts.iter().map(|p| p.nrows()).sum();
+        let features = if any_sparse {
+            let mut b = CsrBuilder::new(d);
+            let mut row = Vec::new();
+            for p in parts {
+                for i in 0..p.nrows() {
+                    row.clear();
+                    match &p.features {
+                        FeatureMatrix::Dense(m) => row.extend((0..d).map(|j| (j, m[(i, j)]))),
+                        FeatureMatrix::Sparse(m) => {
+                            if let Some(v) = m.outer_view(i) {
+                                row.extend(v.iter().map(|(j, &x)| (j, x)));
+                            }
+                        }
+                    }
+                    b.push_row(&mut row).map_err(DataError::Incompatible)?;
+                }
+            }
+            FeatureMatrix::Sparse(b.finish().map_err(DataError::Incompatible)?)
+        } else {
+            let mut m = Mat::<f64>::zeros(total, d);
+            let mut off = 0;
+            for p in parts {
+                if let FeatureMatrix::Dense(src) = &p.features {
+                    m.as_mut()
+                        .submatrix_mut(off, 0, src.nrows(), d)
+                        .copy_from(src.as_ref());
+                }
+                off += p.nrows();
+            }
+            FeatureMatrix::Dense(m)
+        };
+        let targets = match &first.targets {
+            Targets::Labels { names, matrix: m0 } => {
+                let mut b = CsrBuilder::new(m0.cols());
+                let mut row = Vec::new();
+                for p in parts {
+                    let Targets::Labels {
+                        matrix,
+                        names: other,
+                    } = &p.targets
+                    else {
+                        return Err(kinds_differ());
+                    };
+                    if other != names || matrix.cols() != m0.cols() {
+                        return Err(DataError::Incompatible(format!(
+                            "{} and {} have different labels",
+                            first.name, p.name
+                        )));
+                    }
+                    for v in matrix.outer_iterator() {
+                        row.clear();
+                        row.extend(v.iter().map(|(j, &x)| (j, x)));
+                        b.push_row(&mut row).map_err(DataError::Incompatible)?;
+                    }
+                }
+                Targets::Labels {
+                    matrix: b.finish().map_err(DataError::Incompatible)?,
+                    names: names.clone(),
+                }
+            }
+            Targets::Classes { names, .. } => {
+                let mut all = Vec::with_capacity(total);
+                for p in parts {
+                    let Targets::Classes {
+                        classes,
+                        names: other,
+                    } = &p.targets
+                    else {
+                        return Err(kinds_differ());
+                    };
+                    if other != names {
+                        return Err(DataError::Incompatible(format!(
+                            "{} and {} have different class names",
+                            first.name, p.name
+                        )));
+                    }
+                    all.extend_from_slice(classes);
+                }
+                Targets::Classes {
+                    classes: all,
+                    names: names.clone(),
+                }
+            }
+            Targets::Values(_) => {
+                let mut all = Vec::with_capacity(total);
+                for p in parts {
+                    if let Targets::Values(v) = &p.targets {
+                        all.extend_from_slice(v);
+                    }
+                }
+                Targets::Values(all)
+            }
+            Targets::None => Targets::None,
+        };
+        let mut missing = Vec::new();
+        let mut off = 0;
+        for p in parts {
+            missing.extend(p.missing.iter().map(|&(r, c)| (r + off, c)));
+            off += p.nrows();
+        }
+        Ok(Self {
+            name: name.into(),
+            features,
+            targets,
+            feature_names: first.feature_names.clone(),
+            missing,
+        })
+    }
+
+    /// Min-max scales the given dense columns: v ← (v − lo) / (hi − lo). Sparse features are
+    /// scaled in place on their stored entries (zeros are left alone, so use lo = 0 there).
+    pub fn scale_columns(&mut self, columns: &[(usize, f64, f64)]) -> Result<()> {
+        for &(c, lo, hi) in columns {
+            if c >= self.ncols() {
+                return Err(DataError::param(
+                    "columns",
+                    format!("column {c} out of range"),
+                ));
+            }
+            if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+                return Err(DataError::param(
+                    "columns",
+                    format!("bad range [{lo}, {hi}] for column {c}"),
+                ));
+            }
+        }
+        match &mut self.features {
+            FeatureMatrix::Dense(m) => {
+                for &(c, lo, hi) in columns {
+                    for i in 0..m.nrows() {
+                        m[(i, c)] = (m[(i, c)] - lo) / (hi - lo);
+                    }
+                }
+            }
+            FeatureMatrix::Sparse(m) => {
+                let mut scale = vec![None; m.cols()];
+                for &(c, lo, hi) in columns {
+                    scale[c] = Some((lo, hi));
+                }
+                for mut row in m.outer_iterator_mut() {
+                    for (j, v) in row.iter_mut() {
+                        if let Some((lo, hi)) = scale[j] {
+                            *v = (*v - lo) / (hi - lo);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn kinds_differ() -> DataError {
+    DataError::Incompatible("target kinds differ".into())
+}
+
+/// Selected rows of a CSR matrix (caller checked the bounds).
+fn select_csr(m: &CsMat<f64>, rows: &[usize]) -> Result<CsMat<f64>> {
+    let mut indptr = Vec::with_capacity(rows.len() + 1);
+    indptr.push(0);
+    let mut indices = Vec::new();
+    let mut data = Vec::new();
+    for &r in rows {
+        if let Some(v) = m.outer_view(r) {
+            indices.extend_from_slice(v.indices());
+            data.extend_from_slice(v.data());
+        }
+        indptr.push(indices.len());
+    }
+    CsMat::try_new((rows.len(), m.cols()), indptr, indices, data)
+        .map_err(|(_, _, _, e)| DataError::Incompatible(format!("row selection: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Dataset {
+        let x = Mat::from_fn(4, 2, |i, j| (i * 2 + j) as f64);
+        let mut ds = Dataset::new(
+            "t",
+            FeatureMatrix::dense(x).unwrap(),
+            Targets::Classes {
+                classes: vec![0, 1, 1, 0],
+                names: vec!["a".into(), "b".into()],
+            },
+            vec!["f0".into(), "f1".into()],
+        )
+        .unwrap();
+        ds.missing = vec![(1, 0), (3, 1)];
+        ds
+    }
+
+    #[test]
+    fn select_rows_and_missing() {
+        let ds = small();
+        let s = ds.select_rows(&[3, 1, 1]).unwrap();
+        assert_eq!(s.nrows(), 3);
+        assert_eq!(s.classes().unwrap(), &[0, 1, 1]);
+        assert_eq!(s.missing, vec![(0, 1), (1, 0), (2, 0)]);
+        match &s.features {
+            FeatureMatrix::Dense(m) => assert_eq!(m[(0, 1)], 7.0),
+            FeatureMatrix::Sparse(_) => panic!("dense expected"),
+        }
+        assert!(ds.select_rows(&[4]).is_err());
+    }
+
+    #[test]
+    fn vstack_and_summary() {
+        let ds = small();
+        let st = Dataset::vstack("both", &[&ds, &ds]).unwrap();
+        assert_eq!(st.nrows(), 8);
+        assert_eq!(st.missing.len(), 4);
+        let s = st.summary();
+        assert_eq!(s.class_counts, Some(vec![4, 4]));
+        assert!(s.to_string().contains("2 classes"));
+    }
+
+    #[test]
+    fn binning() {
+        let t = Targets::Values(vec![1.0, 8.0, 9.0, 10.0, 11.0, 29.0]);
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let Targets::Classes { classes, .. } = t.bin(&[8.5, 10.5], &names).unwrap() else {
+            panic!()
+        };
+        assert_eq!(classes, vec![0, 0, 1, 1, 2, 2]);
+        assert!(t.bin(&[10.5, 8.5], &names).is_err());
+    }
+
+    #[test]
+    fn align() {
+        let t = Targets::Classes {
+            classes: vec![0, 1],
+            names: vec!["x".into(), "z".into()],
+        };
+        let names: Vec<String> = ["z", "y", "x"].iter().map(|s| s.to_string()).collect();
+        let Targets::Classes { classes, .. } = t.align_classes(&names).unwrap() else {
+            panic!()
+        };
+        assert_eq!(classes, vec![2, 0]);
+        assert!(t.align_classes(&names[..2]).is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! The experiment interface (DESIGN §4): the run [`Context`], the [`Experiment`] trait, the
+//! [`registry`] of all experiments in their canonical order, selection by name, and
+//! [`reproduce`], which runs a selection, prints each table and writes the report files.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::report::{Report, write_report};
+use crate::{ExperimentError, experiments};
+
+/// Where and how experiments run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// The data directory (DESIGN §6: `--data-dir`, else `$GIMC_DATA`, else `datasets/`);
+    /// each set lives in `<data_dir>/<name>/`.
+    pub data_dir: PathBuf,
+    /// Where `<name>.md`, `.csv`, `.json` (and `.svg`) are written.
+    pub out_dir: PathBuf,
+    /// Run the smaller `--quick` grid (fewer trials) meant for CI and smoke runs.
+    pub quick: bool,
+    /// Master seed; experiments derive every stream from it with `gimc_linalg::rng`.
+    pub seed: u64,
+}
+
+/// One reproducible table or figure.
+pub trait Experiment {
+    /// Stable name (`gimc-table2`, `datasets`, …); also the output file stem.
+    fn name(&self) -> &'static str;
+    /// One line saying what the experiment reproduces.
+    fn description(&self) -> &'static str;
+    /// Runs the experiment (quick or full form per `ctx.quick`) and returns its report.
+    /// It must not write files itself; [`reproduce`] writes them.
+    fn run(&self, ctx: &Context) -> Result<Report, ExperimentError>;
+}
+
+/// Every experiment, in the order `reproduce` runs them.
+pub fn registry() -> Vec<Box<dyn Experiment>> {
+    vec![Box::new(experiments::datasets::Datasets)]
+}
+
+/// The names of every registered experiment, in registry order.
+pub fn experiment_names() -> Vec<&'static str> {
+    registry().iter().map(|e| e.name()).collect()
+}
+
+/// The experiments named in `only` (in the order given, duplicates dropped), or all of them
+/// when `only` is empty.
+///
+/// Errors: [`ExperimentError::UnknownExperiment`] for the first unknown name, listing the known
+/// ones.
+pub fn select(only: &[String]) -> Result<Vec<Box<dyn Experiment>>, ExperimentError> {
+    if only.is_empty() {
+        return Ok(registry());
+    }
+    let mut selected: Vec<Box<dyn Experiment>> = Vec::new();
+    for name in only {
+        if selected.iter().any(|e| e.name() == name) {
+            continue;
+        }
+        match registry().into_iter().find(|e| e.name() == name) {
+            Some(e) => selected.push(e),
+            None => {
+                return Err(ExperimentError::UnknownExperiment {
+                    name: name.clone(),
+                    known: experiment_names().join(", "),
+                });
+            }
+        }
+    }
+    Ok(selected)
+}
+
+/// The outcome of one experiment in a [`reproduce`] run.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Experiment name.
+    pub name: &'static str,
+    /// Files written, or why the experiment failed.
+    pub result: Result<Vec<PathBuf>, ExperimentError>,
+    /// Wall-clock seconds spent running (not writing) it.
+    pub seconds: f64,
+}
+
+/// The outcomes of a [`reproduce`] run.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// One entry per experiment run, in order.
+    pub outcomes: Vec<Outcome>,
+}
+
+impl Summary {
+    /// Names of the experiments that failed.
+    pub fn failed(&self) -> Vec<&'static str> {
+        self.outcomes
+            .iter()
+            .filter(|o| o.result.is_err())
+            .map(|o| o.name)
+            .collect()
+    }
+
+    /// Whether every experiment succeeded.
+    pub fn all_ok(&self) -> bool {
+        self.outcomes.iter().all(|o| o.result.is_ok())
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let failed = self.failed();
+        write!(
+            f,
+            "reproduce: {} experiment(s), {} succeeded, {} failed",
+            self.outcomes.len(),
+            self.outcomes.len() - failed.len(),
+            failed.len()
+        )?;
+        if !failed.is_empty() {
+            write!(f, " ({})", failed.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `experiments` in order: for each, prints a heading and its Markdown report (tables and
+/// notes) to `out`, writes its files to `ctx.out_dir`, and records the outcome. A failing
+/// experiment is reported on `out` and does not stop the others.
+///
+/// Errors only when writing to `out` fails.
+pub fn reproduce(
+    ctx: &Context,
+    experiments: &[Box<dyn Experiment>],
+    out: &mut dyn Write,
+) -> std::io::Result<Summary> {
+    let mut summary = Summary::default();
+    for e in experiments {
+        writeln!(out, "==> {}: {}", e.name(), e.description())?;
+        let start = Instant::now();
+        let report = e.run(ctx);
+        let seconds = start.elapsed().as_secs_f64();
+        let result = match report {
+            Ok(r) => {
+                writeln!(out, "{}", r.to_markdown())?;
+                write_report(&r, &ctx.out_dir)
+            }
+            Err(e) => Err(e),
+        };
+        match &result {
+            Ok(paths) => {
+                let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                writeln!(
+                    out,
+                    "<== {} ok in {seconds:.1} s: {}\n",
+                    e.name(),
+                    files.join(", ")
+                )?;
+            }
+            Err(err) => writeln!(out, "<== {} FAILED after {seconds:.1} s: {err}\n", e.name())?,
+        }
+        summary.outcomes.push(Outcome {
+            name: e.name(),
+            result,
+            seconds,
+        });
+    }
+    Ok(summary)
+}

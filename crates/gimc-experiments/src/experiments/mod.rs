@@ -1,0 +1,3 @@
+//! One module per reproduced table or figure (DESIGN §4).
+
+pub mod datasets;

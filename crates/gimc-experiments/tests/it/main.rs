@@ -1,0 +1,8 @@
+//! Integration tests of `gimc-experiments`: report writers, registry, and the binary's CLI.
+
+// Test helpers outside #[test] functions may unwrap.
+#![allow(clippy::unwrap_used)]
+
+mod cli;
+mod experiments;
+mod report;
