@@ -76,7 +76,14 @@ fn run(cli: Cli) -> Result<()> {
             push_path(&mut args, "--data-dir", data_dir.as_deref());
             run_experiments_bin(&root, &args)
         }
-        Cmd::Reproduce { only, quick, data_dir, out, seed, list } => {
+        Cmd::Reproduce {
+            only,
+            quick,
+            data_dir,
+            out,
+            seed,
+            list,
+        } => {
             let mut args = vec!["reproduce".to_string()];
             for name in only {
                 args.extend(["--only".to_string(), name]);
@@ -120,7 +127,14 @@ fn workspace_root() -> Result<PathBuf> {
 fn run_experiments_bin(root: &Path, args: &[String]) -> Result<()> {
     let status = cargo()
         .current_dir(root)
-        .args(["run", "--quiet", "--release", "--package", "gimc-experiments", "--"])
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "--package",
+            "gimc-experiments",
+            "--",
+        ])
         .args(args)
         .status()
         .context("could not start cargo")?;
