@@ -1,0 +1,49 @@
+//! The error type of `gimc-cluster`.
+
+use gimc_linalg::LinalgError;
+
+/// Everything that can go wrong when fitting or applying a clustering.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// A hyper-parameter is outside its valid range (reported by `check()`).
+    #[error("invalid parameter {name}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// More clusters were asked for than there are points.
+    #[error("cannot form {k} clusters from {n} points")]
+    TooFewPoints {
+        /// Clusters asked for.
+        k: usize,
+        /// Points available.
+        n: usize,
+    },
+    /// The data and a fitted model (or two operands) disagree in dimension.
+    #[error("dimension mismatch in {op}: expected {expected}, got {got}")]
+    DimensionMismatch {
+        /// The operation that checked the dimensions.
+        op: &'static str,
+        /// What was expected.
+        expected: String,
+        /// What was given.
+        got: String,
+    },
+    /// A computation produced NaN or an infinite value from finite input (overflow).
+    #[error("{method} produced a non-finite value at iteration {iteration}")]
+    NumericalBreakdown {
+        /// The method.
+        method: &'static str,
+        /// Iteration at which it happened.
+        iteration: usize,
+    },
+    /// An error from the linear-algebra layer (including NaN/Inf in the input, with position).
+    #[error(transparent)]
+    Linalg(#[from] LinalgError),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = ClusterError> = std::result::Result<T, E>;

@@ -1,0 +1,619 @@
+//! k-means clustering (DESIGN §3.4): k-means++ or uniform seeding, Lloyd iterations parallel over
+//! rows, several restarts keeping the lowest inertia, dense or sparse input.
+//!
+//! **Assignment step.** Squared distances come from one product `P = X·Cᵀ` (n × k) and the
+//! expansion ‖x_i − c_r‖² = ‖x_i‖² − 2 P_ir + ‖c_r‖² (clamped at 0 against rounding, DESIGN
+//! §3.1), so a sparse X is never densified and the step costs O(nnz(X)·k + n·k). Ties go to
+//! the lowest centre index.
+//!
+//! **Update step.** Centres are the means of their points. The per-cluster sums are accumulated
+//! in increasing row order by one task per feature column (dense input) or per cluster (sparse
+//! input), so they are bitwise independent of the number of threads, and dense and sparse input
+//! sum in the same order. An empty cluster is re-seeded deterministically with the point
+//! farthest from its current centre (largest squared distance, ties to the lowest row index)
+//! among clusters that keep at least one point, as scikit-learn does; this never increases the
+//! inertia.
+//!
+//! **Stopping.** A restart stops when no label changes (a fixed point), or when the total squared
+//! centre shift Σ_r ‖c_r^new − c_r^old‖² is at most `tol` times the mean column variance of X
+//! (scikit-learn's relative tolerance), or after `max_iter` iterations. Labels and inertia
+//! returned always belong to the returned centres.
+//!
+//! **Seeding.** Greedy k-means++ (Arthur & Vassilvitskii 2007; scikit-learn's variant): the first
+//! centre is a uniform row; each further centre is the best, by resulting potential
+//! Σ_i min_r ‖x_i − c_r‖², of 2 + ⌊ln k⌋ candidates drawn with probability proportional to the
+//! current squared distance. `Random` picks k distinct rows uniformly.
+//!
+//! **Determinism.** `fit_kmeans` draws one 64-bit seed from the caller's generator and gives
+//! restart `r` the child stream `r` of that seed ([`gimc_linalg::rng::child`]); restarts run one
+//! after the other and every parallel kernel is thread-count independent, so the result depends
+//! only on the generator's state.
+
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::rng::{GimcRng, child, seeded};
+use gimc_linalg::sprs::CsMat;
+use gimc_linalg::{FeatureMatrix, dense::check_finite, sparse::csr_check_finite};
+use rand::Rng;
+use rayon::prelude::*;
+
+use crate::{ClusterError, Result};
+
+/// Rows handled by one rayon task in the assignment step.
+const ROW_BLOCK: usize = 1024;
+
+/// How the initial centres of each restart are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum KMeansInit {
+    /// Greedy k-means++ with 2 + ⌊ln k⌋ candidates per centre (the default).
+    #[default]
+    PlusPlus,
+    /// k distinct rows drawn uniformly.
+    Random,
+}
+
+/// Hyper-parameters of k-means. Build with [`KMeansParams::new`] and the `with_*` methods or as a
+/// struct literal; [`KMeansParams::check`] validates them (and is called by [`fit_kmeans`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KMeansParams {
+    /// Number of clusters k ≥ 1 (at most the number of points).
+    pub k: usize,
+    /// Number of restarts ≥ 1; the one with the lowest inertia is kept. Default 3.
+    pub n_init: usize,
+    /// Maximum Lloyd iterations per restart, ≥ 1. Default 300.
+    pub max_iter: usize,
+    /// Relative tolerance on the total squared centre shift, in units of the mean column
+    /// variance of X (scikit-learn's convention); finite and ≥ 0. Default 1e-4.
+    pub tol: f64,
+    /// Seeding method. Default [`KMeansInit::PlusPlus`].
+    pub init: KMeansInit,
+}
+
+impl KMeansParams {
+    /// `k` clusters with the default settings (3 restarts, 300 iterations, tol 1e-4, k-means++).
+    pub fn new(k: usize) -> Self {
+        Self {
+            k,
+            n_init: 3,
+            max_iter: 300,
+            tol: 1e-4,
+            init: KMeansInit::PlusPlus,
+        }
+    }
+
+    /// Sets the number of restarts.
+    pub fn with_n_init(mut self, n_init: usize) -> Self {
+        self.n_init = n_init;
+        self
+    }
+
+    /// Sets the maximum number of Lloyd iterations per restart.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the relative centre-shift tolerance.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the seeding method.
+    pub fn with_init(mut self, init: KMeansInit) -> Self {
+        self.init = init;
+        self
+    }
+
+    /// Checks the parameters that do not depend on the data: k ≥ 1, n_init ≥ 1, max_iter ≥ 1,
+    /// tol finite and ≥ 0.
+    pub fn check(&self) -> Result<()> {
+        let bad = |name, reason: &str| {
+            Err(ClusterError::InvalidParameter {
+                name,
+                reason: reason.to_string(),
+            })
+        };
+        if self.k == 0 {
+            return bad("k", "must be at least 1");
+        }
+        if self.n_init == 0 {
+            return bad("n_init", "must be at least 1");
+        }
+        if self.max_iter == 0 {
+            return bad("max_iter", "must be at least 1");
+        }
+        if !(self.tol.is_finite() && self.tol >= 0.0) {
+            return bad("tol", &format!("must be finite and >= 0, got {}", self.tol));
+        }
+        Ok(())
+    }
+}
+
+/// What the observer of [`fit_kmeans_observed`] sees after the initial assignment (iteration 0)
+/// and after every Lloyd iteration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KMeansStep {
+    /// Restart index (0-based).
+    pub restart: usize,
+    /// Lloyd iteration (0 = right after seeding).
+    pub iteration: usize,
+    /// Σ_i min_r ‖x_i − c_r‖² for the current centres; never increases within a restart
+    /// (up to rounding).
+    pub inertia: f64,
+    /// Total squared centre shift of this iteration (0 at iteration 0).
+    pub center_shift: f64,
+    /// Number of points whose label changed in this iteration (n at iteration 0).
+    pub n_changed: usize,
+}
+
+/// A fitted k-means model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KMeans {
+    /// Centres, one per row (k × d).
+    pub centers: Mat<f64>,
+    /// Label (index of the nearest centre) of every training point.
+    pub labels: Vec<usize>,
+    /// Σ_i ‖x_i − c_{label_i}‖² on the training data.
+    pub inertia: f64,
+    /// Lloyd iterations run by the kept restart.
+    pub n_iter: usize,
+    /// Whether the kept restart met a stopping criterion before `max_iter`.
+    pub converged: bool,
+}
+
+impl KMeans {
+    /// Number of clusters.
+    pub fn k(&self) -> usize {
+        self.centers.nrows()
+    }
+
+    /// The index of the nearest centre for every row of `x` (same number of columns as the
+    /// training data).
+    pub fn predict(&self, x: &FeatureMatrix) -> Result<Vec<usize>> {
+        Ok(nearest_centers(x, self.centers.as_ref())?.0)
+    }
+}
+
+/// Fits k-means to the rows of `x`; see the module documentation for the algorithm.
+///
+/// Errors: invalid parameters, k > n ([`ClusterError::TooFewPoints`]), NaN/Inf in `x` (with
+/// position), or overflow during the iterations.
+pub fn fit_kmeans(x: &FeatureMatrix, params: &KMeansParams, rng: &mut GimcRng) -> Result<KMeans> {
+    fit_kmeans_observed(x, params, rng, &mut |_| {})
+}
+
+/// [`fit_kmeans`] calling `observer` after seeding and after every Lloyd iteration of every
+/// restart (for convergence plots and tests).
+pub fn fit_kmeans_observed(
+    x: &FeatureMatrix,
+    params: &KMeansParams,
+    rng: &mut GimcRng,
+    observer: &mut dyn FnMut(&KMeansStep),
+) -> Result<KMeans> {
+    params.check()?;
+    let n = x.nrows();
+    if params.k > n {
+        return Err(ClusterError::TooFewPoints { k: params.k, n });
+    }
+    check_features(x)?;
+    let xx = x.row_sq_norms();
+    let d = x.ncols();
+    let mean_var = if d == 0 {
+        0.0
+    } else {
+        x.column_stds().iter().map(|s| s * s).sum::<f64>() / d as f64
+    };
+    let tol_abs = params.tol * mean_var;
+    let base = seeded(rng.random::<u64>());
+    let mut best: Option<KMeans> = None;
+    for restart in 0..params.n_init {
+        let mut stream = child(&base, restart as u64);
+        let run = lloyd(x, &xx, params, tol_abs, &mut stream, restart, observer)?;
+        if best.as_ref().is_none_or(|b| run.inertia < b.inertia) {
+            best = Some(run);
+        }
+    }
+    best.ok_or(ClusterError::InvalidParameter {
+        name: "n_init",
+        reason: "must be at least 1".into(),
+    })
+}
+
+/// For every row of `x`, the index of the nearest row of `centers` (k × d, k ≥ 1) and the
+/// squared distance to it, through one product `X·Cᵀ` (sparse `x` stays sparse).
+pub fn nearest_centers(
+    x: &FeatureMatrix,
+    centers: MatRef<'_, f64>,
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    if centers.nrows() == 0 {
+        return Err(ClusterError::InvalidParameter {
+            name: "centers",
+            reason: "at least one centre is needed".into(),
+        });
+    }
+    if centers.ncols() != x.ncols() {
+        return Err(ClusterError::DimensionMismatch {
+            op: "nearest_centers",
+            expected: format!("centres with {} columns", x.ncols()),
+            got: format!("{} columns", centers.ncols()),
+        });
+    }
+    check_finite(centers)?;
+    check_features(x)?;
+    assign(x, &x.row_sq_norms(), centers)
+}
+
+/// Rejects NaN/Inf entries of `x`, reporting the position.
+fn check_features(x: &FeatureMatrix) -> Result<()> {
+    match x {
+        FeatureMatrix::Dense(m) => check_finite(m.as_ref())?,
+        FeatureMatrix::Sparse(m) => csr_check_finite(m)?,
+    }
+    Ok(())
+}
+
+/// Squared norms of the rows of a dense matrix.
+fn row_sq_norms(a: MatRef<'_, f64>) -> Vec<f64> {
+    let mut out = vec![0.0; a.nrows()];
+    for j in 0..a.ncols() {
+        for (o, &v) in out.iter_mut().zip(a.col(j).iter()) {
+            *o += v * v;
+        }
+    }
+    out
+}
+
+/// Squared distances (n × t) from every row of `x` to every row of `c` (t × d).
+fn sq_dists(x: &FeatureMatrix, xx: &[f64], c: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let mut p = x.mul_dense(c.transpose())?;
+    let cc = row_sq_norms(c);
+    p.as_mut()
+        .par_col_iter_mut()
+        .zip(cc.par_iter())
+        .for_each(|(col, &cr)| {
+            for (v, &xi) in col.iter_mut().zip(xx) {
+                *v = (xi - 2.0 * *v + cr).max(0.0);
+            }
+        });
+    Ok(p)
+}
+
+/// Assignment step: nearest centre (ties to the lowest index) and squared distance per row.
+fn assign(
+    x: &FeatureMatrix,
+    xx: &[f64],
+    centers: MatRef<'_, f64>,
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    let p = x.mul_dense(centers.transpose())?;
+    let cc = row_sq_norms(centers);
+    let n = x.nrows();
+    let mut labels = vec![0usize; n];
+    let mut dists = vec![f64::INFINITY; n];
+    labels
+        .par_chunks_mut(ROW_BLOCK)
+        .zip(dists.par_chunks_mut(ROW_BLOCK))
+        .enumerate()
+        .for_each(|(b, (lab, dis))| {
+            let start = b * ROW_BLOCK;
+            let end = start + lab.len();
+            let xb = &xx[start..end];
+            for (r, &cr) in cc.iter().enumerate() {
+                let col = &p.col_as_slice(r)[start..end];
+                for (((l, d), &xi), &pi) in lab.iter_mut().zip(dis.iter_mut()).zip(xb).zip(col) {
+                    let dist = xi - 2.0 * pi + cr;
+                    if dist < *d {
+                        *d = dist;
+                        *l = r;
+                    }
+                }
+            }
+            for d in dis.iter_mut() {
+                *d = d.max(0.0);
+            }
+        });
+    Ok((labels, dists))
+}
+
+/// Number of points per cluster.
+fn counts_of(labels: &[usize], k: usize) -> Vec<usize> {
+    let mut counts = vec![0usize; k];
+    for &l in labels {
+        counts[l] += 1;
+    }
+    counts
+}
+
+/// Moves, for every empty cluster (in increasing index order), the point farthest from its
+/// centre among clusters with at least two points into that cluster. Returns how many moved.
+fn relocate_empty(labels: &mut [usize], dists: &[f64], k: usize) -> usize {
+    let mut counts = counts_of(labels, k);
+    let empties: Vec<usize> = (0..k).filter(|&r| counts[r] == 0).collect();
+    if empties.is_empty() {
+        return 0;
+    }
+    let mut order: Vec<usize> = (0..labels.len()).collect();
+    order.sort_by(|&a, &b| dists[b].total_cmp(&dists[a]).then(a.cmp(&b)));
+    let mut candidates = order.into_iter();
+    let mut moved = 0;
+    for r in empties {
+        for i in candidates.by_ref() {
+            let old = labels[i];
+            if counts[old] > 1 {
+                counts[old] -= 1;
+                counts[r] += 1;
+                labels[i] = r;
+                moved += 1;
+                break;
+            }
+        }
+    }
+    moved
+}
+
+/// Update step: the mean of each cluster's points (k × d). Every cluster must be non-empty.
+fn cluster_means(x: &FeatureMatrix, labels: &[usize], k: usize) -> Mat<f64> {
+    let d = x.ncols();
+    let counts = counts_of(labels, k);
+    let mut sums = match x {
+        FeatureMatrix::Dense(m) => dense_sums(m, labels, k),
+        FeatureMatrix::Sparse(m) => {
+            if m.is_csr() {
+                sparse_sums(m, labels, k)
+            } else {
+                sparse_sums(&m.to_csr(), labels, k)
+            }
+        }
+    };
+    for j in 0..d {
+        for (r, &c) in counts.iter().enumerate() {
+            if c > 0 {
+                sums[(r, j)] /= c as f64;
+            }
+        }
+    }
+    sums
+}
+
+/// Per-cluster sums for dense X: one task per feature column, rows in increasing order.
+fn dense_sums(m: &Mat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
+    let mut sums = Mat::<f64>::zeros(k, m.ncols());
+    sums.as_mut()
+        .par_col_iter_mut()
+        .enumerate()
+        .for_each(|(j, col)| {
+            let mut buf = vec![0.0f64; k];
+            for (&l, &v) in labels.iter().zip(m.col_as_slice(j)) {
+                buf[l] += v;
+            }
+            for (o, b) in col.iter_mut().zip(buf) {
+                *o = b;
+            }
+        });
+    sums
+}
+
+/// Per-cluster sums for CSR X: one task per cluster, its rows in increasing order.
+fn sparse_sums(m: &CsMat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
+    let d = m.cols();
+    if d == 0 || k == 0 {
+        return Mat::zeros(k, d);
+    }
+    // members of every cluster, in increasing row order (counting sort)
+    let counts = counts_of(labels, k);
+    let mut starts = vec![0usize; k + 1];
+    for r in 0..k {
+        starts[r + 1] = starts[r] + counts[r];
+    }
+    let mut next = starts.clone();
+    let mut members = vec![0usize; labels.len()];
+    for (i, &l) in labels.iter().enumerate() {
+        members[next[l]] = i;
+        next[l] += 1;
+    }
+    let ptr = m.proper_indptr();
+    let (idx, val) = (m.indices(), m.data());
+    let mut buf = vec![0.0f64; k * d];
+    buf.par_chunks_mut(d).enumerate().for_each(|(r, out)| {
+        for &i in &members[starts[r]..starts[r + 1]] {
+            let range = ptr[i]..ptr[i + 1];
+            for (&j, &v) in idx[range.clone()].iter().zip(&val[range]) {
+                out[j] += v;
+            }
+        }
+    });
+    Mat::from_fn(k, d, |r, j| buf[r * d + j])
+}
+
+/// k distinct rows drawn uniformly.
+fn random_init(x: &FeatureMatrix, k: usize, rng: &mut GimcRng) -> Result<Mat<f64>> {
+    let rows = rand::seq::index::sample(rng, x.nrows(), k).into_vec();
+    Ok(x.select_rows(&rows)?.to_dense())
+}
+
+/// Greedy k-means++ seeding (module documentation).
+fn plus_plus(x: &FeatureMatrix, xx: &[f64], k: usize, rng: &mut GimcRng) -> Result<Mat<f64>> {
+    let n = x.nrows();
+    let n_local = 2 + (k as f64).ln().floor() as usize;
+    let first = rng.random_range(0..n);
+    let mut chosen = vec![first];
+    let first_row = x.select_rows(&[first])?.to_dense();
+    let mut closest: Vec<f64> = sq_dists(x, xx, first_row.as_ref())?
+        .col_as_slice(0)
+        .to_vec();
+    let mut cumsum = vec![0.0f64; n];
+    for _ in 1..k {
+        let mut total = 0.0;
+        for (c, &v) in cumsum.iter_mut().zip(&closest) {
+            total += v;
+            *c = total;
+        }
+        let last_positive = closest.iter().rposition(|&v| v > 0.0);
+        let candidates: Vec<usize> = (0..n_local)
+            .map(|_| match last_positive {
+                Some(last) if total > 0.0 => {
+                    let u = rng.random::<f64>() * total;
+                    cumsum.partition_point(|&c| c <= u).min(last)
+                }
+                // every point coincides with a centre: any row will do
+                _ => rng.random_range(0..n),
+            })
+            .collect();
+        let cand_rows = x.select_rows(&candidates)?.to_dense();
+        let dc = sq_dists(x, xx, cand_rows.as_ref())?;
+        let mut best = (0usize, f64::INFINITY);
+        for t in 0..n_local {
+            let pot: f64 = closest
+                .iter()
+                .zip(dc.col_as_slice(t))
+                .map(|(&a, &b)| a.min(b))
+                .sum();
+            if pot < best.1 {
+                best = (t, pot);
+            }
+        }
+        for (c, &v) in closest.iter_mut().zip(dc.col_as_slice(best.0)) {
+            *c = c.min(v);
+        }
+        chosen.push(candidates[best.0]);
+    }
+    Ok(x.select_rows(&chosen)?.to_dense())
+}
+
+/// One restart: seeding, then Lloyd iterations until a stopping rule holds.
+fn lloyd(
+    x: &FeatureMatrix,
+    xx: &[f64],
+    params: &KMeansParams,
+    tol_abs: f64,
+    rng: &mut GimcRng,
+    restart: usize,
+    observer: &mut dyn FnMut(&KMeansStep),
+) -> Result<KMeans> {
+    let k = params.k;
+    let mut centers = match params.init {
+        KMeansInit::PlusPlus => plus_plus(x, xx, k, rng)?,
+        KMeansInit::Random => random_init(x, k, rng)?,
+    };
+    let (mut labels, mut dists) = assign(x, xx, centers.as_ref())?;
+    let mut inertia: f64 = dists.iter().sum();
+    if !inertia.is_finite() {
+        return Err(ClusterError::NumericalBreakdown {
+            method: "k-means",
+            iteration: 0,
+        });
+    }
+    observer(&KMeansStep {
+        restart,
+        iteration: 0,
+        inertia,
+        center_shift: 0.0,
+        n_changed: labels.len(),
+    });
+    let mut converged = false;
+    let mut n_iter = 0;
+    for iteration in 1..=params.max_iter {
+        n_iter = iteration;
+        relocate_empty(&mut labels, &dists, k);
+        let new_centers = cluster_means(x, &labels, k);
+        let center_shift = (&new_centers - &centers).squared_norm_l2();
+        centers = new_centers;
+        let (new_labels, new_dists) = assign(x, xx, centers.as_ref())?;
+        let n_changed = labels
+            .iter()
+            .zip(&new_labels)
+            .filter(|(a, b)| a != b)
+            .count();
+        labels = new_labels;
+        dists = new_dists;
+        inertia = dists.iter().sum();
+        if !inertia.is_finite() {
+            return Err(ClusterError::NumericalBreakdown {
+                method: "k-means",
+                iteration,
+            });
+        }
+        observer(&KMeansStep {
+            restart,
+            iteration,
+            inertia,
+            center_shift,
+            n_changed,
+        });
+        if n_changed == 0 || center_shift <= tol_abs {
+            converged = true;
+            break;
+        }
+    }
+    Ok(KMeans {
+        centers,
+        labels,
+        inertia,
+        n_iter,
+        converged,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimc_linalg::sparse::dense_to_csr;
+
+    fn fm(rows: &[[f64; 2]]) -> FeatureMatrix {
+        FeatureMatrix::dense(Mat::from_fn(rows.len(), 2, |i, j| rows[i][j])).unwrap()
+    }
+
+    #[test]
+    fn check_rejects_bad_parameters() {
+        assert!(KMeansParams::new(2).check().is_ok());
+        assert!(KMeansParams::new(0).check().is_err());
+        assert!(KMeansParams::new(2).with_n_init(0).check().is_err());
+        assert!(KMeansParams::new(2).with_max_iter(0).check().is_err());
+        assert!(KMeansParams::new(2).with_tol(-1.0).check().is_err());
+        assert!(KMeansParams::new(2).with_tol(f64::NAN).check().is_err());
+    }
+
+    #[test]
+    fn relocation_takes_the_farthest_point_of_a_shared_cluster() {
+        // cluster 0 has points 0,1,2; cluster 1 has only point 3 (farthest overall); 2 is empty
+        let mut labels = vec![0, 0, 0, 1];
+        let dists = [0.1, 5.0, 0.2, 9.0];
+        assert_eq!(relocate_empty(&mut labels, &dists, 3), 1);
+        assert_eq!(labels, vec![0, 2, 0, 1]);
+        let mut full = vec![0, 1];
+        assert_eq!(relocate_empty(&mut full, &[1.0, 1.0], 2), 0);
+    }
+
+    #[test]
+    fn sums_agree_bitwise_dense_and_sparse() {
+        let x = Mat::from_fn(7, 3, |i, j| {
+            if (i + j) % 3 == 0 {
+                0.0
+            } else {
+                (i as f64 * 0.37 - j as f64).sin()
+            }
+        });
+        let s = dense_to_csr(x.as_ref()).unwrap();
+        let labels = [2, 0, 1, 2, 0, 0, 1];
+        assert_eq!(dense_sums(&x, &labels, 3), sparse_sums(&s, &labels, 3));
+    }
+
+    #[test]
+    fn duplicate_points_do_not_break_seeding() {
+        let x = fm(&[[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]);
+        let km = fit_kmeans(&x, &KMeansParams::new(3), &mut seeded(1)).unwrap();
+        // all centres coincide; ties go to the lowest index
+        assert_eq!(km.inertia, 0.0);
+        assert_eq!(km.labels, vec![0, 0, 0]);
+        assert!(km.converged);
+    }
+
+    #[test]
+    fn single_cluster_is_the_mean() {
+        let x = fm(&[[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]]);
+        let km = fit_kmeans(&x, &KMeansParams::new(1), &mut seeded(2)).unwrap();
+        assert!((km.centers[(0, 0)] - 1.0).abs() < 1e-12);
+        assert!((km.centers[(0, 1)] - 1.0).abs() < 1e-12);
+        assert!((km.inertia - (2.0 + 2.0 + 4.0)).abs() < 1e-9);
+    }
+}

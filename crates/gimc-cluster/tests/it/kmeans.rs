@@ -1,0 +1,175 @@
+//! k-means: invariants, planted blobs, dense = sparse, determinism, errors.
+
+use gimc_cluster::{
+    ClusterError, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed,
+    nearest_centers,
+};
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::{gaussian_mat, seeded};
+use gimc_linalg::{FeatureMatrix, LinalgError};
+use proptest::prelude::*;
+
+use crate::common::{blobs, in_pool, same_partition, sparse_pair};
+
+/// Σ_i ‖x_i − c_{l_i}‖² computed directly.
+fn direct_inertia(x: &Mat<f64>, c: &Mat<f64>, labels: &[usize]) -> f64 {
+    (0..x.nrows())
+        .map(|i| {
+            (0..x.ncols())
+                .map(|j| (x[(i, j)] - c[(labels[i], j)]).powi(2))
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Lloyd never increases Σ_i min_r ‖x_i − c_r‖², including across empty-cluster re-seeding,
+    /// for both seedings, and the result is consistent (labels nearest, inertia direct).
+    #[test]
+    fn inertia_never_increases(
+        n in 2usize..60, d in 1usize..5, k_raw in 1usize..8, seed in 0u64..1000, random in any::<bool>()
+    ) {
+        let k = k_raw.min(n);
+        // few distinct values so that ties and empty clusters happen
+        let x = Mat::from_fn(n, d, |i, j| ((i * 7 + j * 13 + seed as usize) % 5) as f64
+            + 0.01 * ((i * j) % 3) as f64);
+        let fx = FeatureMatrix::dense(x.clone()).unwrap();
+        let init = if random { KMeansInit::Random } else { KMeansInit::PlusPlus };
+        let params = KMeansParams::new(k).with_n_init(2).with_tol(0.0).with_init(init);
+        let mut steps: Vec<KMeansStep> = vec![];
+        let km = fit_kmeans_observed(&fx, &params, &mut seeded(seed), &mut |s| steps.push(*s)).unwrap();
+        for w in steps.windows(2) {
+            if w[0].restart == w[1].restart {
+                prop_assert!(w[1].inertia <= w[0].inertia + 1e-9 * (1.0 + w[0].inertia),
+                    "inertia rose {} -> {}", w[0].inertia, w[1].inertia);
+            }
+        }
+        prop_assert_eq!(km.labels.len(), n);
+        prop_assert!(km.labels.iter().all(|&l| l < k));
+        let direct = direct_inertia(&x, &km.centers, &km.labels);
+        prop_assert!((direct - km.inertia).abs() <= 1e-9 * (1.0 + direct));
+        // the kept restart is the best one
+        let finals: Vec<f64> = (0..2).map(|r| steps.iter().rev().find(|s| s.restart == r).unwrap().inertia).collect();
+        prop_assert!(km.inertia <= finals[0].min(finals[1]) + 1e-12);
+    }
+}
+
+#[test]
+fn recovers_well_separated_blobs() {
+    let centres = Mat::from_fn(5, 3, |r, j| 20.0 * ((r * 3 + j * 5) % 7) as f64 + r as f64);
+    let (x, truth) = blobs(&centres, 40, 0.5, 3);
+    let fx = FeatureMatrix::dense(x).unwrap();
+    for init in [KMeansInit::PlusPlus, KMeansInit::Random] {
+        let params = KMeansParams::new(5).with_n_init(8).with_init(init);
+        let km = fit_kmeans(&fx, &params, &mut seeded(4)).unwrap();
+        assert!(same_partition(&km.labels, &truth), "{init:?}");
+        assert!(km.converged);
+        // each fitted centre is within noise of a true centre
+        for r in 0..5 {
+            let t = truth[km.labels.iter().position(|&l| l == r).unwrap()];
+            for j in 0..3 {
+                assert!((km.centers[(r, j)] - centres[(t, j)]).abs() < 0.3);
+            }
+        }
+        assert_eq!(km.predict(&fx).unwrap(), km.labels);
+    }
+}
+
+#[test]
+fn dense_and_sparse_give_the_same_clustering() {
+    let mut rng = seeded(10);
+    let (dense, sparse) = sparse_pair(&mut rng, 300, 25, 0.15);
+    for init in [KMeansInit::PlusPlus, KMeansInit::Random] {
+        let params = KMeansParams::new(6).with_init(init);
+        let a = fit_kmeans(&dense, &params, &mut seeded(11)).unwrap();
+        let b = fit_kmeans(&sparse, &params, &mut seeded(11)).unwrap();
+        assert_eq!(a.labels, b.labels);
+        assert_eq!(a.n_iter, b.n_iter);
+        assert!((&a.centers - &b.centers).norm_max() < 1e-10);
+        assert!((a.inertia - b.inertia).abs() < 1e-9 * a.inertia);
+        let (la, da) = nearest_centers(&sparse, a.centers.as_ref()).unwrap();
+        assert_eq!(la, a.labels);
+        assert!((da.iter().sum::<f64>() - a.inertia).abs() < 1e-9 * a.inertia);
+    }
+}
+
+#[test]
+fn deterministic_by_seed_and_thread_count() {
+    let x = gaussian_mat(&mut seeded(20), 2500, 8, 1.0);
+    let fx = FeatureMatrix::dense(x).unwrap();
+    let (_, sparse) = sparse_pair(&mut seeded(21), 2500, 30, 0.1);
+    let params = KMeansParams::new(7).with_n_init(2);
+    for data in [&fx, &sparse] {
+        let one = in_pool(1, || fit_kmeans(data, &params, &mut seeded(5)).unwrap());
+        let two = in_pool(2, || fit_kmeans(data, &params, &mut seeded(5)).unwrap());
+        let again = fit_kmeans(data, &params, &mut seeded(5)).unwrap();
+        assert_eq!(one, two);
+        assert_eq!(one, again);
+    }
+    // the generator advances: a second call from the same generator is a new draw
+    let mut rng = seeded(6);
+    let a = fit_kmeans(&fx, &params.clone().with_n_init(1), &mut rng).unwrap();
+    let b = fit_kmeans(&fx, &params.with_n_init(1), &mut rng).unwrap();
+    assert_ne!(a.centers, b.centers);
+}
+
+#[test]
+fn more_restarts_never_hurt() {
+    let x = gaussian_mat(&mut seeded(30), 400, 4, 1.0);
+    let fx = FeatureMatrix::dense(x).unwrap();
+    let one = fit_kmeans(&fx, &KMeansParams::new(9).with_n_init(1), &mut seeded(7)).unwrap();
+    let many = fit_kmeans(&fx, &KMeansParams::new(9).with_n_init(6), &mut seeded(7)).unwrap();
+    // restart 0 is the same stream in both runs, so the best of six is at least as good
+    assert!(many.inertia <= one.inertia);
+}
+
+#[test]
+fn every_point_its_own_cluster() {
+    let x = gaussian_mat(&mut seeded(31), 12, 3, 1.0);
+    let fx = FeatureMatrix::dense(x).unwrap();
+    let km = fit_kmeans(&fx, &KMeansParams::new(12), &mut seeded(8)).unwrap();
+    assert!(km.inertia < 1e-12); // rounding of the expansion ‖x‖² − 2x·c + ‖c‖²
+    let mut l = km.labels.clone();
+    l.sort_unstable();
+    assert_eq!(l, (0..12).collect::<Vec<_>>());
+}
+
+#[test]
+fn error_cases() {
+    let x = gaussian_mat(&mut seeded(40), 5, 2, 1.0);
+    let fx = FeatureMatrix::dense(x.clone()).unwrap();
+    let mut rng = seeded(1);
+    assert_eq!(
+        fit_kmeans(&fx, &KMeansParams::new(6), &mut rng),
+        Err(ClusterError::TooFewPoints { k: 6, n: 5 })
+    );
+    assert!(matches!(
+        fit_kmeans(&fx, &KMeansParams::new(0), &mut rng),
+        Err(ClusterError::InvalidParameter { name: "k", .. })
+    ));
+    let mut bad = x.clone();
+    bad[(3, 1)] = f64::NAN;
+    let fbad = FeatureMatrix::Dense(bad);
+    assert!(matches!(
+        fit_kmeans(&fbad, &KMeansParams::new(2), &mut rng),
+        Err(ClusterError::Linalg(LinalgError::NonFinite {
+            row: 3,
+            col: 1,
+            ..
+        }))
+    ));
+    let km = fit_kmeans(&fx, &KMeansParams::new(2), &mut rng).unwrap();
+    let wide = FeatureMatrix::dense(Mat::zeros(3, 4)).unwrap();
+    assert!(matches!(
+        km.predict(&wide),
+        Err(ClusterError::DimensionMismatch { .. })
+    ));
+    assert!(nearest_centers(&fx, Mat::<f64>::zeros(0, 2).as_ref()).is_err());
+    let empty = FeatureMatrix::dense(Mat::zeros(0, 2)).unwrap();
+    assert!(matches!(
+        fit_kmeans(&empty, &KMeansParams::new(1), &mut rng),
+        Err(ClusterError::TooFewPoints { k: 1, n: 0 })
+    ));
+}

@@ -1,0 +1,156 @@
+//! Random Fourier features for the RBF kernel k(x, y) = exp(−γ‖x − y‖²) (DESIGN §3.1, GIMC
+//! eq. 6), learnable (GIMC-LFF).
+//!
+//! Directions U = [u_1 … u_m] (d × m) with u_r ~ N(0, 2γ I); S = XU (n × m);
+//! Φ = m^{-1/2} [cos S, sin S] (D = 2m), so φ(x)ᵀφ(y) = m^{-1} Σ_r cos(u_rᵀ(x − y)) whose
+//! expectation is k(x, y) and whose error falls like m^{-1/2}.
+//!
+//! Backward: with G = [G_c, G_s] split into its cos and sin halves,
+//! ∂f/∂U = m^{-1/2} Xᵀ (G_s ∘ cos S − G_c ∘ sin S) (DESIGN §3.1), O(nnz(X)·m + n·m).
+
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::dense::check_finite;
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::rng::{GimcRng, gaussian_mat};
+use rayon::prelude::*;
+
+use crate::Result;
+use crate::error::invalid;
+use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
+
+/// Hyper-parameters of [`RandomFourier`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RandomFourierParams {
+    /// Number of directions m ≥ 1 (output dimension D = 2m).
+    pub m: usize,
+    /// RBF inverse length scale γ > 0 (finite).
+    pub gamma: f64,
+}
+
+impl RandomFourierParams {
+    /// m directions for the kernel exp(−γ‖x − y‖²).
+    pub fn new(m: usize, gamma: f64) -> Self {
+        Self { m, gamma }
+    }
+
+    /// Checks m ≥ 1 and γ finite and > 0.
+    pub fn check(&self) -> Result<()> {
+        if self.m == 0 {
+            return Err(invalid("m", "must be at least 1"));
+        }
+        if !(self.gamma.is_finite() && self.gamma > 0.0) {
+            return Err(invalid(
+                "gamma",
+                format!("must be finite and > 0, got {}", self.gamma),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Random Fourier features Φ = m^{-1/2}[cos XU, sin XU]; learnable in U (d × m).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomFourier {
+    u: Mat<f64>,
+}
+
+impl RandomFourier {
+    /// Draws U (`input_dim` × m) with entries N(0, 2γ) from `rng`.
+    pub fn new(input_dim: usize, params: &RandomFourierParams, rng: &mut GimcRng) -> Result<Self> {
+        params.check()?;
+        let std = (2.0 * params.gamma).sqrt();
+        Ok(Self {
+            u: gaussian_mat(rng, input_dim, params.m, std),
+        })
+    }
+
+    /// A map with the given directions U (d × m, m ≥ 1, finite).
+    pub fn from_directions(u: Mat<f64>) -> Result<Self> {
+        if u.ncols() == 0 {
+            return Err(invalid("m", "must be at least 1"));
+        }
+        check_finite(u.as_ref())?;
+        Ok(Self { u })
+    }
+
+    /// The directions U (d × m).
+    pub fn directions(&self) -> MatRef<'_, f64> {
+        self.u.as_ref()
+    }
+
+    /// Number of directions m.
+    pub fn n_directions(&self) -> usize {
+        self.u.ncols()
+    }
+
+    fn scale(&self) -> f64 {
+        1.0 / (self.u.ncols() as f64).sqrt()
+    }
+}
+
+impl FeatureMap for RandomFourier {
+    fn input_dim(&self) -> usize {
+        self.u.nrows()
+    }
+
+    fn output_dim(&self) -> usize {
+        2 * self.u.ncols()
+    }
+
+    fn forward(&self, x: &FeatureMatrix) -> Result<Mat<f64>> {
+        check_input("RandomFourier::forward", x, self.input_dim())?;
+        let s = x.mul_dense(self.u.as_ref())?;
+        let (n, m) = s.shape();
+        let scale = self.scale();
+        let mut phi = Mat::<f64>::zeros(n, 2 * m);
+        let (cos_half, sin_half) = phi.as_mut().split_at_col_mut(m);
+        cos_half
+            .par_col_iter_mut()
+            .zip(sin_half.par_col_iter_mut())
+            .enumerate()
+            .for_each(|(r, (c, sn))| {
+                for ((cv, sv), &v) in c.iter_mut().zip(sn.iter_mut()).zip(s.col_as_slice(r)) {
+                    let (sin, cos) = v.sin_cos();
+                    *cv = scale * cos;
+                    *sv = scale * sin;
+                }
+            });
+        Ok(phi)
+    }
+}
+
+impl LearnableMap for RandomFourier {
+    fn params(&self) -> MatRef<'_, f64> {
+        self.u.as_ref()
+    }
+
+    fn set_params(&mut self, params: Mat<f64>) -> Result<()> {
+        check_params("RandomFourier::set_params", params.as_ref(), self.u.shape())?;
+        self.u = params;
+        Ok(())
+    }
+
+    fn backward(&self, x: &FeatureMatrix, g: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        check_input("RandomFourier::backward", x, self.input_dim())?;
+        check_grad("RandomFourier::backward", g, x.nrows(), self.output_dim())?;
+        let mut h = x.mul_dense(self.u.as_ref())?;
+        let m = h.ncols();
+        let scale = self.scale();
+        let (g_cos, g_sin) = g.split_at_col(m);
+        // H = m^{-1/2} (G_s ∘ cos S − G_c ∘ sin S), overwriting S
+        h.as_mut()
+            .par_col_iter_mut()
+            .enumerate()
+            .for_each(|(r, col)| {
+                for ((v, &gc), &gs) in col
+                    .iter_mut()
+                    .zip(g_cos.col(r).iter())
+                    .zip(g_sin.col(r).iter())
+                {
+                    let (sin, cos) = v.sin_cos();
+                    *v = scale * (gs * cos - gc * sin);
+                }
+            });
+        Ok(x.tr_mul_dense(h.as_ref())?)
+    }
+}

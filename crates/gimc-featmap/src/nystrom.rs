@@ -1,0 +1,309 @@
+//! Nyström features (DESIGN §3.1, GIMC eq. 7–8), and learned Nyström (GIMC-LNYS).
+//!
+//! Landmarks u_1 … u_m (rows of U, m × d) are sampled uniformly from the data or taken as
+//! k-means centres ([`gimc_cluster`]). C_ir = k(x_i, u_r) is computed by
+//! [`gimc_linalg::kernel_block`] (one product X·Uᵀ plus row norms, so sparse X stays sparse),
+//! E_rs = k(u_r, u_s), and Φ = C M with M = (E^†)^{1/2} from the symmetric eigendecomposition
+//! of E, dropping eigenvalues ≤ `rel_tol`·λ_max ([`gimc_linalg::pinv_sqrt`]). Then
+//! ΦΦᵀ = C E^† Cᵀ, which equals the kernel matrix exactly when every point is a landmark (up
+//! to the dropped eigenvalues).
+//!
+//! Learned Nyström keeps M fixed (GIMC uses M = I, [`NystromNorm::Identity`]) and learns U. With
+//! H = (G Mᵀ) ∘ ∂C, the backward pass is, per kernel:
+//! - RBF, ∂k(x, u)/∂u = 2γ (x − u) k(x, u): ∂f/∂U = 2γ (Hᵀ X − diag(1ᵀH) U) with
+//!   H = (G Mᵀ) ∘ C (DESIGN §3.1; sign confirmed by finite differences);
+//! - linear, ∂k/∂u = x: ∂f/∂U = (G Mᵀ)ᵀ X;
+//! - polynomial (γ x·u + c₀)^p, ∂k/∂u = pγ (γ x·u + c₀)^{p−1} x: ∂f/∂U = Hᵀ X with
+//!   H = (G Mᵀ) ∘ pγ (γ XUᵀ + c₀)^{p−1}.
+//!
+//! Cost O(nnz(X)·m + n·m) (+ O(n·m²) for a non-identity M).
+
+use gimc_cluster::{KMeansParams, fit_kmeans};
+use gimc_linalg::dense::{self, check_finite};
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::rng::GimcRng;
+use gimc_linalg::{FeatureMatrix, Kernel, kernel_block, kernel_block_dense, pinv_sqrt};
+
+use crate::Result;
+use crate::affine::{column_sums, par_zip_map};
+use crate::error::{FeatMapError, invalid};
+use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
+
+/// Default relative eigenvalue threshold of the Nyström square root M = (E^†)^{1/2}.
+pub const DEFAULT_REL_TOL: f64 = 1e-12;
+
+/// How the landmarks are chosen by [`Nystrom::fit`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum LandmarkInit {
+    /// m distinct rows of X drawn uniformly (the default).
+    Uniform,
+    /// The m centres of k-means on X (the `k` field of the given parameters is replaced by m).
+    KMeans(KMeansParams),
+}
+
+/// The normalisation M in Φ = C M.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum NystromNorm {
+    /// M = (E^†)^{1/2}, dropping eigenvalues of E ≤ `rel_tol`·λ_max (the default, with
+    /// [`DEFAULT_REL_TOL`]); rel_tol in [0, 1).
+    PinvSqrt {
+        /// Relative eigenvalue threshold.
+        rel_tol: f64,
+    },
+    /// M = I (GIMC-LNYS as in the paper).
+    Identity,
+}
+
+/// Hyper-parameters of [`Nystrom::fit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct NystromParams {
+    /// Number of landmarks m ≥ 1 (output dimension D = m; at most the number of rows).
+    pub m: usize,
+    /// The kernel k.
+    pub kernel: Kernel,
+    /// Landmark selection. Default [`LandmarkInit::Uniform`].
+    pub landmarks: LandmarkInit,
+    /// Normalisation M. Default [`NystromNorm::PinvSqrt`] with [`DEFAULT_REL_TOL`].
+    pub normalization: NystromNorm,
+}
+
+impl NystromParams {
+    /// m uniform landmarks for `kernel`, M = (E^†)^{1/2}.
+    pub fn new(m: usize, kernel: Kernel) -> Self {
+        Self {
+            m,
+            kernel,
+            landmarks: LandmarkInit::Uniform,
+            normalization: NystromNorm::PinvSqrt {
+                rel_tol: DEFAULT_REL_TOL,
+            },
+        }
+    }
+
+    /// Sets the landmark selection.
+    pub fn with_landmarks(mut self, landmarks: LandmarkInit) -> Self {
+        self.landmarks = landmarks;
+        self
+    }
+
+    /// Sets the normalisation.
+    pub fn with_normalization(mut self, normalization: NystromNorm) -> Self {
+        self.normalization = normalization;
+        self
+    }
+
+    /// Checks m ≥ 1, the kernel's parameters, rel_tol ∈ [0, 1) and the k-means parameters.
+    pub fn check(&self) -> Result<()> {
+        if self.m == 0 {
+            return Err(invalid("m", "must be at least 1"));
+        }
+        self.kernel.check()?;
+        check_norm(&self.normalization)?;
+        if let LandmarkInit::KMeans(p) = &self.landmarks {
+            KMeansParams {
+                k: self.m,
+                ..p.clone()
+            }
+            .check()?;
+        }
+        Ok(())
+    }
+}
+
+fn check_norm(norm: &NystromNorm) -> Result<()> {
+    if let NystromNorm::PinvSqrt { rel_tol } = *norm
+        && !(rel_tol.is_finite() && (0.0..1.0).contains(&rel_tol))
+    {
+        return Err(invalid(
+            "rel_tol",
+            format!("must be in [0, 1), got {rel_tol}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Nyström features Φ = k(X, U) M; learnable in the landmarks U (m × d) with M fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nystrom {
+    kernel: Kernel,
+    landmarks: Mat<f64>,
+    /// M (m × m); `None` means the identity.
+    norm: Option<Mat<f64>>,
+}
+
+impl Nystrom {
+    /// Chooses landmarks from the rows of `x` as `params` says and builds the map.
+    pub fn fit(x: &FeatureMatrix, params: &NystromParams, rng: &mut GimcRng) -> Result<Self> {
+        params.check()?;
+        check_input("Nystrom::fit", x, x.ncols())?;
+        let n = x.nrows();
+        if params.m > n {
+            return Err(invalid(
+                "m",
+                format!("{} landmarks requested from {n} rows", params.m),
+            ));
+        }
+        let landmarks = match &params.landmarks {
+            LandmarkInit::Uniform => {
+                let rows = rand::seq::index::sample(rng, n, params.m).into_vec();
+                x.select_rows(&rows)?.to_dense()
+            }
+            LandmarkInit::KMeans(p) => {
+                let p = KMeansParams {
+                    k: params.m,
+                    ..p.clone()
+                };
+                fit_kmeans(x, &p, rng)?.centers
+            }
+        };
+        Self::from_landmarks(params.kernel, landmarks, params.normalization)
+    }
+
+    /// A map with the given landmarks (rows, m × d, m ≥ 1) and normalisation.
+    pub fn from_landmarks(kernel: Kernel, landmarks: Mat<f64>, norm: NystromNorm) -> Result<Self> {
+        kernel.check()?;
+        check_norm(&norm)?;
+        if landmarks.nrows() == 0 {
+            return Err(invalid("m", "must be at least 1"));
+        }
+        check_finite(landmarks.as_ref())?;
+        let norm = match norm {
+            NystromNorm::PinvSqrt { rel_tol } => {
+                Some(normalization_of(&kernel, &landmarks, rel_tol)?)
+            }
+            _ => None,
+        };
+        Ok(Self {
+            kernel,
+            landmarks,
+            norm,
+        })
+    }
+
+    /// A map with the given landmarks and an explicit normalisation M (m × m); `None` is the
+    /// identity.
+    pub fn from_parts(kernel: Kernel, landmarks: Mat<f64>, m: Option<Mat<f64>>) -> Result<Self> {
+        let mut map = Self::from_landmarks(kernel, landmarks, NystromNorm::Identity)?;
+        if let Some(m) = &m {
+            check_params(
+                "Nystrom::from_parts",
+                m.as_ref(),
+                (map.landmarks.nrows(), map.landmarks.nrows()),
+            )?;
+        }
+        map.norm = m;
+        Ok(map)
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// The landmarks (rows, m × d).
+    pub fn landmarks(&self) -> MatRef<'_, f64> {
+        self.landmarks.as_ref()
+    }
+
+    /// The normalisation M (m × m), or `None` for the identity.
+    pub fn normalization(&self) -> Option<MatRef<'_, f64>> {
+        self.norm.as_ref().map(|m| m.as_ref())
+    }
+
+    /// Recomputes M = (E^†)^{1/2} for the current landmarks (e.g. after learning them).
+    pub fn refresh_normalization(&mut self, rel_tol: f64) -> Result<()> {
+        check_norm(&NystromNorm::PinvSqrt { rel_tol })?;
+        self.norm = Some(normalization_of(&self.kernel, &self.landmarks, rel_tol)?);
+        Ok(())
+    }
+}
+
+/// M = (E^†)^{1/2} with E = k(U, U).
+fn normalization_of(kernel: &Kernel, landmarks: &Mat<f64>, rel_tol: f64) -> Result<Mat<f64>> {
+    let e = kernel_block_dense(kernel, landmarks.as_ref(), landmarks.as_ref())?;
+    Ok(pinv_sqrt(e.as_ref(), rel_tol)?)
+}
+
+impl FeatureMap for Nystrom {
+    fn input_dim(&self) -> usize {
+        self.landmarks.ncols()
+    }
+
+    fn output_dim(&self) -> usize {
+        self.landmarks.nrows()
+    }
+
+    fn forward(&self, x: &FeatureMatrix) -> Result<Mat<f64>> {
+        check_input("Nystrom::forward", x, self.input_dim())?;
+        let c = kernel_block(&self.kernel, x, self.landmarks.as_ref())?;
+        match &self.norm {
+            Some(m) => Ok(dense::matmul(c.as_ref(), m.as_ref())?),
+            None => Ok(c),
+        }
+    }
+}
+
+impl LearnableMap for Nystrom {
+    fn params(&self) -> MatRef<'_, f64> {
+        self.landmarks.as_ref()
+    }
+
+    /// Replaces the landmarks; M stays fixed (call [`Nystrom::refresh_normalization`] to
+    /// recompute it).
+    fn set_params(&mut self, params: Mat<f64>) -> Result<()> {
+        check_params(
+            "Nystrom::set_params",
+            params.as_ref(),
+            self.landmarks.shape(),
+        )?;
+        self.landmarks = params;
+        Ok(())
+    }
+
+    fn backward(&self, x: &FeatureMatrix, g: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        check_input("Nystrom::backward", x, self.input_dim())?;
+        check_grad("Nystrom::backward", g, x.nrows(), self.output_dim())?;
+        // ∂f/∂C = G Mᵀ
+        let mut h = match &self.norm {
+            Some(m) => dense::matmul_nt(g, m.as_ref())?,
+            None => g.to_owned(),
+        };
+        let u = self.landmarks.as_ref();
+        match self.kernel {
+            Kernel::Rbf { gamma } => {
+                // H = (G Mᵀ) ∘ C;  ∂f/∂U = 2γ (Hᵀ X − diag(1ᵀH) U)
+                let c = kernel_block(&self.kernel, x, u)?;
+                par_zip_map(&mut h, c.as_ref(), |a, b| a * b);
+                let htx = x.tr_mul_dense(h.as_ref())?; // d × m = (HᵀX)ᵀ
+                let sums = column_sums(h.as_ref());
+                Ok(Mat::from_fn(u.nrows(), u.ncols(), |r, j| {
+                    2.0 * gamma * (htx[(j, r)] - sums[r] * u[(r, j)])
+                }))
+            }
+            Kernel::Linear => Ok(x.tr_mul_dense(h.as_ref())?.transpose().to_owned()),
+            Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            } => {
+                let p = x.mul_dense(u.transpose())?;
+                let pm1 = i32::try_from(degree.saturating_sub(1)).map_err(|_| {
+                    invalid(
+                        "degree",
+                        format!("{degree} is too large for the backward pass"),
+                    )
+                })?;
+                let coef = f64::from(degree) * gamma;
+                par_zip_map(&mut h, p.as_ref(), |a, dot| {
+                    a * coef * (gamma * dot + coef0).powi(pm1)
+                });
+                Ok(x.tr_mul_dense(h.as_ref())?.transpose().to_owned())
+            }
+            other => Err(FeatMapError::Unsupported(format!(
+                "Nyström backward pass for kernel {other:?}"
+            ))),
+        }
+    }
+}
