@@ -1,0 +1,162 @@
+//! The error type of `gimc-solvers`: parameter (and input) errors, reported before any work is
+//! done, kept separate from fit errors, which arise while a solver runs (DESIGN §2, errors;
+//! §7, solvers stop on NaN and report it).
+
+use gimc_linalg::LinalgError;
+
+/// Everything that can go wrong in a solver.
+///
+/// The first group of variants are *parameter errors*: the hyper-parameters or the shapes of the
+/// inputs are invalid, and nothing was computed ([`SolverError::is_parameter_error`]). The second
+/// group are *fit errors*: the inputs were accepted but the iteration broke down.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum SolverError {
+    /// A hyper-parameter is outside its valid range (λ < 0, rank 0, NaN tolerance, …).
+    #[error("invalid parameter {name}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// Two inputs whose shapes must agree do not.
+    #[error("dimension mismatch in {what}: expected {expected}, got {got}")]
+    DimensionMismatch {
+        /// Which input or operation.
+        what: &'static str,
+        /// What was expected.
+        expected: String,
+        /// What was given.
+        got: String,
+    },
+    /// The observed-entry set Ω (or a training set) is empty.
+    #[error("no observed entries / training examples: {0}")]
+    Empty(&'static str),
+    /// An input contains NaN / Inf or an invalid value (e.g. a label out of range).
+    #[error("invalid input {what}: {reason}")]
+    InvalidInput {
+        /// Which input.
+        what: &'static str,
+        /// What is wrong, with the position where it applies.
+        reason: String,
+    },
+    /// A solver produced NaN or an infinite value; it stopped instead of returning garbage.
+    #[error("{solver} produced a non-finite {what} at iteration {iteration}")]
+    NonFinite {
+        /// The solver.
+        solver: &'static str,
+        /// The quantity that became non-finite (objective, iterate, …).
+        what: &'static str,
+        /// Iteration at which it happened (0 = initialisation).
+        iteration: usize,
+    },
+    /// A linear-algebra routine failed during the fit (a factorisation, CG breakdown, …).
+    #[error("linear algebra: {0}")]
+    Linalg(#[from] LinalgError),
+}
+
+impl SolverError {
+    /// Whether this is a parameter / input error (raised before any fitting), as opposed to a fit
+    /// error raised while iterating.
+    pub fn is_parameter_error(&self) -> bool {
+        matches!(
+            self,
+            Self::InvalidParameter { .. }
+                | Self::DimensionMismatch { .. }
+                | Self::Empty(_)
+                | Self::InvalidInput { .. }
+        )
+    }
+}
+
+/// Shorthand for an [`SolverError::InvalidParameter`].
+pub(crate) fn param_err(name: &'static str, reason: impl Into<String>) -> SolverError {
+    SolverError::InvalidParameter {
+        name,
+        reason: reason.into(),
+    }
+}
+
+/// Shorthand for a [`SolverError::DimensionMismatch`].
+pub(crate) fn dim_err(
+    what: &'static str,
+    expected: impl Into<String>,
+    got: impl Into<String>,
+) -> SolverError {
+    SolverError::DimensionMismatch {
+        what,
+        expected: expected.into(),
+        got: got.into(),
+    }
+}
+
+/// Checks that `value` is finite and ≥ 0.
+pub(crate) fn check_nonneg(name: &'static str, value: f64) -> Result<(), SolverError> {
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(param_err(
+            name,
+            format!("must be finite and >= 0, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `value` is finite and > 0.
+pub(crate) fn check_pos(name: &'static str, value: f64) -> Result<(), SolverError> {
+    if !(value.is_finite() && value > 0.0) {
+        return Err(param_err(
+            name,
+            format!("must be finite and > 0, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every entry of a dense matrix is finite, naming the input and the position.
+pub(crate) fn check_finite_mat(
+    what: &'static str,
+    m: faer::MatRef<'_, f64>,
+) -> Result<(), SolverError> {
+    for j in 0..m.ncols() {
+        for i in 0..m.nrows() {
+            let v = m[(i, j)];
+            if !v.is_finite() {
+                return Err(SolverError::InvalidInput {
+                    what,
+                    reason: format!("non-finite value {v} at row {i}, column {j}"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_of_errors() {
+        assert!(param_err("lambda", "x").is_parameter_error());
+        assert!(dim_err("phi", "3", "4").is_parameter_error());
+        assert!(SolverError::Empty("omega").is_parameter_error());
+        let fit = SolverError::NonFinite {
+            solver: "imc",
+            what: "objective",
+            iteration: 3,
+        };
+        assert!(!fit.is_parameter_error());
+        assert!(fit.to_string().contains("iteration 3"));
+        assert!(check_nonneg("l", -1.0).is_err());
+        assert!(check_nonneg("l", f64::NAN).is_err());
+        assert!(check_nonneg("l", 0.0).is_ok());
+        assert!(check_pos("l", 0.0).is_err());
+        let mut m = faer::Mat::<f64>::zeros(2, 2);
+        m[(1, 0)] = f64::INFINITY;
+        assert!(matches!(
+            check_finite_mat("m", m.as_ref()),
+            Err(SolverError::InvalidInput { .. })
+        ));
+    }
+}

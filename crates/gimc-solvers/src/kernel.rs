@@ -1,0 +1,326 @@
+//! Row kernels on Ω shared by the ALS solvers (DESIGN §3.2, the sampled-product kernel).
+//!
+//! Ω is walked in either orientation through [`OmegaView`]: by rows of A (CSR order, for the W
+//! half-step) or by columns (the CSC permutation of [`Observed`], for the H half-step), so both
+//! half-steps run parallel over their own rows without atomics. Two kernels live here because
+//! `gimc-linalg` offers them only as separate passes:
+//! - [`omega_gram_apply`]: u_i = w Σ_{j∈Ω_i} (p_i·q_j) q_j, i.e. P_Ω(PQᵀ)Q fused into one pass,
+//!   so a CG Hessian–vector product needs no |Ω|-long intermediate and writes into a reused
+//!   buffer (the separate form is `sampled_dot` followed by `omega_mul_dense`);
+//! - [`rowwise_ridge`]: the exact row-wise ridge solves of plain-MC ALS (identity side), one
+//!   k × k Cholesky per row.
+//!
+//! Every output row is produced by one rayon task in a fixed order, so results do not depend on
+//! the number of threads.
+
+use faer::{MatMut, MatRef};
+use gimc_linalg::Observed;
+use rayon::prelude::*;
+
+/// Target floating-point operations per rayon task.
+const TASK_FLOPS: usize = 1 << 15;
+
+/// The pattern of Ω seen by rows (CSR) or by columns (CSC).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OmegaView<'a> {
+    /// Pointers: the entries of outer line `i` are `ptr[i]..ptr[i + 1]`.
+    ptr: &'a [usize],
+    /// Inner index (the other coordinate) of every entry, in this orientation's order.
+    idx: &'a [usize],
+}
+
+impl<'a> OmegaView<'a> {
+    /// Ω by rows of A.
+    pub(crate) fn rows(o: &'a Observed) -> Self {
+        Self {
+            ptr: o.row_ptr(),
+            idx: o.col_indices(),
+        }
+    }
+
+    /// Ω by columns of A (the rows of Aᵀ).
+    pub(crate) fn cols(o: &'a Observed) -> Self {
+        Self {
+            ptr: o.col_ptr(),
+            idx: o.csc_row_indices(),
+        }
+    }
+
+    /// Number of outer lines.
+    pub(crate) fn outer(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+
+    /// Number of entries.
+    fn nnz(&self) -> usize {
+        self.idx.len()
+    }
+}
+
+/// Outer lines per rayon task for a kernel costing about `per_entry` flops per entry and
+/// `per_line` per line.
+fn grain(view: &OmegaView<'_>, per_entry: usize, per_line: usize) -> usize {
+    let n = view.outer().max(1);
+    let per = (view.nnz() / n + 1) * per_entry + per_line;
+    (TASK_FLOPS / per.max(1)).max(1)
+}
+
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let mut ca = a.chunks_exact(4);
+    let mut cb = b.chunks_exact(4);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        acc[0] += x[0] * y[0];
+        acc[1] += x[1] * y[1];
+        acc[2] += x[2] * y[2];
+        acc[3] += x[3] * y[3];
+    }
+    let mut tail = 0.0;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += x * y;
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+#[inline]
+fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+/// u_i = w · Σ_{e ∈ line i} (p_i · q_{idx[e]}) q_{idx[e]} for every outer line i.
+///
+/// `pt` is k × n (column i = p_i), `qt` is k × m (column j = q_j), `out` is a row-major n × k
+/// buffer (row i = u_i), overwritten. This is P_Ω(P Qᵀ) Q (DESIGN §3.2, the Hessian–vector
+/// product of an ALS half-step) without the |Ω|-long intermediate. O(|Ω|·k).
+pub(crate) fn omega_gram_apply(
+    view: OmegaView<'_>,
+    pt: MatRef<'_, f64>,
+    qt: MatRef<'_, f64>,
+    weight: f64,
+    out: &mut [f64],
+) {
+    let k = pt.nrows();
+    if k == 0 {
+        return;
+    }
+    let g = grain(&view, 4 * k, k);
+    out.par_chunks_mut(k)
+        .enumerate()
+        .with_min_len(g)
+        .for_each(|(i, u)| {
+            u.fill(0.0);
+            let p = col(pt, i);
+            for e in view.ptr[i]..view.ptr[i + 1] {
+                let q = col(qt, view.idx[e]);
+                axpy(weight * dot(p, q), q, u);
+            }
+        });
+}
+
+/// The contiguous column `j` of a column-major matrix (callers pass `to_owned` matrices or
+/// views of them, whose columns are contiguous).
+#[inline]
+fn col(m: MatRef<'_, f64>, j: usize) -> &[f64] {
+    m.col(j)
+        .try_as_col_major()
+        .map(|c| c.as_slice())
+        .unwrap_or(&[])
+}
+
+/// Exact row-wise ridge solves (DESIGN §3.2, plain MC by row-wise ALS): for every outer line i,
+///
+/// (w_Ω Σ_{j∈Ω_i} q_j q_jᵀ + C + λI) x_i = b_i,
+///
+/// where `c` (k × k, already weighted, symmetric PSD) is the fully-observed term w_F QᵀQ, `rhs`
+/// holds the b_i as the rows of an n × k matrix and `out` (n × k) receives the x_i. Rayon-
+/// parallel over lines, one k × k Cholesky each. Returns the first line whose system is not
+/// positive definite (possible only with λ = 0).
+pub(crate) fn rowwise_ridge(
+    omega: Option<(OmegaView<'_>, f64)>,
+    c: Option<MatRef<'_, f64>>,
+    qt: MatRef<'_, f64>,
+    lambda: f64,
+    rhs: MatRef<'_, f64>,
+    out: MatMut<'_, f64>,
+) -> Result<(), usize> {
+    let (n, k) = (rhs.nrows(), rhs.ncols());
+    if k == 0 || n == 0 {
+        return Ok(());
+    }
+    let mut base = vec![0.0f64; k * k];
+    if let Some(c) = c {
+        for a in 0..k {
+            for b in 0..k {
+                base[a * k + b] = c[(a, b)];
+            }
+        }
+    }
+    for a in 0..k {
+        base[a * k + a] += lambda;
+    }
+    // row-major output buffer so each task owns a contiguous slice
+    let mut buf = vec![0.0f64; n * k];
+    let g = omega.map_or(64, |(v, _)| grain(&v, k * k, k * k * k / 3 + 1));
+    let res: Result<(), usize> = buf
+        .par_chunks_mut(k)
+        .enumerate()
+        .with_min_len(g)
+        .try_for_each_init(
+            || vec![0.0f64; k * k],
+            |gram, (i, x)| {
+                gram.copy_from_slice(&base);
+                for (a, xa) in x.iter_mut().enumerate() {
+                    *xa = rhs[(i, a)];
+                }
+                if let Some((view, w)) = omega {
+                    for e in view.ptr[i]..view.ptr[i + 1] {
+                        let q = col(qt, view.idx[e]);
+                        // lower triangle of the rank-one update w q qᵀ
+                        for a in 0..k {
+                            let wa = w * q[a];
+                            let row = &mut gram[a * k..a * k + a + 1];
+                            axpy(wa, &q[..=a], row);
+                        }
+                    }
+                }
+                if cholesky_solve_in_place(gram, k, x) {
+                    Ok(())
+                } else {
+                    Err(i)
+                }
+            },
+        );
+    res?;
+    let mut out = out;
+    for i in 0..n {
+        for a in 0..k {
+            out[(i, a)] = buf[i * k + a];
+        }
+    }
+    Ok(())
+}
+
+/// Solves G x = b for a symmetric positive definite k × k `g` (row-major; only the lower
+/// triangle is read and it is overwritten by the Cholesky factor). Returns `false` when a pivot
+/// is not positive.
+pub(crate) fn cholesky_solve_in_place(g: &mut [f64], k: usize, x: &mut [f64]) -> bool {
+    for j in 0..k {
+        let mut d = g[j * k + j];
+        for p in 0..j {
+            d -= g[j * k + p] * g[j * k + p];
+        }
+        if !(d > 0.0 && d.is_finite()) {
+            return false;
+        }
+        let d = d.sqrt();
+        g[j * k + j] = d;
+        for i in (j + 1)..k {
+            let mut s = g[i * k + j];
+            for p in 0..j {
+                s -= g[i * k + p] * g[j * k + p];
+            }
+            g[i * k + j] = s / d;
+        }
+    }
+    // L y = b
+    for i in 0..k {
+        let mut s = x[i];
+        for p in 0..i {
+            s -= g[i * k + p] * x[p];
+        }
+        x[i] = s / g[i * k + i];
+    }
+    // Lᵀ x = y
+    for i in (0..k).rev() {
+        let mut s = x[i];
+        for p in (i + 1)..k {
+            s -= g[p * k + i] * x[p];
+        }
+        x[i] = s / g[i * k + i];
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::Mat;
+    use gimc_linalg::rng::{gaussian_mat, seeded};
+
+    fn omega() -> Observed {
+        let rows = [0, 0, 1, 2, 2, 2, 3];
+        let cols = [1, 4, 0, 0, 2, 4, 3];
+        let vals = [1.0, -2.0, 0.5, 3.0, 1.5, -1.0, 2.0];
+        Observed::from_triplets(4, 5, &rows, &cols, &vals).unwrap()
+    }
+
+    #[test]
+    fn fused_kernel_matches_dense_reference_both_orientations() {
+        let o = omega();
+        let mask = o.to_dense().map(|&v| if v != 0.0 { 1.0 } else { 0.0 });
+        let p = gaussian_mat(&mut seeded(1), 4, 3, 1.0);
+        let q = gaussian_mat(&mut seeded(2), 5, 3, 1.0);
+        let pq = &p * q.transpose();
+        let masked = Mat::<f64>::from_fn(4, 5, |i, j| pq[(i, j)] * mask[(i, j)]);
+        let want = &masked * &q * faer::Scale(2.0);
+        let mut out = vec![0.0; 4 * 3];
+        let (pt, qt) = (p.transpose().to_owned(), q.transpose().to_owned());
+        omega_gram_apply(OmegaView::rows(&o), pt.as_ref(), qt.as_ref(), 2.0, &mut out);
+        let got = MatRef::from_row_major_slice(&out, 4, 3);
+        assert!((got - &want).norm_l2() < 1e-12);
+        // columns: Rᵀ-side product P_Ω(PQᵀ)ᵀ P
+        let want_t = masked.transpose() * &p;
+        let mut out_t = vec![0.0; 5 * 3];
+        omega_gram_apply(
+            OmegaView::cols(&o),
+            qt.as_ref(),
+            pt.as_ref(),
+            1.0,
+            &mut out_t,
+        );
+        let got_t = MatRef::from_row_major_slice(&out_t, 5, 3);
+        assert!((got_t - &want_t).norm_l2() < 1e-12);
+    }
+
+    #[test]
+    fn rowwise_ridge_solves_each_row() {
+        let o = omega();
+        let q = gaussian_mat(&mut seeded(3), 5, 2, 1.0);
+        let c = q.transpose() * &q * faer::Scale(0.3);
+        let rhs = gaussian_mat(&mut seeded(4), 4, 2, 1.0);
+        let mut x = Mat::<f64>::zeros(4, 2);
+        let qt = q.transpose().to_owned();
+        rowwise_ridge(
+            Some((OmegaView::rows(&o), 0.7)),
+            Some(c.as_ref()),
+            qt.as_ref(),
+            0.1,
+            rhs.as_ref(),
+            x.as_mut(),
+        )
+        .unwrap();
+        for i in 0..4 {
+            let (cols, _) = o.row(i).unwrap();
+            let mut g = &c + Mat::<f64>::identity(2, 2) * faer::Scale(0.1);
+            for &j in cols {
+                let qj = q.row(j).transpose().to_owned();
+                g += &qj * qj.transpose() * faer::Scale(0.7);
+            }
+            let r = &g * x.row(i).transpose() - rhs.row(i).transpose();
+            assert!(r.norm_l2() < 1e-12);
+        }
+        // λ = 0 and an empty-ish row: singular
+        let err = rowwise_ridge(
+            Some((OmegaView::rows(&o), 1.0)),
+            None,
+            qt.as_ref(),
+            0.0,
+            rhs.as_ref(),
+            x.as_mut(),
+        );
+        assert!(err.is_err());
+    }
+}
