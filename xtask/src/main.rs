@@ -1,9 +1,8 @@
 //! Project automation, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
 //!
 //! xtask keeps few dependencies and delegates the work to the workspace's own binaries through
-//! `$CARGO` (DESIGN §2): `datasets` and `reproduce` run the `gimc-experiments` binary in release
-//! mode, `bench` runs the criterion benchmarks and, when Python with scikit-learn is installed,
-//! the peer scripts in `../shared/peers/`.
+//! `$CARGO` (DESIGN §2): `datasets`, `reproduce` and `bench` run the `gimc-experiments` binary
+//! in release mode.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -47,11 +46,23 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
-    /// Run the benchmarks (criterion) and, when available, the scikit-learn peers side by side.
+    /// Run the benchmarks (each in its own process) and write docs/BENCHMARKS.md.
     Bench {
-        /// Extra arguments passed to `cargo bench` (e.g. a benchmark filter).
-        #[arg(trailing_var_arg = true)]
-        args: Vec<String>,
+        /// Run only these benchmarks (repeatable); `--list` shows the names.
+        #[arg(long)]
+        only: Vec<String>,
+        /// Smaller sizes (smoke runs); the report is then not written unless --write is given.
+        #[arg(long)]
+        quick: bool,
+        /// Data directory (default: $GIMC_DATA, else datasets/).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Where to write the Markdown report (default: docs/BENCHMARKS.md for a full run).
+        #[arg(long)]
+        write: Option<PathBuf>,
+        /// List the benchmarks and exit.
+        #[arg(long)]
+        list: bool,
     },
 }
 
@@ -101,7 +112,30 @@ fn run(cli: Cli) -> Result<()> {
             }
             run_experiments_bin(&root, &args)
         }
-        Cmd::Bench { args } => bench(&root, &args),
+        Cmd::Bench {
+            only,
+            quick,
+            data_dir,
+            write,
+            list,
+        } => {
+            let mut args = vec!["bench".to_string()];
+            for name in &only {
+                args.extend(["--only".to_string(), name.clone()]);
+            }
+            if quick {
+                args.push("--quick".into());
+            }
+            if list {
+                args.push("--list".into());
+            }
+            push_path(&mut args, "--data-dir", data_dir.as_deref());
+            // A full run of every benchmark refreshes docs/BENCHMARKS.md.
+            let default_report = root.join("docs/BENCHMARKS.md");
+            let report = write.or((!quick && only.is_empty() && !list).then_some(default_report));
+            push_path(&mut args, "--write", report.as_deref());
+            run_experiments_bin(&root, &args)
+        }
     }
 }
 
@@ -140,19 +174,6 @@ fn run_experiments_bin(root: &Path, args: &[String]) -> Result<()> {
         .context("could not start cargo")?;
     if !status.success() {
         bail!("gimc-experiments {} failed ({status})", args.join(" "));
-    }
-    Ok(())
-}
-
-fn bench(root: &Path, args: &[String]) -> Result<()> {
-    let status = cargo()
-        .current_dir(root)
-        .args(["bench", "--workspace"])
-        .args(args)
-        .status()
-        .context("could not start cargo bench")?;
-    if !status.success() {
-        bail!("cargo bench failed ({status})");
     }
     Ok(())
 }

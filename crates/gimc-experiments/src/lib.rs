@@ -5,6 +5,7 @@
 //! [`write_report`] saves as `<out>/<name>.md`, `.csv` and `.json`. The `gimc-experiments`
 //! binary drives it (`reproduce`, `datasets`).
 
+pub mod bench;
 mod error;
 mod experiment;
 pub mod experiments;

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
+use gimc_experiments::bench::{Measurement, peak_rss_bytes, render_markdown, select_benches};
 use gimc_experiments::{Context, reproduce, select};
 
 /// Reproduce the tables and figures of the GIMC, MC-1 and OKMF papers.
@@ -31,6 +32,147 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         data_dir: Option<PathBuf>,
     },
+    /// Run the benchmarks, each in its own process, print them and write a Markdown report.
+    Bench(BenchArgs),
+    /// Run one benchmark in this process and print its measurements as JSON (used by `bench`).
+    #[command(hide = true)]
+    BenchOne {
+        /// The benchmark's name.
+        name: String,
+        /// Data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// Smaller sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Seed.
+        #[arg(long, default_value_t = 2016)]
+        seed: u64,
+    },
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Run only this benchmark (repeatable); default: all.
+    #[arg(long = "only", value_name = "NAME")]
+    only: Vec<String>,
+    /// Smaller sizes (smoke runs).
+    #[arg(long)]
+    quick: bool,
+    /// Data directory (default: $GIMC_DATA, else datasets/).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Write the Markdown report here (e.g. docs/BENCHMARKS.md).
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Master seed.
+    #[arg(long, default_value_t = 2016)]
+    seed: u64,
+    /// List the benchmarks and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+/// Runs each selected benchmark in a child process (so its peak memory is its own), prints the
+/// measurements and optionally writes the Markdown report.
+fn run_bench(args: BenchArgs) -> Result<()> {
+    let selected = select_benches(&args.only)?;
+    let mut stdout = std::io::stdout().lock();
+    if args.list {
+        for b in &selected {
+            writeln!(stdout, "{:<16} {}", b.name(), b.description())?;
+        }
+        return Ok(());
+    }
+    let data_dir = resolve_data_dir(args.data_dir.as_deref());
+    let exe = std::env::current_exe()?;
+    let mut results = Vec::new();
+    let mut failed = Vec::new();
+    for b in &selected {
+        writeln!(stdout, "==> {}", b.name())?;
+        stdout.flush()?;
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["bench-one", b.name(), "--seed", &args.seed.to_string()])
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .stderr(std::process::Stdio::inherit());
+        if args.quick {
+            cmd.arg("--quick");
+        }
+        let out = cmd.output()?;
+        if !out.status.success() {
+            writeln!(stdout, "<== {} failed ({})", b.name(), out.status)?;
+            failed.push(b.name());
+            continue;
+        }
+        let ms: Vec<Measurement> = serde_json::from_slice(&out.stdout)?;
+        for m in &ms {
+            let reference = match (m.reference, &m.reference_source) {
+                (Some(r), Some(src)) => format!("   (reference {r} {}: {src})", m.unit),
+                _ => String::new(),
+            };
+            writeln!(
+                stdout,
+                "    {:<40} {:<24} {:>12.4} {}{reference}",
+                m.case, m.metric, m.value, m.unit
+            )?;
+        }
+        results.push((b.name().to_string(), b.description().to_string(), ms));
+    }
+    if let Some(path) = &args.write {
+        let machine = format!(
+            "{} cores, {}",
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            std::env::consts::ARCH
+        );
+        let date = std::process::Command::new("date")
+            .arg("-u")
+            .arg("+%Y-%m-%d")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| "an unknown date".into());
+        let command = if args.quick {
+            "cargo xtask bench --quick"
+        } else {
+            "cargo xtask bench"
+        };
+        std::fs::write(path, render_markdown(&results, &machine, &date, command))?;
+        writeln!(stdout, "wrote {}", path.display())?;
+    }
+    if !failed.is_empty() {
+        bail!("benchmark(s) failed: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// Runs one benchmark here and prints its measurements, with this process's peak memory, as JSON.
+fn run_bench_one(name: String, data_dir: Option<PathBuf>, quick: bool, seed: u64) -> Result<()> {
+    let benches = select_benches(std::slice::from_ref(&name))?;
+    let ctx = Context {
+        data_dir: resolve_data_dir(data_dir.as_deref()),
+        out_dir: PathBuf::from("out"),
+        quick,
+        seed,
+    };
+    let mut ms = Vec::new();
+    for b in benches {
+        ms.extend(b.run(&ctx)?);
+    }
+    if let Some(rss) = peak_rss_bytes() {
+        ms.push(Measurement::new(
+            &name,
+            "whole process",
+            "peak RSS",
+            rss as f64 / (1u64 << 20) as f64,
+            "MiB",
+        ));
+    }
+    println!("{}", serde_json::to_string(&ms)?);
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -131,5 +273,12 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Reproduce(args) => run_reproduce(args),
         Command::Datasets { data_dir } => run_datasets(data_dir),
+        Command::Bench(args) => run_bench(args),
+        Command::BenchOne {
+            name,
+            data_dir,
+            quick,
+            seed,
+        } => run_bench_one(name, data_dir, quick, seed),
     }
 }

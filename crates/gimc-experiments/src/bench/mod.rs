@@ -1,0 +1,215 @@
+//! Benchmarks behind `cargo xtask bench` (DESIGN §5): whole-pipeline timings on real and
+//! synthetic data, with the accuracy reached, the achieved GFLOP/s beside a GEMM measured in the
+//! same run, and peak resident memory.
+//!
+//! Each [`Benchmark`] runs in a process of its own (`gimc-experiments bench-one NAME`), so the
+//! peak resident set size it reports ([`peak_rss_bytes`], the kernel's `VmHWM`) belongs to that
+//! benchmark alone. Timings are medians over repeated runs ([`median_secs`]); comparisons are
+//! ratios measured in the same run. Tests never time anything: speed is shown here.
+
+mod gemm;
+mod imc;
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Context, ExperimentError};
+
+pub use gemm::gemm_gflops;
+
+/// One measured number of a benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// The benchmark's name.
+    pub bench: String,
+    /// The case within it (data set, size, method).
+    pub case: String,
+    /// What was measured (`fit s`, `P@1`, `GFLOP/s`, `peak RSS`…).
+    pub metric: String,
+    /// The value, in `unit`.
+    pub value: f64,
+    /// Unit of `value` (`s`, `%`, `GFLOP/s`, `MiB`…).
+    pub unit: String,
+    /// A reference figure to compare with (a peer's or a paper's), when there is one.
+    pub reference: Option<f64>,
+    /// Where the reference figure comes from.
+    pub reference_source: Option<String>,
+}
+
+impl Measurement {
+    /// A measurement without a reference figure.
+    pub fn new(bench: &str, case: &str, metric: &str, value: f64, unit: &str) -> Self {
+        Self {
+            bench: bench.to_string(),
+            case: case.to_string(),
+            metric: metric.to_string(),
+            value,
+            unit: unit.to_string(),
+            reference: None,
+            reference_source: None,
+        }
+    }
+
+    /// Adds a reference figure and its source.
+    pub fn with_reference(mut self, value: f64, source: &str) -> Self {
+        self.reference = Some(value);
+        self.reference_source = Some(source.to_string());
+        self
+    }
+}
+
+/// A named benchmark.
+pub trait Benchmark {
+    /// Stable name (`--only NAME`).
+    fn name(&self) -> &'static str;
+    /// One line saying what is measured.
+    fn description(&self) -> &'static str;
+    /// Runs the benchmark and returns its measurements (peak memory is added by the runner).
+    fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError>;
+}
+
+/// Every benchmark, in the order `cargo xtask bench` runs them.
+pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
+    vec![
+        Box::new(gemm::Gemm),
+        Box::new(imc::ImcBibtex),
+        Box::new(imc::ImcCgStep),
+    ]
+}
+
+/// The benchmarks named in `only` (all when empty), or an error naming the known ones.
+pub fn select_benches(only: &[String]) -> Result<Vec<Box<dyn Benchmark>>, ExperimentError> {
+    let all = bench_registry();
+    if only.is_empty() {
+        return Ok(all);
+    }
+    let known: Vec<&str> = all.iter().map(|b| b.name()).collect();
+    for name in only {
+        if !known.contains(&name.as_str()) {
+            return Err(ExperimentError::Failed(format!(
+                "unknown benchmark {name:?}; known benchmarks: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|b| only.iter().any(|n| n == b.name()))
+        .collect())
+}
+
+/// Peak resident set size of this process so far, in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs `f` `runs` times (at least once) and returns the median wall time in seconds with the
+/// result of the last run.
+pub fn median_secs<T, E>(runs: usize, mut f: impl FnMut() -> Result<T, E>) -> Result<(f64, T), E> {
+    let mut times = Vec::with_capacity(runs.max(1));
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        let t0 = Instant::now();
+        let out = f()?;
+        times.push(t0.elapsed().as_secs_f64());
+        last = Some(out);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    match last {
+        Some(out) => Ok((median, out)),
+        None => unreachable!("runs.max(1) >= 1 iterations were made"),
+    }
+}
+
+/// Renders measurements as the Markdown of docs/BENCHMARKS.md.
+pub fn render_markdown(
+    benches: &[(String, String, Vec<Measurement>)],
+    machine: &str,
+    date: &str,
+    command: &str,
+) -> String {
+    let mut s = String::new();
+    s.push_str("# Benchmarks\n\n");
+    s.push_str(&format!(
+        "Measured by `{command}` on {date}, {machine}. Times are medians over repeated runs in \
+         one process; peak memory is the process's resident high-water mark (each benchmark runs \
+         in its own process).\n\n"
+    ));
+    for (name, description, ms) in benches {
+        s.push_str(&format!("## {name}\n\n{description}\n\n"));
+        s.push_str("| case | metric | value | unit | reference | source |\n");
+        s.push_str("| --- | --- | ---: | --- | ---: | --- |\n");
+        for m in ms {
+            let reference = m.reference.map(fmt_value).unwrap_or_else(|| "—".into());
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                m.case,
+                m.metric,
+                fmt_value(m.value),
+                m.unit,
+                reference,
+                m.reference_source.as_deref().unwrap_or("")
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn fmt_value(v: f64) -> String {
+    if v == 0.0 || (v.abs() >= 0.01 && v.abs() < 1e6) {
+        let digits = if v.abs() >= 100.0 { 1 } else { 3 };
+        format!("{v:.digits$}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        let mut calls = 0;
+        let (t, last) = median_secs::<_, ()>(3, || {
+            calls += 1;
+            Ok(calls)
+        })
+        .unwrap();
+        assert!(t >= 0.0);
+        assert_eq!(last, 3);
+    }
+
+    #[test]
+    fn peak_rss_is_read_on_linux() {
+        let rss = peak_rss_bytes().expect("VmHWM in /proc/self/status");
+        assert!(rss > 1 << 20, "peak RSS {rss} bytes is implausibly small");
+    }
+
+    #[test]
+    fn unknown_benchmark_is_an_error_listing_known_ones() {
+        let err = select_benches(&["nope".into()])
+            .err()
+            .expect("error")
+            .to_string();
+        assert!(err.contains("gemm"), "{err}");
+        assert_eq!(select_benches(&["gemm".into()]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn markdown_has_one_row_per_measurement() {
+        let ms = vec![
+            Measurement::new("b", "c", "fit s", 1.5, "s").with_reference(3.0, "peer"),
+            Measurement::new("b", "c", "P@1", 64.2, "%"),
+        ];
+        let md = render_markdown(&[("b".into(), "d".into(), ms)], "m", "today", "cmd");
+        assert_eq!(md.matches("\n| c |").count(), 2, "{md}");
+        assert!(md.contains("| 3.000 | peer |"), "{md}");
+    }
+}
