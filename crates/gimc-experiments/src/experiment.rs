@@ -36,7 +36,12 @@ pub trait Experiment {
 
 /// Every experiment, in the order `reproduce` runs them.
 pub fn registry() -> Vec<Box<dyn Experiment>> {
-    vec![Box::new(experiments::datasets::Datasets)]
+    vec![
+        Box::new(experiments::datasets::Datasets),
+        Box::new(experiments::gimc_fig1::GimcFig1),
+        Box::new(experiments::imc_sample_complexity::ImcSampleComplexity),
+        Box::new(experiments::pu_imc::PuImc),
+    ]
 }
 
 /// The names of every registered experiment, in registry order.

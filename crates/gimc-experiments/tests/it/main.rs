@@ -6,3 +6,4 @@
 mod cli;
 mod experiments;
 mod report;
+mod synthetic;

@@ -1,0 +1,169 @@
+//! Helpers shared by the synthetic experiments (`gimc-fig1`, `imc-sample-complexity`,
+//! `pu-imc`): error conversion from the solver and feature-map crates, mean / standard
+//! deviation, random hold-out splits of an observed set, building Ω from triplets, and the area
+//! under the ROC curve.
+
+use gimc_linalg::Observed;
+use gimc_linalg::faer::MatRef;
+use gimc_linalg::rng::GimcRng;
+use rand::seq::SliceRandom;
+
+use crate::ExperimentError;
+
+/// Wraps a solver error.
+pub(crate) fn solver_err(e: gimc_solvers::SolverError) -> ExperimentError {
+    ExperimentError::Failed(format!("solver: {e}"))
+}
+
+/// Wraps a feature-map error.
+pub(crate) fn featmap_err(e: gimc_featmap::FeatMapError) -> ExperimentError {
+    ExperimentError::Failed(format!("feature map: {e}"))
+}
+
+/// Mean and sample standard deviation (0 for fewer than two values; NaN mean when empty).
+pub(crate) fn mean_std(values: &[f64]) -> (f64, f64) {
+    let n = values.len();
+    if n == 0 {
+        return (f64::NAN, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return (mean, 0.0);
+    }
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
+    (mean, var.sqrt())
+}
+
+/// Splits `entries` at random into (train, validation) with round(`fraction`·len) validation
+/// entries (at least one and at most len − 1 when len ≥ 2). Both parts keep their input order.
+pub(crate) fn holdout<T: Clone>(
+    entries: &[T],
+    fraction: f64,
+    rng: &mut GimcRng,
+) -> (Vec<T>, Vec<T>) {
+    let n = entries.len();
+    let n_val = ((n as f64) * fraction).round() as usize;
+    let n_val = if n >= 2 { n_val.clamp(1, n - 1) } else { 0 };
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.shuffle(rng);
+    let mut is_val = vec![false; n];
+    for &i in idx.iter().take(n_val) {
+        is_val[i] = true;
+    }
+    let (mut train, mut val) = (Vec::with_capacity(n - n_val), Vec::with_capacity(n_val));
+    for (e, v) in entries.iter().zip(is_val) {
+        if v {
+            val.push(e.clone());
+        } else {
+            train.push(e.clone());
+        }
+    }
+    (train, val)
+}
+
+/// Ω of an `nrows × ncols` matrix from (i, j, value) triplets.
+pub(crate) fn observed_from(
+    nrows: usize,
+    ncols: usize,
+    entries: &[(usize, usize, f64)],
+) -> Result<Observed, ExperimentError> {
+    let rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
+    let cols: Vec<usize> = entries.iter().map(|e| e.1).collect();
+    let vals: Vec<f64> = entries.iter().map(|e| e.2).collect();
+    Ok(Observed::from_triplets(nrows, ncols, &rows, &cols, &vals)?)
+}
+
+/// Root-mean-square difference between `pred` at the entries and the entries' values.
+pub(crate) fn rmse_on(pred: MatRef<'_, f64>, entries: &[(usize, usize, f64)]) -> f64 {
+    if entries.is_empty() {
+        return f64::NAN;
+    }
+    let sq: f64 = entries
+        .iter()
+        .map(|&(i, j, v)| {
+            let d = pred[(i, j)] - v;
+            d * d
+        })
+        .sum();
+    (sq / entries.len() as f64).sqrt()
+}
+
+/// Area under the ROC curve of scores of positives against scores of negatives: the probability
+/// that a random positive outscores a random negative, ties counting one half (Mann–Whitney,
+/// from one sort). NaN when either side is empty.
+pub(crate) fn auc(positives: &[f64], negatives: &[f64]) -> f64 {
+    let (np, nn) = (positives.len(), negatives.len());
+    if np == 0 || nn == 0 {
+        return f64::NAN;
+    }
+    let mut all: Vec<(f64, bool)> = positives
+        .iter()
+        .map(|&s| (s, true))
+        .chain(negatives.iter().map(|&s| (s, false)))
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // sum of the (mid-)ranks of the positives, ranks starting at 1
+    let mut rank_sum = 0.0;
+    let mut start = 0;
+    while start < all.len() {
+        let mut end = start + 1;
+        while end < all.len() && all[end].0 == all[start].0 {
+            end += 1;
+        }
+        let mid_rank = (start + end + 1) as f64 / 2.0;
+        let pos_in_tie = all[start..end].iter().filter(|e| e.1).count();
+        rank_sum += mid_rank * pos_in_tie as f64;
+        start = end;
+    }
+    let (np, nn) = (np as f64, nn as f64);
+    (rank_sum - np * (np + 1.0) / 2.0) / (np * nn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimc_linalg::rng::seeded;
+
+    #[test]
+    fn auc_matches_pair_counting() {
+        let pos = [0.9, 0.5, 0.5, 0.2];
+        let neg = [0.5, 0.1, 0.3, 0.95, 0.2];
+        let mut wins = 0.0;
+        for p in pos {
+            for n in neg {
+                wins += if p > n {
+                    1.0
+                } else if p == n {
+                    0.5
+                } else {
+                    0.0
+                };
+            }
+        }
+        let expect = wins / 20.0;
+        assert!((auc(&pos, &neg) - expect).abs() < 1e-12);
+        assert_eq!(auc(&[1.0, 2.0], &[0.0]), 1.0);
+        assert_eq!(auc(&[0.0], &[1.0, 2.0]), 0.0);
+        assert!(auc(&[], &[1.0]).is_nan());
+    }
+
+    #[test]
+    fn holdout_partitions() {
+        let v: Vec<usize> = (0..100).collect();
+        let (t, h) = holdout(&v, 0.15, &mut seeded(3));
+        assert_eq!(h.len(), 15);
+        assert_eq!(t.len(), 85);
+        let mut all: Vec<usize> = t.iter().chain(&h).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, v);
+        let (t, h) = holdout(&[1, 2], 0.0, &mut seeded(3));
+        assert_eq!((t.len(), h.len()), (1, 1));
+    }
+
+    #[test]
+    fn mean_std_values() {
+        let (m, s) = mean_std(&[1.0, 2.0, 3.0]);
+        assert!((m - 2.0).abs() < 1e-15 && (s - 1.0).abs() < 1e-15);
+        assert_eq!(mean_std(&[4.0]), (4.0, 0.0));
+    }
+}

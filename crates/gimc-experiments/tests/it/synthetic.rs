@@ -1,0 +1,150 @@
+//! The synthetic experiments (`gimc-fig1`, `imc-sample-complexity`, `pu-imc`) in their quick
+//! form show the shapes the papers report, with every published value null.
+
+use gimc_experiments::experiments::gimc_fig1::{self, GimcFig1};
+use gimc_experiments::experiments::imc_sample_complexity::{
+    self, ImcSampleComplexity, PhaseConfig, PhaseSolver, Sweep, run_phase,
+};
+use gimc_experiments::experiments::pu_imc::{self, PuImc};
+use gimc_experiments::{Context, Experiment, Report};
+
+fn ctx(tag: &str) -> Context {
+    let base = std::env::temp_dir().join(format!("gimc-exp-{tag}-{}", std::process::id()));
+    Context {
+        data_dir: base.join("data"),
+        out_dir: base.join("out"),
+        quick: true,
+        seed: 2016,
+    }
+}
+
+/// Our value of the record (method, setting, metric).
+fn ours(report: &Report, method: &str, setting: &str, metric: &str) -> f64 {
+    report
+        .records
+        .iter()
+        .find(|r| r.method == method && r.setting == setting && r.metric == metric)
+        .and_then(|r| r.ours)
+        .unwrap_or_else(|| panic!("no record {method} / {setting} / {metric}"))
+}
+
+#[test]
+fn gimc_fig1_quick_imc_below_mc_at_every_level() {
+    let report = GimcFig1.run(&ctx("fig1")).unwrap();
+    assert!(report.records.iter().all(|r| r.published.is_none()));
+    for &f in &gimc_fig1::FRACTIONS {
+        let s = gimc_fig1::fraction_label(f);
+        let mc = ours(&report, "MC", &s, gimc_fig1::METRIC);
+        let imc = ours(&report, "IMC", &s, gimc_fig1::METRIC);
+        let rff = ours(&report, "IMC-RFF", &s, gimc_fig1::METRIC);
+        assert!(imc < mc, "{s}: IMC {imc} not below MC {mc}");
+        // every error is a sane fraction: IMC well below 1 (it sees the true features)
+        assert!(
+            imc < 0.9 && rff.is_finite() && mc <= 1.05,
+            "{s}: {mc} {imc} {rff}"
+        );
+    }
+    // more observations help IMC
+    let first = gimc_fig1::fraction_label(gimc_fig1::FRACTIONS[0]);
+    let last = gimc_fig1::fraction_label(gimc_fig1::FRACTIONS[5]);
+    assert!(
+        ours(&report, "IMC", &last, gimc_fig1::METRIC)
+            < ours(&report, "IMC", &first, gimc_fig1::METRIC)
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("IMC below MC at every observed fraction: yes"))
+    );
+}
+
+#[test]
+fn imc_sample_complexity_quick_grows_with_d_and_is_flat_in_n() {
+    let report = ImcSampleComplexity.run(&ctx("phase")).unwrap();
+    assert!(report.records.iter().all(|r| r.published.is_none()));
+    let needed = |n: usize, d: usize| {
+        ours(
+            &report,
+            PhaseSolver::Als.name(),
+            &format!("n = {n}, d = {d}"),
+            imc_sample_complexity::METRIC_NEEDED,
+        )
+    };
+    let config = PhaseConfig::new(true);
+    let by_d: Vec<f64> = config
+        .d_sweep
+        .iter()
+        .map(|&d| needed(config.n_fixed, d))
+        .collect();
+    assert!(by_d.windows(2).all(|w| w[0] <= w[1]), "{by_d:?}");
+    assert!(by_d[by_d.len() - 1] > by_d[0], "{by_d:?}");
+    let by_n: Vec<f64> = config
+        .n_sweep
+        .iter()
+        .map(|&n| needed(n, config.d_fixed))
+        .collect();
+    let (lo, hi) = by_n
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+    assert!(hi / lo <= 1.5, "{by_n:?}");
+    // below the degrees of freedom k(2d − k) recovery is impossible: every trial fails
+    let d = config.d_fixed;
+    let dof = imc_sample_complexity::degrees_of_freedom(d, config.rank);
+    for &s in config.samples.iter().filter(|&&s| s < dof) {
+        let rate = ours(
+            &report,
+            PhaseSolver::Als.name(),
+            &format!("n = {}, d = {d}, |Ω| = {s}", config.n_fixed),
+            imc_sample_complexity::METRIC_FAILURES,
+        );
+        assert_eq!(rate, 1.0, "|Ω| = {s} < dof = {dof}");
+    }
+}
+
+#[test]
+fn imc_sample_complexity_rows_share_data_across_sweeps() {
+    // the cell (n = 1000, d = 50) appears in both sweeps and must give identical failures
+    let config = PhaseConfig {
+        d_sweep: vec![50],
+        n_sweep: vec![1000],
+        samples: vec![300, 900],
+        trials: 1,
+        ..PhaseConfig::new(true)
+    };
+    let rows = run_phase(&config, 7).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].sweep, Sweep::Dim);
+    assert_eq!(rows[1].sweep, Sweep::Rows);
+    assert_eq!(rows[0].failures, rows[1].failures);
+    assert_eq!(rows[0].median_error, rows[1].median_error);
+    // 300 < k(2d − k) = 475 fails; 900 ≈ 1.9 dof recovers
+    assert_eq!(rows[0].failures, vec![1, 0]);
+}
+
+#[test]
+fn pu_imc_quick_beats_plain_imc() {
+    let report = PuImc.run(&ctx("pu")).unwrap();
+    assert!(report.records.iter().all(|r| r.published.is_none()));
+    for &rho in &pu_imc::PuConfig::new(true).rhos {
+        let s = pu_imc::rho_label(rho);
+        for metric in [pu_imc::METRIC_THRESHOLDED, pu_imc::METRIC_REAL] {
+            let imc = ours(&report, "IMC", &s, metric);
+            let pu = ours(&report, "PU-IMC", &s, metric);
+            assert!(pu < imc, "{s} {metric}: PU-IMC {pu} vs IMC {imc}");
+        }
+        let imc = ours(&report, "IMC", &s, pu_imc::METRIC_AUC);
+        let pu = ours(&report, "PU-IMC", &s, pu_imc::METRIC_AUC);
+        assert!(pu > imc && pu > 0.95, "{s} AUC: PU-IMC {pu} vs IMC {imc}");
+        // PU-IMC recovers T: fewer wrong entries than there are positives
+        assert!(ours(&report, "PU-IMC", &s, pu_imc::METRIC_THRESHOLDED) < 1.0);
+    }
+}
+
+#[test]
+fn synthetic_experiments_are_registered_in_order() {
+    let names = gimc_experiments::experiment_names();
+    let pos = |n: &str| names.iter().position(|&x| x == n).unwrap();
+    assert!(pos("gimc-fig1") < pos("imc-sample-complexity"));
+    assert!(pos("imc-sample-complexity") < pos("pu-imc"));
+}

@@ -1,0 +1,748 @@
+//! GIMC on any observed set Ω: Algorithm 1 of the paper (DESIGN §3.3, GIMC eq. 9 with the
+//! squared loss and the ridge regulariser of §3.2):
+//!
+//! f(W, H, U, V) = ½‖P_Ω(A − Φ W Hᵀ Ψᵀ)‖² + (λ/2)(‖W‖² + ‖H‖²),  Φ = φ_U(X), Ψ = ψ_V(Y).
+//!
+//! Iteration 0 fits IMC with the initial maps (the IMC-RFF / IMC-NYS solution, spectral start).
+//! Each outer iteration then (1) updates Z = WHᵀ by a few warm-started IMC alternations
+//! (`gimc_solvers::fit_imc`, CG half-steps on Ω, never an n_x × n_y matrix), (2) takes an
+//! Armijo step on U along ∂f/∂U = backward(X, (RQ)Wᵀ), (3) the same on V along
+//! backward(Y, (RᵀP)Hᵀ), with P = ΦW, Q = ΨH and R the residual on Ω (the sampled-product
+//! kernel of `gimc-linalg`, through `gimc_solvers::ImcWorkspace::feature_gradients`). Every
+//! piece decreases f, so f never increases across outer iterations (checked), and the final
+//! objective is at most that of the IMC start.
+
+use std::time::Instant;
+
+use gimc_featmap::{FeatureMap, LearnableMap};
+use gimc_linalg::dense::check_finite;
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::rng::GimcRng;
+use gimc_linalg::{CgParams, FeatureMatrix, Observed};
+use gimc_solvers::{
+    ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver, Observer,
+    ObserverAction, Side, fit_imc,
+};
+use rayon::prelude::*;
+
+use crate::error::{check_nonneg, dim_err, input_err, param_err};
+use crate::fit::FitStop;
+use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
+use crate::maps::KnownMap;
+use crate::{GimcError, Result};
+
+/// A partially observed matrix with row and column features: A on Ω (n_x × n_y), X (n_x × d_x),
+/// Y (n_y × d_y).
+#[derive(Debug, Clone, Copy)]
+pub struct CompletionData<'a> {
+    omega: &'a Observed,
+    x: &'a FeatureMatrix,
+    y: &'a FeatureMatrix,
+}
+
+impl<'a> CompletionData<'a> {
+    /// Checks that Ω is not empty and that X has n_x rows and Y has n_y rows (Ω's values are
+    /// finite by construction of [`Observed`]).
+    pub fn new(omega: &'a Observed, x: &'a FeatureMatrix, y: &'a FeatureMatrix) -> Result<Self> {
+        if omega.is_empty() {
+            return Err(GimcError::Empty("observed set Ω"));
+        }
+        if x.nrows() != omega.nrows() {
+            return Err(dim_err(
+                "row features X",
+                format!("{} rows (rows of A)", omega.nrows()),
+                format!("{} rows", x.nrows()),
+            ));
+        }
+        if y.nrows() != omega.ncols() {
+            return Err(dim_err(
+                "column features Y",
+                format!("{} rows (columns of A)", omega.ncols()),
+                format!("{} rows", y.nrows()),
+            ));
+        }
+        Ok(Self { omega, x, y })
+    }
+
+    /// Ω with the observed values.
+    pub fn omega(&self) -> &'a Observed {
+        self.omega
+    }
+
+    /// Row features X.
+    pub fn x(&self) -> &'a FeatureMatrix {
+        self.x
+    }
+
+    /// Column features Y.
+    pub fn y(&self) -> &'a FeatureMatrix {
+        self.y
+    }
+}
+
+/// Hyper-parameters of [`fit_completion`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompletionParams {
+    /// Rank k of Z = WHᵀ, 1 ≤ k < min(D_x, D_y). Default 10.
+    pub rank: usize,
+    /// Ridge weight λ ≥ 0 on ‖W‖² + ‖H‖². Default 0.1.
+    pub lambda: f64,
+    /// Outer iterations of Algorithm 1 (0: just the IMC start). Default 10.
+    pub max_iter: usize,
+    /// IMC alternations for the start (iteration 0). Default 50.
+    pub start_iters: usize,
+    /// Warm-started IMC alternations in step (1) of every outer iteration. Default 3.
+    pub inner_iters: usize,
+    /// Stopping rule of the IMC solves (relative decrease per alternation). Default 1e-6.
+    pub imc_tol: f64,
+    /// CG stopping rule of the IMC half-steps. Default tol 1e-6, 50 iterations.
+    pub cg: CgParams,
+    /// Learn the row map U. Default true.
+    pub learn_rows: bool,
+    /// Learn the column map V. Default true.
+    pub learn_cols: bool,
+    /// The Armijo line search (one state per side).
+    pub line_search: LineSearchParams,
+    /// Stop when the relative decrease of f over one outer iteration is ≤ `tol` (0 disables).
+    /// Default 0.
+    pub tol: f64,
+}
+
+impl Default for CompletionParams {
+    fn default() -> Self {
+        Self {
+            rank: 10,
+            lambda: 0.1,
+            max_iter: 10,
+            start_iters: 50,
+            inner_iters: 3,
+            imc_tol: 1e-6,
+            cg: CgParams {
+                tol: 1e-6,
+                max_iter: 50,
+            },
+            learn_rows: true,
+            learn_cols: true,
+            line_search: LineSearchParams::default(),
+            tol: 0.0,
+        }
+    }
+}
+
+impl CompletionParams {
+    /// Checks rank ≥ 1, λ, tolerances and the line search (the rank is checked against the
+    /// feature dimensions by the fit).
+    pub fn check(&self) -> Result<()> {
+        if self.rank == 0 {
+            return Err(param_err("rank", "must be at least 1"));
+        }
+        check_nonneg("lambda", self.lambda)?;
+        check_nonneg("imc_tol", self.imc_tol)?;
+        check_nonneg("tol", self.tol)?;
+        check_nonneg("cg.tol", self.cg.tol)?;
+        self.line_search.check()
+    }
+
+    fn imc(&self, max_outer: usize) -> Result<gimc_solvers::ValidImcParams> {
+        Ok(ImcParams {
+            rank: self.rank,
+            lambda: self.lambda,
+            max_outer,
+            tol: self.imc_tol,
+            cg: self.cg,
+            init: ImcInit::Spectral,
+        }
+        .check()?)
+    }
+}
+
+/// A fitted completion model Â = φ_U(X) W Hᵀ ψ_V(Y)ᵀ, inductive on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionModel<MR = KnownMap, MC = KnownMap> {
+    row_map: MR,
+    col_map: MC,
+    w: Mat<f64>,
+    h: Mat<f64>,
+    lambda: f64,
+    method: String,
+}
+
+impl<MR: FeatureMap, MC: FeatureMap> CompletionModel<MR, MC> {
+    /// A model from its parts. Errors: W not D_x × k, H not D_y × k, non-finite factors.
+    pub fn new(row_map: MR, col_map: MC, w: Mat<f64>, h: Mat<f64>, lambda: f64) -> Result<Self> {
+        if w.nrows() != row_map.output_dim() || h.nrows() != col_map.output_dim() {
+            return Err(dim_err(
+                "factors (W, H)",
+                format!(
+                    "{} and {} rows (the maps' output dimensions)",
+                    row_map.output_dim(),
+                    col_map.output_dim()
+                ),
+                format!("{} and {}", w.nrows(), h.nrows()),
+            ));
+        }
+        if w.ncols() != h.ncols() || w.ncols() == 0 {
+            return Err(dim_err(
+                "factors (W, H)",
+                "the same number (>= 1) of columns".to_string(),
+                format!("{} and {}", w.ncols(), h.ncols()),
+            ));
+        }
+        check_finite(w.as_ref())?;
+        check_finite(h.as_ref())?;
+        Ok(Self {
+            row_map,
+            col_map,
+            w,
+            h,
+            lambda,
+            method: String::from("gimc"),
+        })
+    }
+
+    /// The row map φ_U.
+    pub fn row_map(&self) -> &MR {
+        &self.row_map
+    }
+
+    /// The column map ψ_V.
+    pub fn col_map(&self) -> &MC {
+        &self.col_map
+    }
+
+    /// W (D_x × k).
+    pub fn w(&self) -> MatRef<'_, f64> {
+        self.w.as_ref()
+    }
+
+    /// H (D_y × k).
+    pub fn h(&self) -> MatRef<'_, f64> {
+        self.h.as_ref()
+    }
+
+    /// λ.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// The rank k.
+    pub fn rank(&self) -> usize {
+        self.w.ncols()
+    }
+
+    /// The method name stored in model files.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// Sets the method name.
+    pub fn set_method(&mut self, method: impl Into<String>) {
+        self.method = method.into();
+    }
+
+    /// P = φ_U(X) W (n_x × k): the row embedding (semi-supervised clustering takes the top
+    /// left singular vectors of it, DESIGN §3.3).
+    pub fn row_factors(&self, x: &FeatureMatrix) -> Result<Mat<f64>> {
+        let phi = self.row_map.forward(x)?;
+        Ok(gimc_linalg::dense::matmul(phi.as_ref(), self.w.as_ref())?)
+    }
+
+    /// Q = ψ_V(Y) H (n_y × k).
+    pub fn col_factors(&self, y: &FeatureMatrix) -> Result<Mat<f64>> {
+        let psi = self.col_map.forward(y)?;
+        Ok(gimc_linalg::dense::matmul(psi.as_ref(), self.h.as_ref())?)
+    }
+
+    /// Â_ij for the pairs (i, j), i a row of `x`, j a row of `y` (new rows are fine).
+    pub fn predict_entries(
+        &self,
+        x: &FeatureMatrix,
+        y: &FeatureMatrix,
+        pairs: &[(usize, usize)],
+    ) -> Result<Vec<f64>> {
+        let pt = self.row_factors(x)?.transpose().to_owned();
+        let qt = self.col_factors(y)?.transpose().to_owned();
+        if let Some(&(i, j)) = pairs
+            .iter()
+            .find(|&&(i, j)| i >= pt.ncols() || j >= qt.ncols())
+        {
+            return Err(input_err(
+                "pairs",
+                format!(
+                    "pair ({i}, {j}) out of range for {} rows and {} columns",
+                    pt.ncols(),
+                    qt.ncols()
+                ),
+            ));
+        }
+        Ok(pairs
+            .par_iter()
+            .with_min_len(1024)
+            .map(|&(i, j)| {
+                pt.col_as_slice(i)
+                    .iter()
+                    .zip(qt.col_as_slice(j))
+                    .map(|(a, b)| a * b)
+                    .sum()
+            })
+            .collect())
+    }
+
+    /// The dense Â (n_x × n_y) for small problems (e.g. the toy of `gimc-fig1`).
+    pub fn predict_dense(&self, x: &FeatureMatrix, y: &FeatureMatrix) -> Result<Mat<f64>> {
+        let p = self.row_factors(x)?;
+        let q = self.col_factors(y)?;
+        Ok(gimc_linalg::dense::matmul_nt(p.as_ref(), q.as_ref())?)
+    }
+
+    /// f(W, H, U, V) on `data`.
+    pub fn objective(&self, data: &CompletionData<'_>) -> Result<f64> {
+        let (phi, psi) = self.features(data)?;
+        let problem = problem(&phi, &psi, data.omega)?;
+        Ok(ImcWorkspace::new(&problem).objective(self.lambda, self.w.as_ref(), self.h.as_ref())?)
+    }
+
+    fn features(&self, data: &CompletionData<'_>) -> Result<(FeatureMatrix, FeatureMatrix)> {
+        Ok((
+            FeatureMatrix::Dense(self.row_map.forward(data.x)?),
+            FeatureMatrix::Dense(self.col_map.forward(data.y)?),
+        ))
+    }
+
+    /// The W half-step (ridge in W with H and the maps fixed, solved by CG warm-started from
+    /// the current W), as in step (1) of Algorithm 1.
+    pub fn w_step(&mut self, data: &CompletionData<'_>, cg: &CgParams) -> Result<()> {
+        let (phi, psi) = self.features(data)?;
+        let problem = problem(&phi, &psi, data.omega)?;
+        ImcWorkspace::new(&problem).w_step(self.lambda, self.h.as_ref(), self.w.as_mut(), cg)?;
+        Ok(())
+    }
+}
+
+impl<MR: LearnableMap, MC: LearnableMap> CompletionModel<MR, MC> {
+    /// (∂f/∂U, ∂f/∂V) at the current (W, H, U, V): the backward passes of ∂f/∂Φ = (RQ)Wᵀ and
+    /// ∂f/∂Ψ = (RᵀP)Hᵀ.
+    pub fn gradients(&self, data: &CompletionData<'_>) -> Result<(Mat<f64>, Mat<f64>)> {
+        let (phi, psi) = self.features(data)?;
+        let problem = problem(&phi, &psi, data.omega)?;
+        let fg = ImcWorkspace::new(&problem).feature_gradients(self.w.as_ref(), self.h.as_ref())?;
+        let (Some(d_phi), Some(d_psi)) = (fg.d_phi, fg.d_psi) else {
+            return Err(input_err("features", "both sides must have features"));
+        };
+        Ok((
+            self.row_map.backward(data.x, d_phi.as_ref())?,
+            self.col_map.backward(data.y, d_psi.as_ref())?,
+        ))
+    }
+}
+
+fn problem<'a>(
+    phi: &'a FeatureMatrix,
+    psi: &'a FeatureMatrix,
+    omega: &'a Observed,
+) -> Result<ImcProblem<'a>> {
+    Ok(ImcProblem::partial(
+        Side::Features(phi),
+        Side::Features(psi),
+        omega,
+    )?)
+}
+
+/// One outer iteration of [`fit_completion`] (iteration 0: the IMC start).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionIteration {
+    /// Iteration number.
+    pub iteration: usize,
+    /// f after the iteration.
+    pub objective: f64,
+    /// f after step (1), the IMC update (equal to `objective` at iteration 0).
+    pub objective_after_imc: f64,
+    /// Accepted step on U (None if not learned or no step accepted).
+    pub step_rows: Option<f64>,
+    /// Accepted step on V.
+    pub step_cols: Option<f64>,
+    /// Line-search trials this iteration (both sides).
+    pub trials: usize,
+    /// Seconds since the fit started.
+    pub seconds: f64,
+    /// Relative error on the validation entries, sqrt(Σ(Â_ij − A_ij)² / Σ A_ij²) over the
+    /// validation set (when one was given).
+    pub validation_error: Option<f64>,
+}
+
+/// The iterate with the lowest validation error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BestCompletion<MR, MC> {
+    /// Its outer iteration (0 = the IMC start).
+    pub iteration: usize,
+    /// Its validation error.
+    pub error: f64,
+    /// The model at that iteration.
+    pub model: CompletionModel<MR, MC>,
+}
+
+/// The result of [`fit_completion`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionFit<MR, MC> {
+    /// The final model.
+    pub model: CompletionModel<MR, MC>,
+    /// One record per iteration, starting with the IMC start.
+    pub history: Vec<CompletionIteration>,
+    /// The lowest-validation-error iterate (when a validation set was given).
+    pub best: Option<BestCompletion<MR, MC>>,
+    /// Why the fit stopped.
+    pub stop_reason: FitStop,
+}
+
+impl<MR, MC> CompletionFit<MR, MC> {
+    /// The best-validation model when there is one, else the last.
+    pub fn chosen(&self) -> &CompletionModel<MR, MC> {
+        self.best.as_ref().map_or(&self.model, |b| &b.model)
+    }
+
+    /// The objective values, the IMC start first.
+    pub fn objectives(&self) -> Vec<f64> {
+        self.history.iter().map(|h| h.objective).collect()
+    }
+
+    /// The objective of the IMC start (iteration 0).
+    pub fn start_objective(&self) -> f64 {
+        self.history.first().map_or(f64::NAN, |h| h.objective)
+    }
+}
+
+/// Which side a line search updates.
+#[derive(Clone, Copy)]
+enum Which {
+    Rows,
+    Cols,
+}
+
+/// Armijo on one side's map with W, H and the other side fixed. Returns the accepted step and
+/// updates `map`, `feats` and `f` in place.
+#[allow(clippy::too_many_arguments)]
+fn side_step<M: LearnableMap + Clone>(
+    which: Which,
+    map: &mut M,
+    feats: &mut FeatureMatrix,
+    other: &FeatureMatrix,
+    input: &FeatureMatrix,
+    omega: &Observed,
+    w: MatRef<'_, f64>,
+    h: MatRef<'_, f64>,
+    lambda: f64,
+    f: &mut f64,
+    last: &mut Option<f64>,
+    ls: &LineSearchParams,
+    iteration: usize,
+) -> Result<(Option<f64>, usize)> {
+    let (phi, psi) = match which {
+        Which::Rows => (&*feats, other),
+        Which::Cols => (other, &*feats),
+    };
+    let prob = problem(phi, psi, omega)?;
+    let fg = ImcWorkspace::new(&prob).feature_gradients(w, h)?;
+    let d = match which {
+        Which::Rows => fg.d_phi,
+        Which::Cols => fg.d_psi,
+    };
+    let Some(d) = d else {
+        return Ok((None, 0));
+    };
+    let g = map.backward(input, d.as_ref())?;
+    let g_sq = g.squared_norm_l2();
+    if !g_sq.is_finite() {
+        return Err(GimcError::NonFinite {
+            what: "gradient",
+            iteration,
+        });
+    }
+    if g_sq == 0.0 {
+        return Ok((None, 0));
+    }
+    let eta0 = first_step(ls, *last, *f, map.params().norm_l2(), g_sq.sqrt());
+    let search = armijo(*f, g_sq, eta0, ls, |eta| {
+        let mut trial = map.clone();
+        if trial.step(g.as_ref(), eta).is_err() {
+            return Ok(None);
+        }
+        let tf = FeatureMatrix::Dense(trial.forward(input)?);
+        let (phi, psi) = match which {
+            Which::Rows => (&tf, other),
+            Which::Cols => (other, &tf),
+        };
+        let prob = problem(phi, psi, omega)?;
+        let fv = ImcWorkspace::new(&prob).objective(lambda, w, h)?;
+        Ok(Some((fv, (trial, tf))))
+    })?;
+    match search {
+        Search::Accepted(acc, trials) => {
+            let (m, tf) = acc.payload;
+            *map = m;
+            *feats = tf;
+            *f = acc.objective;
+            *last = Some(acc.eta);
+            Ok((Some(acc.eta), trials))
+        }
+        Search::Failed(trials) => Ok((None, trials)),
+    }
+}
+
+/// Relative slack of the monotonicity check.
+const MONOTONE_SLACK: f64 = 1e-10;
+
+/// Fits GIMC on a partially observed matrix (Algorithm 1, DESIGN §3.3), learning `row_map`
+/// (U) and `col_map` (V) from their initial parameters. `validation` (optional: held-out
+/// entries of the same matrix, same shape as Ω) is scored after every iteration by its relative
+/// error and the best iterate kept, so the iteration count can be chosen on validation data.
+/// `rng` is used by the spectral IMC start only.
+///
+/// Errors: parameter / shape errors (rank ≥ min(D_x, D_y), …) before any work;
+/// [`GimcError::NonFinite`] if the objective or a gradient stops being finite;
+/// [`GimcError::ObjectiveIncreased`] if the monotonicity invariant fails.
+pub fn fit_completion<MR, MC, O>(
+    data: &CompletionData<'_>,
+    row_map: MR,
+    col_map: MC,
+    params: &CompletionParams,
+    validation: Option<&Observed>,
+    rng: &mut GimcRng,
+    observer: &mut O,
+) -> Result<CompletionFit<MR, MC>>
+where
+    MR: LearnableMap + Clone,
+    MC: LearnableMap + Clone,
+    O: Observer + ?Sized,
+{
+    params.check()?;
+    let dx = row_map.output_dim();
+    let dy = col_map.output_dim();
+    if params.rank >= dx.min(dy) {
+        return Err(param_err(
+            "rank",
+            format!(
+                "must be below min(D_x, D_y) = {}, got {}",
+                dx.min(dy),
+                params.rank
+            ),
+        ));
+    }
+    if let Some(v) = validation {
+        if v.shape() != data.omega.shape() {
+            return Err(dim_err(
+                "validation entries",
+                format!("a {} x {} set", data.omega.nrows(), data.omega.ncols()),
+                format!("{} x {}", v.nrows(), v.ncols()),
+            ));
+        }
+        if v.is_empty() {
+            return Err(GimcError::Empty("validation entries"));
+        }
+    }
+    let start = Instant::now();
+    let (mut row_map, mut col_map) = (row_map, col_map);
+    let mut phi = FeatureMatrix::Dense(row_map.forward(data.x)?);
+    let mut psi = FeatureMatrix::Dense(col_map.forward(data.y)?);
+    let imc_start = {
+        let prob = problem(&phi, &psi, data.omega)?;
+        fit_imc(
+            &prob,
+            &params.imc(params.start_iters)?,
+            None,
+            rng,
+            &mut NoObserver,
+        )?
+    };
+    let (mut w, mut h) = (imc_start.w, imc_start.h);
+    let objective = |phi: &FeatureMatrix, psi: &FeatureMatrix, w: &Mat<f64>, h: &Mat<f64>| {
+        let prob = problem(phi, psi, data.omega)?;
+        Ok::<f64, GimcError>(ImcWorkspace::new(&prob).objective(
+            params.lambda,
+            w.as_ref(),
+            h.as_ref(),
+        )?)
+    };
+    let mut f = objective(&phi, &psi, &w, &h)?;
+    if !f.is_finite() {
+        return Err(GimcError::NonFinite {
+            what: "objective",
+            iteration: 0,
+        });
+    }
+    // relative error on the validation entries at the current features and factors
+    let val_error = |phi: &FeatureMatrix, psi: &FeatureMatrix, w: &Mat<f64>, h: &Mat<f64>| {
+        let Some(v) = validation else {
+            return Ok::<Option<f64>, GimcError>(None);
+        };
+        let p = phi.mul_dense(w.as_ref())?;
+        let q = psi.mul_dense(h.as_ref())?;
+        let pred = gimc_linalg::sampled_dot(v, p.as_ref(), q.as_ref())?;
+        let num: f64 = pred
+            .iter()
+            .zip(v.values())
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum();
+        Ok(Some(
+            (num / v.values_sq_norm().max(f64::MIN_POSITIVE)).sqrt(),
+        ))
+    };
+    let make_model = |rm: &MR, cm: &MC, w: &Mat<f64>, h: &Mat<f64>| {
+        CompletionModel::new(rm.clone(), cm.clone(), w.clone(), h.clone(), params.lambda)
+    };
+    let mut best: Option<BestCompletion<MR, MC>> = None;
+    let mut consider =
+        |info: &CompletionIteration, rm: &MR, cm: &MC, w: &Mat<f64>, h: &Mat<f64>| -> Result<()> {
+            if let Some(e) = info.validation_error
+                && best.as_ref().is_none_or(|b| e < b.error)
+            {
+                best = Some(BestCompletion {
+                    iteration: info.iteration,
+                    error: e,
+                    model: make_model(rm, cm, w, h)?,
+                });
+            }
+            Ok(())
+        };
+    let record = |info: &CompletionIteration| {
+        let mut extras = vec![
+            ("objective_after_imc", info.objective_after_imc),
+            ("trials", info.trials as f64),
+        ];
+        if let Some(s) = info.step_rows {
+            extras.push(("step_rows", s));
+        }
+        if let Some(s) = info.step_cols {
+            extras.push(("step_cols", s));
+        }
+        if let Some(e) = info.validation_error {
+            extras.push(("val_error", e));
+        }
+        IterationRecord {
+            iteration: info.iteration,
+            objective: info.objective,
+            elapsed_secs: info.seconds,
+            extras,
+        }
+    };
+    let info0 = CompletionIteration {
+        iteration: 0,
+        objective: f,
+        objective_after_imc: f,
+        step_rows: None,
+        step_cols: None,
+        trials: 0,
+        seconds: start.elapsed().as_secs_f64(),
+        validation_error: val_error(&phi, &psi, &w, &h)?,
+    };
+    consider(&info0, &row_map, &col_map, &w, &h)?;
+    let mut stop_reason = FitStop::MaxIterations;
+    if observer.observe(&record(&info0)) == ObserverAction::Stop {
+        stop_reason = FitStop::Observer;
+    }
+    let mut history = vec![info0];
+    let inner = params.imc(params.inner_iters.max(1))?;
+    let (mut last_u, mut last_v) = (None, None);
+    if stop_reason != FitStop::Observer {
+        for it in 1..=params.max_iter {
+            let f_prev = f;
+            // (1) Z = WHᵀ by warm-started IMC with the current features
+            if params.inner_iters > 0 {
+                let prob = problem(&phi, &psi, data.omega)?;
+                let m = fit_imc(&prob, &inner, Some((w, h)), rng, &mut NoObserver)?;
+                (w, h) = (m.w, m.h);
+                f = objective(&phi, &psi, &w, &h)?;
+            }
+            let f_imc = f;
+            let mut trials = 0;
+            // (2) Armijo on U
+            let (step_rows, t) = if params.learn_rows {
+                side_step(
+                    Which::Rows,
+                    &mut row_map,
+                    &mut phi,
+                    &psi,
+                    data.x,
+                    data.omega,
+                    w.as_ref(),
+                    h.as_ref(),
+                    params.lambda,
+                    &mut f,
+                    &mut last_u,
+                    &params.line_search,
+                    it,
+                )?
+            } else {
+                (None, 0)
+            };
+            trials += t;
+            // (3) Armijo on V
+            let (step_cols, t) = if params.learn_cols {
+                side_step(
+                    Which::Cols,
+                    &mut col_map,
+                    &mut psi,
+                    &phi,
+                    data.y,
+                    data.omega,
+                    w.as_ref(),
+                    h.as_ref(),
+                    params.lambda,
+                    &mut f,
+                    &mut last_v,
+                    &params.line_search,
+                    it,
+                )?
+            } else {
+                (None, 0)
+            };
+            trials += t;
+            if !f.is_finite() {
+                return Err(GimcError::NonFinite {
+                    what: "objective",
+                    iteration: it,
+                });
+            }
+            // checked invariant of DESIGN §3.3
+            if f > f_prev + MONOTONE_SLACK * f_prev.abs().max(1.0) {
+                return Err(GimcError::ObjectiveIncreased {
+                    iteration: it,
+                    before: f_prev,
+                    after: f,
+                });
+            }
+            let info = CompletionIteration {
+                iteration: it,
+                objective: f,
+                objective_after_imc: f_imc,
+                step_rows,
+                step_cols,
+                trials,
+                seconds: start.elapsed().as_secs_f64(),
+                validation_error: val_error(&phi, &psi, &w, &h)?,
+            };
+            consider(&info, &row_map, &col_map, &w, &h)?;
+            let action = observer.observe(&record(&info));
+            history.push(info);
+            if action == ObserverAction::Stop {
+                stop_reason = FitStop::Observer;
+                break;
+            }
+            let learning = params.learn_rows || params.learn_cols;
+            if learning && step_rows.is_none() && step_cols.is_none() {
+                stop_reason = FitStop::LineSearchFailed;
+                break;
+            }
+            if params.tol > 0.0 && (f_prev - f) <= params.tol * f_prev.abs() {
+                stop_reason = FitStop::Converged;
+                break;
+            }
+        }
+    }
+    let model = CompletionModel::new(row_map, col_map, w, h, params.lambda)?;
+    Ok(CompletionFit {
+        model,
+        history,
+        best,
+        stop_reason,
+    })
+}

@@ -1,0 +1,158 @@
+//! The error type of `gimc`: parameter and input errors (reported before any work is done) kept
+//! apart from fit errors (raised while iterating) and model-file errors (DESIGN §2 errors, §7).
+
+use gimc_featmap::FeatMapError;
+use gimc_linalg::LinalgError;
+use gimc_metrics::MetricsError;
+use gimc_solvers::SolverError;
+
+/// Everything that can go wrong in GIMC fitting, prediction, model selection or model I/O.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum GimcError {
+    /// A hyper-parameter is outside its valid range.
+    #[error("invalid parameter {name}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// Two inputs whose shapes must agree do not.
+    #[error("dimension mismatch in {what}: expected {expected}, got {got}")]
+    DimensionMismatch {
+        /// Which input or operation.
+        what: &'static str,
+        /// What was expected.
+        expected: String,
+        /// What was given.
+        got: String,
+    },
+    /// An input is invalid (NaN / Inf, a class index out of range, a row without its class…),
+    /// with the position where it applies.
+    #[error("invalid input {what}: {reason}")]
+    InvalidInput {
+        /// Which input.
+        what: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A required input is empty (no rows, no observed entries, an empty grid).
+    #[error("empty input: {0}")]
+    Empty(&'static str),
+    /// The fit produced NaN or an infinite value and stopped instead of returning garbage.
+    #[error("non-finite {what} at iteration {iteration}")]
+    NonFinite {
+        /// The quantity (objective, gradient, …).
+        what: &'static str,
+        /// Outer iteration (0 = the start).
+        iteration: usize,
+    },
+    /// The checked invariant of DESIGN §3.3 failed: the objective increased from one outer
+    /// iteration to the next (a bug, or a numerically hopeless problem).
+    #[error("objective increased at iteration {iteration}: {before:e} -> {after:e}")]
+    ObjectiveIncreased {
+        /// Outer iteration.
+        iteration: usize,
+        /// Objective before the iteration.
+        before: f64,
+        /// Objective after it.
+        after: f64,
+    },
+    /// A model file is malformed, truncated, foreign or of an unsupported version.
+    #[error("model file {path}: {reason}")]
+    ModelFormat {
+        /// The file (or `<memory>` for a byte buffer).
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("i/o error on {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// An error from the linear-algebra layer.
+    #[error(transparent)]
+    Linalg(#[from] LinalgError),
+    /// An error from a feature map.
+    #[error(transparent)]
+    FeatMap(#[from] FeatMapError),
+    /// An error from the IMC solvers.
+    #[error(transparent)]
+    Solver(#[from] SolverError),
+    /// An error from the metrics.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+}
+
+impl GimcError {
+    /// Whether this is a parameter / input error (raised before fitting).
+    pub fn is_parameter_error(&self) -> bool {
+        match self {
+            Self::InvalidParameter { .. }
+            | Self::DimensionMismatch { .. }
+            | Self::InvalidInput { .. }
+            | Self::Empty(_) => true,
+            Self::Solver(e) => e.is_parameter_error(),
+            _ => false,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = GimcError> = std::result::Result<T, E>;
+
+/// Shorthand for a [`GimcError::InvalidParameter`].
+pub(crate) fn param_err(name: &'static str, reason: impl Into<String>) -> GimcError {
+    GimcError::InvalidParameter {
+        name,
+        reason: reason.into(),
+    }
+}
+
+/// Shorthand for a [`GimcError::DimensionMismatch`].
+pub(crate) fn dim_err(
+    what: &'static str,
+    expected: impl Into<String>,
+    got: impl Into<String>,
+) -> GimcError {
+    GimcError::DimensionMismatch {
+        what,
+        expected: expected.into(),
+        got: got.into(),
+    }
+}
+
+/// Shorthand for a [`GimcError::InvalidInput`].
+pub(crate) fn input_err(what: &'static str, reason: impl Into<String>) -> GimcError {
+    GimcError::InvalidInput {
+        what,
+        reason: reason.into(),
+    }
+}
+
+/// Checks that `value` is finite and > 0.
+pub(crate) fn check_pos(name: &'static str, value: f64) -> Result<()> {
+    if !(value.is_finite() && value > 0.0) {
+        return Err(param_err(
+            name,
+            format!("must be finite and > 0, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `value` is finite and ≥ 0.
+pub(crate) fn check_nonneg(name: &'static str, value: f64) -> Result<()> {
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(param_err(
+            name,
+            format!("must be finite and >= 0, got {value}"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! The multi-label / multi-class objective and its pieces (DESIGN §3.3, GIMC eq. 12): Ψ = I,
+//! Ω = all n × L entries, A sparse, W (D × L),
+//!
+//! f(W, U) = (λ/2)‖W‖² + ½‖A − ΦW‖²,  Φ = φ_U(X).
+//!
+//! Nothing here forms an n × L dense matrix:
+//! - ΦᵀΦ is one triangular GEMM (O(nD²)), ΦᵀA = (AᵀΦ)ᵀ one sparse product (O(nnz(A)·D));
+//! - ‖A − ΦW‖² = ⟨W, (ΦᵀΦ)W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩ (O(D²L));
+//! - W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA by Cholesky (the paper prints λΦᵀΦ; the ridge solution has
+//!   ΦᵀΦ, DESIGN §3.3);
+//! - ∂f/∂Φ = Φ(WWᵀ) − AWᵀ = (ΦW − A)Wᵀ, computed as (Φ_B W − A_B)Wᵀ over row blocks B when
+//!   2L < D (4nDL flops, only a block × L buffer), else as Φ(WWᵀ) − AWᵀ (2nD² + 2D²L flops);
+//!   then the map's
+//!   backward pass gives ∂f/∂U.
+//!
+//! The reduced objective g(U) = min_W f(W, U) (variable projection) has, by the envelope
+//! theorem, the gradient ∂f/∂U at W = W*(U).
+
+use gimc_featmap::{FeatureMap, LearnableMap};
+use gimc_linalg::dense::{check_finite, frob_dot, gram_nt, gram_tn, matmul, par};
+use gimc_linalg::faer::linalg::matmul::matmul as gemm;
+use gimc_linalg::faer::reborrow::{Reborrow, ReborrowMut};
+use gimc_linalg::faer::{Accum, Mat, MatRef};
+use gimc_linalg::solve::ridge_solve;
+use gimc_linalg::sparse::{csr_frob_sq, csr_mul_dense, csr_tr_mul_dense};
+use gimc_linalg::sprs::CsMat;
+
+use crate::data::LabelData;
+use crate::error::{check_nonneg, dim_err};
+use crate::maps::concat_features;
+use crate::{GimcError, Result};
+
+/// Entries of the largest row-block buffer (block rows × L) used by the blocked products.
+pub(crate) const BLOCK_ENTRIES: usize = 1 << 20;
+
+/// Φ and the two products every objective, W-step and gradient needs: ΦᵀΦ (D × D) and AᵀΦ
+/// (L × D, the transpose of ΦᵀA).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelFeatures {
+    phi: Mat<f64>,
+    gram: Mat<f64>,
+    at_phi: Mat<f64>,
+}
+
+impl LabelFeatures {
+    /// Φ (n × D).
+    pub fn phi(&self) -> MatRef<'_, f64> {
+        self.phi.as_ref()
+    }
+
+    /// ΦᵀΦ (D × D, exactly symmetric).
+    pub fn gram(&self) -> MatRef<'_, f64> {
+        self.gram.as_ref()
+    }
+
+    /// ΦᵀA (D × L), a transposed view of AᵀΦ.
+    pub fn cross(&self) -> MatRef<'_, f64> {
+        self.at_phi.as_ref().transpose()
+    }
+
+    /// Feature dimension D.
+    pub fn dim(&self) -> usize {
+        self.phi.ncols()
+    }
+}
+
+/// The fast-path problem: the data, λ and ‖A‖².
+#[derive(Debug, Clone, Copy)]
+pub struct LabelProblem<'a> {
+    data: &'a LabelData,
+    lambda: f64,
+    a_sq: f64,
+}
+
+impl<'a> LabelProblem<'a> {
+    /// The problem of fitting `data` with ridge weight λ ≥ 0 (λ = 0 needs ΦᵀΦ non-singular).
+    pub fn new(data: &'a LabelData, lambda: f64) -> Result<Self> {
+        check_nonneg("lambda", lambda)?;
+        Ok(Self {
+            data,
+            lambda,
+            a_sq: csr_frob_sq(data.labels()),
+        })
+    }
+
+    /// The data.
+    pub fn data(&self) -> &'a LabelData {
+        self.data
+    }
+
+    /// λ.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// Φ = [φ_1(X), …] for the maps (one map normally; several for combined features), with
+    /// ΦᵀΦ and AᵀΦ.
+    pub fn features<M: FeatureMap>(&self, maps: &[M]) -> Result<LabelFeatures> {
+        let phi = concat_features(maps, self.data.features())?;
+        self.features_from(phi)
+    }
+
+    /// [`LabelFeatures`] for a given Φ (n × D, finite).
+    pub fn features_from(&self, phi: Mat<f64>) -> Result<LabelFeatures> {
+        if phi.nrows() != self.data.nrows() {
+            return Err(dim_err(
+                "features Φ",
+                format!("{} rows", self.data.nrows()),
+                format!("{} rows", phi.nrows()),
+            ));
+        }
+        check_finite(phi.as_ref())?;
+        let gram = gram_tn(phi.as_ref());
+        let at_phi = csr_tr_mul_dense(self.data.labels(), phi.as_ref())?;
+        Ok(LabelFeatures { phi, gram, at_phi })
+    }
+
+    fn check_w(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<()> {
+        let want = (feats.dim(), self.data.n_labels());
+        if w.shape() != want {
+            return Err(dim_err(
+                "W",
+                format!("{} x {}", want.0, want.1),
+                format!("{} x {}", w.nrows(), w.ncols()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// f(W, U) = (λ/2)‖W‖² + ½(⟨W, ΦᵀΦ W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩) at the Φ of `feats`.
+    pub fn objective(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<f64> {
+        self.check_w(feats, w)?;
+        let gw = matmul(feats.gram(), w)?;
+        let quad = frob_dot(w, gw.as_ref())?;
+        let cross = frob_dot(feats.at_phi.as_ref(), w.transpose())?;
+        Ok(0.5 * self.lambda * w.squared_norm_l2() + 0.5 * (quad + self.a_sq - 2.0 * cross))
+    }
+
+    /// The W-step: W = (ΦᵀΦ + λI)⁻¹ΦᵀA (D × L), the exact minimiser of f over W.
+    pub fn w_step(&self, feats: &LabelFeatures) -> Result<Mat<f64>> {
+        Ok(ridge_solve(feats.gram(), feats.cross(), self.lambda)?)
+    }
+
+    /// ∂f/∂Φ = Φ(WWᵀ) − AWᵀ (n × D) at W.
+    pub fn phi_gradient(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.check_w(feats, w)?;
+        Ok(phi_gradient(feats.phi(), self.data.labels(), w)?)
+    }
+
+    /// ∂f/∂U at W for a single map (the one `feats` was computed with): the backward pass of
+    /// ∂f/∂Φ.
+    pub fn gradient<M: LearnableMap>(
+        &self,
+        map: &M,
+        feats: &LabelFeatures,
+        w: MatRef<'_, f64>,
+    ) -> Result<Mat<f64>> {
+        if map.output_dim() != feats.dim() {
+            return Err(dim_err(
+                "map for the gradient",
+                format!("output dimension {} (that of the features)", feats.dim()),
+                format!("{}", map.output_dim()),
+            ));
+        }
+        let g = self.phi_gradient(feats, w)?;
+        Ok(map.backward(self.data.features(), g.as_ref())?)
+    }
+
+    /// The reduced objective g(U) = min_W f(W, U) (variable projection), with W*(U) and the
+    /// features.
+    pub fn reduced<M: FeatureMap>(&self, map: &M) -> Result<(f64, Mat<f64>, LabelFeatures)> {
+        let feats = self.features(std::slice::from_ref(map))?;
+        let w = self.w_step(&feats)?;
+        let f = self.objective(&feats, w.as_ref())?;
+        if !f.is_finite() {
+            return Err(GimcError::NonFinite {
+                what: "objective",
+                iteration: 0,
+            });
+        }
+        Ok((f, w, feats))
+    }
+}
+
+/// (ΦW − A)Wᵀ without an n × L matrix: blocked when 2L < D, else Φ(WWᵀ) − AWᵀ.
+pub(crate) fn phi_gradient(
+    phi: MatRef<'_, f64>,
+    a: &CsMat<f64>,
+    w: MatRef<'_, f64>,
+) -> gimc_linalg::Result<Mat<f64>> {
+    let (n, d) = phi.shape();
+    let l = w.ncols();
+    // blocked: 4nDL flops; Gram form: 2nD² + 2D²L flops
+    if 2 * l >= d {
+        let wwt = gram_nt(w);
+        let mut g = matmul(phi, wwt.as_ref())?;
+        let awt = csr_mul_dense(a, w.transpose())?;
+        g -= awt;
+        return Ok(g);
+    }
+    let mut g = Mat::<f64>::zeros(n, d);
+    let block = (BLOCK_ENTRIES / l.max(1)).clamp(1, n.max(1));
+    let ptr = a.proper_indptr();
+    let (idx, val) = (a.indices(), a.data());
+    let mut p = Mat::<f64>::zeros(block, l);
+    let mut lo = 0;
+    while lo < n {
+        let b = block.min(n - lo);
+        let mut pb = p.as_mut().subrows_mut(0, b);
+        gemm(
+            pb.rb_mut(),
+            Accum::Replace,
+            phi.subrows(lo, b),
+            w,
+            1.0,
+            par(),
+        );
+        for r in 0..b {
+            let range = ptr[lo + r]..ptr[lo + r + 1];
+            for (&j, &v) in idx[range.clone()].iter().zip(&val[range]) {
+                pb[(r, j)] -= v;
+            }
+        }
+        gemm(
+            g.as_mut().subrows_mut(lo, b),
+            Accum::Replace,
+            pb.rb(),
+            w.transpose(),
+            1.0,
+            par(),
+        );
+        lo += b;
+    }
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimc_linalg::FeatureMatrix;
+    use gimc_linalg::rng::{gaussian_mat, seeded};
+    use gimc_linalg::sparse::csr_to_dense;
+    use gimc_linalg::sprs::TriMat;
+
+    fn labels(n: usize, l: usize) -> CsMat<f64> {
+        let mut t = TriMat::new((n, l));
+        for i in 0..n {
+            t.add_triplet(i, (3 * i) % l, 1.0);
+            if i % 2 == 0 {
+                t.add_triplet(i, (5 * i + 1) % l, 1.0);
+            }
+        }
+        t.to_csr()
+    }
+
+    #[test]
+    fn objective_and_gradient_match_dense_formulas() {
+        for (d, l) in [(6, 4), (3, 5)] {
+            let n = 11;
+            let phi = gaussian_mat(&mut seeded(1), n, d, 1.0);
+            let a = labels(n, l);
+            let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(2), n, 2, 1.0)).unwrap();
+            let data = LabelData::multi_label(x, a.clone()).unwrap();
+            let prob = LabelProblem::new(&data, 0.3).unwrap();
+            let feats = prob.features_from(phi.clone()).unwrap();
+            let w = gaussian_mat(&mut seeded(3), d, l, 1.0);
+            let ad = csr_to_dense(&a);
+            let r = &phi * &w - &ad;
+            let direct = 0.15 * w.squared_norm_l2() + 0.5 * r.squared_norm_l2();
+            let f = prob.objective(&feats, w.as_ref()).unwrap();
+            assert!(
+                (f - direct).abs() < 1e-10 * direct.max(1.0),
+                "{f} vs {direct}"
+            );
+            let g = prob.phi_gradient(&feats, w.as_ref()).unwrap();
+            let gd = &r * w.transpose();
+            assert!((&g - &gd).norm_l2() < 1e-10);
+            // the W-step zeroes ∂f/∂W = Φᵀ(ΦW − A) + λW
+            let ws = prob.w_step(&feats).unwrap();
+            let gw = phi.transpose() * (&phi * &ws - &ad) + &ws * gimc_linalg::faer::Scale(0.3);
+            assert!(gw.norm_l2() < 1e-9);
+            assert!(prob.objective(&feats, ws.as_ref()).unwrap() <= f);
+            assert!(prob.objective(&feats, w.as_ref().subcols(0, 1)).is_err());
+        }
+        let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(2), 4, 2, 1.0)).unwrap();
+        let data = LabelData::multi_label(x, labels(4, 3)).unwrap();
+        assert!(LabelProblem::new(&data, -1.0).is_err());
+        let prob = LabelProblem::new(&data, 1.0).unwrap();
+        assert!(prob.features_from(Mat::zeros(3, 2)).is_err());
+    }
+}

@@ -1,0 +1,479 @@
+//! Fitting the multi-label / multi-class fast path (DESIGN §3.3, GIMC eq. 12 and Algorithm 1
+//! specialised to Ψ = I, Ω = everything).
+//!
+//! Iteration 0 is the W-step at the initial map: the IMC-RFF / IMC-NYS solution. Each outer
+//! iteration then takes ∂f/∂U at the current (W, U) and searches along it with Armijo
+//! backtracking (accept η when f(U − ηg) ≤ f(U) − σ η‖g‖², first trial twice the last accepted
+//! step, halving, bounded), and ends with the exact W-step at the new U:
+//! - [`Scheme::Alternating`] (the paper's scheme): trials evaluate f(W, U − ηg) with W fixed;
+//! - [`Scheme::VariableProjection`] (DESIGN §3.3 "better than the paper"): trials evaluate
+//!   g(U − ηg) = min_W f(W, U − ηg), re-solving W each time; the gradient is the same by the
+//!   envelope theorem.
+//!
+//! Either way f(W_t, U_t) ≤ f(W_{t−1}, U_{t−1}) − σ η‖g‖²; the fit checks this invariant after
+//! every iteration and fails with [`GimcError::ObjectiveIncreased`] if it is ever violated.
+//! After every iteration (and at iteration 0) an [`IterationInfo`] is recorded and handed to a
+//! `gimc_solvers` [`Observer`] (objective, step, trials, seconds, train and validation P@k or
+//! accuracy as extras); with a validation set the best-validation iterate (map and W) is kept,
+//! so the number of iterations can be chosen on validation data in one run.
+
+use std::time::Instant;
+
+use gimc_featmap::LearnableMap;
+use gimc_linalg::faer::Mat;
+use gimc_solvers::{IterationRecord, Observer, ObserverAction};
+
+use crate::data::LabelData;
+use crate::error::{check_nonneg, dim_err, param_err};
+use crate::fastpath::{LabelFeatures, LabelProblem};
+use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
+use crate::model::{Evaluation, LabelModel, evaluate_phi};
+use crate::{GimcError, Result};
+
+/// How the line search treats W (DESIGN §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scheme {
+    /// The paper's alternating scheme: Armijo on U with W fixed, then the W-step.
+    #[default]
+    Alternating,
+    /// Variable projection: Armijo on g(U) = min_W f(W, U), each trial re-solving W.
+    VariableProjection,
+}
+
+impl Scheme {
+    /// `alternating` or `varpro`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scheme::Alternating => "alternating",
+            Scheme::VariableProjection => "varpro",
+        }
+    }
+}
+
+/// Hyper-parameters of [`fit_labels`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelParams {
+    /// Ridge weight λ ≥ 0 on ‖W‖². Default 1.
+    pub lambda: f64,
+    /// Maximum number of outer iterations (0: just the IMC start). Default 10.
+    pub max_iter: usize,
+    /// Alternating or variable projection. Default [`Scheme::Alternating`].
+    pub scheme: Scheme,
+    /// The Armijo line search. Default σ = 1e-4, growth 2, 30 halvings.
+    pub line_search: LineSearchParams,
+    /// Stop when the relative decrease of f over one outer iteration is ≤ `tol` (0 disables
+    /// the test). Default 0.
+    pub tol: f64,
+    /// The k of the P@k recorded per iteration (multi-label). Default `[1, 3, 5]`.
+    pub eval_ks: Vec<usize>,
+    /// The k whose validation P@k picks the best iterate (multi-label; multi-class uses
+    /// accuracy). Default 1.
+    pub select_k: usize,
+    /// Whether to compute the training-set metrics each iteration (costs O(nDL) per
+    /// iteration). Default true.
+    pub eval_train: bool,
+}
+
+impl Default for LabelParams {
+    fn default() -> Self {
+        Self {
+            lambda: 1.0,
+            max_iter: 10,
+            scheme: Scheme::Alternating,
+            line_search: LineSearchParams::default(),
+            tol: 0.0,
+            eval_ks: vec![1, 3, 5],
+            select_k: 1,
+            eval_train: true,
+        }
+    }
+}
+
+impl LabelParams {
+    /// Checks λ ≥ 0, tol ≥ 0, select_k ≥ 1 and the line search.
+    pub fn check(&self) -> Result<()> {
+        check_nonneg("lambda", self.lambda)?;
+        check_nonneg("tol", self.tol)?;
+        if self.select_k == 0 {
+            return Err(param_err("select_k", "must be at least 1"));
+        }
+        self.line_search.check()
+    }
+
+    /// The k list used for evaluation: `eval_ks` plus `select_k`.
+    fn ks(&self) -> Vec<usize> {
+        let mut ks = self.eval_ks.clone();
+        ks.push(self.select_k);
+        ks.retain(|&k| k > 0);
+        ks.sort_unstable();
+        ks.dedup();
+        ks
+    }
+}
+
+/// What happened in one outer iteration (iteration 0: the start).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IterationInfo {
+    /// Iteration number (0 = the IMC start).
+    pub iteration: usize,
+    /// f(W, U) after the iteration.
+    pub objective: f64,
+    /// The accepted step η (None at iteration 0).
+    pub step: Option<f64>,
+    /// Line-search trials (objective evaluations) this iteration.
+    pub trials: usize,
+    /// Seconds since the fit started.
+    pub seconds: f64,
+    /// Training-set metrics (when enabled).
+    pub train: Option<Evaluation>,
+    /// Validation-set metrics (when a validation set was given).
+    pub validation: Option<Evaluation>,
+}
+
+/// Why a fit stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitStop {
+    /// `max_iter` outer iterations were done.
+    MaxIterations,
+    /// The relative decrease fell to `tol`, or the gradient vanished.
+    Converged,
+    /// No step satisfied the Armijo condition within the halving budget; the last good iterate
+    /// is kept.
+    LineSearchFailed,
+    /// The observer asked to stop.
+    Observer,
+}
+
+/// The iterate with the best validation score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BestIterate<M> {
+    /// Its outer iteration (0 = the IMC start).
+    pub iteration: usize,
+    /// Its validation score (P@select_k or accuracy).
+    pub score: f64,
+    /// The model at that iteration.
+    pub model: LabelModel<M>,
+}
+
+/// The result of [`fit_labels`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelFit<M> {
+    /// The model at the last iteration.
+    pub model: LabelModel<M>,
+    /// The best-validation iterate (when a validation set was given).
+    pub best: Option<BestIterate<M>>,
+    /// One record per iteration, starting with iteration 0.
+    pub history: Vec<IterationInfo>,
+    /// Why the fit stopped.
+    pub stop_reason: FitStop,
+}
+
+impl<M> LabelFit<M> {
+    /// The objective values, iteration 0 first.
+    pub fn objectives(&self) -> Vec<f64> {
+        self.history.iter().map(|h| h.objective).collect()
+    }
+
+    /// The best-validation model when there is one, else the last.
+    pub fn chosen(&self) -> &LabelModel<M> {
+        self.best.as_ref().map_or(&self.model, |b| &b.model)
+    }
+
+    /// The iteration of [`LabelFit::chosen`].
+    pub fn chosen_iteration(&self) -> usize {
+        self.best.as_ref().map_or_else(
+            || self.history.last().map_or(0, |h| h.iteration),
+            |b| b.iteration,
+        )
+    }
+
+    /// Consumes the fit, returning the chosen model.
+    pub fn into_chosen(self) -> LabelModel<M> {
+        match self.best {
+            Some(b) => b.model,
+            None => self.model,
+        }
+    }
+}
+
+/// Names of the observer extras for P@k, k = 1..=10.
+const TRAIN_P: [&str; 10] = [
+    "train_p@1",
+    "train_p@2",
+    "train_p@3",
+    "train_p@4",
+    "train_p@5",
+    "train_p@6",
+    "train_p@7",
+    "train_p@8",
+    "train_p@9",
+    "train_p@10",
+];
+const VAL_P: [&str; 10] = [
+    "val_p@1", "val_p@2", "val_p@3", "val_p@4", "val_p@5", "val_p@6", "val_p@7", "val_p@8",
+    "val_p@9", "val_p@10",
+];
+
+fn record_of(info: &IterationInfo) -> IterationRecord {
+    let mut extras = Vec::new();
+    if let Some(s) = info.step {
+        extras.push(("step", s));
+    }
+    extras.push(("trials", info.trials as f64));
+    for (eval, names, acc) in [
+        (&info.train, &TRAIN_P, "train_accuracy"),
+        (&info.validation, &VAL_P, "val_accuracy"),
+    ] {
+        if let Some(e) = eval {
+            for &(k, p) in &e.precision {
+                if let Some(name) = k.checked_sub(1).and_then(|i| names.get(i)) {
+                    extras.push((*name, p));
+                }
+            }
+            if let Some(a) = e.accuracy {
+                extras.push((acc, a));
+            }
+        }
+    }
+    IterationRecord {
+        iteration: info.iteration,
+        objective: info.objective,
+        elapsed_secs: info.seconds,
+        extras,
+    }
+}
+
+/// Relative slack allowed by the monotonicity check (rounding in the Cholesky solve and the
+/// Gram-form objective).
+const MONOTONE_SLACK: f64 = 1e-10;
+
+/// Fits GIMC on the multi-label / multi-class fast path (DESIGN §3.3), learning `map` from its
+/// initial parameters. `validation` (optional) is scored after every iteration and the best
+/// iterate kept. The fit's own randomness is nil: all draws happen when the map is built.
+///
+/// Errors: parameter / shape errors before any work; [`GimcError::NonFinite`] if the objective
+/// or gradient stops being finite; [`GimcError::ObjectiveIncreased`] if the monotonicity
+/// invariant fails.
+pub fn fit_labels<M, O>(
+    data: &LabelData,
+    map: M,
+    params: &LabelParams,
+    validation: Option<&LabelData>,
+    observer: &mut O,
+) -> Result<LabelFit<M>>
+where
+    M: LearnableMap + Clone,
+    O: Observer + ?Sized,
+{
+    params.check()?;
+    if map.input_dim() != data.features().ncols() {
+        return Err(dim_err(
+            "map input dimension",
+            format!("{} (feature columns)", data.features().ncols()),
+            format!("{}", map.input_dim()),
+        ));
+    }
+    if let Some(v) = validation {
+        if v.features().ncols() != data.features().ncols() || v.n_labels() != data.n_labels() {
+            return Err(dim_err(
+                "validation set",
+                format!(
+                    "{} features and {} labels",
+                    data.features().ncols(),
+                    data.n_labels()
+                ),
+                format!("{} and {}", v.features().ncols(), v.n_labels()),
+            ));
+        }
+        if v.task() != data.task() {
+            return Err(param_err(
+                "validation",
+                "must have the same task as the training data",
+            ));
+        }
+    }
+    let start = Instant::now();
+    let task = data.task();
+    let ks = params.ks();
+    let problem = LabelProblem::new(data, params.lambda)?;
+    let mut map = map;
+    let mut feats = problem.features(std::slice::from_ref(&map))?;
+    let mut w = problem.w_step(&feats)?;
+    let mut f = problem.objective(&feats, w.as_ref())?;
+    if !f.is_finite() {
+        return Err(GimcError::NonFinite {
+            what: "objective",
+            iteration: 0,
+        });
+    }
+
+    let evaluate = |map: &M, feats: &LabelFeatures, w: &Mat<f64>| -> Result<_> {
+        let train = if params.eval_train {
+            Some(evaluate_phi(feats.phi(), w.as_ref(), data, &ks)?)
+        } else {
+            None
+        };
+        let val = match validation {
+            Some(v) => {
+                let phi = crate::maps::concat_features(std::slice::from_ref(map), v.features())?;
+                Some(evaluate_phi(phi.as_ref(), w.as_ref(), v, &ks)?)
+            }
+            None => None,
+        };
+        Ok((train, val))
+    };
+    let make_model = |map: &M, w: &Mat<f64>| -> Result<LabelModel<M>> {
+        let mut m = LabelModel::new(vec![map.clone()], w.clone(), task, params.lambda)?;
+        m.set_label_names(data.label_names().to_vec())?;
+        Ok(m)
+    };
+
+    let mut history = Vec::with_capacity(params.max_iter + 1);
+    let mut best: Option<BestIterate<M>> = None;
+    let (train, val) = evaluate(&map, &feats, &w)?;
+    let info = IterationInfo {
+        iteration: 0,
+        objective: f,
+        step: None,
+        trials: 0,
+        seconds: start.elapsed().as_secs_f64(),
+        train,
+        validation: val,
+    };
+    let consider = |info: &IterationInfo,
+                    best: &mut Option<BestIterate<M>>,
+                    map: &M,
+                    w: &Mat<f64>|
+     -> Result<()> {
+        if let Some(score) = info
+            .validation
+            .as_ref()
+            .and_then(|v| v.score(task, params.select_k))
+            && best.as_ref().is_none_or(|b| score > b.score)
+        {
+            *best = Some(BestIterate {
+                iteration: info.iteration,
+                score,
+                model: make_model(map, w)?,
+            });
+        }
+        Ok(())
+    };
+    consider(&info, &mut best, &map, &w)?;
+    let mut stop_reason = FitStop::MaxIterations;
+    let action = observer.observe(&record_of(&info));
+    history.push(info);
+    if action == ObserverAction::Stop {
+        stop_reason = FitStop::Observer;
+    }
+
+    let mut last_eta: Option<f64> = None;
+    let x = data.features();
+    if stop_reason != FitStop::Observer {
+        for it in 1..=params.max_iter {
+            let gphi = problem.phi_gradient(&feats, w.as_ref())?;
+            let g = map.backward(x, gphi.as_ref())?;
+            drop(gphi);
+            let g_sq = g.squared_norm_l2();
+            if !g_sq.is_finite() {
+                return Err(GimcError::NonFinite {
+                    what: "gradient",
+                    iteration: it,
+                });
+            }
+            if g_sq == 0.0 {
+                stop_reason = FitStop::Converged;
+                break;
+            }
+            let eta0 = first_step(
+                &params.line_search,
+                last_eta,
+                f,
+                map.params().norm_l2(),
+                g_sq.sqrt(),
+            );
+            let search = armijo(f, g_sq, eta0, &params.line_search, |eta| {
+                let mut trial = map.clone();
+                if trial.step(g.as_ref(), eta).is_err() {
+                    return Ok(None);
+                }
+                let tf = problem.features(std::slice::from_ref(&trial))?;
+                match params.scheme {
+                    Scheme::Alternating => {
+                        let fv = problem.objective(&tf, w.as_ref())?;
+                        Ok(Some((fv, (trial, tf, None))))
+                    }
+                    Scheme::VariableProjection => match problem.w_step(&tf) {
+                        Ok(tw) => {
+                            let fv = problem.objective(&tf, tw.as_ref())?;
+                            Ok(Some((fv, (trial, tf, Some(tw)))))
+                        }
+                        Err(GimcError::Linalg(_)) => Ok(None),
+                        Err(e) => Err(e),
+                    },
+                }
+            })?;
+            let (acc, trials) = match search {
+                Search::Accepted(acc, trials) => (acc, trials),
+                Search::Failed(_) => {
+                    stop_reason = FitStop::LineSearchFailed;
+                    break;
+                }
+            };
+            let (new_map, new_feats, new_w) = acc.payload;
+            let new_w = match new_w {
+                Some(w) => w,
+                None => problem.w_step(&new_feats)?,
+            };
+            let f_new = problem.objective(&new_feats, new_w.as_ref())?;
+            if !f_new.is_finite() {
+                return Err(GimcError::NonFinite {
+                    what: "objective",
+                    iteration: it,
+                });
+            }
+            // checked invariant of DESIGN §3.3: f never increases across outer iterations
+            if f_new > f + MONOTONE_SLACK * f.abs().max(1.0) {
+                return Err(GimcError::ObjectiveIncreased {
+                    iteration: it,
+                    before: f,
+                    after: f_new,
+                });
+            }
+            map = new_map;
+            feats = new_feats;
+            w = new_w;
+            last_eta = Some(acc.eta);
+            let f_prev = f;
+            f = f_new;
+            let (train, val) = evaluate(&map, &feats, &w)?;
+            let info = IterationInfo {
+                iteration: it,
+                objective: f,
+                step: Some(acc.eta),
+                trials,
+                seconds: start.elapsed().as_secs_f64(),
+                train,
+                validation: val,
+            };
+            consider(&info, &mut best, &map, &w)?;
+            let action = observer.observe(&record_of(&info));
+            history.push(info);
+            if action == ObserverAction::Stop {
+                stop_reason = FitStop::Observer;
+                break;
+            }
+            if params.tol > 0.0 && (f_prev - f) <= params.tol * f_prev.abs() {
+                stop_reason = FitStop::Converged;
+                break;
+            }
+        }
+    }
+    let model = make_model(&map, &w)?;
+    Ok(LabelFit {
+        model,
+        best,
+        history,
+        stop_reason,
+    })
+}

@@ -1,0 +1,597 @@
+//! Model files (DESIGN §1, §7): a fitted [`LabelModel`] or [`CompletionModel`] with built-in
+//! maps ([`KnownMap`]) saved as one [safetensors](https://github.com/huggingface/safetensors)
+//! file, readable by any safetensors reader (Python `safetensors`, NumPy, PyTorch, Rust).
+//!
+//! # Format `gimc-model`, version 1
+//! - **Tensors**: every matrix as a 2-D little-endian `F64` tensor in row-major order
+//!   (element (i, j) of an r × c matrix at position i·c + j):
+//!   - label models: `W` (D × L) and, for the i-th feature map (features concatenated in
+//!     order i = 0, 1, …), tensors named `map.<i>.<part>`;
+//!   - completion models: `W` (D_x × k), `H` (D_y × k), `row_map.<part>`, `col_map.<part>`;
+//!   - map parts: random Fourier features `directions` (d × m, column r = u_r; Φ =
+//!     m^{-1/2}[cos XU, sin XU]); Nyström `landmarks` (m × d, one landmark per row) and, when
+//!     the map is normalised, `normalization` (m × m, Φ = k(X, U)·M; absent means M = I).
+//! - **Metadata**: the safetensors header's `__metadata__` holds `"format": "gimc-model"`,
+//!   `"format_version": "1"` and `"gimc"`, a JSON document ([`ModelMeta`]) with the model kind
+//!   (`labels` or `completion`), the method name, the task (`multi-label` / `multi-class`), λ,
+//!   the maps (kind, prefix, input dimension, m, output dimension, kernel and its parameters,
+//!   normalisation), the shape of every tensor, label names, hyper-parameters and the writer.
+//!
+//! Loading checks the format name and version, that every tensor is present with dtype F64 and
+//! the shape the metadata states, that the shapes are consistent (map input dimensions, W's
+//! rows = Σ map output dimensions, label names one per column), and that every value is finite.
+//! A truncated, corrupted or foreign file is an error ([`GimcError::ModelFormat`]), never a
+//! panic. `crates/gimc/MODEL_FORMAT.md` repeats this description with a JSON example and a
+//! Python reader.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use gimc_featmap::{FeatureMap, Nystrom, RandomFourier};
+use gimc_linalg::Kernel;
+use gimc_linalg::faer::{Mat, MatRef};
+use safetensors::tensor::{Dtype, SafeTensors, View};
+use serde::{Deserialize, Serialize};
+
+use crate::completion::CompletionModel;
+use crate::data::Task;
+use crate::maps::KnownMap;
+use crate::model::LabelModel;
+use crate::{GimcError, Result};
+
+/// The format name stored in every model file.
+pub const FORMAT_NAME: &str = "gimc-model";
+/// The format version this crate writes (and the newest it reads).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The JSON metadata of a model file (the `gimc` entry of the safetensors `__metadata__`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelMeta {
+    /// Always `gimc-model`.
+    pub format: String,
+    /// Format version (1).
+    pub version: u32,
+    /// `labels` (multi-label / multi-class) or `completion` (Â = ΦWHᵀΨᵀ).
+    pub kind: String,
+    /// Method name (e.g. `gimc-lff`, `gimc-lnys`, `imc-rff`, `gimc-combined`).
+    pub method: String,
+    /// `multi-label` or `multi-class` (label models only).
+    #[serde(default)]
+    pub task: Option<String>,
+    /// The ridge weight λ of the fit.
+    pub lambda: f64,
+    /// The feature maps: label models list their maps in concatenation order; completion
+    /// models list the row map then the column map.
+    pub maps: Vec<MapMeta>,
+    /// Shape (rows, columns) of every tensor in the file.
+    pub tensors: BTreeMap<String, [usize; 2]>,
+    /// Label (class) names, one per column of W, or empty.
+    #[serde(default)]
+    pub label_names: Vec<String>,
+    /// Hyper-parameters and fit facts (γ, m, iterations, …).
+    #[serde(default)]
+    pub hyper_parameters: BTreeMap<String, f64>,
+    /// The writer, e.g. `gimc 0.1.0`.
+    #[serde(default)]
+    pub created_by: String,
+}
+
+/// One feature map in the metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum MapMeta {
+    /// Random Fourier features; tensor `<prefix>.directions` (input_dim × m).
+    RandomFourier {
+        /// Tensor-name prefix (`map.0`, `row_map`, …).
+        prefix: String,
+        /// Input dimension d.
+        input_dim: usize,
+        /// Number of directions m.
+        m: usize,
+        /// Output dimension D = 2m.
+        output_dim: usize,
+    },
+    /// Nyström features; tensors `<prefix>.landmarks` (m × input_dim) and, if `normalized`,
+    /// `<prefix>.normalization` (m × m).
+    Nystrom {
+        /// Tensor-name prefix.
+        prefix: String,
+        /// Input dimension d.
+        input_dim: usize,
+        /// Number of landmarks m.
+        m: usize,
+        /// Output dimension D = m.
+        output_dim: usize,
+        /// The kernel.
+        kernel: KernelMeta,
+        /// Whether a normalisation matrix M is stored (else M = I).
+        normalized: bool,
+    },
+}
+
+/// A kernel in the metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum KernelMeta {
+    /// exp(−γ‖x − y‖²).
+    Rbf {
+        /// γ.
+        gamma: f64,
+    },
+    /// x·y.
+    Linear,
+    /// (γ x·y + c₀)^degree.
+    Polynomial {
+        /// γ.
+        gamma: f64,
+        /// c₀.
+        coef0: f64,
+        /// Degree.
+        degree: u32,
+    },
+}
+
+impl KernelMeta {
+    fn of(k: Kernel) -> Result<Self> {
+        match k {
+            Kernel::Rbf { gamma } => Ok(Self::Rbf { gamma }),
+            Kernel::Linear => Ok(Self::Linear),
+            Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            } => Ok(Self::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            }),
+            other => Err(GimcError::InvalidInput {
+                what: "model to save",
+                reason: format!("kernel {other:?} has no model-file representation"),
+            }),
+        }
+    }
+
+    fn kernel(self) -> Kernel {
+        match self {
+            Self::Rbf { gamma } => Kernel::Rbf { gamma },
+            Self::Linear => Kernel::Linear,
+            Self::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            } => Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            },
+        }
+    }
+}
+
+/// A row-major F64 tensor ready for serialisation.
+struct Tensor {
+    shape: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl Tensor {
+    fn of(m: MatRef<'_, f64>) -> Self {
+        let mut bytes = Vec::with_capacity(m.nrows() * m.ncols() * 8);
+        for i in 0..m.nrows() {
+            for j in 0..m.ncols() {
+                bytes.extend_from_slice(&m[(i, j)].to_le_bytes());
+            }
+        }
+        Self {
+            shape: vec![m.nrows(), m.ncols()],
+            bytes,
+        }
+    }
+}
+
+impl View for &Tensor {
+    fn dtype(&self) -> Dtype {
+        Dtype::F64
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self.bytes)
+    }
+    fn data_len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// Collects tensors and map descriptions while saving.
+#[derive(Default)]
+struct Writer {
+    tensors: Vec<(String, Tensor)>,
+    maps: Vec<MapMeta>,
+}
+
+impl Writer {
+    fn add(&mut self, name: String, m: MatRef<'_, f64>) {
+        self.tensors.push((name, Tensor::of(m)));
+    }
+
+    fn add_map(&mut self, prefix: &str, map: &KnownMap) -> Result<()> {
+        match map {
+            KnownMap::Fourier(f) => {
+                self.add(format!("{prefix}.directions"), f.directions());
+                self.maps.push(MapMeta::RandomFourier {
+                    prefix: prefix.to_string(),
+                    input_dim: f.input_dim(),
+                    m: f.n_directions(),
+                    output_dim: f.output_dim(),
+                });
+            }
+            KnownMap::Nystrom(n) => {
+                self.add(format!("{prefix}.landmarks"), n.landmarks());
+                let normalized = n.normalization().is_some();
+                if let Some(m) = n.normalization() {
+                    self.add(format!("{prefix}.normalization"), m);
+                }
+                self.maps.push(MapMeta::Nystrom {
+                    prefix: prefix.to_string(),
+                    input_dim: n.input_dim(),
+                    m: n.output_dim(),
+                    output_dim: n.output_dim(),
+                    kernel: KernelMeta::of(n.kernel())?,
+                    normalized,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, mut meta: ModelMeta) -> Result<Vec<u8>> {
+        meta.maps = self.maps;
+        meta.tensors = self
+            .tensors
+            .iter()
+            .map(|(n, t)| (n.clone(), [t.shape[0], t.shape[1]]))
+            .collect();
+        let json = serde_json::to_string(&meta).map_err(|e| GimcError::InvalidInput {
+            what: "model metadata",
+            reason: e.to_string(),
+        })?;
+        let header: HashMap<String, String> = [
+            ("format".to_string(), FORMAT_NAME.to_string()),
+            ("format_version".to_string(), FORMAT_VERSION.to_string()),
+            ("gimc".to_string(), json),
+        ]
+        .into_iter()
+        .collect();
+        safetensors::serialize(
+            self.tensors.iter().map(|(n, t)| (n.clone(), t)),
+            Some(header),
+        )
+        .map_err(|e| GimcError::InvalidInput {
+            what: "model to save",
+            reason: e.to_string(),
+        })
+    }
+}
+
+fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
+    ModelMeta {
+        format: FORMAT_NAME.to_string(),
+        version: FORMAT_VERSION,
+        kind: kind.to_string(),
+        method: method.to_string(),
+        task: None,
+        lambda,
+        maps: Vec::new(),
+        tensors: BTreeMap::new(),
+        label_names: Vec::new(),
+        hyper_parameters: BTreeMap::new(),
+        created_by: format!("gimc {}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+/// Serialises a label model to the bytes of a model file.
+pub fn label_model_to_bytes(model: &LabelModel<KnownMap>) -> Result<Vec<u8>> {
+    let mut wr = Writer::default();
+    for (i, m) in model.maps().iter().enumerate() {
+        wr.add_map(&format!("map.{i}"), m)?;
+    }
+    wr.add("W".to_string(), model.w());
+    let mut meta = base_meta("labels", model.method(), model.lambda());
+    meta.task = Some(model.task().name().to_string());
+    meta.label_names = model.label_names().to_vec();
+    meta.hyper_parameters = model.hyper_parameters().clone();
+    wr.finish(meta)
+}
+
+/// Serialises a completion model to the bytes of a model file.
+pub fn completion_model_to_bytes(model: &CompletionModel<KnownMap, KnownMap>) -> Result<Vec<u8>> {
+    let mut wr = Writer::default();
+    wr.add_map("row_map", model.row_map())?;
+    wr.add_map("col_map", model.col_map())?;
+    wr.add("W".to_string(), model.w());
+    wr.add("H".to_string(), model.h());
+    wr.finish(base_meta("completion", model.method(), model.lambda()))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |e: std::io::Error| GimcError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| GimcError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Saves a label model to `path` (written to `<path>.tmp`, then renamed).
+pub fn save_label_model(model: &LabelModel<KnownMap>, path: &Path) -> Result<()> {
+    write_file(path, &label_model_to_bytes(model)?)
+}
+
+/// Saves a completion model to `path`.
+pub fn save_completion_model(
+    model: &CompletionModel<KnownMap, KnownMap>,
+    path: &Path,
+) -> Result<()> {
+    write_file(path, &completion_model_to_bytes(model)?)
+}
+
+/// Loads a label model from `path`.
+pub fn load_label_model(path: &Path) -> Result<LabelModel<KnownMap>> {
+    let bytes = read_file(path)?;
+    label_model_from_bytes_named(&bytes, &path.display().to_string())
+}
+
+/// Loads a completion model from `path`.
+pub fn load_completion_model(path: &Path) -> Result<CompletionModel<KnownMap, KnownMap>> {
+    let bytes = read_file(path)?;
+    completion_model_from_bytes_named(&bytes, &path.display().to_string())
+}
+
+/// Reads only the metadata of the model file at `path` (after checking the file's structure).
+pub fn read_model_meta(path: &Path) -> Result<ModelMeta> {
+    let bytes = read_file(path)?;
+    let name = path.display().to_string();
+    Ok(Reader::new(&bytes, &name)?.meta)
+}
+
+/// A label model from the bytes of a model file.
+pub fn label_model_from_bytes(bytes: &[u8]) -> Result<LabelModel<KnownMap>> {
+    label_model_from_bytes_named(bytes, "<memory>")
+}
+
+/// A completion model from the bytes of a model file.
+pub fn completion_model_from_bytes(bytes: &[u8]) -> Result<CompletionModel<KnownMap, KnownMap>> {
+    completion_model_from_bytes_named(bytes, "<memory>")
+}
+
+/// A parsed, structurally valid file.
+struct Reader<'a> {
+    st: SafeTensors<'a>,
+    meta: ModelMeta,
+    name: String,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], name: &str) -> Result<Self> {
+        let bad = |reason: String| GimcError::ModelFormat {
+            path: name.to_string(),
+            reason,
+        };
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| bad(format!("not a readable safetensors file ({e})")))?;
+        let (_, header) = SafeTensors::read_metadata(bytes)
+            .map_err(|e| bad(format!("not a readable safetensors file ({e})")))?;
+        let Some(md) = header.metadata() else {
+            return Err(bad("no __metadata__: not a gimc model file".into()));
+        };
+        if md.get("format").map(String::as_str) != Some(FORMAT_NAME) {
+            return Err(bad(format!(
+                "format is {:?}, expected {FORMAT_NAME:?}: not a gimc model file",
+                md.get("format")
+            )));
+        }
+        let json = md
+            .get("gimc")
+            .ok_or_else(|| bad("missing the `gimc` metadata entry".into()))?;
+        let meta: ModelMeta = serde_json::from_str(json)
+            .map_err(|e| bad(format!("metadata is not valid JSON for this format ({e})")))?;
+        if meta.format != FORMAT_NAME {
+            return Err(bad(format!("metadata format is {:?}", meta.format)));
+        }
+        if meta.version == 0 || meta.version > FORMAT_VERSION {
+            return Err(bad(format!(
+                "format version {} is not supported (this build reads 1..={FORMAT_VERSION})",
+                meta.version
+            )));
+        }
+        if md.get("format_version").map(String::as_str) != Some(&meta.version.to_string()) {
+            return Err(bad("format_version disagrees with the metadata".into()));
+        }
+        if !meta.lambda.is_finite() || meta.lambda < 0.0 {
+            return Err(bad(format!("invalid lambda {}", meta.lambda)));
+        }
+        Ok(Self {
+            st,
+            meta,
+            name: name.to_string(),
+        })
+    }
+
+    fn bad(&self, reason: impl Into<String>) -> GimcError {
+        GimcError::ModelFormat {
+            path: self.name.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The tensor `name` as a matrix of shape `shape` (checked against the file and the
+    /// metadata), with every value finite.
+    fn matrix(&self, name: &str, shape: (usize, usize)) -> Result<Mat<f64>> {
+        let t = self
+            .st
+            .tensor(name)
+            .map_err(|_| self.bad(format!("tensor {name} is missing")))?;
+        if t.dtype() != Dtype::F64 {
+            return Err(self.bad(format!("tensor {name} has dtype {:?}, not F64", t.dtype())));
+        }
+        if t.shape() != [shape.0, shape.1] {
+            return Err(self.bad(format!(
+                "tensor {name} has shape {:?}, expected [{}, {}]",
+                t.shape(),
+                shape.0,
+                shape.1
+            )));
+        }
+        if self.meta.tensors.get(name) != Some(&[shape.0, shape.1]) {
+            return Err(self.bad(format!(
+                "the metadata's shape of tensor {name} disagrees with the file"
+            )));
+        }
+        let data = t.data();
+        let (r, c) = shape;
+        if r.checked_mul(c).and_then(|n| n.checked_mul(8)) != Some(data.len()) {
+            return Err(self.bad(format!("tensor {name} has {} bytes", data.len())));
+        }
+        let vals: Vec<f64> = data
+            .chunks_exact(8)
+            .map(|b| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                f64::from_le_bytes(a)
+            })
+            .collect();
+        if let Some(p) = vals.iter().position(|v| !v.is_finite()) {
+            return Err(self.bad(format!(
+                "tensor {name} has a non-finite value at ({}, {})",
+                p / c.max(1),
+                p % c.max(1)
+            )));
+        }
+        Ok(Mat::from_fn(r, c, |i, j| vals[i * c + j]))
+    }
+
+    fn map(&self, meta: &MapMeta) -> Result<KnownMap> {
+        match meta {
+            MapMeta::RandomFourier {
+                prefix,
+                input_dim,
+                m,
+                output_dim,
+            } => {
+                if *output_dim != 2 * m || *m == 0 {
+                    return Err(self.bad(format!("map {prefix}: output_dim must be 2m >= 2")));
+                }
+                let u = self.matrix(&format!("{prefix}.directions"), (*input_dim, *m))?;
+                Ok(KnownMap::Fourier(
+                    RandomFourier::from_directions(u).map_err(|e| self.bad(e.to_string()))?,
+                ))
+            }
+            MapMeta::Nystrom {
+                prefix,
+                input_dim,
+                m,
+                output_dim,
+                kernel,
+                normalized,
+            } => {
+                if output_dim != m || *m == 0 {
+                    return Err(self.bad(format!("map {prefix}: output_dim must be m >= 1")));
+                }
+                let landmarks = self.matrix(&format!("{prefix}.landmarks"), (*m, *input_dim))?;
+                let norm = if *normalized {
+                    Some(self.matrix(&format!("{prefix}.normalization"), (*m, *m))?)
+                } else {
+                    None
+                };
+                Ok(KnownMap::Nystrom(
+                    Nystrom::from_parts(kernel.kernel(), landmarks, norm)
+                        .map_err(|e| self.bad(e.to_string()))?,
+                ))
+            }
+        }
+    }
+
+    fn expect_kind(&self, kind: &str) -> Result<()> {
+        if self.meta.kind != kind {
+            return Err(self.bad(format!(
+                "holds a {:?} model, not a {kind:?} model",
+                self.meta.kind
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn label_model_from_bytes_named(bytes: &[u8], name: &str) -> Result<LabelModel<KnownMap>> {
+    let rd = Reader::new(bytes, name)?;
+    rd.expect_kind("labels")?;
+    let task = match rd.meta.task.as_deref() {
+        Some("multi-label") => Task::MultiLabel,
+        Some("multi-class") => Task::MultiClass,
+        other => return Err(rd.bad(format!("unknown task {other:?}"))),
+    };
+    if rd.meta.maps.is_empty() {
+        return Err(rd.bad("no feature map"));
+    }
+    let maps = rd
+        .meta
+        .maps
+        .iter()
+        .map(|m| rd.map(m))
+        .collect::<Result<Vec<_>>>()?;
+    let d: usize = maps.iter().map(FeatureMap::output_dim).sum();
+    let l = rd
+        .meta
+        .tensors
+        .get("W")
+        .map(|s| s[1])
+        .ok_or_else(|| rd.bad("tensor W is missing"))?;
+    let w = rd.matrix("W", (d, l))?;
+    let mut model =
+        LabelModel::new(maps, w, task, rd.meta.lambda).map_err(|e| rd.bad(e.to_string()))?;
+    model
+        .set_label_names(rd.meta.label_names.clone())
+        .map_err(|e| rd.bad(e.to_string()))?;
+    model.set_method(rd.meta.method.clone());
+    *model.hyper_parameters_mut() = rd.meta.hyper_parameters.clone();
+    Ok(model)
+}
+
+fn completion_model_from_bytes_named(
+    bytes: &[u8],
+    name: &str,
+) -> Result<CompletionModel<KnownMap, KnownMap>> {
+    let rd = Reader::new(bytes, name)?;
+    rd.expect_kind("completion")?;
+    let [row_meta, col_meta] = rd.meta.maps.as_slice() else {
+        return Err(rd.bad("a completion model needs exactly two maps (row, column)"));
+    };
+    let row_map = rd.map(row_meta)?;
+    let col_map = rd.map(col_meta)?;
+    let k = rd
+        .meta
+        .tensors
+        .get("W")
+        .map(|s| s[1])
+        .ok_or_else(|| rd.bad("tensor W is missing"))?;
+    let w = rd.matrix("W", (row_map.output_dim(), k))?;
+    let h = rd.matrix("H", (col_map.output_dim(), k))?;
+    let mut model = CompletionModel::new(row_map, col_map, w, h, rd.meta.lambda)
+        .map_err(|e| rd.bad(e.to_string()))?;
+    model.set_method(rd.meta.method.clone());
+    Ok(model)
+}

@@ -1,0 +1,402 @@
+//! Model selection on a validation split of the training data (DESIGN §4: γ, λ, m and the
+//! iteration count are chosen on validation data, never on the test set, and printed with
+//! every result). Shared by the experiments and the CLI.
+//!
+//! The training rows are split (seeded; stratified by class for multi-class data); every
+//! setting of the grid is fitted once on the training part for `max_iter` iterations while the
+//! validation part is scored after each iteration, so the best iteration count of a setting
+//! comes for free; the setting (and iteration count) with the best validation P@`select_k`
+//! (multi-label) or accuracy (multi-class) wins; the model is then refitted on all training
+//! rows with those values. Every candidate map is drawn from the same random stream, so the
+//! grid compares γ, m and λ on common random numbers, and the refit reuses that stream.
+
+use gimc_linalg::rng::{GimcRng, child, seeded};
+use rand::seq::SliceRandom;
+
+use crate::data::{LabelData, Task};
+use crate::error::{check_pos, param_err};
+use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
+use crate::linesearch::LineSearchParams;
+use crate::maps::{KnownMap, MapKind, MapSpec};
+use crate::model::LabelModel;
+use crate::{GimcError, NoObserver, Result};
+
+/// The grid and protocol of [`select_and_fit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectionParams {
+    /// The kind of map (Fourier → GIMC-LFF, Nyström → GIMC-LNYS).
+    pub kind: MapKind,
+    /// Candidate γ values (each > 0). Default `[0.002]`.
+    pub gammas: Vec<f64>,
+    /// Candidate λ values (each ≥ 0). Default `[1]`.
+    pub lambdas: Vec<f64>,
+    /// Candidate m values (each ≥ 1). Default `[500]`.
+    pub ms: Vec<usize>,
+    /// Maximum outer iterations per fit (the chosen count is ≤ this). Default 10.
+    pub max_iter: usize,
+    /// Fraction of the training rows held out for validation, in (0, 1). Default 0.2.
+    pub validation_fraction: f64,
+    /// Alternating or variable projection. Default alternating.
+    pub scheme: Scheme,
+    /// The Armijo line search.
+    pub line_search: LineSearchParams,
+    /// The k of the validation P@k that decides (multi-label). Default 1.
+    pub select_k: usize,
+    /// Seed of the split and of the maps' random draws. Default 0.
+    pub seed: u64,
+}
+
+impl Default for SelectionParams {
+    fn default() -> Self {
+        Self {
+            kind: MapKind::Fourier,
+            gammas: vec![0.002],
+            lambdas: vec![1.0],
+            ms: vec![500],
+            max_iter: 10,
+            validation_fraction: 0.2,
+            scheme: Scheme::Alternating,
+            line_search: LineSearchParams::default(),
+            select_k: 1,
+            seed: 0,
+        }
+    }
+}
+
+impl SelectionParams {
+    /// Checks the grid (non-empty, valid values) and the protocol parameters.
+    pub fn check(&self) -> Result<()> {
+        if self.gammas.is_empty() || self.lambdas.is_empty() || self.ms.is_empty() {
+            return Err(GimcError::Empty("selection grid (gammas, lambdas, ms)"));
+        }
+        for &g in &self.gammas {
+            check_pos("gamma", g)?;
+        }
+        for &l in &self.lambdas {
+            crate::error::check_nonneg("lambda", l)?;
+        }
+        if self.ms.contains(&0) {
+            return Err(param_err("m", "must be at least 1"));
+        }
+        if !(self.validation_fraction > 0.0 && self.validation_fraction < 1.0) {
+            return Err(param_err(
+                "validation_fraction",
+                format!("must be in (0, 1), got {}", self.validation_fraction),
+            ));
+        }
+        if self.select_k == 0 {
+            return Err(param_err("select_k", "must be at least 1"));
+        }
+        self.line_search.check()
+    }
+
+    fn label_params(&self, lambda: f64, max_iter: usize, eval_train: bool) -> LabelParams {
+        LabelParams {
+            lambda,
+            max_iter,
+            scheme: self.scheme,
+            line_search: self.line_search,
+            select_k: self.select_k,
+            eval_ks: vec![self.select_k],
+            eval_train,
+            ..LabelParams::default()
+        }
+    }
+}
+
+/// One fitted setting of the grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The map (kind, m, γ).
+    pub spec: MapSpec,
+    /// λ.
+    pub lambda: f64,
+    /// Validation score after each iteration (iteration 0 first).
+    pub scores: Vec<f64>,
+    /// The iteration with the best validation score (the earliest on ties).
+    pub best_iteration: usize,
+    /// That score.
+    pub best_score: f64,
+    /// Seconds the fit took.
+    pub seconds: f64,
+}
+
+/// The chosen hyper-parameters (print them with every result).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chosen {
+    /// The map (kind, m, γ).
+    pub spec: MapSpec,
+    /// λ.
+    pub lambda: f64,
+    /// Outer iterations of the refit (0 means the unlearned IMC start won).
+    pub iterations: usize,
+    /// The validation score that chose them.
+    pub validation_score: f64,
+}
+
+impl Chosen {
+    /// A one-line description, e.g. `lff m=500 gamma=0.002 lambda=1 iterations=9 (validation
+    /// 0.6420)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} m={} gamma={} lambda={} iterations={} (validation {:.4})",
+            self.spec.kind.short_name(),
+            self.spec.m,
+            self.spec.gamma,
+            self.lambda,
+            self.iterations,
+            self.validation_score
+        )
+    }
+}
+
+/// The result of [`select_and_fit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// The chosen values.
+    pub chosen: Chosen,
+    /// Every setting tried, in grid order (m, then γ, then λ).
+    pub candidates: Vec<Candidate>,
+    /// The model refitted on all training rows with the chosen values.
+    pub model: LabelModel<KnownMap>,
+    /// The refit's history.
+    pub history: Vec<IterationInfo>,
+    /// The chosen setting's best-validation model fitted on the training part only (what
+    /// [`select_combined`] combines on the validation part).
+    pub validation_model: LabelModel<KnownMap>,
+    /// Rows of the training part of the split (sorted).
+    pub train_rows: Vec<usize>,
+    /// Rows of the validation part of the split (sorted).
+    pub validation_rows: Vec<usize>,
+}
+
+/// The result of [`select_combined`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CombinedSelection {
+    /// The chosen λ of the final W-step.
+    pub lambda: f64,
+    /// Its validation score.
+    pub validation_score: f64,
+    /// (λ, validation score) for every λ tried.
+    pub scores: Vec<(f64, f64)>,
+    /// The combined model: the refitted maps of every part, concatenated, with W fitted on all
+    /// training rows.
+    pub model: LabelModel<KnownMap>,
+}
+
+/// Splits rows 0..n (seeded): round(fraction·n) rows (at least 1, at most n − 1) go to
+/// validation; for multi-class data the split is stratified by class. Returns (train,
+/// validation), each sorted.
+pub fn validation_split(
+    data: &LabelData,
+    fraction: f64,
+    rng: &mut GimcRng,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    let n = data.nrows();
+    if n < 2 {
+        return Err(param_err(
+            "data",
+            "need at least 2 rows to split off validation",
+        ));
+    }
+    if !(fraction > 0.0 && fraction < 1.0) {
+        return Err(param_err(
+            "validation_fraction",
+            format!("must be in (0, 1), got {fraction}"),
+        ));
+    }
+    let (mut train, mut val) = (Vec::new(), Vec::new());
+    match (data.task(), data.classes()) {
+        (Task::MultiClass, Some(classes)) => {
+            let mut by_class = vec![Vec::new(); data.n_labels()];
+            for (i, &c) in classes.iter().enumerate() {
+                if let Some(v) = by_class.get_mut(c) {
+                    v.push(i);
+                }
+            }
+            for mut rows in by_class {
+                rows.shuffle(rng);
+                let k = ((rows.len() as f64) * fraction).round() as usize;
+                val.extend_from_slice(&rows[..k.min(rows.len())]);
+                train.extend_from_slice(&rows[k.min(rows.len())..]);
+            }
+        }
+        _ => {
+            let mut rows: Vec<usize> = (0..n).collect();
+            rows.shuffle(rng);
+            let k = (((n as f64) * fraction).round() as usize).clamp(1, n - 1);
+            val.extend_from_slice(&rows[..k]);
+            train.extend_from_slice(&rows[k..]);
+        }
+    }
+    if val.is_empty() || train.is_empty() {
+        return Err(param_err(
+            "validation_fraction",
+            "leaves an empty training or validation part",
+        ));
+    }
+    train.sort_unstable();
+    val.sort_unstable();
+    Ok((train, val))
+}
+
+/// Chooses γ, λ, m and the iteration count on a validation split of `data` and refits on all
+/// of `data` (see the module documentation).
+pub fn select_and_fit(data: &LabelData, params: &SelectionParams) -> Result<Selection> {
+    params.check()?;
+    let root = seeded(params.seed);
+    let mut split_rng = child(&root, 0);
+    let (tr, va) = validation_split(data, params.validation_fraction, &mut split_rng)?;
+    let train = data.select_rows(&tr)?;
+    let val = data.select_rows(&va)?;
+    let task = data.task();
+    let mut candidates = Vec::new();
+    let mut best_val_model: Option<(f64, LabelModel<KnownMap>)> = None;
+    for &m in &params.ms {
+        for &gamma in &params.gammas {
+            let spec = MapSpec {
+                kind: params.kind,
+                m,
+                gamma,
+            };
+            for &lambda in &params.lambdas {
+                let map = spec.build(train.features(), &mut child(&root, 1))?;
+                let lp = params.label_params(lambda, params.max_iter, false);
+                let fit = fit_labels(&train, map, &lp, Some(&val), &mut NoObserver)?;
+                let scores: Vec<f64> = fit
+                    .history
+                    .iter()
+                    .map(|h| {
+                        h.validation
+                            .as_ref()
+                            .and_then(|v| v.score(task, params.select_k))
+                            .unwrap_or(f64::NEG_INFINITY)
+                    })
+                    .collect();
+                let (best_iteration, best_score) =
+                    scores
+                        .iter()
+                        .enumerate()
+                        .fold((0, f64::NEG_INFINITY), |(bi, bs), (i, &s)| {
+                            if s > bs { (i, s) } else { (bi, bs) }
+                        });
+                let seconds = fit.history.last().map_or(0.0, |h| h.seconds);
+                if best_val_model.as_ref().is_none_or(|(s, _)| best_score > *s) {
+                    best_val_model = Some((best_score, fit.into_chosen()));
+                }
+                candidates.push(Candidate {
+                    spec,
+                    lambda,
+                    scores,
+                    best_iteration,
+                    best_score,
+                    seconds,
+                });
+            }
+        }
+    }
+    let best = candidates
+        .iter()
+        .fold(None::<&Candidate>, |acc, c| match acc {
+            Some(b) if b.best_score >= c.best_score => Some(b),
+            _ => Some(c),
+        })
+        .ok_or(GimcError::Empty("selection grid"))?;
+    let chosen = Chosen {
+        spec: best.spec,
+        lambda: best.lambda,
+        iterations: best.best_iteration,
+        validation_score: best.best_score,
+    };
+    let map = chosen.spec.build(data.features(), &mut child(&root, 1))?;
+    let lp = params.label_params(chosen.lambda, chosen.iterations, false);
+    let fit = fit_labels(data, map, &lp, None, &mut NoObserver)?;
+    let mut model = fit.model;
+    model.set_method(format!("gimc-{}", chosen.spec.kind.short_name()));
+    let hp = model.hyper_parameters_mut();
+    hp.insert("gamma".into(), chosen.spec.gamma);
+    hp.insert("m".into(), chosen.spec.m as f64);
+    hp.insert("lambda".into(), chosen.lambda);
+    hp.insert("iterations".into(), chosen.iterations as f64);
+    hp.insert("validation_score".into(), chosen.validation_score);
+    let validation_model = best_val_model
+        .map(|(_, m)| m)
+        .ok_or(GimcError::Empty("selection grid"))?;
+    Ok(Selection {
+        chosen,
+        candidates,
+        model,
+        history: fit.history,
+        validation_model,
+        train_rows: tr,
+        validation_rows: va,
+    })
+}
+
+/// Combined features (DESIGN §3.3, the paper's Delicious-large row): concatenates the learned
+/// maps of several selections (e.g. GIMC-LFF and GIMC-LNYS, made with the same seed and
+/// validation fraction, hence the same split) and chooses the λ of the final W-step on the
+/// validation part, using the maps fitted on the training part; the returned model
+/// concatenates the refitted maps and fits W on all of `data` with that λ.
+pub fn select_combined(
+    data: &LabelData,
+    parts: &[&Selection],
+    lambdas: &[f64],
+    select_k: usize,
+) -> Result<CombinedSelection> {
+    let Some(first) = parts.first() else {
+        return Err(GimcError::Empty("selections to combine"));
+    };
+    if lambdas.is_empty() {
+        return Err(GimcError::Empty("lambdas"));
+    }
+    for &l in lambdas {
+        crate::error::check_nonneg("lambda", l)?;
+    }
+    if parts
+        .iter()
+        .any(|p| p.train_rows != first.train_rows || p.validation_rows != first.validation_rows)
+    {
+        return Err(param_err(
+            "parts",
+            "the selections must share one train / validation split (same seed and fraction)",
+        ));
+    }
+    let train = data.select_rows(&first.train_rows)?;
+    let val = data.select_rows(&first.validation_rows)?;
+    let val_maps: Vec<KnownMap> = parts
+        .iter()
+        .flat_map(|p| p.validation_model.maps().iter().cloned())
+        .collect();
+    let mut scores = Vec::with_capacity(lambdas.len());
+    for &lambda in lambdas {
+        let m = LabelModel::fit_w(val_maps.clone(), &train, lambda)?;
+        let score = m
+            .evaluate(&val, &[select_k])?
+            .score(data.task(), select_k)
+            .unwrap_or(f64::NEG_INFINITY);
+        scores.push((lambda, score));
+    }
+    let (lambda, validation_score) =
+        scores
+            .iter()
+            .copied()
+            .fold((f64::NAN, f64::NEG_INFINITY), |acc, (l, s)| {
+                if s > acc.1 { (l, s) } else { acc }
+            });
+    let maps: Vec<KnownMap> = parts
+        .iter()
+        .flat_map(|p| p.model.maps().iter().cloned())
+        .collect();
+    let mut model = LabelModel::fit_w(maps, data, lambda)?;
+    model.set_method("gimc-combined");
+    let hp = model.hyper_parameters_mut();
+    hp.insert("lambda".into(), lambda);
+    hp.insert("validation_score".into(), validation_score);
+    Ok(CombinedSelection {
+        lambda,
+        validation_score,
+        scores,
+        model,
+    })
+}

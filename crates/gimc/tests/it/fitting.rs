@@ -1,0 +1,437 @@
+//! Fitting: the objective never increases across outer iterations (proptest over small random
+//! problems, both schemes, both learned maps, and the general path), GIMC ends below its IMC
+//! start, the best-validation iterate is the one recorded, observers see every iteration and
+//! can stop the fit, and the combined features fit at least as well as either map alone.
+
+use gimc::{
+    CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LabelProblem,
+    LineSearchParams, MapSpec, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
+};
+use gimc_featmap::FeatureMap;
+use gimc_linalg::Observed;
+use gimc_linalg::rng::seeded;
+use gimc_solvers::{FnObserver, IterationRecord, ObserverAction};
+use proptest::prelude::*;
+
+use crate::common;
+
+fn assert_monotone(objectives: &[f64]) {
+    for w in objectives.windows(2) {
+        assert!(
+            w[1] <= w[0] + 1e-10 * w[0].abs().max(1.0),
+            "objective increased: {objectives:?}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn fast_path_objective_never_increases(
+        n in 8usize..30, d in 1usize..5, l in 2usize..6, m in 2usize..7,
+        log_gamma in -2.0f64..0.5, log_lambda in -2.0f64..1.0,
+        seed in 0u64..1000, varpro in any::<bool>(), nystrom in any::<bool>(),
+        sparse in any::<bool>(),
+    ) {
+        let data = if sparse {
+            common::multilabel_sparse(n, d, l, seed)
+        } else {
+            common::multilabel(n, d, l, seed)
+        };
+        let gamma = 10f64.powf(log_gamma);
+        let spec = if nystrom {
+            MapSpec::nystrom(m.min(n), gamma)
+        } else {
+            MapSpec::fourier(m, gamma)
+        };
+        let map = spec.build(data.features(), &mut seeded(seed + 1)).unwrap();
+        let params = LabelParams {
+            lambda: 10f64.powf(log_lambda),
+            max_iter: 6,
+            scheme: if varpro { Scheme::VariableProjection } else { Scheme::Alternating },
+            ..LabelParams::default()
+        };
+        let fit = fit_labels(&data, map, &params, None, &mut NoObserver).unwrap();
+        let obj = fit.objectives();
+        assert_monotone(&obj);
+        prop_assert!(!obj.is_empty() && obj.len() <= 7);
+        // the reported final objective is that of the returned model
+        let prob = LabelProblem::new(&data, params.lambda).unwrap();
+        let feats = prob.features(fit.model.maps()).unwrap();
+        let f = prob.objective(&feats, fit.model.w()).unwrap();
+        prop_assert!((f - obj[obj.len() - 1]).abs() <= 1e-8 * f.abs().max(1.0));
+    }
+
+    #[test]
+    fn general_path_objective_never_increases(
+        nx in 6usize..16, ny in 6usize..16, frac in 0.3f64..0.9, seed in 0u64..1000,
+        nystrom_rows in any::<bool>(), learn_cols in any::<bool>(),
+    ) {
+        let (omega, x, y, _) = common::completion(nx, ny, 3, frac, seed);
+        prop_assume!(omega.len() > 3);
+        let data = CompletionData::new(&omega, &x, &y).unwrap();
+        let rm = if nystrom_rows {
+            MapSpec::nystrom(5, 0.3).build(&x, &mut seeded(seed)).unwrap()
+        } else {
+            MapSpec::fourier(3, 0.3).build(&x, &mut seeded(seed)).unwrap()
+        };
+        let cm = MapSpec::fourier(3, 0.3).build(&y, &mut seeded(seed + 1)).unwrap();
+        let params = CompletionParams {
+            rank: 2,
+            lambda: 0.1,
+            max_iter: 4,
+            start_iters: 10,
+            inner_iters: 2,
+            learn_cols,
+            ..CompletionParams::default()
+        };
+        let fit = fit_completion(&data, rm, cm, &params, None, &mut seeded(seed + 2), &mut NoObserver)
+            .unwrap();
+        assert_monotone(&fit.objectives());
+        for h in &fit.history {
+            prop_assert!(h.objective <= h.objective_after_imc + 1e-12 * h.objective.abs().max(1.0));
+        }
+    }
+}
+
+#[test]
+fn gimc_lowers_the_objective_of_its_imc_start_and_tracks_validation() {
+    let all = common::multilabel(160, 4, 5, 11);
+    let train = all.select_rows(&(0..120).collect::<Vec<_>>()).unwrap();
+    let val = all.select_rows(&(120..160).collect::<Vec<_>>()).unwrap();
+    for scheme in [Scheme::Alternating, Scheme::VariableProjection] {
+        let map = MapSpec::fourier(8, 0.2)
+            .build(train.features(), &mut seeded(3))
+            .unwrap();
+        let params = LabelParams {
+            lambda: 0.5,
+            max_iter: 8,
+            scheme,
+            ..LabelParams::default()
+        };
+        let mut trace = Trace::new();
+        let fit = fit_labels(&train, map.clone(), &params, Some(&val), &mut trace).unwrap();
+        let obj = fit.objectives();
+        assert!(
+            obj[obj.len() - 1] < 0.95 * obj[0],
+            "{scheme:?}: GIMC did not improve on IMC-RFF: {obj:?}"
+        );
+        // iteration 0 is exactly the IMC-RFF solution (the W-step at the initial map)
+        let start = LabelModel::fit_w(vec![map], &train, 0.5).unwrap();
+        let prob = LabelProblem::new(&train, 0.5).unwrap();
+        let f0 = prob
+            .objective(&prob.features(start.maps()).unwrap(), start.w())
+            .unwrap();
+        assert!((f0 - obj[0]).abs() < 1e-9 * f0);
+        // the observer saw every iteration with its metrics
+        assert_eq!(trace.records.len(), fit.history.len());
+        assert!(trace.records[1].extra("step").is_some());
+        assert!(trace.records[1].extra("val_p@1").is_some());
+        assert!(trace.records[1].extra("train_p@3").is_some());
+        // the best iterate is the recorded maximum, and re-evaluating it gives its score
+        let best = fit.best.as_ref().unwrap();
+        let max = fit
+            .history
+            .iter()
+            .map(|h| h.validation.as_ref().unwrap().precision_at(1).unwrap())
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(best.score, max);
+        let again = best.model.evaluate(&val, &[1]).unwrap();
+        assert!((again.precision_at(1).unwrap() - best.score).abs() < 1e-12);
+        assert_eq!(fit.chosen_iteration(), best.iteration);
+        assert_eq!(fit.stop_reason, FitStop::MaxIterations);
+    }
+}
+
+#[test]
+fn observer_can_stop_and_line_search_failure_keeps_the_last_iterate() {
+    let data = common::multilabel(40, 3, 4, 5);
+    let map = MapSpec::fourier(5, 0.3)
+        .build(data.features(), &mut seeded(1))
+        .unwrap();
+    let mut stop = FnObserver(|r: &IterationRecord| {
+        if r.iteration >= 2 {
+            ObserverAction::Stop
+        } else {
+            ObserverAction::Continue
+        }
+    });
+    let fit = fit_labels(&data, map.clone(), &LabelParams::default(), None, &mut stop).unwrap();
+    assert_eq!(fit.history.len(), 3);
+    assert_eq!(fit.stop_reason, FitStop::Observer);
+
+    // an absurd first step and no halvings: nothing is accepted, the start is returned
+    let params = LabelParams {
+        line_search: LineSearchParams {
+            initial_step: Some(1e9),
+            max_halvings: 0,
+            ..LineSearchParams::default()
+        },
+        ..LabelParams::default()
+    };
+    let fit = fit_labels(&data, map.clone(), &params, None, &mut NoObserver).unwrap();
+    assert_eq!(fit.stop_reason, FitStop::LineSearchFailed);
+    assert_eq!(fit.history.len(), 1);
+    let start = LabelModel::fit_w(vec![map.clone()], &data, 1.0).unwrap();
+    assert_eq!(fit.model.w(), start.w());
+
+    // zero iterations: the IMC start itself
+    let params = LabelParams {
+        max_iter: 0,
+        ..LabelParams::default()
+    };
+    let fit = fit_labels(&data, map, &params, None, &mut NoObserver).unwrap();
+    assert_eq!(fit.model.w(), start.w());
+    assert_eq!(fit.stop_reason, FitStop::MaxIterations);
+}
+
+#[test]
+fn multiclass_path_predicts_arg_max_and_scores_accuracy() {
+    let data = common::multiclass(150, 3, 3, 8);
+    let map = MapSpec::fourier(10, 0.5)
+        .build(data.features(), &mut seeded(2))
+        .unwrap();
+    let params = LabelParams {
+        max_iter: 5,
+        ..LabelParams::default()
+    };
+    let fit = fit_labels(&data, map, &params, Some(&data), &mut NoObserver).unwrap();
+    let last = fit.history.last().unwrap();
+    let acc = last.validation.as_ref().unwrap().accuracy.unwrap();
+    assert!(last.train.as_ref().unwrap().precision.is_empty());
+    let pred = fit.model.predict_classes(data.features()).unwrap();
+    let manual = pred
+        .iter()
+        .zip(data.classes().unwrap())
+        .filter(|(a, b)| a == b)
+        .count() as f64
+        / 150.0;
+    assert!((manual - acc).abs() < 1e-12);
+    assert!(acc > 0.5, "accuracy {acc}");
+    assert_eq!(fit.model.task(), Task::MultiClass);
+    let scores = fit.model.scores(data.features()).unwrap();
+    for (i, &p) in pred.iter().enumerate() {
+        for j in 0..3 {
+            assert!(scores[(i, p)] >= scores[(i, j)]);
+        }
+    }
+}
+
+#[test]
+fn combined_features_fit_at_least_as_well_as_either_map() {
+    let data = common::multilabel(80, 3, 4, 9);
+    let lambda = 0.5;
+    let params = LabelParams {
+        lambda,
+        max_iter: 3,
+        ..LabelParams::default()
+    };
+    let lff = fit_labels(
+        &data,
+        MapSpec::fourier(6, 0.3)
+            .build(data.features(), &mut seeded(1))
+            .unwrap(),
+        &params,
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
+    let lnys = fit_labels(
+        &data,
+        MapSpec::nystrom(8, 0.3)
+            .build(data.features(), &mut seeded(2))
+            .unwrap(),
+        &params,
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
+    let maps = vec![lff.model.maps()[0].clone(), lnys.model.maps()[0].clone()];
+    let comb = LabelModel::fit_w(maps, &data, lambda).unwrap();
+    assert_eq!(comb.feature_dim(), 12 + 8);
+    assert_eq!(comb.maps()[1].output_dim(), 8);
+    let prob = LabelProblem::new(&data, lambda).unwrap();
+    let f = |m: &LabelModel| {
+        prob.objective(&prob.features(m.maps()).unwrap(), m.w())
+            .unwrap()
+    };
+    let (fc, f1, f2) = (f(&comb), f(&lff.model), f(&lnys.model));
+    assert!(fc <= f1.min(f2) + 1e-9, "{fc} vs {f1}, {f2}");
+    let top = comb.top_k(data.features(), 2).unwrap();
+    assert_eq!(top.len(), 80);
+}
+
+#[test]
+fn general_path_improves_on_imc_and_predicts_consistently() {
+    let (omega, x, y, full) = common::completion(40, 30, 3, 0.4, 3);
+    let data = CompletionData::new(&omega, &x, &y).unwrap();
+    // validation: every entry not in Ω
+    let seen: std::collections::HashSet<(usize, usize)> =
+        omega.iter().map(|(i, j, _)| (i, j)).collect();
+    let (mut vr, mut vc, mut vv) = (vec![], vec![], vec![]);
+    for i in 0..40 {
+        for j in 0..30 {
+            if !seen.contains(&(i, j)) {
+                vr.push(i);
+                vc.push(j);
+                vv.push(full[(i, j)]);
+            }
+        }
+    }
+    let val = Observed::from_triplets(40, 30, &vr, &vc, &vv).unwrap();
+    let rm = MapSpec::fourier(10, 0.3).build(&x, &mut seeded(1)).unwrap();
+    let cm = MapSpec::fourier(10, 0.3).build(&y, &mut seeded(2)).unwrap();
+    let params = CompletionParams {
+        rank: 4,
+        lambda: 0.05,
+        max_iter: 8,
+        ..CompletionParams::default()
+    };
+    let fit = fit_completion(
+        &data,
+        rm.clone(),
+        cm.clone(),
+        &params,
+        Some(&val),
+        &mut seeded(3),
+        &mut NoObserver,
+    )
+    .unwrap();
+    // the best iterate is the recorded minimum of the validation error, and recomputing the
+    // error of its model gives the same number
+    let best = fit.best.as_ref().unwrap();
+    let min = fit
+        .history
+        .iter()
+        .map(|h| h.validation_error.unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(best.error, min);
+    let pairs: Vec<(usize, usize)> = val.iter().map(|(i, j, _)| (i, j)).collect();
+    let pred = best.model.predict_entries(&x, &y, &pairs).unwrap();
+    let num: f64 = pred
+        .iter()
+        .zip(val.values())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    assert!(((num / val.values_sq_norm()).sqrt() - best.error).abs() < 1e-10);
+    assert!(std::ptr::eq(fit.chosen(), &best.model));
+    let obj = fit.objectives();
+    assert_monotone(&obj);
+    assert!(
+        obj[obj.len() - 1] < 0.9 * fit.start_objective(),
+        "GIMC did not improve on IMC-RFF: {obj:?}"
+    );
+    assert!(fit.history.iter().skip(1).any(|h| h.step_rows.is_some()));
+    assert!(fit.history.iter().skip(1).any(|h| h.step_cols.is_some()));
+    assert!((fit.model.objective(&data).unwrap() - obj[obj.len() - 1]).abs() < 1e-9);
+    let dense = fit.model.predict_dense(&x, &y).unwrap();
+    let pairs = [(0, 0), (39, 29), (7, 3)];
+    let e = fit.model.predict_entries(&x, &y, &pairs).unwrap();
+    for (&(i, j), v) in pairs.iter().zip(e) {
+        assert!((dense[(i, j)] - v).abs() < 1e-12);
+    }
+    assert!(fit.model.predict_entries(&x, &y, &[(40, 0)]).is_err());
+    // rank must be below both feature dimensions
+    let bad = CompletionParams { rank: 20, ..params };
+    let err =
+        fit_completion(&data, rm, cm, &bad, None, &mut seeded(3), &mut NoObserver).unwrap_err();
+    assert!(err.is_parameter_error(), "{err}");
+}
+
+#[test]
+fn completion_inputs_and_parameters_are_checked() {
+    let (omega, x, y, _) = common::completion(10, 8, 2, 0.5, 1);
+    assert!(CompletionData::new(&omega, &y, &y).is_err());
+    assert!(CompletionData::new(&omega, &x, &x).is_err());
+    let empty = Observed::from_triplets(10, 8, &[], &[], &[]).unwrap();
+    assert!(CompletionData::new(&empty, &x, &y).is_err());
+    let data = CompletionData::new(&omega, &x, &y).unwrap();
+    let rm = MapSpec::fourier(4, 0.3).build(&x, &mut seeded(1)).unwrap();
+    let cm = MapSpec::fourier(4, 0.3).build(&y, &mut seeded(2)).unwrap();
+    for bad in [
+        CompletionParams {
+            rank: 0,
+            ..CompletionParams::default()
+        },
+        CompletionParams {
+            lambda: -1.0,
+            ..CompletionParams::default()
+        },
+        CompletionParams {
+            rank: 2,
+            tol: f64::NAN,
+            ..CompletionParams::default()
+        },
+    ] {
+        let e = fit_completion(
+            &data,
+            rm.clone(),
+            cm.clone(),
+            &bad,
+            None,
+            &mut seeded(1),
+            &mut NoObserver,
+        )
+        .unwrap_err();
+        assert!(e.is_parameter_error(), "{e}");
+    }
+    let wrong_shape = Observed::from_triplets(9, 8, &[0], &[0], &[1.0]).unwrap();
+    let params = CompletionParams {
+        rank: 2,
+        max_iter: 1,
+        ..CompletionParams::default()
+    };
+    let e = fit_completion(
+        &data,
+        rm,
+        cm,
+        &params,
+        Some(&wrong_shape),
+        &mut seeded(1),
+        &mut NoObserver,
+    )
+    .unwrap_err();
+    assert!(e.is_parameter_error(), "{e}");
+}
+
+#[test]
+fn label_fit_inputs_and_parameters_are_checked() {
+    let data = common::multilabel(30, 3, 4, 2);
+    let other = common::multilabel(30, 2, 4, 3);
+    let wrong_labels = common::multilabel(30, 3, 5, 4);
+    let map = MapSpec::fourier(4, 0.3)
+        .build(data.features(), &mut seeded(1))
+        .unwrap();
+    let p = LabelParams::default();
+    let wrong_map = MapSpec::fourier(4, 0.3)
+        .build(other.features(), &mut seeded(1))
+        .unwrap();
+    assert!(fit_labels(&data, wrong_map, &p, None, &mut NoObserver).is_err());
+    for v in [&other, &wrong_labels] {
+        let e = fit_labels(&data, map.clone(), &p, Some(v), &mut NoObserver).unwrap_err();
+        assert!(e.is_parameter_error(), "{e}");
+    }
+    let mc = common::multiclass(30, 3, 4, 5);
+    assert!(fit_labels(&data, map.clone(), &p, Some(&mc), &mut NoObserver).is_err());
+    for bad in [
+        LabelParams {
+            lambda: f64::NAN,
+            ..LabelParams::default()
+        },
+        LabelParams {
+            select_k: 0,
+            ..LabelParams::default()
+        },
+        LabelParams {
+            line_search: LineSearchParams {
+                sigma: 0.0,
+                ..LineSearchParams::default()
+            },
+            ..LabelParams::default()
+        },
+    ] {
+        let e = fit_labels(&data, map.clone(), &bad, None, &mut NoObserver).unwrap_err();
+        assert!(e.is_parameter_error(), "{e}");
+    }
+}

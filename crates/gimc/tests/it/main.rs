@@ -1,0 +1,14 @@
+//! Integration tests of `gimc` (one binary, DESIGN §2 conventions).
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+mod common;
+mod equivalence;
+mod fitting;
+mod gradients;
+mod persist;
+mod select;

@@ -1,0 +1,185 @@
+//! Model selection on a validation split of the training data (DESIGN §4).
+
+use gimc::{
+    LabelParams, MapKind, NoObserver, SelectionParams, fit_labels, select_and_fit, select_combined,
+};
+use gimc::{MapSpec, validation_split};
+use gimc_linalg::rng::{child, seeded};
+
+use crate::common;
+
+#[test]
+fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
+    let data = common::multilabel(150, 3, 4, 41);
+    let params = SelectionParams {
+        kind: MapKind::Fourier,
+        gammas: vec![1e-4, 0.3],
+        lambdas: vec![0.1, 1.0],
+        ms: vec![6],
+        max_iter: 4,
+        seed: 5,
+        ..SelectionParams::default()
+    };
+    let sel = select_and_fit(&data, &params).unwrap();
+    assert_eq!(sel.candidates.len(), 4);
+    let best = sel
+        .candidates
+        .iter()
+        .map(|c| c.best_score)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(sel.chosen.validation_score, best);
+    for c in &sel.candidates {
+        assert_eq!(c.scores.len(), 5);
+        assert_eq!(c.scores[c.best_iteration], c.best_score);
+        assert!(
+            c.scores[..c.best_iteration]
+                .iter()
+                .all(|&s| s < c.best_score)
+        );
+    }
+    // the winner is the first candidate reaching the best score, with its best iteration
+    let winner = sel
+        .candidates
+        .iter()
+        .find(|c| c.best_score == best)
+        .unwrap();
+    assert_eq!(
+        (sel.chosen.spec, sel.chosen.lambda, sel.chosen.iterations),
+        (winner.spec, winner.lambda, winner.best_iteration)
+    );
+    assert!(sel.chosen.iterations <= 4);
+    assert_eq!(sel.history.len(), sel.chosen.iterations + 1);
+    let hp = sel.model.hyper_parameters();
+    assert_eq!(hp["gamma"], sel.chosen.spec.gamma);
+    assert_eq!(hp["iterations"], sel.chosen.iterations as f64);
+    assert_eq!(sel.model.method(), "gimc-lff");
+    assert!(sel.chosen.describe().contains("m=6"));
+
+    // the refit equals a direct fit with the chosen values on the same random stream
+    let map = sel
+        .chosen
+        .spec
+        .build(data.features(), &mut child(&seeded(5), 1))
+        .unwrap();
+    let direct = fit_labels(
+        &data,
+        map,
+        &LabelParams {
+            lambda: sel.chosen.lambda,
+            max_iter: sel.chosen.iterations,
+            eval_train: false,
+            ..LabelParams::default()
+        },
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
+    assert_eq!(direct.model.w(), sel.model.w());
+    // and the whole procedure is deterministic
+    let again = select_and_fit(&data, &params).unwrap();
+    assert_eq!(again.chosen, sel.chosen);
+    assert_eq!(again.model, sel.model);
+}
+
+#[test]
+fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
+    let data = common::multiclass(120, 3, 3, 2);
+    let (tr, va) = validation_split(&data, 0.25, &mut seeded(1)).unwrap();
+    assert_eq!(tr.len() + va.len(), 120);
+    let classes = data.classes().unwrap();
+    for c in 0..3 {
+        let total = classes.iter().filter(|&&k| k == c).count() as f64;
+        let in_val = va.iter().filter(|&&i| classes[i] == c).count() as f64;
+        assert!((in_val - 0.25 * total).abs() <= 0.5 + 1e-9);
+    }
+    let params = SelectionParams {
+        kind: MapKind::LEARNED_NYSTROM,
+        gammas: vec![0.5],
+        ms: vec![10],
+        max_iter: 3,
+        ..SelectionParams::default()
+    };
+    let sel = select_and_fit(&data, &params).unwrap();
+    assert!(sel.chosen.validation_score > 0.4);
+    assert_eq!(sel.model.method(), "gimc-lnys");
+    assert!(sel.model.evaluate(&data, &[1]).unwrap().accuracy.is_some());
+}
+
+#[test]
+fn bad_grids_are_parameter_errors() {
+    let data = common::multilabel(30, 2, 3, 1);
+    for p in [
+        SelectionParams {
+            gammas: vec![],
+            ..SelectionParams::default()
+        },
+        SelectionParams {
+            gammas: vec![-1.0],
+            ..SelectionParams::default()
+        },
+        SelectionParams {
+            ms: vec![0],
+            ..SelectionParams::default()
+        },
+        SelectionParams {
+            validation_fraction: 1.0,
+            ..SelectionParams::default()
+        },
+        SelectionParams {
+            select_k: 0,
+            ..SelectionParams::default()
+        },
+    ] {
+        let e = select_and_fit(&data, &p).unwrap_err();
+        assert!(e.is_parameter_error(), "{e}");
+    }
+    let _ = MapSpec::fourier(1, 1.0);
+}
+
+#[test]
+fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validation() {
+    let data = common::multilabel(120, 3, 4, 17);
+    let base = SelectionParams {
+        ms: vec![5],
+        gammas: vec![0.3],
+        max_iter: 2,
+        seed: 3,
+        ..SelectionParams::default()
+    };
+    let lff = select_and_fit(&data, &base).unwrap();
+    let lnys = select_and_fit(
+        &data,
+        &SelectionParams {
+            kind: MapKind::LEARNED_NYSTROM,
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(lff.validation_rows, lnys.validation_rows);
+    assert_eq!(lff.validation_model.n_labels(), 4);
+    let comb = select_combined(&data, &[&lff, &lnys], &[0.1, 1.0, 10.0], 1).unwrap();
+    assert_eq!(comb.scores.len(), 3);
+    let best = comb
+        .scores
+        .iter()
+        .map(|s| s.1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(comb.validation_score, best);
+    assert_eq!(comb.model.maps().len(), 2);
+    assert_eq!(comb.model.maps()[0], lff.model.maps()[0]);
+    assert_eq!(comb.model.maps()[1], lnys.model.maps()[0]);
+    assert_eq!(comb.model.lambda(), comb.lambda);
+    assert_eq!(comb.model.method(), "gimc-combined");
+    // a selection made on another split cannot be combined
+    let other = select_and_fit(
+        &data,
+        &SelectionParams {
+            seed: 4,
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    assert!(select_combined(&data, &[&lff, &other], &[1.0], 1).is_err());
+    assert!(select_combined(&data, &[], &[1.0], 1).is_err());
+    assert!(select_combined(&data, &[&lff], &[], 1).is_err());
+}
