@@ -151,7 +151,11 @@ fn cargo() -> Command {
 }
 
 fn workspace_root() -> Result<PathBuf> {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // `cargo run` sets CARGO_MANIFEST_DIR for the process: prefer it to the compile-time value,
+    // which points at whichever checkout last built a shared target directory.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     manifest
         .parent()
         .map(Path::to_path_buf)
