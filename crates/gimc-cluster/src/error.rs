@@ -1,6 +1,7 @@
 //! The error type of `gimc-cluster`.
 
 use gimc_linalg::LinalgError;
+use gimc_solvers::SolverError;
 
 /// Everything that can go wrong when fitting or applying a clustering.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -40,9 +41,33 @@ pub enum ClusterError {
         /// Iteration at which it happened.
         iteration: usize,
     },
+    /// The problem is larger than a method's documented memory limit (kernel k-means keeps the
+    /// n × n kernel matrix).
+    #[error("{method} refuses {n} points: above its limit of {limit} ({reason})")]
+    TooLarge {
+        /// The method.
+        method: &'static str,
+        /// Points given.
+        n: usize,
+        /// The limit.
+        limit: usize,
+        /// Why the limit exists and what to do instead.
+        reason: &'static str,
+    },
+    /// Invalid input data other than NaN/Inf (e.g. a constraint label outside {0, 1}).
+    #[error("invalid input {what}: {reason}")]
+    InvalidInput {
+        /// Which input.
+        what: &'static str,
+        /// What is wrong, with its position.
+        reason: String,
+    },
     /// An error from the linear-algebra layer (including NaN/Inf in the input, with position).
     #[error(transparent)]
     Linalg(#[from] LinalgError),
+    /// An error from the matrix-completion solvers (MCCC's IMC step).
+    #[error(transparent)]
+    Solver(#[from] SolverError),
 }
 
 /// Result alias of this crate.

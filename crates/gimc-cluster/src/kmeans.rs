@@ -245,7 +245,7 @@ pub fn nearest_centers(
 }
 
 /// Rejects NaN/Inf entries of `x`, reporting the position.
-fn check_features(x: &FeatureMatrix) -> Result<()> {
+pub(crate) fn check_features(x: &FeatureMatrix) -> Result<()> {
     match x {
         FeatureMatrix::Dense(m) => check_finite(m.as_ref())?,
         FeatureMatrix::Sparse(m) => csr_check_finite(m)?,
@@ -254,7 +254,7 @@ fn check_features(x: &FeatureMatrix) -> Result<()> {
 }
 
 /// Squared norms of the rows of a dense matrix.
-fn row_sq_norms(a: MatRef<'_, f64>) -> Vec<f64> {
+pub(crate) fn row_sq_norms(a: MatRef<'_, f64>) -> Vec<f64> {
     let mut out = vec![0.0; a.nrows()];
     for j in 0..a.ncols() {
         for (o, &v) in out.iter_mut().zip(a.col(j).iter()) {
@@ -265,7 +265,7 @@ fn row_sq_norms(a: MatRef<'_, f64>) -> Vec<f64> {
 }
 
 /// Squared distances (n × t) from every row of `x` to every row of `c` (t × d).
-fn sq_dists(x: &FeatureMatrix, xx: &[f64], c: MatRef<'_, f64>) -> Result<Mat<f64>> {
+pub(crate) fn sq_dists(x: &FeatureMatrix, xx: &[f64], c: MatRef<'_, f64>) -> Result<Mat<f64>> {
     let mut p = x.mul_dense(c.transpose())?;
     let cc = row_sq_norms(c);
     p.as_mut()
@@ -280,7 +280,7 @@ fn sq_dists(x: &FeatureMatrix, xx: &[f64], c: MatRef<'_, f64>) -> Result<Mat<f64
 }
 
 /// Assignment step: nearest centre (ties to the lowest index) and squared distance per row.
-fn assign(
+pub(crate) fn assign(
     x: &FeatureMatrix,
     xx: &[f64],
     centers: MatRef<'_, f64>,
@@ -316,7 +316,7 @@ fn assign(
 }
 
 /// Number of points per cluster.
-fn counts_of(labels: &[usize], k: usize) -> Vec<usize> {
+pub(crate) fn counts_of(labels: &[usize], k: usize) -> Vec<usize> {
     let mut counts = vec![0usize; k];
     for &l in labels {
         counts[l] += 1;
@@ -326,7 +326,7 @@ fn counts_of(labels: &[usize], k: usize) -> Vec<usize> {
 
 /// Moves, for every empty cluster (in increasing index order), the point farthest from its
 /// centre among clusters with at least two points into that cluster. Returns how many moved.
-fn relocate_empty(labels: &mut [usize], dists: &[f64], k: usize) -> usize {
+pub(crate) fn relocate_empty(labels: &mut [usize], dists: &[f64], k: usize) -> usize {
     let mut counts = counts_of(labels, k);
     let empties: Vec<usize> = (0..k).filter(|&r| counts[r] == 0).collect();
     if empties.is_empty() {
@@ -352,19 +352,10 @@ fn relocate_empty(labels: &mut [usize], dists: &[f64], k: usize) -> usize {
 }
 
 /// Update step: the mean of each cluster's points (k × d). Every cluster must be non-empty.
-fn cluster_means(x: &FeatureMatrix, labels: &[usize], k: usize) -> Mat<f64> {
+pub(crate) fn cluster_means(x: &FeatureMatrix, labels: &[usize], k: usize) -> Mat<f64> {
     let d = x.ncols();
     let counts = counts_of(labels, k);
-    let mut sums = match x {
-        FeatureMatrix::Dense(m) => dense_sums(m, labels, k),
-        FeatureMatrix::Sparse(m) => {
-            if m.is_csr() {
-                sparse_sums(m, labels, k)
-            } else {
-                sparse_sums(&m.to_csr(), labels, k)
-            }
-        }
-    };
+    let mut sums = cluster_sums(x, labels, k);
     for j in 0..d {
         for (r, &c) in counts.iter().enumerate() {
             if c > 0 {
@@ -375,8 +366,22 @@ fn cluster_means(x: &FeatureMatrix, labels: &[usize], k: usize) -> Mat<f64> {
     sums
 }
 
+/// Per-cluster sums of the rows of `x` (k × d), in a thread-count independent order.
+pub(crate) fn cluster_sums(x: &FeatureMatrix, labels: &[usize], k: usize) -> Mat<f64> {
+    match x {
+        FeatureMatrix::Dense(m) => dense_sums(m, labels, k),
+        FeatureMatrix::Sparse(m) => {
+            if m.is_csr() {
+                sparse_sums(m, labels, k)
+            } else {
+                sparse_sums(&m.to_csr(), labels, k)
+            }
+        }
+    }
+}
+
 /// Per-cluster sums for dense X: one task per feature column, rows in increasing order.
-fn dense_sums(m: &Mat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
+pub(crate) fn dense_sums(m: &Mat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
     let mut sums = Mat::<f64>::zeros(k, m.ncols());
     sums.as_mut()
         .par_col_iter_mut()
@@ -394,7 +399,7 @@ fn dense_sums(m: &Mat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
 }
 
 /// Per-cluster sums for CSR X: one task per cluster, its rows in increasing order.
-fn sparse_sums(m: &CsMat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
+pub(crate) fn sparse_sums(m: &CsMat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
     let d = m.cols();
     if d == 0 || k == 0 {
         return Mat::zeros(k, d);
@@ -426,21 +431,39 @@ fn sparse_sums(m: &CsMat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
 }
 
 /// k distinct rows drawn uniformly.
-fn random_init(x: &FeatureMatrix, k: usize, rng: &mut GimcRng) -> Result<Mat<f64>> {
+pub(crate) fn random_init(x: &FeatureMatrix, k: usize, rng: &mut GimcRng) -> Result<Mat<f64>> {
     let rows = rand::seq::index::sample(rng, x.nrows(), k).into_vec();
     Ok(x.select_rows(&rows)?.to_dense())
 }
 
-/// Greedy k-means++ seeding (module documentation).
-fn plus_plus(x: &FeatureMatrix, xx: &[f64], k: usize, rng: &mut GimcRng) -> Result<Mat<f64>> {
-    let n = x.nrows();
+/// Greedy k-means++ seeding (module documentation) on the rows of `x`.
+pub(crate) fn plus_plus(
+    x: &FeatureMatrix,
+    xx: &[f64],
+    k: usize,
+    rng: &mut GimcRng,
+) -> Result<Mat<f64>> {
+    let chosen = plus_plus_indices(x.nrows(), k, rng, &mut |cands: &[usize]| {
+        let rows = x.select_rows(cands)?.to_dense();
+        sq_dists(x, xx, rows.as_ref())
+    })?;
+    Ok(x.select_rows(&chosen)?.to_dense())
+}
+
+/// Greedy k-means++ on `n` points known only through `dists_to(candidates)`, which returns the
+/// squared distances (n × candidates.len(), clamped at 0) from every point to each candidate.
+/// Returns the chosen point indices. Shared by k-means and kernel k-means, so both consume the
+/// generator identically and pick the same points when their distances agree.
+pub(crate) fn plus_plus_indices(
+    n: usize,
+    k: usize,
+    rng: &mut GimcRng,
+    dists_to: &mut dyn FnMut(&[usize]) -> Result<Mat<f64>>,
+) -> Result<Vec<usize>> {
     let n_local = 2 + (k as f64).ln().floor() as usize;
     let first = rng.random_range(0..n);
     let mut chosen = vec![first];
-    let first_row = x.select_rows(&[first])?.to_dense();
-    let mut closest: Vec<f64> = sq_dists(x, xx, first_row.as_ref())?
-        .col_as_slice(0)
-        .to_vec();
+    let mut closest: Vec<f64> = dists_to(&[first])?.col_as_slice(0).to_vec();
     let mut cumsum = vec![0.0f64; n];
     for _ in 1..k {
         let mut total = 0.0;
@@ -459,8 +482,7 @@ fn plus_plus(x: &FeatureMatrix, xx: &[f64], k: usize, rng: &mut GimcRng) -> Resu
                 _ => rng.random_range(0..n),
             })
             .collect();
-        let cand_rows = x.select_rows(&candidates)?.to_dense();
-        let dc = sq_dists(x, xx, cand_rows.as_ref())?;
+        let dc = dists_to(&candidates)?;
         let mut best = (0usize, f64::INFINITY);
         for t in 0..n_local {
             let pot: f64 = closest
@@ -477,7 +499,7 @@ fn plus_plus(x: &FeatureMatrix, xx: &[f64], k: usize, rng: &mut GimcRng) -> Resu
         }
         chosen.push(candidates[best.0]);
     }
-    Ok(x.select_rows(&chosen)?.to_dense())
+    Ok(chosen)
 }
 
 /// One restart: seeding, then Lloyd iterations until a stopping rule holds.

@@ -1,15 +1,31 @@
-//! Clustering for gimc (DESIGN §2, §3.4): k-means on dense or sparse feature matrices with
-//! k-means++ seeding (the greedy variant, 2 + ⌊ln k⌋ candidates per centre) or uniform seeding,
-//! Lloyd iterations parallel over rows whose assignment step uses one product `X·Cᵀ` and the
-//! expansion ‖x‖² − 2x·c + ‖c‖² (so sparse input stays sparse), several restarts keeping the
-//! lowest inertia, each restart drawing from its own child stream of the caller's seeded
-//! generator so that results do not depend on the number of threads. Kernel k-means, mini-batch
-//! k-means, OKMF and MCCC (the rest of §3.4) are to come.
+//! Clustering for gimc (DESIGN §2, §3.4): k-means ([`kmeans`]: k-means++ seeding, Lloyd
+//! iterations parallel over rows through one product `X·Cᵀ`, restarts, dense or sparse input),
+//! mini-batch k-means ([`minibatch`], Sculley 2010, per-centre rates 1/count), kernel k-means
+//! ([`kernel_kmeans`], the O(n²)-memory baseline with a documented size limit), online kernel
+//! matrix factorisation ([`okmf`], SGD on ½‖φ(x) − Φ(B)Wh‖² + (λ/2)‖W‖² + (α/2)‖h‖² over a
+//! budget B, with the gradient signs of §3.4, memory independent of n), and constrained
+//! clustering by matrix completion ([`mccc`]: linear IMC on the symmetric constraint matrix,
+//! then the top-k left singular vectors of XW and k-means, the step GIMC's Algorithm 2 of §3.3
+//! reuses). Every random draw comes from the caller's seeded generator and results do not
+//! depend on the number of threads.
 
 mod error;
+pub mod kernel_kmeans;
 pub mod kmeans;
+pub mod mccc;
+pub mod minibatch;
+pub mod okmf;
 
 pub use error::{ClusterError, Result};
+pub use kernel_kmeans::{
+    KERNEL_KMEANS_MAX_POINTS, KernelKMeans, KernelKMeansParams, fit_kernel_kmeans,
+};
 pub use kmeans::{
     KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed, nearest_centers,
+};
+pub use mccc::{MccParams, Mccc, SpectralKMeans, constraint_matrix, fit_mccc, spectral_kmeans};
+pub use minibatch::{MiniBatchKMeansParams, fit_minibatch_kmeans};
+pub use okmf::{
+    Okmf, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, fit_okmf, fit_okmf_observed,
+    okmf_sample_gradient, okmf_sample_objective,
 };

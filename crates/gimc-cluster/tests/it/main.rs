@@ -1,6 +1,12 @@
-//! Integration tests of gimc-cluster: k-means inertia monotonicity, blob recovery, dense/sparse
-//! agreement, determinism (seed and thread count), restarts and error cases.
+//! Integration tests of gimc-cluster: k-means (inertia monotonicity, blobs, dense = sparse,
+//! determinism, restarts, errors), mini-batch k-means, kernel k-means (linear kernel = k-means,
+//! rings, limit), OKMF (finite-difference gradient, memory independent of n, blobs, rings) and
+//! MCCC (constraints, recovery, spectral step).
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 mod common;
+mod kernel_kmeans;
 mod kmeans;
+mod mccc;
+mod minibatch;
+mod okmf;
