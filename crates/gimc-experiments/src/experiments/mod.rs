@@ -3,5 +3,7 @@
 pub mod datasets;
 pub mod gimc_fig1;
 pub mod imc_sample_complexity;
+pub mod okmf_scaling;
+pub mod okmf_table2;
 pub mod pu_imc;
 mod support;

@@ -5,5 +5,6 @@
 
 mod cli;
 mod experiments;
+mod okmf;
 mod report;
 mod synthetic;
