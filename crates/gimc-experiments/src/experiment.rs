@@ -41,6 +41,9 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(experiments::gimc_fig1::GimcFig1),
         Box::new(experiments::imc_sample_complexity::ImcSampleComplexity),
         Box::new(experiments::pu_imc::PuImc),
+        Box::new(experiments::mc1_synthetic::Mc1Synthetic),
+        Box::new(experiments::mc1_emotions::Mc1Emotions),
+        Box::new(experiments::mc1_yeast::Mc1Yeast),
         Box::new(experiments::okmf_table2::OkmfTable2),
         Box::new(experiments::okmf_scaling::OkmfScaling),
     ]

@@ -17,6 +17,7 @@ mod kernel;
 pub mod linear;
 pub mod nuclear;
 mod side;
+pub mod transduction;
 
 pub use error::SolverError;
 pub use imc::{
@@ -30,6 +31,16 @@ pub use iter::{
     RunReport, StopReason, Trace, run,
 };
 pub use side::Side;
+pub use transduction::baselines::{
+    EmImputation, EmParams, FpcImputation, FpcImputeParams, LabelSvms, SvmCvParams,
+    impute_em_gaussian, impute_fpc_cv, impute_mean, impute_zero, svm_per_label_cv,
+};
+pub use transduction::{
+    ShrinkSvd, TransductionCv, TransductionCvParams, TransductionFpc, TransductionParams,
+    TransductionPath, TransductionProblem, TransductionSolution, TransductionState,
+    TransductionVariant, ValidTransductionParams, cross_validate_transduction, fit_transduction,
+    fit_transduction_cv, fit_transduction_path, mu_grid,
+};
 
 /// Re-exported CG parameters (the `cg` field of [`ImcParams`]).
 pub use gimc_linalg::CgParams;

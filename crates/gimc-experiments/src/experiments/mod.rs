@@ -3,6 +3,10 @@
 pub mod datasets;
 pub mod gimc_fig1;
 pub mod imc_sample_complexity;
+pub mod mc1_common;
+pub mod mc1_emotions;
+pub mod mc1_synthetic;
+pub mod mc1_yeast;
 pub mod okmf_scaling;
 pub mod okmf_table2;
 pub mod pu_imc;

@@ -5,6 +5,7 @@
 
 mod cli;
 mod experiments;
+mod mc1;
 mod okmf;
 mod report;
 mod synthetic;

@@ -11,3 +11,4 @@ mod linear;
 mod mc;
 mod nuclear;
 mod pu;
+mod transduction;
