@@ -30,6 +30,13 @@ pub trait FeatureMap {
     /// [`input_dim`](FeatureMap::input_dim) columns.
     fn forward(&self, x: &FeatureMatrix) -> Result<Mat<f64>>;
 
+    /// Φ = φ(X) as a product C·M when the map has that structure (Nyström: C = k(X, U) and M
+    /// the fixed normalisation), so that a caller needing only ΦᵀΦ = M(CᵀC)M and ΦᵀA = M(CᵀA)
+    /// can skip the n × m × m product forming Φ. Default: `(forward(x), None)`, i.e. M = I.
+    fn forward_factored(&self, x: &FeatureMatrix) -> Result<(Mat<f64>, Option<Mat<f64>>)> {
+        Ok((self.forward(x)?, None))
+    }
+
     /// φ of the rows `rows` of `x` (in that order), e.g. to process a large X in blocks.
     fn forward_rows(&self, x: &FeatureMatrix, rows: &[usize]) -> Result<Mat<f64>> {
         self.forward(&x.select_rows(rows)?)

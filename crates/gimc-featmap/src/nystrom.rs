@@ -243,6 +243,12 @@ impl FeatureMap for Nystrom {
             None => Ok(c),
         }
     }
+
+    fn forward_factored(&self, x: &FeatureMatrix) -> Result<(Mat<f64>, Option<Mat<f64>>)> {
+        check_input("Nystrom::forward_factored", x, self.input_dim())?;
+        let c = kernel_block(&self.kernel, x, self.landmarks.as_ref())?;
+        Ok((c, self.norm.clone()))
+    }
 }
 
 impl LearnableMap for Nystrom {

@@ -10,6 +10,7 @@
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
 
 use crate::error::dim_err;
 use crate::{LinalgError, Result};
@@ -256,11 +257,32 @@ pub(crate) fn rows_contiguous(a: MatRef<'_, f64>) -> Mat<f64> {
 }
 
 /// Builds an `n × k` faer matrix from a row-major buffer of length `n·k`.
+///
+/// A tiled, column-parallel transpose: each task owns a block of 32 output columns and copies
+/// 32 × 32 tiles, so the 32 source rows it reads stay in L1 (several times faster than an
+/// element-wise strided copy).
 pub(crate) fn from_row_major(buf: &[f64], n: usize, k: usize) -> Mat<f64> {
+    const TILE: usize = 32;
+    let mut out = Mat::<f64>::zeros(n, k);
     if n == 0 || k == 0 {
-        return Mat::zeros(n, k);
+        return out;
     }
-    MatRef::from_row_major_slice(buf, n, k).to_owned()
+    out.as_mut()
+        .par_col_chunks_mut(TILE)
+        .enumerate()
+        .for_each(|(block, mut cols)| {
+            let c0 = block * TILE;
+            for r0 in (0..n).step_by(TILE) {
+                let r1 = (r0 + TILE).min(n);
+                for t in 0..cols.ncols() {
+                    let mut col = cols.as_mut().col_mut(t);
+                    for i in r0..r1 {
+                        col[i] = buf[i * k + c0 + t];
+                    }
+                }
+            }
+        });
+    out
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use faer::{Mat, MatRef};
 
 use crate::dense::{self, check_finite, rows_contiguous};
 use crate::error::dim_err;
-use crate::{FeatureMatrix, LinalgError, Result};
+use crate::{FeatureMatrix, LinalgError, Result, sparse};
 
 /// A positive-semidefinite kernel k(x, y).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -123,6 +123,9 @@ fn poly(base: f64, degree: u32) -> f64 {
     }
 }
 
+/// Largest fraction of non-zeros for which landmark products go through compressed forms.
+const SPARSE_FRACTION: f64 = 0.2;
+
 /// Applies the kernel elementwise to the inner-product block `g` (n × m) in place, parallel
 /// over columns (each entry is independent, so the result does not depend on threads).
 fn finish_block(kernel: &Kernel, g: &mut Mat<f64>, xx: &[f64], uu: &[f64]) {
@@ -166,7 +169,15 @@ pub fn kernel_block(
         ));
     }
     check_finite(landmarks)?;
-    let mut g = x.mul_dense(landmarks.transpose())?;
+    let mut g = match x {
+        // Landmarks drawn from the rows of a sparse set are themselves mostly zeros: multiply
+        // through their compressed form (O(nnz(X)·nnz per landmark column) instead of
+        // O(nnz(X)·m)). Learned landmarks are dense and take the blocked product.
+        FeatureMatrix::Sparse(xs) if sparse::nonzero_fraction(landmarks) <= SPARSE_FRACTION => {
+            sparse::csr_mul_sparse_dense_tr(xs, landmarks)?
+        }
+        _ => x.mul_dense(landmarks.transpose())?,
+    };
     let (xx, uu) = if kernel.needs_norms() {
         (x.row_sq_norms(), dense_row_sq_norms(landmarks))
     } else {
@@ -186,7 +197,19 @@ pub fn kernel_block_dense(
     kernel.check()?;
     check_finite(a)?;
     check_finite(b)?;
-    let mut g = dense::matmul_nt(a, b)?;
+    if a.ncols() != b.ncols() {
+        return Err(dim_err(
+            "kernel_block_dense",
+            format!("b with {} columns", a.ncols()),
+            format!("{} columns", b.ncols()),
+        ));
+    }
+    let mostly_zero = |m: MatRef<'_, f64>| sparse::nonzero_fraction(m) <= SPARSE_FRACTION;
+    let mut g = if mostly_zero(a) && mostly_zero(b) {
+        sparse::sparse_dense_mul_tr(a, b)
+    } else {
+        dense::matmul_nt(a, b)?
+    };
     let (xx, uu) = if kernel.needs_norms() {
         (dense_row_sq_norms(a), dense_row_sq_norms(b))
     } else {

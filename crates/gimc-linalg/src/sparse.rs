@@ -16,7 +16,7 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use sprs::CsMat;
 
-use crate::dense::{axpy_slice, from_row_major, rows_contiguous};
+use crate::dense::from_row_major;
 use crate::error::dim_err;
 use crate::{LinalgError, Result};
 
@@ -122,24 +122,120 @@ pub(crate) fn transpose_pattern(
     (tptr, tidx, pos)
 }
 
-/// `M·B` for a compressed-row `M` (outer × inner) and `bt` = `Bᵀ` stored with contiguous
-/// columns (k × inner). Returns outer × k.
-pub(crate) fn rows_times_dense(m: &Compressed<'_>, bt: &Mat<f64>) -> Mat<f64> {
-    let (n, k) = (m.outer, bt.nrows());
-    if n == 0 || k == 0 {
-        return Mat::zeros(n, k);
+/// Width of the column blocks of [`rows_times_dense`]: eight f64 accumulators per row stay in
+/// registers and vectorise.
+const BLOCK: usize = 8;
+
+/// `M·B` (outer × k, column-major) for a compressed-row `M` (outer × inner) and a dense `B`
+/// (inner × k); O(nnz(M)·k).
+///
+/// Blocked by eight columns of `B` at a time: each block of `B` is packed row-major (inner × 8,
+/// a few hundred KiB at most, so it stays in cache) and every row of `M` gathers from it into
+/// eight register accumulators, writing the result straight into the column-major output (no
+/// transposed copies of `B` or of the result). Tasks are (column block × row block) pairs; each
+/// output entry is accumulated by one task in increasing order of the stored entries, so the
+/// result is bitwise identical for any number of threads.
+pub(crate) fn rows_times_dense(m: &Compressed<'_>, b: MatRef<'_, f64>) -> Mat<f64> {
+    let (n, k) = (m.outer, b.ncols());
+    let mut out = Mat::<f64>::zeros(n, k);
+    if n == 0 || k == 0 || m.nnz() == 0 {
+        return out;
     }
-    let mut buf = vec![0.0f64; n * k];
-    buf.par_chunks_mut(k)
+    let inner = b.nrows();
+    let rows_per_task = m.grain(2 * BLOCK).max(16);
+    out.as_mut()
+        .par_col_chunks_mut(BLOCK)
         .enumerate()
-        .with_min_len(m.grain(k))
-        .for_each(|(i, out)| {
-            let (cols, vals) = m.row(i);
-            for (&j, &v) in cols.iter().zip(vals) {
-                axpy_slice(v, bt.col_as_slice(j), out);
+        .for_each(|(chunk, cols)| {
+            let c0 = chunk * BLOCK;
+            let w = cols.ncols();
+            let mut packed = vec![0.0f64; inner * BLOCK];
+            for t in 0..w {
+                for (j, &v) in b.col(c0 + t).iter().enumerate() {
+                    packed[j * BLOCK + t] = v;
+                }
             }
+            let packed = &packed;
+            cols.par_row_chunks_mut(rows_per_task)
+                .enumerate()
+                .for_each(|(block, mut dst)| {
+                    let r0 = block * rows_per_task;
+                    for li in 0..dst.nrows() {
+                        let (idx, val) = m.row(r0 + li);
+                        let mut acc = [0.0f64; BLOCK];
+                        for (&j, &v) in idx.iter().zip(val) {
+                            let src = &packed[j * BLOCK..j * BLOCK + BLOCK];
+                            for (a, &p) in acc.iter_mut().zip(src) {
+                                *a += v * p;
+                            }
+                        }
+                        for (t, &a) in acc.iter().enumerate().take(w) {
+                            dst[(li, t)] = a;
+                        }
+                    }
+                });
         });
-    from_row_major(&buf, n, k)
+    out
+}
+
+/// The fraction of entries of a dense matrix that are non-zero (1 for an empty matrix).
+pub(crate) fn nonzero_fraction(a: MatRef<'_, f64>) -> f64 {
+    let total = a.nrows() * a.ncols();
+    if total == 0 {
+        return 1.0;
+    }
+    let nz: usize = (0..a.ncols())
+        .map(|j| a.col(j).iter().filter(|v| **v != 0.0).count())
+        .sum();
+    nz as f64 / total as f64
+}
+
+/// The non-zeros of a dense `b` (r × c) as compressed rows of `bᵀ` (c rows of length r): row j
+/// holds the non-zeros of column j of `b`, in increasing row order.
+pub(crate) fn compress_columns(b: MatRef<'_, f64>) -> Compressed<'static> {
+    let mut ptr = Vec::with_capacity(b.ncols() + 1);
+    let (mut idx, mut val) = (Vec::new(), Vec::new());
+    ptr.push(0);
+    for j in 0..b.ncols() {
+        for (i, &v) in b.col(j).iter().enumerate() {
+            if v != 0.0 {
+                idx.push(i);
+                val.push(v);
+            }
+        }
+        ptr.push(idx.len());
+    }
+    Compressed {
+        outer: b.ncols(),
+        inner: b.nrows(),
+        ptr: Cow::Owned(ptr),
+        idx: Cow::Owned(idx),
+        val: Cow::Owned(val),
+    }
+}
+
+/// `A·Bᵀ` (n × m) for a sparse `A` (n × d, CSR or CSC) and a dense but mostly-zero `B` (m × d),
+/// such as Nyström landmarks drawn from the rows of a sparse data set. `Bᵀ` is compressed first,
+/// so the cost is O(Σ_i Σ_{j ∈ row i of A} nnz(column j of B)) rather than the O(nnz(A)·m) of
+/// [`csr_mul_dense`]; the values equal that product's (the skipped terms are exact zeros).
+pub fn csr_mul_sparse_dense_tr(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.cols() != b.ncols() {
+        return Err(dim_err(
+            "csr_mul_sparse_dense_tr",
+            format!("B with {} columns", a.cols()),
+            format!("{} columns", b.ncols()),
+        ));
+    }
+    Ok(rows_times_rows_dense(
+        &Compressed::rows_of(a),
+        &compress_columns(b),
+    ))
+}
+
+/// `A·Bᵀ` (n × m) for dense but mostly-zero `A` (n × d) and `B` (m × d), through their
+/// compressed forms; same values as the dense product.
+pub(crate) fn sparse_dense_mul_tr(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+    rows_times_rows_dense(&compress_columns(a.transpose()), &compress_columns(b))
 }
 
 /// `M·N` for two compressed-row matrices (p × m and m × q), densely (p × q). Row `i` of the
@@ -176,10 +272,7 @@ pub fn csr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
             format!("{} rows", b.nrows()),
         ));
     }
-    Ok(rows_times_dense(
-        &Compressed::rows_of(a),
-        &rows_contiguous(b),
-    ))
+    Ok(rows_times_dense(&Compressed::rows_of(a), b))
 }
 
 /// `Aᵀ·B` (m × k) for a sparse `A` (n × m, CSR or CSC) and a dense `B` (n × k), parallel over
@@ -193,10 +286,7 @@ pub fn csr_tr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> 
             format!("{} rows", b.nrows()),
         ));
     }
-    Ok(rows_times_dense(
-        &Compressed::rows_of_transpose(a),
-        &rows_contiguous(b),
-    ))
+    Ok(rows_times_dense(&Compressed::rows_of_transpose(a), b))
 }
 
 /// `AᵀA` (m × m, dense) for a sparse `A` (n × m); O(Σ_i nnz(row i)²), never densifying `A`.

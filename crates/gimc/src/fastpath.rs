@@ -16,8 +16,10 @@
 //! The reduced objective g(U) = min_W f(W, U) (variable projection) has, by the envelope
 //! theorem, the gradient ∂f/∂U at W = W*(U).
 
+use std::sync::OnceLock;
+
 use gimc_featmap::{FeatureMap, LearnableMap};
-use gimc_linalg::dense::{check_finite, frob_dot, gram_nt, gram_tn, matmul, par};
+use gimc_linalg::dense::{check_finite, frob_dot, gram_nt, gram_tn, matmul, par, symmetrize};
 use gimc_linalg::faer::linalg::matmul::matmul as gemm;
 use gimc_linalg::faer::reborrow::{Reborrow, ReborrowMut};
 use gimc_linalg::faer::{Accum, Mat, MatRef};
@@ -35,17 +37,29 @@ pub(crate) const BLOCK_ENTRIES: usize = 1 << 20;
 
 /// Φ and the two products every objective, W-step and gradient needs: ΦᵀΦ (D × D) and AᵀΦ
 /// (L × D, the transpose of ΦᵀA).
+///
+/// For a map with Φ = C·M (Nyström with its normalisation, [`FeatureMap::forward_factored`])
+/// the products are formed as M(CᵀC)M and (AᵀC)M and Φ itself only when first asked for (the
+/// gradient or training metrics need it; a fixed-map fit never does), which saves the n × m × m
+/// product.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabelFeatures {
-    phi: Mat<f64>,
+    phi: OnceLock<Mat<f64>>,
+    factors: Option<(Mat<f64>, Mat<f64>)>,
+    dim: usize,
     gram: Mat<f64>,
     at_phi: Mat<f64>,
 }
 
 impl LabelFeatures {
-    /// Φ (n × D).
+    /// Φ (n × D), formed on first use when the features were built from factors.
     pub fn phi(&self) -> MatRef<'_, f64> {
-        self.phi.as_ref()
+        self.phi
+            .get_or_init(|| match &self.factors {
+                Some((c, m)) => c * m,
+                None => Mat::zeros(0, self.dim),
+            })
+            .as_ref()
     }
 
     /// ΦᵀΦ (D × D, exactly symmetric).
@@ -60,7 +74,7 @@ impl LabelFeatures {
 
     /// Feature dimension D.
     pub fn dim(&self) -> usize {
-        self.phi.ncols()
+        self.dim
     }
 }
 
@@ -96,8 +110,45 @@ impl<'a> LabelProblem<'a> {
     /// Φ = [φ_1(X), …] for the maps (one map normally; several for combined features), with
     /// ΦᵀΦ and AᵀΦ.
     pub fn features<M: FeatureMap>(&self, maps: &[M]) -> Result<LabelFeatures> {
+        if let [one] = maps {
+            let (c, m) = one.forward_factored(self.data.features())?;
+            return match m {
+                Some(m) => self.features_factored(c, m),
+                None => self.features_from(c),
+            };
+        }
         let phi = concat_features(maps, self.data.features())?;
         self.features_from(phi)
+    }
+
+    /// [`LabelFeatures`] for Φ = C·M (C n × m finite, M m × D) without forming Φ:
+    /// ΦᵀΦ = Mᵀ(CᵀC)M, AᵀΦ = (AᵀC)M.
+    pub fn features_factored(&self, c: Mat<f64>, m: Mat<f64>) -> Result<LabelFeatures> {
+        if c.nrows() != self.data.nrows() || m.nrows() != c.ncols() {
+            return Err(dim_err(
+                "features C·M",
+                format!(
+                    "{} rows and M with C's {} columns as rows",
+                    self.data.nrows(),
+                    c.ncols()
+                ),
+                format!("{} rows and M with {} rows", c.nrows(), m.nrows()),
+            ));
+        }
+        check_finite(c.as_ref())?;
+        check_finite(m.as_ref())?;
+        let cc = gram_tn(c.as_ref());
+        let gram =
+            symmetrize(matmul(m.transpose(), matmul(cc.as_ref(), m.as_ref())?.as_ref())?.as_ref())?;
+        let at_c = csr_tr_mul_dense(self.data.labels(), c.as_ref())?;
+        let at_phi = matmul(at_c.as_ref(), m.as_ref())?;
+        Ok(LabelFeatures {
+            phi: OnceLock::new(),
+            dim: m.ncols(),
+            factors: Some((c, m)),
+            gram,
+            at_phi,
+        })
     }
 
     /// [`LabelFeatures`] for a given Φ (n × D, finite).
@@ -112,7 +163,13 @@ impl<'a> LabelProblem<'a> {
         check_finite(phi.as_ref())?;
         let gram = gram_tn(phi.as_ref());
         let at_phi = csr_tr_mul_dense(self.data.labels(), phi.as_ref())?;
-        Ok(LabelFeatures { phi, gram, at_phi })
+        Ok(LabelFeatures {
+            dim: phi.ncols(),
+            phi: OnceLock::from(phi),
+            factors: None,
+            gram,
+            at_phi,
+        })
     }
 
     fn check_w(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<()> {

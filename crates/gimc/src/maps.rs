@@ -188,6 +188,16 @@ impl FeatureMap for KnownMap {
             KnownMap::Nystrom(m) => m.forward(x),
         }
     }
+
+    fn forward_factored(
+        &self,
+        x: &FeatureMatrix,
+    ) -> gimc_featmap::Result<(Mat<f64>, Option<Mat<f64>>)> {
+        match self {
+            KnownMap::Fourier(m) => m.forward_factored(x),
+            KnownMap::Nystrom(m) => m.forward_factored(x),
+        }
+    }
 }
 
 impl LearnableMap for KnownMap {

@@ -8,7 +8,9 @@
 //! ratios measured in the same run. Tests never time anything: speed is shown here.
 
 mod gemm;
+mod gimc_lff;
 mod imc;
+mod peers;
 
 use std::time::Instant;
 
@@ -75,6 +77,8 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(gemm::Gemm),
         Box::new(imc::ImcBibtex),
         Box::new(imc::ImcCgStep),
+        Box::new(gimc_lff::GimcLffBibtex),
+        Box::new(peers::KernelRidgePeers),
     ]
 }
 

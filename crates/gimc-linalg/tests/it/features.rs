@@ -2,7 +2,7 @@
 //! kernels are independent of the thread count.
 
 use gimc_linalg::FeatureMatrix;
-use gimc_linalg::kernels::{Kernel, kernel_block};
+use gimc_linalg::kernels::{Kernel, kernel_block, kernel_block_dense};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sparse::{csr_mul_dense, csr_to_dense, csr_tr_mul_dense, dense_to_csr};
 use proptest::prelude::*;
@@ -96,4 +96,48 @@ fn dense_feature_products_agree_across_thread_counts() {
     let seq = in_pool(1, run);
     let par = in_pool(4, run);
     assert!(seq == par);
+}
+
+#[test]
+fn sparse_landmarks_take_the_compressed_path_with_the_same_values() {
+    // Landmarks copied from rows of a sparse set are mostly zeros, so kernel_block multiplies
+    // through their compressed form; the values must equal the dense computation.
+    let a = random_csr(&mut seeded(21), 300, 80, 0.05);
+    let xs = FeatureMatrix::sparse(a).unwrap();
+    let xd = FeatureMatrix::dense(xs.to_dense()).unwrap();
+    let rows: Vec<usize> = (0..40).map(|i| 7 * i).collect();
+    let landmarks = xs.select_rows(&rows).unwrap().to_dense();
+    let kernel = Kernel::Rbf { gamma: 0.3 };
+    let via_sparse = kernel_block(&kernel, &xs, landmarks.as_ref()).unwrap();
+    let via_dense = kernel_block(&kernel, &xd, landmarks.as_ref()).unwrap();
+    assert!(max_diff(&via_sparse, &via_dense) < 1e-12);
+    let lm = kernel_block_dense(&kernel, landmarks.as_ref(), landmarks.as_ref()).unwrap();
+    let reference =
+        kernel_block(&kernel, &xd.select_rows(&rows).unwrap(), landmarks.as_ref()).unwrap();
+    assert!(max_diff(&lm, &reference) < 1e-12);
+    for i in 0..rows.len() {
+        assert!((lm[(i, i)] - 1.0).abs() < 1e-12, "k(u, u) = 1 for RBF");
+    }
+}
+
+#[test]
+fn blocked_sparse_products_match_the_naive_product_for_any_width() {
+    // widths around the 8-column block and row counts spanning several row tasks
+    let a = random_csr(&mut seeded(31), 1500, 120, 0.08);
+    let x = csr_to_dense(&a);
+    for k in [1, 7, 8, 9, 17, 37] {
+        let b = gauss(32 + k as u64, 120, k);
+        let g = gauss(64 + k as u64, 1500, k);
+        assert!(
+            max_diff(&csr_mul_dense(&a, b.as_ref()).unwrap(), &(&x * &b)) < 1e-11,
+            "k = {k}"
+        );
+        assert!(
+            max_diff(
+                &csr_tr_mul_dense(&a, g.as_ref()).unwrap(),
+                &(x.transpose() * &g)
+            ) < 1e-10,
+            "k = {k}"
+        );
+    }
 }

@@ -78,3 +78,36 @@ fn fast_path_equals_general_path_when_fully_observed() {
         assert!(f_fast_after <= f_fast);
     }
 }
+
+#[test]
+fn factored_nystrom_features_equal_the_formed_ones() {
+    // Normalised Nyström: Φ = C·M; the fast path builds ΦᵀΦ = M(CᵀC)M and AᵀΦ = (AᵀC)M
+    // without forming Φ, and forms Φ only when asked.
+    let data = common::multilabel(40, 5, 6, 41);
+    let spec = MapSpec {
+        kind: gimc::MapKind::Nystrom {
+            landmarks: gimc::Landmarks::Uniform,
+            normalized: true,
+        },
+        m: 12,
+        gamma: 0.4,
+    };
+    let map = spec.build(data.features(), &mut seeded(4)).unwrap();
+    let prob = LabelProblem::new(&data, 0.5).unwrap();
+    let factored = prob.features(std::slice::from_ref(&map)).unwrap();
+    let formed = prob
+        .features_from(map.forward(data.features()).unwrap())
+        .unwrap();
+    let close = |a: gimc_linalg::faer::MatRef<'_, f64>, b: gimc_linalg::faer::MatRef<'_, f64>| {
+        (a.to_owned() - b.to_owned()).norm_max() <= 1e-10 * b.norm_max().max(1.0)
+    };
+    assert_eq!(factored.dim(), formed.dim());
+    assert!(close(factored.gram(), formed.gram()));
+    assert!(close(factored.cross(), formed.cross()));
+    assert!(close(factored.phi(), formed.phi()));
+    let (wf, wd) = (
+        prob.w_step(&factored).unwrap(),
+        prob.w_step(&formed).unwrap(),
+    );
+    assert!(close(wf.as_ref(), wd.as_ref()));
+}
