@@ -2,7 +2,8 @@
 //! (forward pass Φ = φ(X), dimensions) and [`LearnableMap`] (parameters and the backward pass
 //! ∂f/∂U from G = ∂f/∂Φ, a vector–Jacobian product that never forms a per-row Jacobian), with
 //! blanket impls so `Box<dyn FeatureMap>` works; the built-in maps [`Identity`],
-//! [`RandomFourier`] (GIMC eq. 6, Φ = m^{-1/2}[cos XU, sin XU]), [`Nystrom`] (eq. 7–8,
+//! [`RandomFourier`] (GIMC eq. 6, Φ = m^{-1/2}[cos XU, sin XU]), [`RandomCosine`] (random
+//! phases, Φ = √(2/D) cos(XU + 1bᵀ), as scikit-learn's `RBFSampler`), [`Nystrom`] (eq. 7–8,
 //! Φ = k(X, U)(E^†)^{1/2}, landmarks uniform or k-means centres, learnable with M fixed),
 //! [`RandomMaclaurin`] for the polynomial kernel (γ x·y + c₀)^p and [`ActivationMap`]
 //! (Φ = m^{-1/2} σ(XU + 1bᵀ), σ = tanh or sigmoid), all learnable except the identity and all
@@ -14,6 +15,7 @@
 mod activation;
 mod affine;
 pub mod conformance;
+mod cosine;
 mod error;
 mod fourier;
 mod identity;
@@ -22,6 +24,7 @@ mod nystrom;
 mod polynomial;
 
 pub use activation::{Activation, ActivationMap, ActivationParams};
+pub use cosine::RandomCosine;
 pub use error::{FeatMapError, Result};
 pub use fourier::{RandomFourier, RandomFourierParams};
 pub use identity::Identity;

@@ -12,8 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gimc::{LabelData, LabelParams, Landmarks, MapKind, MapSpec, fit_labels};
+use gimc::{LabelData, LabelParams, Landmarks, MapKind, MapSpec, NoObserver, fit_labels};
 use gimc_data::{Dataset, Targets, load_named};
+use gimc_featmap::{LearnableMap, RandomCosine};
 use gimc_linalg::rng::seeded;
 use serde::Deserialize;
 
@@ -77,6 +78,38 @@ struct PeerLine {
     p5: f64,
     fit_s: f64,
     peak_rss_kib: Option<f64>,
+}
+
+/// The peer's figures over several seeds: mean P@k, median fit seconds, largest peak RSS.
+#[derive(Debug)]
+struct PeerSummary {
+    p: [f64; 3],
+    fit_s: f64,
+    peak_rss_kib: Option<f64>,
+}
+
+impl PeerSummary {
+    fn of(lines: &[PeerLine]) -> Self {
+        let n = lines.len().max(1) as f64;
+        let mut p = [0.0; 3];
+        for l in lines {
+            for (acc, v) in p.iter_mut().zip([l.p1, l.p3, l.p5]) {
+                *acc += v / n;
+            }
+        }
+        let mut times: Vec<f64> = lines.iter().map(|l| l.fit_s).collect();
+        Self {
+            p,
+            fit_s: median(&mut times),
+            peak_rss_kib: lines.iter().filter_map(|l| l.peak_rss_kib).reduce(f64::max),
+        }
+    }
+}
+
+/// The median of `v` (sorted in place; 0 when empty).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 fn label_data(d: &Dataset) -> Result<LabelData, ExperimentError> {
@@ -168,37 +201,46 @@ fn run_peer(
     Ok(line)
 }
 
-/// Our fit of one case: (median fit seconds, [P@1, P@3, P@5] in %).
-fn run_ours(
+/// Which of our maps a row measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ours {
+    /// Paired random Fourier features of GIMC eq. 6: m directions, D = 2m ([cos, sin]).
+    Paired,
+    /// Random-phase Fourier features (`RandomCosine`), D = 2m directions: RBFSampler's form.
+    Phase,
+    /// Normalised Nyström, m uniform landmarks.
+    Nystrom,
+}
+
+impl Ours {
+    fn label(self) -> &'static str {
+        match self {
+            Ours::Paired => "IMC-RFF (paired, eq. 6)",
+            Ours::Phase => "IMC-RFF (random phase)",
+            Ours::Nystrom => "IMC-NYS",
+        }
+    }
+}
+
+/// Times `fit` (median of `runs`) and scores its model on `test`: (seconds, [P@1, P@3, P@5]).
+fn timed_fit<M: LearnableMap + Clone>(
     train: &LabelData,
     test: &LabelData,
-    case: &Case,
+    lambda: f64,
     runs: usize,
-    seed: u64,
+    build: impl Fn() -> Result<M, ExperimentError>,
 ) -> Result<(f64, [f64; 3]), ExperimentError> {
-    let spec = MapSpec {
-        kind: match case.method {
-            "rff" => MapKind::Fourier,
-            _ => MapKind::Nystrom {
-                landmarks: Landmarks::Uniform,
-                normalized: true,
-            },
-        },
-        m: M,
-        gamma: case.gamma,
-    };
     let params = LabelParams {
-        lambda: case.lambda,
+        lambda,
         max_iter: 0,
         eval_train: false,
         ..LabelParams::default()
     };
     let (secs, fit) = median_secs(runs, || {
-        // Timed: the map drawn from the training rows, Φ, ΦᵀΦ, AᵀΦ and the ridge solve.
-        let map = spec
-            .build(train.features(), &mut seeded(seed))
-            .map_err(fail)?;
-        fit_labels(train, map, &params, None, &mut gimc::NoObserver).map_err(fail)
+        // Timed: the map drawn from the training rows, Φ (or its factors), ΦᵀΦ, AᵀΦ and the
+        // ridge solve.
+        let map = build()?;
+        fit_labels(train, map, &params, None, &mut NoObserver).map_err(fail)
     })?;
     let eval = fit.model.evaluate(test, &[1, 3, 5]).map_err(fail)?;
     let mut p = [0.0; 3];
@@ -206,6 +248,39 @@ fn run_ours(
         *slot = 100.0 * eval.precision_at(k).ok_or_else(|| fail("no P@k"))?;
     }
     Ok((secs, p))
+}
+
+/// Our fit of one case with one of our maps.
+fn run_ours(
+    train: &LabelData,
+    test: &LabelData,
+    case: &Case,
+    ours: Ours,
+    runs: usize,
+    seed: u64,
+) -> Result<(f64, [f64; 3]), ExperimentError> {
+    let x = train.features();
+    match ours {
+        Ours::Paired => timed_fit(train, test, case.lambda, runs, || {
+            MapSpec::fourier(M, case.gamma)
+                .build(x, &mut seeded(seed))
+                .map_err(fail)
+        }),
+        Ours::Phase => timed_fit(train, test, case.lambda, runs, || {
+            RandomCosine::new(x.ncols(), 2 * M, case.gamma, &mut seeded(seed)).map_err(fail)
+        }),
+        Ours::Nystrom => timed_fit(train, test, case.lambda, runs, || {
+            let spec = MapSpec {
+                kind: MapKind::Nystrom {
+                    landmarks: Landmarks::Uniform,
+                    normalized: true,
+                },
+                m: M,
+                gamma: case.gamma,
+            };
+            spec.build(x, &mut seeded(seed)).map_err(fail)
+        }),
+    }
 }
 
 impl Benchmark for KernelRidgePeers {
@@ -216,14 +291,16 @@ impl Benchmark for KernelRidgePeers {
     fn description(&self) -> &'static str {
         "IMC-RFF and IMC-NYS (m = 500, fixed maps, closed-form ridge W) on Bibtex and Delicious \
          against scikit-learn's RBFSampler(2m) + Ridge and Nystroem(m) + Ridge with the same γ \
-         and λ, run side by side in this benchmark (../shared/peers/multilabel_sklearn.py, 2 \
-         BLAS threads). Fit seconds from loaded data (median of 3 for ours, one peer run); P@k \
-         on the test part; the peer's reference column is its own figure; `speed-up` = peer fit \
-         s / our fit s. Peak RSS of the peer is its whole Python process."
+         and λ, run side by side in this benchmark (../shared/peers/multilabel_sklearn.py, as \
+         many BLAS threads as cores). IMC-RFF in two forms at the same D = 2m: random phases \
+         (RBFSampler's construction) and the paired [cos, sin] of GIMC eq. 6. Fit seconds from \
+         loaded data, median over 3 seeds on each side; P@k on the test part, mean over the same 3 seeds; the reference \
+         column is the peer's figure; `speed-up` = peer fit s / our fit s. The peer's peak RSS \
+         is its whole Python process."
     }
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
-        let runs = if ctx.quick { 1 } else { 3 };
+        let seeds: u64 = if ctx.quick { 1 } else { 3 };
         let peer_script = peers_dir(&ctx.data_dir)
             .map(|d| d.join("multilabel_sklearn.py"))
             .filter(|_| sklearn_available());
@@ -249,52 +326,91 @@ impl Benchmark for KernelRidgePeers {
                 _ => return Err(fail(format!("{set} lacks a train or test part"))),
             };
             for case in CASES.iter().filter(|c| c.set == set) {
-                let label = format!(
-                    "{set} IMC-{} m={M} γ={} λ={}",
-                    if case.method == "rff" { "RFF" } else { "NYS" },
-                    case.gamma,
-                    case.lambda
-                );
-                let (secs, p) = run_ours(&train, &test, case, runs, ctx.seed)?;
+                // Accuracy is the mean over `seeds` independent draws on both sides (one draw
+                // moves P@1 by up to a point); time is the median over the same runs.
                 let peer = match &peer_script {
-                    Some(script) => Some(run_peer(script, &ctx.data_dir, case, ctx.seed)?),
+                    Some(script) => {
+                        let lines = (0..seeds)
+                            .map(|s| run_peer(script, &ctx.data_dir, case, ctx.seed + s))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Some(PeerSummary::of(&lines))
+                    }
                     None => None,
                 };
-                let src = "scikit-learn, same run";
-                let mut fit = Measurement::new(self.name(), &label, "fit", secs, "s");
-                let mut ps: Vec<Measurement> = [1, 3, 5]
-                    .iter()
-                    .zip(p)
-                    .map(|(k, v)| Measurement::new(self.name(), &label, &format!("P@{k}"), v, "%"))
-                    .collect();
-                if let Some(peer) = &peer {
-                    fit = fit.with_reference(peer.fit_s, src);
-                    for (m, v) in ps.iter_mut().zip([peer.p1, peer.p3, peer.p5]) {
-                        *m = m.clone().with_reference(v, src);
+                let variants: &[Ours] = if case.method == "rff" {
+                    &[Ours::Phase, Ours::Paired]
+                } else {
+                    &[Ours::Nystrom]
+                };
+                for &ours in variants {
+                    let label = format!(
+                        "{set} {} m={M} γ={} λ={}",
+                        ours.label(),
+                        case.gamma,
+                        case.lambda
+                    );
+                    let mut times = Vec::new();
+                    let mut p = [0.0; 3];
+                    for s in 0..seeds {
+                        let (secs, ps) = run_ours(&train, &test, case, ours, 1, ctx.seed + s)?;
+                        times.push(secs);
+                        for (acc, v) in p.iter_mut().zip(ps) {
+                            *acc += v / seeds as f64;
+                        }
                     }
-                }
-                out.push(fit);
-                out.extend(ps);
-                if let Some(peer) = peer {
-                    out.push(Measurement::new(
+                    out.extend(rows(
                         self.name(),
                         &label,
-                        "speed-up (peer s / ours)",
-                        peer.fit_s / secs.max(1e-9),
-                        "×",
+                        median(&mut times),
+                        p,
+                        peer.as_ref(),
                     ));
-                    if let Some(kib) = peer.peak_rss_kib {
-                        out.push(Measurement::new(
-                            self.name(),
-                            &label,
-                            "peer peak RSS",
-                            kib / 1024.0,
-                            "MiB",
-                        ));
-                    }
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// The measurements of one of our rows, with the peer's figures as references.
+fn rows(
+    bench: &str,
+    label: &str,
+    secs: f64,
+    p: [f64; 3],
+    peer: Option<&PeerSummary>,
+) -> Vec<Measurement> {
+    let src = "scikit-learn, same run";
+    let mut out = Vec::new();
+    let fit = Measurement::new(bench, label, "fit", secs, "s");
+    out.push(match peer {
+        Some(peer) => fit.with_reference(peer.fit_s, src),
+        None => fit,
+    });
+    for (i, (k, v)) in [1, 3, 5].iter().zip(p).enumerate() {
+        let m = Measurement::new(bench, label, &format!("P@{k}"), v, "%");
+        out.push(match peer {
+            Some(peer) => m.with_reference(peer.p[i], src),
+            None => m,
+        });
+    }
+    if let Some(peer) = peer {
+        out.push(Measurement::new(
+            bench,
+            label,
+            "speed-up (peer s / ours)",
+            peer.fit_s / secs.max(1e-9),
+            "×",
+        ));
+        if let Some(kib) = peer.peak_rss_kib {
+            out.push(Measurement::new(
+                bench,
+                label,
+                "peer peak RSS",
+                kib / 1024.0,
+                "MiB",
+            ));
+        }
+    }
+    out
 }

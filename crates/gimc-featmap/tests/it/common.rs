@@ -2,7 +2,8 @@
 
 use gimc_featmap::{
     Activation, ActivationMap, ActivationParams, Identity, LearnableMap, Nystrom, NystromNorm,
-    NystromParams, PolynomialParams, RandomFourier, RandomFourierParams, RandomMaclaurin,
+    NystromParams, PolynomialParams, RandomCosine, RandomFourier, RandomFourierParams,
+    RandomMaclaurin,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, seeded};
@@ -51,6 +52,11 @@ pub fn learnable_maps(
         degree: 3,
     };
     vec![
+        (
+            "rff-phase",
+            Box::new(RandomCosine::new(d, 2 * m, GAMMA, rng).unwrap())
+                as Box<dyn LearnableMap + Sync>,
+        ),
         (
             "rff",
             Box::new(RandomFourier::new(d, &RandomFourierParams::new(m, GAMMA), rng).unwrap())

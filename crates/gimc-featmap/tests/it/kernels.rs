@@ -42,6 +42,27 @@ fn rff_error_falls_like_inverse_sqrt_d() {
 }
 
 #[test]
+fn random_phase_rff_error_falls_like_inverse_sqrt_d() {
+    let (dense, sparse) = data_pair(23, 40, 6, 0.5);
+    let k = exact_kernel_matrix(&Kernel::Rbf { gamma: GAMMA }, &dense).unwrap();
+    let cfg = KernelApproxConfig::new(vec![32, 128, 512, 2048])
+        .with_trials(4)
+        .with_slope(-0.65, -0.35);
+    for x in [&dense, &sparse] {
+        let rep = check_kernel_approximation(
+            |d, rng| gimc_featmap::RandomCosine::new(6, d, GAMMA, rng),
+            x,
+            k.as_ref(),
+            &cfg,
+        )
+        .unwrap();
+        assert_eq!(rep.output_dims, vec![32, 128, 512, 2048]);
+        assert!(rep.passed, "{}", rep.to_report(&cfg));
+        assert!((rep.slope_mean + 0.5).abs() < 0.15);
+    }
+}
+
+#[test]
 fn maclaurin_error_falls_like_inverse_sqrt_d() {
     let (dense, _) = data_pair(22, 30, 5, 0.5);
     let (gamma, coef0) = (0.6, 1.0);
