@@ -1,8 +1,21 @@
-//! The `gimc` command line: inspect data sets now; fit, predict, cluster, complete and evaluate
-//! as the solver crates land (DESIGN §1). Errors are one clear line on stderr and a non-zero
-//! exit status; no input makes it panic.
+//! The `gimc` command line (DESIGN §1): `fit` (GIMC / IMC with model selection on a validation
+//! split, saved as a versioned model file), `predict` (top-k labels or classes of new rows from a
+//! saved model), `cluster` (the k-means family, and clustering from pairwise constraints by GIMC
+//! Algorithm 2 or MCCC), `constraints` (sample a constraint file from labelled data), `eval`
+//! (P@k, accuracy, RMSE, clustering accuracy of a prediction file), `plot` (SVG of a fit trace)
+//! and `data` (summaries). Errors are one clear line on stderr and a non-zero exit status; no
+//! input makes it panic.
 
+mod cluster;
+mod common;
+mod complete;
+mod completion;
 mod data;
+mod eval;
+mod fit;
+mod plot;
+mod predict;
+mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,28 +32,82 @@ struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// No progress display or informational messages on stderr.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    /// Seed of every random draw (splits, maps, k-means seeding).
+    #[arg(long, global = true, default_value_t = 0)]
+    seed: u64,
+    /// The label / class column of CSV inputs: a header name, a 0-based index, or `last`.
+    #[arg(long, global = true, value_name = "COLUMN")]
+    label_column: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Fit a multi-label or multi-class model (GIMC-LFF, GIMC-LNYS, IMC-RFF, IMC-NYS) and save it.
+    Fit(fit::FitArgs),
+    /// Predict top-k labels / classes / scores of new rows with a saved model.
+    Predict(predict::PredictArgs),
+    /// Cluster rows (k-means family, or from pairwise constraints).
+    Cluster(cluster::ClusterArgs),
+    /// Complete a partially observed matrix (MC-ALS, or IMC with row / column features).
+    Complete(complete::CompleteArgs),
+    /// Sample a pairwise constraint file from a labelled set.
+    Constraints(cluster::ConstraintArgs),
+    /// Metrics of a prediction file against the truth.
+    Eval(eval::EvalArgs),
+    /// Draw a fit trace (`gimc fit --trace`) as SVG.
+    Plot(plot::PlotArgs),
     /// Inspect data sets.
     #[command(subcommand)]
     Data(data::DataCommand),
 }
 
+fn run(cli: &Cli) -> anyhow::Result<()> {
+    if let Some(t) = cli.threads {
+        if t == 0 {
+            anyhow::bail!("--threads: must be at least 1");
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
+    }
+    let g = common::Globals {
+        data_dir: cli.data_dir.clone(),
+        json: cli.json,
+        quiet: cli.quiet,
+        seed: cli.seed,
+        label_column: cli.label_column.clone(),
+    };
+    match &cli.command {
+        Command::Fit(a) => fit::run(a, &g),
+        Command::Predict(a) => predict::run(a, &g),
+        Command::Cluster(a) => cluster::run(a, &g),
+        Command::Complete(a) => complete::run(a, &g),
+        Command::Constraints(a) => cluster::run_constraints(a, &g),
+        Command::Eval(a) => eval::run(a, &g),
+        Command::Plot(a) => plot::run(a, &g),
+        Command::Data(cmd) => data::run(cmd, cli.data_dir.as_deref(), cli.json),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Data(cmd) => data::run(cmd, cli.data_dir.as_deref(), cli.json),
-    };
-    match result {
+    match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            // one line: the context chain joined by ": ", newlines inside messages flattened
+            let msg = format!("{e:#}").replace('\n', " ");
             #[allow(clippy::print_stderr)]
             {
-                eprintln!("gimc: error: {e:#}");
+                eprintln!("gimc: error: {msg}");
             }
             ExitCode::FAILURE
         }

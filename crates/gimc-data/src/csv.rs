@@ -439,6 +439,86 @@ pub fn parse_triplets<R: BufRead>(
     })
 }
 
+/// Pairwise clustering constraints (i, j, s) over `n` items, s = 1 similar / s = 0 dissimilar
+/// (GIMC Algorithm 2, DESIGN §3.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraints {
+    /// Number of items (the largest index + 1 unless given).
+    pub n: usize,
+    /// The pairs in file order.
+    pub pairs: Vec<(usize, usize, f64)>,
+}
+
+/// Reads a constraint file: one `i j s` triplet per line (the [`read_triplets`] format, so
+/// comments, separators, gzip, `one_based` and `header` work the same), with s = 1 (similar) or
+/// 0 (dissimilar). `n` (items) defaults to the largest index + 1; a given `n` bounds both
+/// indices. Errors: a malformed line, a repeated (i, j), an index ≥ n, a label other than 0 / 1
+/// (each with its line), or no constraints at all.
+pub fn read_constraints(path: &Path, n: Option<usize>, one_based: bool) -> Result<Constraints> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut open_text(path)?, &mut text).map_err(|source| {
+        crate::DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    parse_constraints(&text, path, n, one_based)
+}
+
+/// [`read_constraints`] on text already in memory; `path` names the source in errors.
+pub fn parse_constraints(
+    text: &str,
+    path: &Path,
+    n: Option<usize>,
+    one_based: bool,
+) -> Result<Constraints> {
+    let opts = TripletOptions {
+        one_based,
+        header: false,
+        nrows: n,
+        ncols: n,
+    };
+    let t = parse_triplets(text.as_bytes(), path, &opts)?;
+    // the p-th entry came from the p-th data line (every data line gives exactly one entry)
+    let line_of = |p: usize| {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| {
+                let l = l.trim();
+                !(l.is_empty() || l.starts_with('#') || l.starts_with('%'))
+            })
+            .nth(p)
+            .map_or(0, |(ln, _)| ln + 1)
+    };
+    let parse_err = |line: usize, msg: String| crate::DataError::Parse {
+        path: path.to_path_buf(),
+        line,
+        msg,
+    };
+    if t.entries.is_empty() {
+        return Err(parse_err(0, "no constraints in the file".into()));
+    }
+    let n = n.unwrap_or(t.nrows.max(t.ncols));
+    for (p, &(i, j, s)) in t.entries.iter().enumerate() {
+        if i >= n || j >= n {
+            return Err(parse_err(
+                line_of(p),
+                format!("pair ({i}, {j}) names an item >= n = {n}"),
+            ));
+        }
+        if s != 0.0 && s != 1.0 {
+            return Err(parse_err(
+                line_of(p),
+                format!("label {s}; expected 1 (similar) or 0 (dissimilar)"),
+            ));
+        }
+    }
+    Ok(Constraints {
+        n,
+        pairs: t.entries,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,5 +687,25 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line(), Some(1));
+    }
+
+    #[test]
+    fn constraints_read_and_validate() {
+        let p = Path::new("c.txt");
+        let c = parse_constraints("# i j s\n0 1 1\n2 3 0\n", p, None, false).unwrap();
+        assert_eq!(c.n, 4);
+        assert_eq!(c.pairs, vec![(0, 1, 1.0), (2, 3, 0.0)]);
+        let c = parse_constraints("1 2 1\n", p, Some(5), true).unwrap();
+        assert_eq!((c.n, c.pairs.clone()), (5, vec![(0, 1, 1.0)]));
+        match parse_constraints("0 1 1\n\n# c\n2 3 0.5\n", p, None, false) {
+            Err(crate::DataError::Parse { line, msg, .. }) => {
+                assert_eq!(line, 4);
+                assert!(msg.contains("0.5"), "{msg}");
+            }
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+        assert!(parse_constraints("0 9 1\n", p, Some(4), false).is_err());
+        assert!(parse_constraints("# nothing\n", p, None, false).is_err());
+        assert!(parse_constraints("0 1\n", p, None, false).is_err());
     }
 }

@@ -27,8 +27,8 @@ pub use arff::{
     read_mulan_labels,
 };
 pub use csv::{
-    ColumnRef, CsvOptions, NominalEncoding, TargetKind, TripletOptions, Triplets, parse_csv,
-    parse_triplets, read_csv, read_triplets,
+    ColumnRef, Constraints, CsvOptions, NominalEncoding, TargetKind, TripletOptions, Triplets,
+    parse_constraints, parse_csv, parse_triplets, read_constraints, read_csv, read_triplets,
 };
 pub use dataset::{Dataset, Summary, Targets};
 pub use error::DataError;

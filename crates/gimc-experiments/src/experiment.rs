@@ -39,6 +39,9 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
     vec![
         Box::new(experiments::datasets::Datasets),
         Box::new(experiments::gimc_fig1::GimcFig1),
+        Box::new(experiments::gimc_fig2::GimcFig2),
+        Box::new(experiments::gimc_table2::GimcTable2),
+        Box::new(experiments::gimc_multiclass::GimcMulticlass),
         Box::new(experiments::imc_sample_complexity::ImcSampleComplexity),
         Box::new(experiments::pu_imc::PuImc),
         Box::new(experiments::mc1_synthetic::Mc1Synthetic),
@@ -46,6 +49,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(experiments::mc1_yeast::Mc1Yeast),
         Box::new(experiments::okmf_table2::OkmfTable2),
         Box::new(experiments::okmf_scaling::OkmfScaling),
+        Box::new(experiments::gimc_table3::GimcTable3),
     ]
 }
 

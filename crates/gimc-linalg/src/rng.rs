@@ -16,13 +16,39 @@ pub fn seeded(seed: u64) -> GimcRng {
     GimcRng::seed_from_u64(seed)
 }
 
-/// An independent generator for stream `stream` of `parent`'s seed, without advancing `parent`.
+/// An independent generator for stream `stream` of `parent`, without advancing `parent`.
 ///
 /// Used to give each parallel task (row block, restart, trial) its own reproducible stream.
+/// The result depends only on `parent`'s key and stream (not on how far it has been advanced) and
+/// on `stream`. A root generator from [`seeded`] (stream 0) hands its own key to its children, on
+/// streams `stream + 1`. A generator that is itself a child (stream ≠ 0) first derives a fresh
+/// key from its (key, stream) pair, so `child(&child(&b, 1), 2)`, `child(&child(&b, 2), 1)` and
+/// `child(&b, 2)` are three different generators.
 pub fn child(parent: &GimcRng, stream: u64) -> GimcRng {
-    let mut rng = GimcRng::from_seed(parent.get_seed());
+    let parent_stream = parent.get_stream();
+    let key = if parent_stream == 0 {
+        parent.get_seed()
+    } else {
+        derive_key(parent.get_seed(), parent_stream)
+    };
+    let mut rng = GimcRng::from_seed(key);
     rng.set_stream(stream.wrapping_add(1));
     rng
+}
+
+/// Word position of the key-derivation block: far beyond anything a generator ever consumes
+/// (2^66 words = 2^68 bytes), so derived keys never coincide with a stream's own output.
+const KEY_DERIVATION_WORD_POS: u128 = 1 << 66;
+
+/// A 32-byte key drawn from a domain-separated position of stream `stream` under `key`.
+fn derive_key(key: [u8; 32], stream: u64) -> [u8; 32] {
+    use rand::RngCore;
+    let mut g = GimcRng::from_seed(key);
+    g.set_stream(stream);
+    g.set_word_pos(KEY_DERIVATION_WORD_POS);
+    let mut out = [0u8; 32];
+    g.fill_bytes(&mut out);
+    out
 }
 
 /// A `rows × cols` matrix of independent N(0, std²) entries, drawn column by column.
@@ -67,6 +93,33 @@ mod tests {
         let b = gaussian_vec(&mut child(&p, 1), 8, 1.0);
         assert_ne!(a, b);
         assert_eq!(a, gaussian_vec(&mut child(&p, 0), 8, 1.0));
+    }
+
+    #[test]
+    fn nested_children_are_distinct_streams() {
+        let b = seeded(11);
+        let draw = |mut r: GimcRng| gaussian_vec(&mut r, 8, 1.0);
+        let c12 = draw(child(&child(&b, 1), 2));
+        let c21 = draw(child(&child(&b, 2), 1));
+        let c2 = draw(child(&b, 2));
+        let c1 = draw(child(&b, 1));
+        // Under the old scheme `child(&child(&b, 1), 2)` was exactly `child(&b, 2)`.
+        assert_ne!(c12, c2);
+        assert_ne!(c21, c1);
+        assert_ne!(c12, c21);
+        // Deterministic, and independent of how far the parent has been advanced.
+        assert_eq!(c12, draw(child(&child(&b, 1), 2)));
+        let mut advanced = child(&b, 1);
+        let _ = gaussian_vec(&mut advanced, 100, 1.0);
+        assert_eq!(c12, draw(child(&advanced, 2)));
+        // Top-level children of a root keep their key: stream s + 1 of the root seed.
+        let mut direct = seeded(11);
+        direct.set_stream(3);
+        assert_eq!(c2, draw(direct));
+        // Three levels deep stays distinct from two.
+        let c122 = draw(child(&child(&child(&b, 1), 2), 2));
+        assert_ne!(c122, c12);
+        assert_ne!(c122, c2);
     }
 
     #[test]

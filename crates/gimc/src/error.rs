@@ -87,6 +87,9 @@ pub enum GimcError {
     /// An error from the metrics.
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// An error from the clustering layer (constraint matrix, k-means on the embedding).
+    #[error(transparent)]
+    Cluster(#[from] gimc_cluster::ClusterError),
 }
 
 impl GimcError {
@@ -98,6 +101,13 @@ impl GimcError {
             | Self::InvalidInput { .. }
             | Self::Empty(_) => true,
             Self::Solver(e) => e.is_parameter_error(),
+            Self::Cluster(e) => matches!(
+                e,
+                gimc_cluster::ClusterError::InvalidParameter { .. }
+                    | gimc_cluster::ClusterError::InvalidInput { .. }
+                    | gimc_cluster::ClusterError::TooFewPoints { .. }
+                    | gimc_cluster::ClusterError::DimensionMismatch { .. }
+            ),
             _ => false,
         }
     }

@@ -7,7 +7,10 @@
 //! ∂f/∂Ψ = (RᵀP)Hᵀ, optional best-validation iterate), model selection of γ, λ, m and the
 //! iteration count on a validation split of the training data ([`select_and_fit`]; combined
 //! LFF + LNYS features by [`select_combined`]), and a versioned model file format (safetensors
-//! matrices plus JSON metadata, [`persist`]). Feature maps come from `gimc-featmap` (§3.1); the objective never
+//! matrices plus JSON metadata, [`persist`]), and semi-supervised clustering from pairwise
+//! constraints (Algorithm 2, [`fit_semisupervised`]: eq. 13 on the constraint matrix with learned
+//! maps on both sides, top-k left singular vectors of ΦW, k-means, λ by held-out constraint
+//! error). Feature maps come from `gimc-featmap` (§3.1); the objective never
 //! increases across outer iterations, a checked invariant.
 
 mod completion;
@@ -20,6 +23,7 @@ mod maps;
 mod model;
 pub mod persist;
 mod select;
+mod semisup;
 
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
@@ -36,6 +40,7 @@ pub use select::{
     Candidate, Chosen, CombinedSelection, Selection, SelectionParams, select_and_fit,
     select_combined, validation_split,
 };
+pub use semisup::{DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, fit_semisupervised};
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).
 pub use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction, Trace};

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+mod commands;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -10,6 +10,7 @@
 mod gemm;
 mod gimc_lff;
 mod imc;
+mod kmeans;
 mod peers;
 
 use std::time::Instant;
@@ -79,6 +80,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(imc::ImcCgStep),
         Box::new(gimc_lff::GimcLffBibtex),
         Box::new(peers::KernelRidgePeers),
+        Box::new(kmeans::KMeansPeer),
     ]
 }
 

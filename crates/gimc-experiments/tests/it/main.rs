@@ -5,6 +5,8 @@
 
 mod cli;
 mod experiments;
+mod gimc_labels;
+mod gimc_table3;
 mod mc1;
 mod okmf;
 mod report;

@@ -12,3 +12,4 @@ mod fitting;
 mod gradients;
 mod persist;
 mod select;
+mod semisup;

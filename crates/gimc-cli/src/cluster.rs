@@ -1,0 +1,243 @@
+//! `gimc cluster`: k-means, mini-batch k-means, kernel k-means, OKMF, and constraint-based
+//! clustering (GIMC Algorithm 2 semi-supervised, or MCCC) from `--constraints FILE`. Writes one
+//! cluster index per row; prints inertia, and clustering accuracy when the data has classes.
+//! `gimc constraints` samples a constraint file from a labelled set.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use gimc::{MapKind, MapSpec, SemiSupParams, fit_semisupervised};
+use gimc_cluster::{
+    KMeansParams, KernelKMeansParams, MccParams, MiniBatchKMeansParams, OkmfParams,
+    fit_kernel_kmeans, fit_kmeans, fit_mccc, fit_minibatch_kmeans, fit_okmf,
+};
+use gimc_data::Targets;
+use gimc_linalg::Kernel;
+use gimc_linalg::rng::seeded;
+use serde_json::json;
+
+use crate::common::{Globals, load_input, write_output};
+
+/// Arguments of `gimc cluster`.
+#[derive(Args, Debug)]
+pub struct ClusterArgs {
+    /// The data: a file or a set name (its `train` part unless --part).
+    pub target: String,
+    /// Part of a named set.
+    #[arg(long, default_value = "train")]
+    pub part: String,
+    /// Number of clusters.
+    #[arg(long, short = 'k')]
+    pub k: usize,
+    /// kmeans, minibatch, kernel-kmeans, okmf; with --constraints: gimc-lff, gimc-lnys,
+    /// imc-rff, imc-nys (Algorithm 2) or mccc.
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Pairwise constraints: one `i j s` line per pair (0-based rows, s = 1 same / 0 different).
+    #[arg(long, value_name = "FILE")]
+    pub constraints: Option<PathBuf>,
+    /// RBF γ of the kernel / feature map.
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    pub gamma: f64,
+    /// Random features / landmarks m (Algorithm 2) or budget (OKMF).
+    #[arg(long, default_value_t = 200)]
+    pub m: usize,
+    /// λ of Algorithm 2 (comma list = grid chosen on held-out constraints; default the paper's).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub lambda: Vec<f64>,
+    /// Outer iterations of Algorithm 2 / IMC iterations of MCCC.
+    #[arg(long, default_value_t = 10)]
+    pub iters: usize,
+    /// Output file of the assignments (default stdout).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `gimc constraints`.
+#[derive(Args, Debug)]
+pub struct ConstraintArgs {
+    /// A labelled multi-class set (file or name).
+    pub target: String,
+    /// Part of a named set.
+    #[arg(long, default_value = "train")]
+    pub part: String,
+    /// Number of pairs to sample.
+    #[arg(long, short = 'n', default_value_t = 1000)]
+    pub count: usize,
+    /// Output file.
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+}
+
+/// Runs `gimc constraints`: samples pairs uniformly and labels them from the classes.
+pub fn run_constraints(a: &ConstraintArgs, g: &Globals) -> Result<()> {
+    let ds = load_input(&a.target, &a.part, g)?;
+    let Targets::Classes { classes, .. } = &ds.targets else {
+        bail!(
+            "{}: constraints are sampled from classes, and this set has none",
+            ds.name
+        );
+    };
+    let mut rng = seeded(g.seed);
+    let pairs = gimc_data::split::sample_pairs(classes, a.count, &mut rng)?;
+    let mut s = String::from("# i j s (0-based rows; s = 1 same class, 0 different)\n");
+    for (i, j, v) in &pairs {
+        s.push_str(&format!("{i} {j} {v}\n"));
+    }
+    std::fs::write(&a.out, s).with_context(|| format!("cannot write {}", a.out.display()))?;
+    let same = pairs.iter().filter(|p| p.2 > 0.5).count();
+    g.info(&format!(
+        "wrote {} constraints ({same} must-link) over {} rows of {} to {}",
+        pairs.len(),
+        classes.len(),
+        ds.name,
+        a.out.display()
+    ));
+    Ok(())
+}
+
+/// Runs `gimc cluster`.
+pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
+    let ds = load_input(&a.target, &a.part, g)?;
+    let x = &ds.features;
+    let n = x.nrows();
+    let mut rng = seeded(g.seed);
+    let method = a.method.clone().unwrap_or_else(|| {
+        if a.constraints.is_some() {
+            "gimc-lff"
+        } else {
+            "kmeans"
+        }
+        .to_string()
+    });
+    let spinner = crate::progress::spinner(g, &format!("clustering with {method}"));
+    let mut extra: Vec<(String, f64)> = Vec::new();
+    let result: Result<Vec<usize>> = (|| {
+        if let Some(cf) = &a.constraints {
+            let c = gimc_data::read_constraints(cf, Some(n), false)
+                .with_context(|| format!("constraints for {} rows of {}", n, ds.name))?;
+            let pairs = c.pairs;
+            match method.as_str() {
+                "mccc" => {
+                    let mut p = MccParams::new(a.k);
+                    p.imc.max_outer = a.iters.max(1);
+                    let r = fit_mccc(x, &pairs, &p, &mut rng)?;
+                    extra.push((
+                        "constraint_error".into(),
+                        gimc_metrics::constraint_error(&pairs, &r.labels)?,
+                    ));
+                    Ok(r.labels)
+                }
+                m => {
+                    let (kind, learn) = match m {
+                        "gimc-lff" => (MapKind::Fourier, true),
+                        "gimc-lnys" => (MapKind::LEARNED_NYSTROM, true),
+                        "imc-rff" => (MapKind::Fourier, false),
+                        "imc-nys" => (MapKind::LEARNED_NYSTROM, false),
+                        other => bail!(
+                            "unknown method `{other}` with --constraints (choose gimc-lff, gimc-lnys, imc-rff, imc-nys or mccc)"
+                        ),
+                    };
+                    let spec = MapSpec {
+                        kind,
+                        m: a.m,
+                        gamma: a.gamma,
+                    };
+                    let mut p = SemiSupParams::new(a.k, spec).with_learn(learn);
+                    if !a.lambda.is_empty() {
+                        p = p.with_lambdas(a.lambda.clone());
+                    }
+                    p.completion.max_iter = a.iters;
+                    let r = fit_semisupervised(x, &pairs, &p, &mut rng)?;
+                    extra.push(("lambda".into(), r.lambda));
+                    extra.push(("iterations".into(), r.iterations as f64));
+                    extra.push(("constraint_error".into(), r.train_constraint_error));
+                    Ok(r.labels)
+                }
+            }
+        } else {
+            match method.as_str() {
+                "kmeans" => {
+                    let r = fit_kmeans(x, &KMeansParams::new(a.k).with_n_init(10), &mut rng)?;
+                    extra.push(("inertia".into(), r.inertia));
+                    Ok(r.labels)
+                }
+                "minibatch" => {
+                    let r = fit_minibatch_kmeans(x, &MiniBatchKMeansParams::new(a.k), &mut rng)?;
+                    extra.push(("inertia".into(), r.inertia));
+                    Ok(r.labels)
+                }
+                "kernel-kmeans" => {
+                    let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma: a.gamma });
+                    let r = fit_kernel_kmeans(x, &p, &mut rng)?;
+                    extra.push(("inertia".into(), r.inertia));
+                    Ok(r.labels)
+                }
+                "okmf" => {
+                    let p = OkmfParams::new(a.k, Kernel::Rbf { gamma: a.gamma });
+                    let r = fit_okmf(x, &p, &mut rng)?;
+                    Ok(r.predict(x)?)
+                }
+                other => bail!(
+                    "unknown method `{other}` (choose kmeans, minibatch, kernel-kmeans, okmf; with --constraints gimc-lff, gimc-lnys, imc-rff, imc-nys, mccc)"
+                ),
+            }
+        }
+    })();
+    spinner.finish();
+    let labels = result?;
+    if let Targets::Classes { classes, .. } = &ds.targets {
+        extra.push((
+            "clustering_accuracy".into(),
+            gimc_metrics::clustering_accuracy(&labels, classes)?,
+        ));
+        extra.push((
+            "pairwise_error".into(),
+            gimc_metrics::pairwise_clustering_error(&labels, classes)?,
+        ));
+    }
+    let mut s = String::new();
+    for l in &labels {
+        s.push_str(&format!("{l}\n"));
+    }
+    if a.out.is_some() || !g.json {
+        write_output(a.out.as_deref(), &s)?;
+    }
+    if g.json {
+        let obj: serde_json::Map<String, serde_json::Value> =
+            extra.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let mut v = json!({"method": method, "rows": n, "k": a.k, "metrics": obj});
+        if a.out.is_none() {
+            v["assignments"] = json!(labels);
+        }
+        write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+    } else {
+        let summary: Vec<String> = extra
+            .iter()
+            .map(|(k, v)| {
+                if k.contains("accuracy") || k.contains("error") {
+                    format!("{k}: {:.2} %", 100.0 * v)
+                } else {
+                    format!("{k}: {v}")
+                }
+            })
+            .collect();
+        #[allow(clippy::print_stderr)]
+        if a.out.is_some() || !g.quiet {
+            // metrics go to stderr when the assignments fill stdout, else to stdout
+            let line = format!(
+                "{method} on {} ({n} rows, k = {}): {}\n",
+                ds.name,
+                a.k,
+                summary.join(", ")
+            );
+            if a.out.is_some() {
+                write_output(None, &line)?;
+            } else {
+                eprint!("{line}");
+            }
+        }
+    }
+    Ok(())
+}

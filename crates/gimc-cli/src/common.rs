@@ -1,0 +1,137 @@
+//! Shared plumbing of the subcommands: input resolution (a path in any reader format, or a
+//! named set in the data directory), conversion to the training data of crate `gimc`, and
+//! output helpers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use gimc::LabelData;
+use gimc_data::{
+    ColumnRef, Dataset, Format, Manifest, Targets, guess_format, load_named, load_path,
+    resolve_data_dir,
+};
+
+/// Global options every subcommand sees.
+#[derive(Debug, Clone)]
+pub struct Globals {
+    /// Data directory given on the command line.
+    pub data_dir: Option<PathBuf>,
+    /// JSON output.
+    pub json: bool,
+    /// No progress or informational messages on stderr.
+    pub quiet: bool,
+    /// Seed of every random draw.
+    pub seed: u64,
+    /// The label column of CSV inputs (name, 0-based index, or `last`).
+    pub label_column: Option<String>,
+}
+
+impl Globals {
+    /// Prints an informational line on stderr unless `--quiet`.
+    pub fn info(&self, msg: &str) {
+        if !self.quiet {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("{msg}");
+            }
+        }
+    }
+}
+
+/// Loads `target`: an existing file path (format guessed from extension and content; Mulan
+/// ARFF finds its XML label file next to it), else a set name of the manifest whose part
+/// `part` is read from the data directory.
+pub fn load_input(target: &str, part: &str, g: &Globals) -> Result<Dataset> {
+    let path = Path::new(target);
+    if path.exists() {
+        let mut format = guess_format(path)?;
+        if let Some(col) = &g.label_column {
+            match &mut format {
+                Format::Csv(o) => {
+                    o.target = Some(match col.as_str() {
+                        "last" => ColumnRef::Last,
+                        c => match c.parse::<usize>() {
+                            Ok(i) => ColumnRef::Index(i),
+                            Err(_) => ColumnRef::Name(c.to_string()),
+                        },
+                    });
+                }
+                _ => bail!(
+                    "{}: --label-column applies to CSV files only",
+                    path.display()
+                ),
+            }
+        }
+        let ds = load_path(path, Some(&format))?;
+        if ds.nrows() == 0 {
+            bail!("{}: no data rows in the file", path.display());
+        }
+        return Ok(ds);
+    }
+    let manifest = Manifest::embedded()?;
+    if manifest.entry(target).is_none() {
+        bail!("{target}: no such file, and not a data set name (see `gimc data list`)");
+    }
+    let dir = resolve_data_dir(g.data_dir.as_deref());
+    let mut set = load_named(&dir, target).with_context(|| {
+        format!(
+            "loading `{target}` from {} (set --data-dir or GIMC_DATA)",
+            dir.display()
+        )
+    })?;
+    let names: Vec<String> = set.part_names().iter().map(|s| s.to_string()).collect();
+    match set.take_part(part) {
+        Some(d) => Ok(d),
+        None => bail!(
+            "{target}: no part `{part}` (parts: {}); choose one with --part",
+            names.join(", ")
+        ),
+    }
+}
+
+/// Multi-label or multi-class training data from a loaded set.
+pub fn label_data(ds: Dataset) -> Result<LabelData> {
+    let name = ds.name.clone();
+    let data = match ds.targets {
+        Targets::Labels { matrix, names } => {
+            let d = LabelData::multi_label(ds.features, matrix).with_context(|| name.clone())?;
+            if names.is_empty() {
+                d
+            } else {
+                d.with_label_names(names)?
+            }
+        }
+        Targets::Classes { classes, names } => {
+            let n = names
+                .len()
+                .max(classes.iter().map(|c| c + 1).max().unwrap_or(0));
+            let d =
+                LabelData::multi_class(ds.features, &classes, n).with_context(|| name.clone())?;
+            if names.len() == n {
+                d.with_label_names(names)?
+            } else {
+                d
+            }
+        }
+        Targets::Values(_) => bail!(
+            "{name}: the targets are real values; `fit` needs labels or classes (use `gimc complete` for values)"
+        ),
+        Targets::None => bail!(
+            "{name}: no labels or classes found (CSV: name the label column with --label-column)"
+        ),
+    };
+    Ok(data)
+}
+
+/// Writes `s` to the file `out` or to stdout.
+pub fn write_output(out: Option<&Path>, s: &str) -> Result<()> {
+    match out {
+        Some(p) => std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display())),
+        None => {
+            let mut o = std::io::stdout().lock();
+            o.write_all(s.as_bytes())?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! `gimc complete`: matrix completion of a triplets file (`i j value` per observed entry) by
+//! MC-ALS, or IMC when row and/or column feature files are given, writing predictions for the
+//! requested entries.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use gimc_data::{TripletOptions, read_triplets};
+use gimc_linalg::Observed;
+use gimc_linalg::rng::seeded;
+use gimc_solvers::{ImcParams, NoObserver, Side, fit_imc, fit_mc_als};
+use serde_json::json;
+
+use crate::common::{Globals, load_input, write_output};
+
+/// Arguments of `gimc complete`.
+#[derive(Args, Debug)]
+pub struct CompleteArgs {
+    /// The observed entries: one `i j value` line each (0-based unless --one-based).
+    pub triplets: PathBuf,
+    /// Entries to predict: one `i j` line each (default: the observed entries).
+    #[arg(long, value_name = "FILE")]
+    pub entries: Option<PathBuf>,
+    /// Method: mc-als (no features) or imc (with --row-features / --col-features).
+    #[arg(long, default_value = "mc-als")]
+    pub method: String,
+    /// Row features (a data file: one row per matrix row); identity when absent.
+    #[arg(long, value_name = "FILE")]
+    pub row_features: Option<String>,
+    /// Column features (one row per matrix column); identity when absent.
+    #[arg(long, value_name = "FILE")]
+    pub col_features: Option<String>,
+    /// Rank of the factorisation.
+    #[arg(long, default_value_t = 10)]
+    pub rank: usize,
+    /// Ridge penalty λ.
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    pub lambda: f64,
+    /// Outer ALS iterations.
+    #[arg(long, default_value_t = 20)]
+    pub iters: usize,
+    /// Indices in the files start at 1.
+    #[arg(long)]
+    pub one_based: bool,
+    /// Output file (default stdout).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+pub fn read_pairs(path: &Path, one_based: bool) -> Result<Vec<(usize, usize)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut pairs = Vec::new();
+    for (no, line) in text.lines().enumerate() {
+        let s = line.trim();
+        if s.is_empty() || s.starts_with('#') || s.starts_with('%') {
+            continue;
+        }
+        let f: Vec<&str> = s
+            .split([' ', '\t', ','])
+            .filter(|t| !t.is_empty())
+            .collect();
+        if f.len() < 2 {
+            bail!("{}:{}: expected `i j`", path.display(), no + 1);
+        }
+        let mut ij = [0usize; 2];
+        for (k, t) in f[..2].iter().enumerate() {
+            let v: usize = t.parse().map_err(|_| {
+                anyhow::anyhow!("{}:{}: `{t}` is not an index", path.display(), no + 1)
+            })?;
+            ij[k] = if one_based {
+                v.checked_sub(1).ok_or_else(|| {
+                    anyhow::anyhow!("{}:{}: index 0 in a 1-based file", path.display(), no + 1)
+                })?
+            } else {
+                v
+            };
+        }
+        pairs.push((ij[0], ij[1]));
+    }
+    if pairs.is_empty() {
+        bail!("{}: no entries", path.display());
+    }
+    Ok(pairs)
+}
+
+/// Runs `gimc complete`.
+pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
+    let rowf = match &a.row_features {
+        Some(t) => Some(load_input(t, "train", g)?.features),
+        None => None,
+    };
+    let colf = match &a.col_features {
+        Some(t) => Some(load_input(t, "train", g)?.features),
+        None => None,
+    };
+    let t = read_triplets(
+        &a.triplets,
+        &TripletOptions {
+            one_based: a.one_based,
+            nrows: rowf.as_ref().map(|f| f.nrows()),
+            ncols: colf.as_ref().map(|f| f.nrows()),
+            ..TripletOptions::default()
+        },
+    )?;
+    if t.entries.is_empty() {
+        bail!("{}: no observed entries", a.triplets.display());
+    }
+    let (nrows, ncols) = (
+        rowf.as_ref().map_or(t.nrows, |f| f.nrows()),
+        colf.as_ref().map_or(t.ncols, |f| f.nrows()),
+    );
+    let rows: Vec<usize> = t.entries.iter().map(|e| e.0).collect();
+    let cols: Vec<usize> = t.entries.iter().map(|e| e.1).collect();
+    let vals: Vec<f64> = t.entries.iter().map(|e| e.2).collect();
+    let omega = Observed::from_triplets(nrows, ncols, &rows, &cols, &vals)
+        .with_context(|| a.triplets.display().to_string())?;
+    let params = ImcParams {
+        rank: a.rank,
+        lambda: a.lambda,
+        max_outer: a.iters,
+        ..ImcParams::default()
+    }
+    .check()?;
+    let mut rng = seeded(g.seed);
+    let phi = rowf.as_ref().map_or(Side::Identity(nrows), Side::Features);
+    let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
+    let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
+    let model = match a.method.as_str() {
+        "mc-als" if rowf.is_none() && colf.is_none() => {
+            fit_mc_als(&omega, &params, None, &mut rng, &mut NoObserver)
+        }
+        "mc-als" => {
+            spinner.finish();
+            bail!("--method mc-als takes no feature files; use --method imc")
+        }
+        "imc" => {
+            let problem = gimc_solvers::ImcProblem::partial(phi, psi, &omega)?;
+            fit_imc(&problem, &params, None, &mut rng, &mut NoObserver)
+        }
+        other => {
+            spinner.finish();
+            bail!("unknown method `{other}` (choose mc-als or imc)")
+        }
+    };
+    spinner.finish();
+    let model = model?;
+    let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
+    let fitted = model.predict_entries(phi, psi, &observed)?;
+    let rmse = (fitted
+        .iter()
+        .zip(&vals)
+        .map(|(f, v)| (f - v).powi(2))
+        .sum::<f64>()
+        / vals.len() as f64)
+        .sqrt();
+    let pairs = match &a.entries {
+        Some(p) => read_pairs(p, a.one_based)?,
+        None => observed,
+    };
+    let pred = model.predict_entries(phi, psi, &pairs)?;
+    let off = usize::from(a.one_based);
+    let s = if g.json {
+        let v: Vec<_> = pairs
+            .iter()
+            .zip(&pred)
+            .map(|(&(i, j), &v)| json!([i + off, j + off, v]))
+            .collect();
+        format!(
+            "{}\n",
+            serde_json::to_string(&json!({"train_rmse": rmse, "predictions": v}))?
+        )
+    } else {
+        let mut s = String::new();
+        for (&(i, j), v) in pairs.iter().zip(&pred) {
+            s.push_str(&format!("{} {} {v}\n", i + off, j + off));
+        }
+        s
+    };
+    write_output(a.out.as_deref(), &s)?;
+    g.info(&format!(
+        "{} on {nrows} × {ncols} with {} observed entries: rank {}, λ {}, training RMSE {rmse:.4}",
+        a.method,
+        vals.len(),
+        a.rank,
+        a.lambda
+    ));
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! `gimc eval`: metrics of a prediction file against the truth: P@1/3/5 for top-k label lists,
+//! accuracy for classes, RMSE for values, clustering accuracy and pairwise error for cluster
+//! assignments (`--clusters`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use gimc_data::Targets;
+use serde_json::json;
+
+use crate::common::{Globals, load_input, write_output};
+
+/// Arguments of `gimc eval`.
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// Prediction file (`gimc predict` / `gimc cluster` output: text, `j:score` tokens, or CSV).
+    pub predictions: PathBuf,
+    /// The truth: a data file or a set name (its `test` part unless --part).
+    pub truth: String,
+    /// Part of a named set.
+    #[arg(long, default_value = "test")]
+    pub part: String,
+    /// The predictions are cluster assignments (clustering accuracy, pairwise error).
+    #[arg(long)]
+    pub clusters: bool,
+    /// The ks of P@k (multi-label).
+    #[arg(long, default_value = "1,3,5", value_delimiter = ',')]
+    pub k: Vec<usize>,
+}
+
+/// Reads a prediction file into one list of label indices (or values) per row.
+fn read_predictions(path: &Path) -> Result<Vec<Vec<f64>>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines().enumerate().peekable();
+    let csv = lines
+        .peek()
+        .is_some_and(|(_, l)| l.trim_start().starts_with("row,rank,label"));
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    if csv {
+        lines.next();
+        for (no, line) in lines {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split(',').collect();
+            let (Some(r), Some(l)) = (f.first(), f.get(2)) else {
+                bail!(
+                    "{}:{}: expected row,rank,label,score",
+                    path.display(),
+                    no + 1
+                );
+            };
+            let r: usize = r.trim().parse().map_err(|_| {
+                anyhow::anyhow!("{}:{}: bad row index `{r}`", path.display(), no + 1)
+            })?;
+            let l: f64 = l
+                .trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{}:{}: bad label `{l}`", path.display(), no + 1))?;
+            if r >= rows.len() {
+                rows.resize(r + 1, Vec::new());
+            }
+            rows[r].push(l);
+        }
+    } else {
+        for (no, line) in lines {
+            let mut row = Vec::new();
+            for tok in line.split([' ', '\t', ',']).filter(|t| !t.is_empty()) {
+                let head = tok.split(':').next().unwrap_or(tok);
+                let v: f64 = head.parse().map_err(|_| {
+                    anyhow::anyhow!("{}:{}: `{tok}` is not a number", path.display(), no + 1)
+                })?;
+                if !v.is_finite() {
+                    bail!("{}:{}: `{tok}` is not finite", path.display(), no + 1);
+                }
+                row.push(v);
+            }
+            rows.push(row);
+        }
+        while rows.last().is_some_and(|r| r.is_empty()) {
+            rows.pop();
+        }
+    }
+    if rows.is_empty() {
+        bail!("{}: no predictions in the file", path.display());
+    }
+    Ok(rows)
+}
+
+fn as_index(v: f64, path: &Path, row: usize) -> Result<usize> {
+    if v >= 0.0 && v.fract() == 0.0 && v < usize::MAX as f64 {
+        Ok(v as usize)
+    } else {
+        bail!(
+            "{}:{}: `{v}` is not a label / class index",
+            path.display(),
+            row + 1
+        )
+    }
+}
+
+/// Runs `gimc eval`.
+pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
+    let pred = read_predictions(&a.predictions)?;
+    let truth = load_input(&a.truth, &a.part, g)?;
+    let n = truth.nrows();
+    if pred.len() != n {
+        bail!(
+            "{}: {} prediction rows, but the truth {} has {n} rows",
+            a.predictions.display(),
+            pred.len(),
+            truth.name
+        );
+    }
+    let p = &a.predictions;
+    let firsts = || -> Result<Vec<usize>> {
+        pred.iter()
+            .enumerate()
+            .map(|(i, r)| match r.first() {
+                Some(&v) => as_index(v, p, i),
+                None => bail!("{}:{}: empty prediction line", p.display(), i + 1),
+            })
+            .collect()
+    };
+    let mut metrics: Vec<(String, f64)> = Vec::new();
+    match &truth.targets {
+        Targets::Classes { classes, .. } if a.clusters => {
+            let c = firsts()?;
+            metrics.push((
+                "clustering_accuracy".into(),
+                gimc_metrics::clustering_accuracy(&c, classes)?,
+            ));
+            metrics.push((
+                "pairwise_error".into(),
+                gimc_metrics::pairwise_clustering_error(&c, classes)?,
+            ));
+        }
+        Targets::Classes { classes, .. } => {
+            let c = firsts()?;
+            metrics.push(("accuracy".into(), gimc_metrics::accuracy(&c, classes)?));
+        }
+        Targets::Labels { matrix, .. } => {
+            let l = matrix.cols();
+            let mut topk = Vec::with_capacity(n);
+            for (i, r) in pred.iter().enumerate() {
+                let mut row = Vec::with_capacity(r.len());
+                for &v in r {
+                    let j = as_index(v, p, i)?;
+                    if j >= l {
+                        bail!(
+                            "{}:{}: label {j} is not below the {l} labels of the truth",
+                            p.display(),
+                            i + 1
+                        );
+                    }
+                    if row.contains(&j) {
+                        bail!("{}:{}: label {j} repeated", p.display(), i + 1);
+                    }
+                    row.push(j);
+                }
+                topk.push(row);
+            }
+            let width = topk.iter().map(Vec::len).max().unwrap_or(0);
+            for &k in &a.k {
+                if k == 0 {
+                    bail!("--k: k must be at least 1");
+                }
+                if k > width {
+                    g.info(&format!("P@{k}: the predictions list at most {width} labels per row; missing ranks count as misses"));
+                }
+                metrics.push((
+                    format!("P@{k}"),
+                    gimc_metrics::precision_at_k_from_topk(&topk, matrix, k)?,
+                ));
+            }
+        }
+        Targets::Values(y) => {
+            let mut se = 0.0;
+            for (i, r) in pred.iter().enumerate() {
+                let Some(&v) = r.first() else {
+                    bail!("{}:{}: empty prediction line", p.display(), i + 1);
+                };
+                se += (v - y[i]).powi(2);
+            }
+            metrics.push(("rmse".into(), (se / n as f64).sqrt()));
+        }
+        Targets::None => bail!("{}: the truth has no labels, classes or values", truth.name),
+    }
+    let s = if g.json {
+        let obj: serde_json::Map<String, serde_json::Value> =
+            metrics.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({"rows": n, "metrics": obj}))?
+        )
+    } else {
+        let mut s = format!("{n} rows of {}\n", truth.name);
+        for (k, v) in &metrics {
+            if k.starts_with("P@") || k.contains("accuracy") || k.contains("error") {
+                s.push_str(&format!("{k}: {:.2} %\n", 100.0 * v));
+            } else {
+                s.push_str(&format!("{k}: {v:.4}\n"));
+            }
+        }
+        s
+    };
+    write_output(None, &s)
+}

@@ -1,0 +1,255 @@
+//! `gimc fit`: multi-label / multi-class GIMC and IMC fits with model selection on a
+//! validation split (gimc::select_and_fit), saved as a versioned model file (MODEL_FORMAT.md).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use gimc::{IterationInfo, MapKind, SelectionParams, Task, select_and_fit};
+use serde_json::json;
+
+use crate::common::{Globals, label_data, load_input, write_output};
+
+/// Arguments of `gimc fit`.
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// Training data (ignored with --triplets): a file (ARFF / Mulan pair, LIBSVM, XMC, CSV with --label-column) or a set
+    /// name in the data directory (its `train` part unless --part).
+    #[arg(required_unless_present = "triplets")]
+    pub target: Option<String>,
+    /// Part of a named set to train on.
+    #[arg(long, default_value = "train")]
+    pub part: String,
+    /// Method: gimc-lff, gimc-lnys (learned maps), imc-rff, imc-nys (fixed random maps).
+    #[arg(long, default_value = "gimc-lff")]
+    pub method: String,
+    /// Number of random features / landmarks m (comma list = grid searched on validation).
+    #[arg(long, default_value = "500", value_delimiter = ',')]
+    pub m: Vec<usize>,
+    /// RBF width γ (comma list = grid).
+    #[arg(
+        long,
+        default_value = "0.002",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub gamma: Vec<f64>,
+    /// Ridge penalty λ (comma list = grid).
+    #[arg(
+        long,
+        default_value = "1",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub lambda: Vec<f64>,
+    /// Maximum outer iterations of the map learning (chosen on validation, ≤ this).
+    #[arg(long, default_value_t = 10)]
+    pub iters: usize,
+    /// Fraction of the training rows held out for model selection.
+    #[arg(long, default_value_t = 0.2)]
+    pub validation: f64,
+    /// The k of the validation P@k that chooses the setting (multi-label).
+    #[arg(long, default_value_t = 1)]
+    pub select_k: usize,
+    /// Where to save the model (safetensors + JSON header, see MODEL_FORMAT.md).
+    #[arg(long, short = 'o', default_value = "model.gimc")]
+    pub out: PathBuf,
+    /// General completion: observed entries `i j value` (0-based rows of --row-features,
+    /// columns = rows of --col-features); TARGET is then ignored.
+    #[arg(long, value_name = "FILE", requires_all = ["row_features", "col_features"])]
+    pub triplets: Option<PathBuf>,
+    /// Row features of a completion fit (file or set name).
+    #[arg(long, value_name = "DATA")]
+    pub row_features: Option<String>,
+    /// Column features of a completion fit (file or set name).
+    #[arg(long, value_name = "DATA")]
+    pub col_features: Option<String>,
+    /// Rank of a completion fit.
+    #[arg(long, default_value_t = 10)]
+    pub rank: usize,
+    /// Write the per-iteration trace of the final fit (CSV, or JSON when the name ends .json).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+fn map_kind(method: &str) -> Result<(MapKind, bool)> {
+    Ok(match method {
+        "gimc-lff" | "lff" => (MapKind::Fourier, true),
+        "gimc-lnys" | "lnys" => (MapKind::LEARNED_NYSTROM, true),
+        "imc-rff" | "rff" => (MapKind::Fourier, false),
+        "imc-nys" | "nys" => (MapKind::LEARNED_NYSTROM, false),
+        other => bail!("unknown method `{other}` (choose gimc-lff, gimc-lnys, imc-rff or imc-nys)"),
+    })
+}
+
+/// Runs `gimc fit`.
+pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+    let (kind, learn) = map_kind(&a.method)?;
+    if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
+        let pick = |v: &[f64], what: &str| -> Result<f64> {
+            match v {
+                [x] => Ok(*x),
+                _ => bail!("--{what}: a completion fit takes one value (no grid)"),
+            }
+        };
+        let m = match a.m.as_slice() {
+            [m] => *m,
+            _ => bail!("--m: a completion fit takes one value (no grid)"),
+        };
+        let ca = crate::completion::CompletionArgs {
+            triplets: t,
+            row_features: r,
+            col_features: c,
+            kind,
+            learn,
+            m,
+            gamma: pick(&a.gamma, "gamma")?,
+            lambda: pick(&a.lambda, "lambda")?,
+            iters: a.iters,
+            rank: a.rank,
+            out: &a.out,
+        };
+        return crate::completion::fit(&ca, &a.method, g);
+    }
+    let ds = load_input(
+        a.target
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?,
+        &a.part,
+        g,
+    )?;
+    let name = ds.name.clone();
+    let data = label_data(ds)?;
+    g.info(&format!(
+        "fitting {} on {name}: {} rows, {} features, {} {}",
+        a.method,
+        data.nrows(),
+        data.features().ncols(),
+        data.n_labels(),
+        if data.task() == Task::MultiLabel {
+            "labels"
+        } else {
+            "classes"
+        }
+    ));
+    let params = SelectionParams {
+        kind,
+        gammas: a.gamma.clone(),
+        lambdas: a.lambda.clone(),
+        ms: a.m.clone(),
+        max_iter: if learn { a.iters } else { 0 },
+        validation_fraction: a.validation,
+        select_k: a.select_k,
+        seed: g.seed,
+        ..SelectionParams::default()
+    };
+    let spinner = crate::progress::spinner(g, &format!("fitting {}", a.method));
+    let sel = select_and_fit(&data, &params);
+    spinner.finish();
+    let mut sel = sel?;
+    sel.model.set_method(a.method.clone());
+    gimc::persist::save_label_model(&sel.model, &a.out)
+        .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    if let Some(t) = &a.trace {
+        // validation scores per iteration of the chosen setting in the selection fit (the
+        // refit on all rows has no held-out part)
+        let val_scores: &[f64] = sel
+            .candidates
+            .iter()
+            .find(|c| c.spec == sel.chosen.spec && c.lambda == sel.chosen.lambda)
+            .map(|c| c.scores.as_slice())
+            .unwrap_or(&[]);
+        write_trace(t, &sel.history, val_scores, data.task(), a.select_k)?;
+    }
+    let best_val = sel.chosen.validation_score;
+    let metric = if data.task() == Task::MultiLabel {
+        format!("P@{}", a.select_k)
+    } else {
+        "accuracy".to_string()
+    };
+    if g.json {
+        let v = json!({
+            "model": a.out.display().to_string(),
+            "method": a.method,
+            "task": data.task().name(),
+            "rows": data.nrows(),
+            "features": data.features().ncols(),
+            "labels": data.n_labels(),
+            "chosen": sel.chosen.describe(),
+            "validation_metric": metric,
+            "validation_score": if best_val.is_finite() { Some(best_val) } else { None },
+            "iterations": sel.history.len().saturating_sub(1),
+        });
+        write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+    } else {
+        let mut s = format!(
+            "fitted {} ({}) on {name}: {} rows × {} features, {} {}\nchosen: {}\n",
+            a.method,
+            data.task().name(),
+            data.nrows(),
+            data.features().ncols(),
+            data.n_labels(),
+            if data.task() == Task::MultiLabel {
+                "labels"
+            } else {
+                "classes"
+            },
+            sel.chosen.describe()
+        );
+        if best_val.is_finite() {
+            s.push_str(&format!("validation {metric}: {:.4}\n", best_val));
+        }
+        s.push_str(&format!("model saved to {}\n", a.out.display()));
+        write_output(None, &s)?;
+    }
+    Ok(())
+}
+
+/// Writes the refit's per-iteration trace; `validation_metric` is the selection fit's
+/// validation score after the same number of iterations.
+fn write_trace(
+    path: &PathBuf,
+    history: &[IterationInfo],
+    val_scores: &[f64],
+    task: Task,
+    k: usize,
+) -> Result<()> {
+    let metric = |e: &Option<gimc::Evaluation>| e.as_ref().and_then(|e| e.score(task, k));
+    let val = |h: &IterationInfo| metric(&h.validation).or(val_scores.get(h.iteration).copied());
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let s = if is_json {
+        let rows: Vec<_> = history
+            .iter()
+            .map(|h| {
+                json!({
+                    "iteration": h.iteration,
+                    "objective": h.objective,
+                    "step": h.step,
+                    "seconds": h.seconds,
+                    "train_metric": metric(&h.train),
+                    "validation_metric": val(h),
+                })
+            })
+            .collect();
+        format!("{}\n", serde_json::to_string_pretty(&rows)?)
+    } else {
+        let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+        let mut s =
+            String::from("iteration,objective,step,seconds,train_metric,validation_metric\n");
+        for h in history {
+            s.push_str(&format!(
+                "{},{},{},{},{},{}\n",
+                h.iteration,
+                h.objective,
+                opt(h.step),
+                h.seconds,
+                opt(metric(&h.train)),
+                opt(val(h))
+            ));
+        }
+        s
+    };
+    std::fs::write(path, s).with_context(|| format!("cannot write {}", path.display()))
+}

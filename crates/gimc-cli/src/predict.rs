@@ -1,0 +1,134 @@
+//! `gimc predict`: loads a model saved by `gimc fit` and writes the top-k labels (multi-label)
+//! or the class (multi-class) of every row of new data, or their scores.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use gimc::Task;
+use serde_json::json;
+
+use crate::common::{Globals, load_input, write_output};
+
+/// Arguments of `gimc predict`.
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// The data to predict: a file or a set name (its `test` part unless --part).
+    #[arg(required_unless_present = "pairs")]
+    pub target: Option<String>,
+    /// The model file written by `gimc fit`.
+    #[arg(long, short = 'm', default_value = "model.gimc")]
+    pub model: PathBuf,
+    /// Part of a named set.
+    #[arg(long, default_value = "test")]
+    pub part: String,
+    /// Labels per row (multi-label; multi-class always writes the top class unless --scores).
+    #[arg(long, default_value_t = 5)]
+    pub top_k: usize,
+    /// Write label:score pairs instead of bare label indices.
+    #[arg(long)]
+    pub scores: bool,
+    /// CSV output (row, rank, label, score).
+    #[arg(long)]
+    pub csv: bool,
+    /// Completion models: predict the values of the `i j` pairs in this file (TARGET ignored).
+    #[arg(long, value_name = "FILE", requires_all = ["row_features", "col_features"])]
+    pub pairs: Option<PathBuf>,
+    /// Row features for --pairs.
+    #[arg(long, value_name = "DATA")]
+    pub row_features: Option<String>,
+    /// Column features for --pairs.
+    #[arg(long, value_name = "DATA")]
+    pub col_features: Option<String>,
+    /// Output file (default stdout).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `gimc predict`.
+pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
+    if let (Some(pf), Some(r), Some(c)) = (&a.pairs, &a.row_features, &a.col_features) {
+        return crate::completion::predict(&a.model, pf, r, c, a.out.as_ref(), g);
+    }
+    let model = gimc::persist::load_label_model(&a.model)?;
+    let ds = load_input(
+        a.target
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?,
+        &a.part,
+        g,
+    )?;
+    if ds.ncols() != model.input_dim() {
+        anyhow::bail!(
+            "{}: {} feature columns, but the model {} was trained on {}",
+            ds.name,
+            ds.ncols(),
+            a.model.display(),
+            model.input_dim()
+        );
+    }
+    let k = match model.task() {
+        Task::MultiClass if !a.scores => 1,
+        _ => a.top_k.max(1),
+    }
+    .min(model.n_labels());
+    let scores = model
+        .scores(&ds.features)
+        .with_context(|| ds.name.clone())?;
+    let n = scores.nrows();
+    let mut rows: Vec<Vec<(usize, f64)>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let row: Vec<f64> = (0..scores.ncols()).map(|j| scores[(i, j)]).collect();
+        let top = gimc_metrics::top_k_indices(&row, k);
+        rows.push(top.into_iter().map(|j| (j, row[j])).collect());
+    }
+    let s = if g.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                if a.scores {
+                    json!(
+                        r.iter()
+                            .map(|&(j, s)| json!({"label": j, "score": s}))
+                            .collect::<Vec<_>>()
+                    )
+                } else {
+                    json!(r.iter().map(|&(j, _)| j).collect::<Vec<_>>())
+                }
+            })
+            .collect();
+        format!("{}\n", serde_json::to_string(&v)?)
+    } else if a.csv {
+        let mut s = String::from("row,rank,label,score\n");
+        for (i, r) in rows.iter().enumerate() {
+            for (rank, &(j, sc)) in r.iter().enumerate() {
+                s.push_str(&format!("{i},{},{j},{sc}\n", rank + 1));
+            }
+        }
+        s
+    } else {
+        let mut s = String::new();
+        for r in &rows {
+            let line: Vec<String> = r
+                .iter()
+                .map(|&(j, sc)| {
+                    if a.scores {
+                        format!("{j}:{sc:.6}")
+                    } else {
+                        j.to_string()
+                    }
+                })
+                .collect();
+            s.push_str(&line.join(" "));
+            s.push('\n');
+        }
+        s
+    };
+    write_output(a.out.as_deref(), &s)?;
+    g.info(&format!(
+        "predicted {n} rows with {} ({}, top {k})",
+        a.model.display(),
+        model.method()
+    ));
+    Ok(())
+}

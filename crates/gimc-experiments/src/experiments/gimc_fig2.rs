@@ -1,0 +1,357 @@
+//! Experiment `gimc-fig2`: P@3 (%) against the number of random features / landmarks m for
+//! IMC-RFF, IMC-NYS, GIMC-LFF and GIMC-LNYS, with linear ridge and linear IMC (LEML-style
+//! low-rank IMC on the raw features) as flat reference lines, on Bibtex and Delicious
+//! (DESIGN §4).
+//!
+//! For every m the IMC-RFF / IMC-NYS point uses the same seed — hence the same split and the
+//! same random draws — as the GIMC-LFF / GIMC-LNYS fit that starts from it (`select_and_fit`
+//! with `max_iter = 0`, a single W-step, so it costs no learning). The learned fits run at most
+//! [`Fig2Config::max_iter`] outer iterations and keep the count with the best validation P@3 on
+//! a 20 % split of the training rows, then refit on all of them. λ = 1 for the kernel methods;
+//! γ as in `gimc-table2` (Bibtex 0.002 for both maps; Delicious 0.02 for Fourier, 0.05 for
+//! Nyström). Linear ridge: λ on validation (`gimc_table2::linear_ridge`). Linear IMC:
+//! `gimc_solvers::fit_imc` on the fully observed label matrix with Φ = X, Ψ = I, rank
+//! [`Fig2Config::imc_rank`], λ on validation.
+//!
+//! Besides the report files the run writes one SVG per set, `<out>/gimc-fig2-bibtex.svg` and
+//! `<out>/gimc-fig2-delicious.svg` (log-scaled m axis; `gimc-plot`).
+
+use std::time::Instant;
+
+use gimc::{
+    LabelData, LabelModel, MapKind, SelectionParams, Task, select_and_fit, validation_split,
+};
+use gimc_featmap::Identity;
+use gimc_linalg::Observed;
+use gimc_linalg::rng::{child, seeded};
+use gimc_plot::LineChart;
+use gimc_solvers::{ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+
+use super::gimc_table2::{linear_ridge, load_train_test};
+use super::support::solver_err;
+use crate::report::{Report, Table, format_value};
+use crate::{Context, Experiment, ExperimentError};
+
+/// The `gimc-fig2` experiment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GimcFig2;
+
+/// Metric name of the records.
+pub const METRIC: &str = "P@3";
+
+/// The four curves, in legend order.
+pub const CURVES: [&str; 4] = ["IMC-RFF", "IMC-NYS", "GIMC-LFF", "GIMC-LNYS"];
+
+/// Settings of one set's sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fig2Config {
+    /// Display name.
+    pub name: &'static str,
+    /// Directory under the data dir.
+    pub key: &'static str,
+    /// The m values.
+    pub ms: Vec<usize>,
+    /// γ of the Fourier map.
+    pub gamma_lff: f64,
+    /// γ of the Nyström map.
+    pub gamma_lnys: f64,
+    /// Cap on outer iterations.
+    pub max_iter: usize,
+    /// Rank of the linear IMC line.
+    pub imc_rank: usize,
+    /// Master seed.
+    pub seed: u64,
+}
+
+impl Fig2Config {
+    /// Full form for `Bibtex` or `Delicious`: m ∈ {50, 100, 200, 500, 1000}, ≤ 10 iterations
+    /// (Bibtex) / ≤ 8 (Delicious, where m = 1000 is the costly point), linear IMC rank 100.
+    pub fn full(name: &'static str, seed: u64) -> Option<Self> {
+        let ms = vec![50, 100, 200, 500, 1000];
+        match name {
+            "Bibtex" => Some(Self {
+                name,
+                key: "bibtex",
+                ms,
+                gamma_lff: 0.002,
+                gamma_lnys: 0.002,
+                max_iter: 10,
+                imc_rank: 100,
+                seed,
+            }),
+            "Delicious" => Some(Self {
+                name,
+                key: "delicious",
+                ms,
+                gamma_lff: 0.02,
+                gamma_lnys: 0.05,
+                max_iter: 8,
+                imc_rank: 100,
+                seed,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Quick form: Bibtex, m ∈ {20, 50}, ≤ 3 iterations, linear IMC rank 20.
+    pub fn quick(seed: u64) -> Self {
+        Self {
+            name: "Bibtex",
+            key: "bibtex",
+            ms: vec![20, 50],
+            gamma_lff: 0.002,
+            gamma_lnys: 0.002,
+            max_iter: 3,
+            imc_rank: 20,
+            seed,
+        }
+    }
+}
+
+/// One set's sweep: per curve, the (m, test P@3 %, chosen iterations) points; the two flat
+/// reference lines with their settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fig2Result {
+    /// Per entry of [`CURVES`]: (m, P@3, iterations).
+    pub curves: Vec<Vec<(usize, f64, usize)>>,
+    /// Linear ridge test P@3 and setting.
+    pub ridge: (f64, String),
+    /// Linear IMC test P@3 and setting.
+    pub linear_imc: (f64, String),
+    /// Wall seconds.
+    pub seconds: f64,
+}
+
+fn gimc_err(e: gimc::GimcError) -> ExperimentError {
+    ExperimentError::Failed(format!("gimc: {e}"))
+}
+
+fn p_at_3<M: gimc_featmap::FeatureMap>(
+    model: &LabelModel<M>,
+    test: &LabelData,
+) -> Result<f64, ExperimentError> {
+    let e = model.evaluate(test, &[3]).map_err(gimc_err)?;
+    Ok(100.0 * e.precision_at(3).unwrap_or(f64::NAN))
+}
+
+/// LEML-style linear IMC: Z = WHᵀ with Φ = X, Ψ = I on the fully observed labels (squared
+/// loss, ridge λ on W and H, rank `rank`); λ ∈ {0.1, 1, 10} on the validation split.
+pub fn linear_imc(
+    train: &LabelData,
+    test: &LabelData,
+    rank: usize,
+    seed: u64,
+) -> Result<(f64, String), ExperimentError> {
+    let fit = |data: &LabelData, lambda: f64| -> Result<LabelModel<Identity>, ExperimentError> {
+        let labels = data.labels();
+        let (mut rows, mut cols, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+        for (v, (i, j)) in labels.iter() {
+            rows.push(i);
+            cols.push(j);
+            vals.push(*v);
+        }
+        let y = Observed::from_triplets(labels.rows(), labels.cols(), &rows, &cols, &vals)?;
+        let problem = ImcProblem::fully_observed(
+            Side::Features(data.features()),
+            Side::Identity(data.n_labels()),
+            &y,
+        )
+        .map_err(solver_err)?;
+        let params = ImcParams {
+            rank,
+            lambda,
+            ..ImcParams::default()
+        }
+        .check()
+        .map_err(solver_err)?;
+        let model = fit_imc(
+            &problem,
+            &params,
+            None,
+            &mut child(&seeded(seed), 9),
+            &mut NoObserver,
+        )
+        .map_err(solver_err)?;
+        let z = &model.w * model.h.transpose();
+        let d = data.features().ncols();
+        LabelModel::new(vec![Identity::new(d)], z, Task::MultiLabel, lambda).map_err(gimc_err)
+    };
+    let (tr, va) = validation_split(train, 0.2, &mut child(&seeded(seed), 0)).map_err(gimc_err)?;
+    let (fit_rows, val_rows) = (
+        train.select_rows(&tr).map_err(gimc_err)?,
+        train.select_rows(&va).map_err(gimc_err)?,
+    );
+    let mut best = (1.0, f64::NEG_INFINITY);
+    for lambda in [0.1, 1.0, 10.0] {
+        let s = p_at_3(&fit(&fit_rows, lambda)?, &val_rows)?;
+        if s > best.1 {
+            best = (lambda, s);
+        }
+    }
+    let model = fit(train, best.0)?;
+    Ok((
+        p_at_3(&model, test)?,
+        format!("rank={rank} λ={} (validation P@3 {:.2})", best.0, best.1),
+    ))
+}
+
+/// Runs the sweep of one set.
+pub fn run_set(
+    cfg: &Fig2Config,
+    train: &LabelData,
+    test: &LabelData,
+) -> Result<Fig2Result, ExperimentError> {
+    let t = Instant::now();
+    let ridge = linear_ridge(train, test, cfg.seed)?;
+    let linear_imc = linear_imc(train, test, cfg.imc_rank, cfg.seed)?;
+    let mut curves = vec![Vec::new(); CURVES.len()];
+    for &m in &cfg.ms {
+        for (c, (kind, gamma)) in [
+            (MapKind::Fourier, cfg.gamma_lff),
+            (MapKind::LEARNED_NYSTROM, cfg.gamma_lnys),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for (learned, iters) in [(false, 0), (true, cfg.max_iter)] {
+                let sel = select_and_fit(
+                    train,
+                    &SelectionParams {
+                        kind,
+                        gammas: vec![gamma],
+                        lambdas: vec![1.0],
+                        ms: vec![m],
+                        max_iter: iters,
+                        select_k: 3,
+                        seed: cfg.seed,
+                        ..SelectionParams::default()
+                    },
+                )
+                .map_err(gimc_err)?;
+                let p3 = p_at_3(&sel.model, test)?;
+                let idx = c + if learned { 2 } else { 0 };
+                if let Some(curve) = curves.get_mut(idx) {
+                    curve.push((m, p3, sel.chosen.iterations));
+                }
+            }
+        }
+    }
+    Ok(Fig2Result {
+        curves,
+        ridge: (ridge.precision[1], ridge.setting),
+        linear_imc,
+        seconds: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// The SVG of one set's sweep: the four curves and the two flat lines over the m range.
+pub fn render_svg(cfg: &Fig2Config, r: &Fig2Result) -> Result<String, ExperimentError> {
+    let lo = cfg.ms.first().copied().unwrap_or(1) as f64;
+    let hi = cfg.ms.last().copied().unwrap_or(1) as f64;
+    let mut chart = LineChart::new(
+        format!("{}: P@3 against m", cfg.name),
+        "m (random features / landmarks)",
+        "test P@3 (%)",
+    );
+    chart.log_x = true;
+    for (name, pts) in CURVES.iter().zip(&r.curves) {
+        chart = chart.with_series(*name, pts.iter().map(|&(m, p, _)| (m as f64, p)).collect());
+    }
+    chart = chart
+        .with_series("linear ridge", vec![(lo, r.ridge.0), (hi, r.ridge.0)])
+        .with_series(
+            "linear IMC",
+            vec![(lo, r.linear_imc.0), (hi, r.linear_imc.0)],
+        );
+    chart
+        .to_svg()
+        .map_err(|e| ExperimentError::Failed(format!("plot: {e}")))
+}
+
+impl Experiment for GimcFig2 {
+    fn name(&self) -> &'static str {
+        "gimc-fig2"
+    }
+
+    fn description(&self) -> &'static str {
+        "GIMC Figure 2: P@3 against m for IMC-RFF/NYS and GIMC-LFF/LNYS, linear ridge and linear IMC lines (Bibtex, Delicious; SVG)"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
+        let mut report = Report::new(self.name(), "GIMC Figure 2: P@3 (%) against m");
+        let configs: Vec<Fig2Config> = if ctx.quick {
+            vec![Fig2Config::quick(ctx.seed)]
+        } else {
+            ["Bibtex", "Delicious"]
+                .iter()
+                .filter_map(|s| Fig2Config::full(s, ctx.seed))
+                .collect()
+        };
+        std::fs::create_dir_all(&ctx.out_dir).map_err(|source| ExperimentError::Io {
+            path: ctx.out_dir.clone(),
+            source,
+        })?;
+        for cfg in &configs {
+            let (train, test) = load_train_test(&ctx.data_dir, cfg.key)?;
+            let r = run_set(cfg, &train, &test)?;
+            let mut header = vec!["method".to_string()];
+            header.extend(cfg.ms.iter().map(|m| format!("m={m}")));
+            header.push("setting".into());
+            let mut table = Table::new(
+                format!("{}: test P@3 (%) against m ({:.0} s)", cfg.name, r.seconds),
+                header,
+            );
+            for (name, pts) in CURVES.iter().zip(&r.curves) {
+                let mut row = vec![(*name).to_string()];
+                row.extend(pts.iter().map(|&(_, p, _)| format_value(Some(p), 2)));
+                let its: Vec<String> = pts.iter().map(|p| p.2.to_string()).collect();
+                let gamma = if name.ends_with("FF") {
+                    cfg.gamma_lff
+                } else {
+                    cfg.gamma_lnys
+                };
+                row.push(format!(
+                    "γ={gamma} λ=1; iterations chosen per m: {}",
+                    its.join("/")
+                ));
+                table.push_row(row);
+                for &(m, p, it) in pts {
+                    report.record(
+                        cfg.name,
+                        *name,
+                        format!("m={m} γ={gamma} λ=1 iterations={it}"),
+                        METRIC,
+                        Some(p),
+                        None,
+                    );
+                }
+            }
+            for (name, (p, setting)) in [("linear ridge", &r.ridge), ("linear IMC", &r.linear_imc)]
+            {
+                let mut row = vec![name.to_string()];
+                row.extend(cfg.ms.iter().map(|_| format_value(Some(*p), 2)));
+                row.push(setting.clone());
+                table.push_row(row);
+                report.record(cfg.name, name, setting.clone(), METRIC, Some(*p), None);
+            }
+            report.tables.push(table);
+            let svg = render_svg(cfg, &r)?;
+            let path = ctx
+                .out_dir
+                .join(format!("gimc-fig2-{}.svg", cfg.name.to_lowercase()));
+            std::fs::write(&path, svg).map_err(|source| ExperimentError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            report.note(format!(
+                "{}: figure {}; cap {} outer iterations, iteration count by validation P@3, seed {}",
+                cfg.name,
+                path.display(),
+                cfg.max_iter,
+                cfg.seed
+            ));
+        }
+        report.note("the paper plots this figure without printing numbers; no published column");
+        Ok(report)
+    }
+}

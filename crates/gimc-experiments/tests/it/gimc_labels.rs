@@ -1,0 +1,133 @@
+//! `gimc-table2`: registration, the published cells, and the quick form on Bibtex (m = 100,
+//! ≤ 4 outer iterations): learned LFF above its IMC-RFF start on test P@1, precisions in range
+//! and ordered P@1 ≥ P@3 ≥ P@5, the validation pick one of the three GIMC variants.
+
+use std::path::PathBuf;
+
+use gimc_experiments::experiment_names;
+use gimc_experiments::experiments::gimc_table2::{
+    SetConfig, load_train_test, published_rows, run_set,
+};
+
+/// Training rows the Bibtex tests keep (the first ones), to stay within the test-time budget.
+const QUICK_ROWS: usize = 1500;
+
+fn data_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(
+        std::env::var_os("GIMC_DATA").unwrap_or_else(|| "/work/shared/datasets".into()),
+    );
+    if dir.join("bibtex").exists() {
+        Some(dir)
+    } else {
+        assert!(
+            std::env::var_os("GIMC_REQUIRE_DATA").is_none(),
+            "GIMC_REQUIRE_DATA set but bibtex is missing"
+        );
+        None
+    }
+}
+
+#[test]
+fn table2_is_registered_with_published_rows() {
+    assert!(experiment_names().contains(&"gimc-table2"));
+    let b = published_rows("Bibtex");
+    assert_eq!(b[0], ("GIMC (paper)", [65.85, 41.17, 30.01]));
+    assert_eq!(
+        published_rows("Delicious")[1],
+        ("SLEEC", [67.59, 61.38, 56.56])
+    );
+    assert!(published_rows("Nothing").is_empty());
+}
+
+#[test]
+fn quick_table2_learning_beats_its_start_on_bibtex() {
+    let Some(dir) = data_dir() else { return };
+    let cfg = SetConfig::quick(7);
+    let (train, test) = load_train_test(&dir, cfg.key).unwrap();
+    let train = train
+        .select_rows(&(0..QUICK_ROWS).collect::<Vec<_>>())
+        .unwrap();
+    let rows = run_set(&cfg, &train, &test).unwrap();
+    let get = |name: &str| rows.iter().find(|r| r.method == name).unwrap();
+    for r in &rows {
+        let [p1, p3, p5] = r.precision;
+        assert!((0.0..=100.0).contains(&p1), "{}: {p1}", r.method);
+        assert!(p1 >= p3 && p3 >= p5, "{}: {:?}", r.method, r.precision);
+        assert!(p5 > 5.0, "{}: P@5 {p5} no better than chance", r.method);
+    }
+    let (rff, lff) = (get("IMC-RFF"), get("GIMC-LFF"));
+    assert!(
+        lff.precision[0] > rff.precision[0] + 1.0,
+        "learned {:?} vs start {:?}",
+        lff.precision,
+        rff.precision
+    );
+    let pick = get("GIMC (validation pick)");
+    let variants = ["GIMC-LFF", "GIMC-LNYS", "combined LFF+LNYS"];
+    assert!(variants.iter().any(|v| pick.setting.starts_with(v)));
+    let best_val = variants
+        .iter()
+        .map(|v| get(v).validation)
+        .fold(f64::MIN, f64::max);
+    assert_eq!(pick.validation, best_val);
+    assert!(get("linear ridge").precision[0] > 40.0);
+}
+
+#[test]
+fn quick_fig2_curves_and_svg_on_bibtex() {
+    use gimc_experiments::experiments::gimc_fig2::{CURVES, Fig2Config, render_svg, run_set};
+    let Some(dir) = data_dir() else { return };
+    assert!(experiment_names().contains(&"gimc-fig2"));
+    let cfg = Fig2Config::quick(3);
+    let (train, test) = load_train_test(&dir, cfg.key).unwrap();
+    let train = train
+        .select_rows(&(0..QUICK_ROWS).collect::<Vec<_>>())
+        .unwrap();
+    let r = run_set(&cfg, &train, &test).unwrap();
+    assert_eq!(r.curves.len(), CURVES.len());
+    for c in &r.curves {
+        assert_eq!(c.len(), cfg.ms.len());
+        assert!(c.iter().all(|p| (1.0..=100.0).contains(&p.1)), "{c:?}");
+    }
+    // GIMC-LFF (index 2) above its IMC-RFF start (index 0) at every m.
+    for (rff, lff) in r.curves[0].iter().zip(&r.curves[2]) {
+        assert_eq!(rff.0, lff.0);
+        assert_eq!(rff.2, 0, "the IMC points are unlearned");
+        assert!(lff.1 > rff.1, "m={}: LFF {} vs RFF {}", lff.0, lff.1, rff.1);
+    }
+    assert!(
+        r.ridge.0 > 20.0 && r.linear_imc.0 > 10.0,
+        "{:?} {:?}",
+        r.ridge,
+        r.linear_imc
+    );
+    let svg = render_svg(&cfg, &r).unwrap();
+    assert!(svg.trim_start().starts_with("<svg") || svg.trim_start().starts_with("<?xml"));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for name in CURVES.iter().chain(&["linear ridge", "linear IMC"]) {
+        assert!(svg.contains(name), "legend lacks {name}");
+    }
+}
+
+#[test]
+fn quick_multiclass_on_segment() {
+    use gimc_experiments::experiments::gimc_multiclass::{MulticlassConfig, load_set, run_set};
+    let Some(dir) = data_dir() else { return };
+    if !dir.join("segment").exists() {
+        return;
+    }
+    assert!(experiment_names().contains(&"gimc-multiclass"));
+    let (train, test, _) = load_set(&dir, "segment", 1).unwrap();
+    assert_eq!((train.nrows(), test.nrows()), (1500, 810));
+    let rows = run_set(&MulticlassConfig::quick(1), &train, &test).unwrap();
+    assert_eq!(rows.len(), 5);
+    for r in &rows {
+        // 7 balanced classes: chance is about 14 %.
+        assert!(
+            r.accuracy > 75.0 && r.accuracy <= 100.0,
+            "{}: {}",
+            r.method,
+            r.accuracy
+        );
+    }
+}

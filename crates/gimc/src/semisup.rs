@@ -1,0 +1,386 @@
+//! Semi-supervised clustering with GIMC (GIMC §5.2, Algorithm 2; DESIGN §3.3).
+//!
+//! Input: n items with features X (n × d) and pairwise constraints (i, j, s), s = 1 (similar /
+//! must-link) or s = 0 (dissimilar / cannot-link). The constraints are the observed entries Ω of
+//! the n × n similarity matrix A = S, symmetrically (`gimc_cluster::constraint_matrix`), and
+//! Y = X. Algorithm 2:
+//!
+//! 1. solve GIMC eq. 13, min ½‖P_Ω(S − φ_U(X) W Hᵀ φ_V(X)ᵀ)‖² + (λ/2)(‖W‖² + ‖H‖²), with the
+//!    general path [`fit_completion`](crate::fit_completion): two maps U (rows) and V (columns)
+//!    started from the same random draw (the IMC-RFF / IMC-NYS solution is iteration 0) and both
+//!    learned (GIMC-LFF with random Fourier features, GIMC-LNYS with learned Nyström);
+//! 2. T = the top-k left singular vectors of ΦW (n × r with r the IMC rank: a thin SVD of an
+//!    n × r matrix, never an n × n one);
+//! 3. k-means on the rows of T (`gimc_cluster::spectral_kmeans`).
+//!
+//! λ is chosen from a grid (default {0.1, 0.5, 1, 5, 10}) by the constraint error of the final
+//! clustering on a held-out part of Ω; the fit on the remaining constraints also keeps its
+//! best-validation iterate (the iteration count, 0 meaning the unlearned start). The chosen
+//! (λ, iteration count) is then refitted on all of Ω. The unlearned baseline IMC-RFF runs
+//! through the same routine with [`SemiSupParams::learn`] = false.
+
+use gimc_cluster::{KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans};
+use gimc_featmap::FeatureMap;
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::rng::{GimcRng, child};
+use gimc_metrics::constraint_error;
+use gimc_solvers::NoObserver;
+use rand::seq::SliceRandom;
+
+use crate::completion::{CompletionData, CompletionModel, CompletionParams, fit_completion};
+use crate::error::{input_err, param_err};
+use crate::maps::{KnownMap, MapSpec};
+use crate::{GimcError, Result};
+
+/// The λ grid of the paper (GIMC §5.2).
+pub const DEFAULT_LAMBDAS: [f64; 5] = [0.1, 0.5, 1.0, 5.0, 10.0];
+
+/// Hyper-parameters of [`fit_semisupervised`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemiSupParams {
+    /// Number of clusters k (≥ 1, ≤ n).
+    pub k: usize,
+    /// The feature map (kind, m, γ); the same initial draw is used for rows and columns.
+    pub map: MapSpec,
+    /// Learn the maps (GIMC-LFF / GIMC-LNYS); `false` gives the unlearned baseline (IMC-RFF /
+    /// IMC-NYS: just the IMC start). Default true.
+    pub learn: bool,
+    /// The λ grid (non-empty, each ≥ 0). Default [`DEFAULT_LAMBDAS`].
+    pub lambdas: Vec<f64>,
+    /// Fraction of the constraints held out to choose λ and the iteration count, in (0, 1).
+    /// Default 0.2. With a single λ and `learn` = false nothing needs choosing, and all
+    /// constraints are used at once.
+    pub holdout: f64,
+    /// Settings of the completion fit (rank r of Z = WHᵀ, iterations, CG, line search); its
+    /// `lambda` is replaced by each grid value. Default rank = k, 10 outer iterations.
+    pub completion: CompletionParams,
+    /// k-means on the embedding T. Default k clusters, 10 restarts.
+    pub kmeans: KMeansParams,
+    /// Refit the chosen (λ, iteration count) on all constraints (default true); `false` keeps
+    /// the selection fit on the training part of the constraints.
+    pub refit: bool,
+}
+
+impl SemiSupParams {
+    /// `k` clusters with the map `map`: rank k, λ grid of the paper, 20 % held out, 10 outer
+    /// iterations, k-means with 10 restarts, refit on all constraints.
+    pub fn new(k: usize, map: MapSpec) -> Self {
+        Self {
+            k,
+            map,
+            learn: true,
+            lambdas: DEFAULT_LAMBDAS.to_vec(),
+            holdout: 0.2,
+            completion: CompletionParams {
+                rank: k.max(1),
+                ..CompletionParams::default()
+            },
+            kmeans: KMeansParams::new(k).with_n_init(10),
+            refit: true,
+        }
+    }
+
+    /// Sets whether the maps are learned.
+    pub fn with_learn(mut self, learn: bool) -> Self {
+        self.learn = learn;
+        self
+    }
+
+    /// Sets the λ grid.
+    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+        self.lambdas = lambdas;
+        self
+    }
+
+    /// Checks k, the map, the grid, the held-out fraction and the completion / k-means settings.
+    pub fn check(&self) -> Result<()> {
+        if self.k == 0 {
+            return Err(param_err("k", "must be at least 1"));
+        }
+        if self.kmeans.k != self.k {
+            return Err(param_err(
+                "kmeans.k",
+                format!("must equal k = {}, got {}", self.k, self.kmeans.k),
+            ));
+        }
+        self.map.check()?;
+        if self.lambdas.is_empty() {
+            return Err(GimcError::Empty("λ grid"));
+        }
+        if let Some(l) = self.lambdas.iter().find(|l| !(l.is_finite() && **l >= 0.0)) {
+            return Err(param_err(
+                "lambdas",
+                format!("each must be finite and >= 0, got {l}"),
+            ));
+        }
+        if !(self.holdout > 0.0 && self.holdout < 1.0) {
+            return Err(param_err(
+                "holdout",
+                format!("must lie in (0, 1), got {}", self.holdout),
+            ));
+        }
+        self.completion.check()?;
+        self.kmeans.check()?;
+        Ok(())
+    }
+
+    fn needs_selection(&self) -> bool {
+        self.learn || self.lambdas.len() > 1
+    }
+}
+
+/// One λ of the grid, scored on the held-out constraints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LambdaScore {
+    /// λ.
+    pub lambda: f64,
+    /// Constraint error of the clustering on the held-out pairs (the selection criterion).
+    pub constraint_error: f64,
+    /// The best-validation outer iteration of the completion fit (0 = the unlearned start).
+    pub iteration: usize,
+    /// Objective of the unlearned start and of the chosen iterate, on the training constraints.
+    pub objectives: (f64, f64),
+}
+
+/// The result of [`fit_semisupervised`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemiSupFit {
+    /// Cluster of every item (0..k).
+    pub labels: Vec<usize>,
+    /// The chosen λ.
+    pub lambda: f64,
+    /// The chosen outer-iteration count (0: the unlearned IMC start).
+    pub iterations: usize,
+    /// One score per grid value, in grid order (empty when nothing was selected).
+    pub validation: Vec<LambdaScore>,
+    /// Constraint error of the final clustering on all given constraints (training error).
+    pub train_constraint_error: f64,
+    /// The fitted completion model (maps, W, H).
+    pub model: CompletionModel<KnownMap, KnownMap>,
+    /// The embedding T and its k-means.
+    pub spectral: SpectralKMeans,
+}
+
+/// Checks X for NaN / Inf (reported with its position).
+fn check_features(x: &FeatureMatrix) -> Result<()> {
+    match x {
+        FeatureMatrix::Dense(m) => gimc_linalg::dense::check_finite(m.as_ref())?,
+        FeatureMatrix::Sparse(m) => {
+            for (&v, (i, j)) in m.iter() {
+                if !v.is_finite() {
+                    return Err(input_err(
+                        "features X",
+                        format!("non-finite value {v} at ({i}, {j})"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the constraints against n items (non-empty, indices < n, labels 0 or 1).
+fn check_pairs(n: usize, pairs: &[(usize, usize, f64)]) -> Result<()> {
+    if pairs.is_empty() {
+        return Err(GimcError::Empty("constraints"));
+    }
+    for (pos, &(i, j, s)) in pairs.iter().enumerate() {
+        if i >= n || j >= n {
+            return Err(input_err(
+                "constraints",
+                format!("pair {pos} = ({i}, {j}) names an item >= n = {n}"),
+            ));
+        }
+        if s != 0.0 && s != 1.0 {
+            return Err(input_err(
+                "constraints",
+                format!("pair {pos} has label {s}; expected 1 (similar) or 0 (dissimilar)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Fits the completion for one λ on `train` (validation entries `val`, if any), then the
+/// spectral k-means on ΦW of the chosen iterate.
+struct OneFit {
+    model: CompletionModel<KnownMap, KnownMap>,
+    iteration: usize,
+    objectives: (f64, f64),
+    spectral: SpectralKMeans,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fit_one(
+    x: &FeatureMatrix,
+    train: &[(usize, usize, f64)],
+    val: Option<&[(usize, usize, f64)]>,
+    map: &KnownMap,
+    params: &SemiSupParams,
+    lambda: f64,
+    max_iter: usize,
+    rng: &GimcRng,
+) -> Result<OneFit> {
+    let n = x.nrows();
+    let omega = constraint_matrix(n, train)?;
+    let val_omega = match val {
+        Some(v) => Some(constraint_matrix(n, v)?),
+        None => None,
+    };
+    let data = CompletionData::new(&omega, x, x)?;
+    let cp = CompletionParams {
+        lambda,
+        max_iter: if params.learn { max_iter } else { 0 },
+        learn_rows: params.learn,
+        learn_cols: params.learn,
+        ..params.completion
+    };
+    let fit = fit_completion(
+        &data,
+        map.clone(),
+        map.clone(),
+        &cp,
+        val_omega.as_ref(),
+        &mut child(rng, 1),
+        &mut NoObserver,
+    )?;
+    let iteration = fit
+        .best
+        .as_ref()
+        .map_or(fit.history.len() - 1, |b| b.iteration);
+    let start_obj = fit.start_objective();
+    let chosen_obj = fit.history.get(iteration).map_or(f64::NAN, |h| h.objective);
+    let model = fit.chosen().clone();
+    let p = model.row_factors(x)?;
+    let spectral = spectral_kmeans(p.as_ref(), &params.kmeans, &mut child(rng, 2))?;
+    Ok(OneFit {
+        model,
+        iteration,
+        objectives: (start_obj, chosen_obj),
+        spectral,
+    })
+}
+
+fn scores_err(scores: &[LambdaScore], i: usize) -> f64 {
+    scores.get(i).map_or(f64::INFINITY, |s| s.constraint_error)
+}
+
+/// Semi-supervised clustering by GIMC (Algorithm 2; module documentation). `pairs` are the
+/// constraints (i, j, s) on the rows of `x`; the map is drawn from `rng` once (the same draw for
+/// every λ and for rows and columns), and the held-out split, IMC starts and k-means restarts use
+/// further streams of it.
+///
+/// Errors: invalid parameters, no constraints, an index ≥ n, a label other than 0 / 1, the same
+/// pair with both labels, NaN / Inf in `x`, k > n, rank ≥ the map's output dimension, too few
+/// constraints to hold some out; fit failures of [`fit_completion`].
+pub fn fit_semisupervised(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    params: &SemiSupParams,
+    rng: &mut GimcRng,
+) -> Result<SemiSupFit> {
+    params.check()?;
+    let n = x.nrows();
+    if n == 0 {
+        return Err(GimcError::Empty("items (rows of X)"));
+    }
+    if params.k > n {
+        return Err(param_err(
+            "k",
+            format!("cannot form {} clusters from {n} items", params.k),
+        ));
+    }
+    check_pairs(n, pairs)?;
+    check_features(x)?;
+    // conflicting duplicates are reported here, before any work
+    constraint_matrix(n, pairs)?;
+    let base = child(rng, 0x5353_4331);
+    let map = params.map.build(x, &mut child(&base, 0))?;
+    if params.completion.rank >= map.output_dim() {
+        return Err(param_err(
+            "completion.rank",
+            format!(
+                "must be below the map's output dimension {}, got {}",
+                map.output_dim(),
+                params.completion.rank
+            ),
+        ));
+    }
+    let max_iter = params.completion.max_iter;
+    let (lambda, iterations, validation, selected) = if params.needs_selection() {
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.shuffle(&mut child(&base, 1));
+        let n_val = ((pairs.len() as f64 * params.holdout).round() as usize).max(1);
+        if n_val >= pairs.len() {
+            return Err(input_err(
+                "constraints",
+                format!(
+                    "{} pairs are too few to hold out a fraction {} for choosing λ",
+                    pairs.len(),
+                    params.holdout
+                ),
+            ));
+        }
+        let val: Vec<_> = order[..n_val].iter().map(|&p| pairs[p]).collect();
+        let train: Vec<_> = order[n_val..].iter().map(|&p| pairs[p]).collect();
+        let mut scores = Vec::with_capacity(params.lambdas.len());
+        let mut best: Option<(usize, OneFit)> = None;
+        for &lambda in &params.lambdas {
+            let one = fit_one(
+                x,
+                &train,
+                Some(&val),
+                &map,
+                params,
+                lambda,
+                max_iter,
+                &child(&base, 2),
+            )?;
+            let score = LambdaScore {
+                lambda,
+                constraint_error: constraint_error(&val, &one.spectral.kmeans.labels)?,
+                iteration: one.iteration,
+                objectives: one.objectives,
+            };
+            // lowest held-out constraint error; ties go to the earlier grid value
+            if best
+                .as_ref()
+                .is_none_or(|(b, _)| score.constraint_error < scores_err(&scores, *b))
+            {
+                best = Some((scores.len(), one));
+            }
+            scores.push(score);
+        }
+        let (bi, one) = best.ok_or(GimcError::Empty("λ grid"))?;
+        (scores[bi].lambda, scores[bi].iteration, scores, Some(one))
+    } else {
+        (params.lambdas[0], 0, Vec::new(), None)
+    };
+    let (model, spectral) = match selected {
+        Some(one) if !params.refit => (one.model, one.spectral),
+        _ => {
+            let one = fit_one(
+                x,
+                pairs,
+                None,
+                &map,
+                params,
+                lambda,
+                iterations,
+                &child(&base, 3),
+            )?;
+            (one.model, one.spectral)
+        }
+    };
+    let labels = spectral.kmeans.labels.clone();
+    let train_constraint_error = constraint_error(pairs, &labels)?;
+    Ok(SemiSupFit {
+        labels,
+        lambda,
+        iterations,
+        validation,
+        train_constraint_error,
+        model,
+        spectral,
+    })
+}

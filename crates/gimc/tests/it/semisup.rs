@@ -1,0 +1,114 @@
+//! Semi-supervised clustering (Algorithm 2, DESIGN §3.3).
+
+use gimc::{GimcError, MapSpec, SemiSupParams, fit_semisupervised};
+use gimc_data::synth::two_class_2d;
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::seeded;
+use gimc_metrics::{constraint_error, pairwise_clustering_error};
+use rand::Rng;
+
+/// Two concentric rings (no linear separator) and `count` random constraint pairs from the
+/// truth.
+fn rings(
+    n: usize,
+    count: usize,
+    seed: u64,
+) -> (FeatureMatrix, Vec<usize>, Vec<(usize, usize, f64)>) {
+    let mut rng = seeded(seed);
+    let d = two_class_2d(n, 0.15, &mut rng).unwrap();
+    let truth = d.classes().unwrap().to_vec();
+    let mut pairs = Vec::with_capacity(count);
+    while pairs.len() < count {
+        let (i, j) = (rng.random_range(0..n), rng.random_range(0..n));
+        if i != j {
+            pairs.push((i, j, f64::from(u8::from(truth[i] == truth[j]))));
+        }
+    }
+    (d.features.clone(), truth, pairs)
+}
+
+/// A deliberately poor start: 4 Fourier directions at a length scale far above the rings', so the
+/// unlearned map cannot tell the rings apart and learning U, V has to find the scale.
+fn params(learn: bool) -> SemiSupParams {
+    let mut p = SemiSupParams::new(2, MapSpec::fourier(4, 0.002))
+        .with_learn(learn)
+        .with_lambdas(vec![0.1]);
+    p.completion.max_iter = 15;
+    p.completion.start_iters = 20;
+    p
+}
+
+#[test]
+fn learned_map_beats_its_start_on_rings() {
+    let (x, truth, pairs) = rings(300, 1500, 3);
+    let (test, train) = pairs.split_at(500);
+    let start = fit_semisupervised(&x, train, &params(false), &mut seeded(9)).unwrap();
+    let learned = fit_semisupervised(&x, train, &params(true), &mut seeded(9)).unwrap();
+    assert_eq!(start.iterations, 0);
+    assert!(learned.iterations > 0, "validation kept the start");
+    let e_start = constraint_error(test, &start.labels).unwrap();
+    let e_learned = constraint_error(test, &learned.labels).unwrap();
+    let p_start = pairwise_clustering_error(&start.labels, &truth).unwrap();
+    let p_learned = pairwise_clustering_error(&learned.labels, &truth).unwrap();
+    eprintln!(
+        "held-out constraint error {e_start} -> {e_learned}; pairwise {p_start} -> {p_learned}"
+    );
+    assert!(e_learned < e_start, "{e_learned} !< {e_start}");
+    assert!(p_learned < p_start);
+    assert!(learned.train_constraint_error <= start.train_constraint_error);
+}
+
+#[test]
+fn lambda_is_chosen_on_held_out_constraints() {
+    let (x, _, pairs) = rings(120, 600, 5);
+    let mut p = params(true).with_lambdas(vec![0.1, 10.0]);
+    p.completion.max_iter = 3;
+    let fit = fit_semisupervised(&x, &pairs, &p, &mut seeded(1)).unwrap();
+    assert_eq!(fit.validation.len(), 2);
+    let best = fit
+        .validation
+        .iter()
+        .map(|s| s.constraint_error)
+        .fold(f64::INFINITY, f64::min);
+    let chosen = fit
+        .validation
+        .iter()
+        .find(|s| s.lambda == fit.lambda)
+        .unwrap();
+    assert_eq!(chosen.constraint_error, best);
+    assert_eq!(fit.labels.len(), 120);
+    // deterministic from the seed
+    let again = fit_semisupervised(&x, &pairs, &p, &mut seeded(1)).unwrap();
+    assert_eq!(again.labels, fit.labels);
+}
+
+#[test]
+fn invalid_constraints_give_typed_errors() {
+    let (x, _, pairs) = rings(40, 100, 2);
+    let p = params(true);
+    let run = |pairs: &[(usize, usize, f64)]| fit_semisupervised(&x, pairs, &p, &mut seeded(0));
+    assert!(matches!(run(&[]), Err(GimcError::Empty(_))));
+    let mut bad = pairs.clone();
+    bad.push((3, 40, 1.0));
+    assert!(matches!(run(&bad), Err(GimcError::InvalidInput { .. })));
+    let mut bad = pairs.clone();
+    bad.push((3, 4, 0.5));
+    assert!(matches!(run(&bad), Err(GimcError::InvalidInput { .. })));
+    let mut bad = pairs.clone();
+    bad.push((pairs[0].1, pairs[0].0, 1.0 - pairs[0].2));
+    let e = run(&bad).unwrap_err();
+    assert!(e.is_parameter_error(), "{e}");
+    let mut xn = x.to_dense();
+    xn[(7, 1)] = f64::NAN;
+    let xn = FeatureMatrix::Dense(xn);
+    assert!(fit_semisupervised(&xn, &pairs, &p, &mut seeded(0)).is_err());
+    let xe = FeatureMatrix::Dense(Mat::zeros(0, 2));
+    assert!(fit_semisupervised(&xe, &pairs, &p, &mut seeded(0)).is_err());
+    let mut pk = params(true);
+    pk.k = 0;
+    assert!(matches!(
+        fit_semisupervised(&x, &pairs, &pk, &mut seeded(0)),
+        Err(GimcError::InvalidParameter { .. })
+    ));
+}
