@@ -9,7 +9,7 @@
 //! child process with as many threads as this machine has; its time is its `fit` call alone, ours
 //! the median of 3 `fit_kmeans` calls on data already in memory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use gimc_cluster::{KMeansParams, fit_kmeans};
@@ -17,7 +17,7 @@ use gimc_data::{LibsvmOptions, read_libsvm};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::rng::seeded;
 
-use super::{Benchmark, Measurement, median_secs};
+use super::{Benchmark, Measurement, median_secs, peer_script, sklearn_available};
 use crate::{Context, ExperimentError};
 
 fn fail(e: impl std::fmt::Display) -> ExperimentError {
@@ -36,31 +36,6 @@ const TOL: f64 = 1e-4;
 const BLOBS: (usize, usize, usize) = (200_000, 20, 8);
 /// Quick form: a smaller generated set.
 const BLOBS_QUICK: (usize, usize, usize) = (20_000, 20, 8);
-
-/// The directory holding `kmeans_sklearn.py`: `$GIMC_PEERS`, `../shared/peers`, or `peers/`
-/// beside the data directory.
-fn peer_script(data_dir: &Path) -> Option<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("GIMC_PEERS") {
-        candidates.push(PathBuf::from(p));
-    }
-    candidates.push(PathBuf::from("../shared/peers"));
-    if let Some(parent) = data_dir.parent() {
-        candidates.push(parent.join("peers"));
-    }
-    candidates
-        .into_iter()
-        .map(|d| d.join("kmeans_sklearn.py"))
-        .find(|f| f.is_file())
-}
-
-fn sklearn_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import sklearn"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
 
 /// One JSON line of the peer script.
 #[derive(Debug, Clone, Copy)]
@@ -182,7 +157,7 @@ impl Benchmark for KMeansPeer {
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
         let runs = if ctx.quick { 1 } else { 3 };
-        let peer = match peer_script(&ctx.data_dir) {
+        let peer = match peer_script(&ctx.data_dir, "kmeans_sklearn.py") {
             Some(s) if sklearn_available() => Some(s),
             _ => None,
         };

@@ -105,6 +105,32 @@ pub fn select_benches(only: &[String]) -> Result<Vec<Box<dyn Benchmark>>, Experi
         .collect())
 }
 
+/// The peer script `name` (e.g. `kmeans_sklearn.py`) from `$GIMC_PEERS`, else
+/// `../shared/peers` from the working directory, else `peers/` beside the data directory.
+pub(crate) fn peer_script(data_dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("GIMC_PEERS") {
+        candidates.push(std::path::PathBuf::from(p));
+    }
+    candidates.push(std::path::PathBuf::from("../shared/peers"));
+    if let Some(parent) = data_dir.parent() {
+        candidates.push(parent.join("peers"));
+    }
+    candidates
+        .into_iter()
+        .map(|d| d.join(name))
+        .find(|f| f.is_file())
+}
+
+/// Whether `python3` can import scikit-learn (the peers' requirement).
+pub(crate) fn sklearn_available() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import sklearn"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
 /// Peak resident set size of this process so far, in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -9,7 +9,7 @@
 //! Python process when `python3` with scikit-learn is available; otherwise only our figures are
 //! reported and a `peer available = 0` row says why the ratios are missing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use gimc::{LabelData, LabelParams, Landmarks, MapKind, MapSpec, NoObserver, fit_labels};
@@ -18,7 +18,7 @@ use gimc_featmap::{LearnableMap, RandomCosine};
 use gimc_linalg::rng::seeded;
 use serde::Deserialize;
 
-use super::{Benchmark, Measurement, median_secs};
+use super::{Benchmark, Measurement, median_secs, peer_script, sklearn_available};
 use crate::{Context, ExperimentError};
 
 fn fail(e: impl std::fmt::Display) -> ExperimentError {
@@ -119,31 +119,6 @@ fn label_data(d: &Dataset) -> Result<LabelData, ExperimentError> {
         }
         _ => Err(fail("expected a multi-label set")),
     }
-}
-
-/// The peer script directory: `$GIMC_PEERS`, else `../shared/peers` from the working
-/// directory, else next to the data directory (`<data>/../peers`).
-fn peers_dir(data_dir: &Path) -> Option<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("GIMC_PEERS") {
-        candidates.push(PathBuf::from(p));
-    }
-    candidates.push(PathBuf::from("../shared/peers"));
-    if let Some(parent) = data_dir.parent() {
-        candidates.push(parent.join("peers"));
-    }
-    candidates
-        .into_iter()
-        .find(|d| d.join("multilabel_sklearn.py").is_file())
-}
-
-/// Whether `python3` can import scikit-learn.
-fn sklearn_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import sklearn"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// Runs the peer script for one case in a child process (2 BLAS threads, like ours) and
@@ -301,9 +276,8 @@ impl Benchmark for KernelRidgePeers {
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
         let seeds: u64 = if ctx.quick { 1 } else { 3 };
-        let peer_script = peers_dir(&ctx.data_dir)
-            .map(|d| d.join("multilabel_sklearn.py"))
-            .filter(|_| sklearn_available());
+        let peer_script =
+            peer_script(&ctx.data_dir, "multilabel_sklearn.py").filter(|_| sklearn_available());
         let mut out = Vec::new();
         if peer_script.is_none() {
             out.push(Measurement::new(

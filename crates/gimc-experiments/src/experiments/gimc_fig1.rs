@@ -334,6 +334,20 @@ fn fit_features(
     model.scores_for_rows(phi, psi).map_err(solver_err)
 }
 
+/// The row and column RFF maps of IMC-RFF and GIMC-LFF: separate draws from `rng`, in this
+/// order, with the setting's m and γ (so GIMC-LFF starts from exactly IMC-RFF's maps).
+fn draw_rff_pair(
+    task: &Fig1Task<'_>,
+    setting: &Setting,
+    rng: &mut GimcRng,
+) -> Result<(RandomFourier, RandomFourier), ExperimentError> {
+    let rff = RandomFourierParams::new(setting.get("m")? as usize, setting.get("γ")?);
+    let d = task.x.ncols();
+    let fx = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
+    let fy = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
+    Ok((fx, fy))
+}
+
 /// IMC on random Fourier features, Φ = RFF(X), Ψ = RFF(Y) (separate draws, same m and γ).
 #[derive(Debug, Clone, Copy)]
 pub struct ImcRff;
@@ -367,11 +381,7 @@ impl Fig1Method for ImcRff {
         setting: &Setting,
         rng: &mut GimcRng,
     ) -> Result<Mat<f64>, ExperimentError> {
-        let m = setting.get("m")? as usize;
-        let rff = RandomFourierParams::new(m, setting.get("γ")?);
-        let d = task.x.ncols();
-        let fx = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
-        let fy = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
+        let (fx, fy) = draw_rff_pair(task, setting, rng)?;
         let phi = FeatureMatrix::dense(fx.forward(task.x).map_err(featmap_err)?)?;
         let psi = FeatureMatrix::dense(fy.forward(task.y).map_err(featmap_err)?)?;
         fit_features(task, &phi, &psi, train, setting.get("λ")?, rng)
@@ -408,11 +418,7 @@ impl Fig1Method for GimcLff {
         setting: &Setting,
         rng: &mut GimcRng,
     ) -> Result<Mat<f64>, ExperimentError> {
-        let m = setting.get("m")? as usize;
-        let rff = RandomFourierParams::new(m, setting.get("γ")?);
-        let d = task.x.ncols();
-        let fx = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
-        let fy = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
+        let (fx, fy) = draw_rff_pair(task, setting, rng)?;
         let imc = imc_params(task.rank, setting.get("λ")?, task.quick);
         let params = CompletionParams {
             rank: task.rank,
