@@ -135,3 +135,13 @@ pub fn write_output(out: Option<&Path>, s: &str) -> Result<()> {
         }
     }
 }
+
+/// Root mean squared difference of two equally long value lists (0 when empty).
+pub fn rmse(fitted: &[f64], truth: &[f64]) -> f64 {
+    let n = truth.len().min(fitted.len());
+    if n == 0 {
+        return 0.0;
+    }
+    let ss: f64 = fitted.iter().zip(truth).map(|(f, v)| (f - v).powi(2)).sum();
+    (ss / n as f64).sqrt()
+}

@@ -148,13 +148,7 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let model = model?;
     let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
     let fitted = model.predict_entries(phi, psi, &observed)?;
-    let rmse = (fitted
-        .iter()
-        .zip(&vals)
-        .map(|(f, v)| (f - v).powi(2))
-        .sum::<f64>()
-        / vals.len() as f64)
-        .sqrt();
+    let rmse = crate::common::rmse(&fitted, &vals);
     let pairs = match &a.entries {
         Some(p) => read_pairs(p, a.one_based)?,
         None => observed,

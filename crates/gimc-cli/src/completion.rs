@@ -92,13 +92,7 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
     let pairs: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
     let fitted = fit.model.predict_entries(&x, &y, &pairs)?;
-    let rmse = (fitted
-        .iter()
-        .zip(&vals)
-        .map(|(f, v)| (f - v).powi(2))
-        .sum::<f64>()
-        / vals.len() as f64)
-        .sqrt();
+    let rmse = crate::common::rmse(&fitted, &vals);
     let s = if g.json {
         format!(
             "{}\n",
