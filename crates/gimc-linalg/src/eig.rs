@@ -4,6 +4,7 @@
 //! Inputs are symmetrised ((A + Aᵀ)/2) before factorising, so a kernel matrix that is symmetric
 //! only up to rounding is handled consistently.
 
+use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::{Mat, MatRef, Side};
 
 use crate::dense::{self, check_finite, check_square};
@@ -65,6 +66,35 @@ pub fn pinv_sqrt(a: MatRef<'_, f64>, rel_tol: f64) -> Result<Mat<f64>> {
         |l| l > cut && l > 0.0,
         |l| 1.0 / l.sqrt(),
     ))
+}
+
+/// A factor M with M Mᵀ = A^† for a symmetric PSD `a`, with the eigenvalue threshold of
+/// [`pinv_sqrt`] (DESIGN §3.1, Nyström M: any such M gives the same ΦΦᵀ = C A^† Cᵀ).
+///
+/// The fast path is the Cholesky factorisation A = LLᵀ and M = L⁻ᵀ (upper triangular,
+/// O(n³/3) against the eigendecomposition's ~9n³). It is taken only when it provably drops
+/// nothing that [`pinv_sqrt`] would keep or keep anything it would drop: λ_min(A) ≥
+/// 1 / ‖L⁻¹‖²_F (as ‖A⁻¹‖₂ = ‖L⁻¹‖²₂ ≤ ‖L⁻¹‖²_F) and λ_max(A) ≤ tr A, so when
+/// 1 / ‖L⁻¹‖²_F > rel_tol · tr A every eigenvalue is above rel_tol·λ_max. Otherwise (a singular
+/// or badly conditioned A) the result is [`pinv_sqrt`]'s. `rel_tol` must be in [0, 1).
+pub fn pinv_factor(a: MatRef<'_, f64>, rel_tol: f64) -> Result<Mat<f64>> {
+    check_rel_tol(rel_tol)?;
+    let n = check_square("pinv_factor", a)?;
+    check_finite(a)?;
+    if n == 0 {
+        return Ok(Mat::zeros(0, 0));
+    }
+    let s = dense::symmetrize(a)?;
+    if let Ok(llt) = s.llt(Side::Lower) {
+        let mut l_inv = Mat::<f64>::zeros(n, n);
+        invert_lower_triangular(l_inv.as_mut(), llt.L(), dense::par());
+        let inv_frob_sq = l_inv.squared_norm_l2();
+        let trace: f64 = (0..n).map(|i| s[(i, i)]).sum();
+        if inv_frob_sq.is_finite() && rel_tol * trace * inv_frob_sq < 1.0 {
+            return Ok(l_inv.transpose().to_owned());
+        }
+    }
+    pinv_sqrt(s.as_ref(), rel_tol)
 }
 
 /// A^† for a symmetric PSD `a`, dropping eigenvalues ≤ rel_tol·λ_max as in [`pinv_sqrt`].

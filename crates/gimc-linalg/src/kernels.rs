@@ -169,22 +169,35 @@ pub fn kernel_block(
         ));
     }
     check_finite(landmarks)?;
-    let mut g = match x {
-        // Landmarks drawn from the rows of a sparse set are themselves mostly zeros: multiply
-        // through their compressed form (O(nnz(X)·nnz per landmark column) instead of
-        // O(nnz(X)·m)). Learned landmarks are dense and take the blocked product.
-        FeatureMatrix::Sparse(xs) if sparse::nonzero_fraction(landmarks) <= SPARSE_FRACTION => {
-            sparse::csr_mul_sparse_dense_tr(xs, landmarks)?
-        }
-        _ => x.mul_dense(landmarks.transpose())?,
-    };
     let (xx, uu) = if kernel.needs_norms() {
         (x.row_sq_norms(), dense_row_sq_norms(landmarks))
     } else {
         (Vec::new(), Vec::new())
     };
-    finish_block(kernel, &mut g, &xx, &uu);
-    Ok(g)
+    match x {
+        // Landmarks drawn from the rows of a sparse set are themselves mostly zeros: multiply
+        // through their compressed form (O(nnz(X)·nnz per landmark column) instead of
+        // O(nnz(X)·m)), with the kernel applied as each block of rows is finished. Learned
+        // landmarks are dense and take the blocked product.
+        FeatureMatrix::Sparse(xs) if sparse::nonzero_fraction(landmarks) <= SPARSE_FRACTION => {
+            sparse::csr_mul_sparse_dense_tr_map(xs, landmarks, |i, r, dot| {
+                eval_entry(kernel, dot, &xx, &uu, i, r)
+            })
+        }
+        _ => {
+            let mut g = x.mul_dense(landmarks.transpose())?;
+            finish_block(kernel, &mut g, &xx, &uu);
+            Ok(g)
+        }
+    }
+}
+
+/// k(a_i, b_r) from the inner product and the squared norms (absent when the kernel needs none).
+#[inline]
+fn eval_entry(kernel: &Kernel, dot: f64, xx: &[f64], uu: &[f64], i: usize, r: usize) -> f64 {
+    let xi = xx.get(i).copied().unwrap_or(0.0);
+    let ur = uu.get(r).copied().unwrap_or(0.0);
+    kernel.eval_parts(dot, xi, ur)
 }
 
 /// The kernel block K (n × m), K_ij = k(a_i, b_j), between the rows of two dense matrices
@@ -205,16 +218,17 @@ pub fn kernel_block_dense(
         ));
     }
     let mostly_zero = |m: MatRef<'_, f64>| sparse::nonzero_fraction(m) <= SPARSE_FRACTION;
-    let mut g = if mostly_zero(a) && mostly_zero(b) {
-        sparse::sparse_dense_mul_tr(a, b)
-    } else {
-        dense::matmul_nt(a, b)?
-    };
     let (xx, uu) = if kernel.needs_norms() {
         (dense_row_sq_norms(a), dense_row_sq_norms(b))
     } else {
         (Vec::new(), Vec::new())
     };
+    if mostly_zero(a) && mostly_zero(b) {
+        return Ok(sparse::sparse_dense_mul_tr_map(a, b, |i, r, dot| {
+            eval_entry(kernel, dot, &xx, &uu, i, r)
+        }));
+    }
+    let mut g = dense::matmul_nt(a, b)?;
     finish_block(kernel, &mut g, &xx, &uu);
     Ok(g)
 }

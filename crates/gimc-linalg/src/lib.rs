@@ -24,7 +24,7 @@ pub mod sparse;
 pub mod svd;
 
 pub use cg::{CgParams, CgReport, LinearOperator, conjugate_gradient};
-pub use eig::{pinv_sqrt, sym_eig, sym_sqrt};
+pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
 pub use error::LinalgError;
 pub use features::{FeatureMatrix, Standardizer};
 pub use kernels::{Kernel, kernel_block, kernel_block_dense};

@@ -125,6 +125,19 @@ fn forward_matches_reference_formulas() {
             &m
         ) < 1e-12
     );
+    // the default whitening M (inverse Cholesky here, E being well-conditioned) rotates Φ:
+    // the same ΦΦᵀ = C E^† Cᵀ, a different Φ
+    let white = Nystrom::from_landmarks(kernel, lm.clone(), NystromNorm::Whiten { rel_tol: 1e-12 })
+        .unwrap();
+    let (pw, pp) = (
+        white.forward(&sparse).unwrap(),
+        nys.forward(&sparse).unwrap(),
+    );
+    assert!(max_diff(&(&pw * pw.transpose()), &(&pp * pp.transpose())) < 1e-10);
+    assert!(
+        max_diff(&pw, &pp) > 1e-6,
+        "whitening should differ from the symmetric root"
+    );
     let plain = Nystrom::from_landmarks(kernel, lm.clone(), NystromNorm::Identity).unwrap();
     assert!(max_diff(&plain.forward(&dense).unwrap(), &c) < 1e-13);
     // Random Maclaurin: φ_r(x) = D^{-1/2} Π_l (w_{r,l} · [√γ x, √c₀])

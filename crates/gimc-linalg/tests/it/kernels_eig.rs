@@ -2,7 +2,7 @@
 
 use gimc_linalg::faer::Mat;
 use gimc_linalg::kernels::{Kernel, kernel_block, kernel_block_dense, kernel_diag};
-use gimc_linalg::{cholesky_solve, pinv_sqrt, sym_eig, sym_sqrt};
+use gimc_linalg::{cholesky_solve, pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
 use proptest::prelude::*;
 
 use crate::common::{feature_pair, gauss, max_diff};
@@ -111,6 +111,71 @@ fn pinv_sqrt_drops_small_eigenvalues() {
         (vals[1] - 1.0).abs() < 1e-6 && (vals[2] - 1e3f64.sqrt()).abs() < 1e-3,
         "{vals:?}"
     );
+}
+
+#[test]
+fn pinv_factor_is_inverse_cholesky_on_well_conditioned_psd() {
+    let g = gauss(5, 12, 6);
+    let mut e = g.transpose() * &g;
+    for i in 0..6 {
+        e[(i, i)] += 0.5;
+    }
+    let m = pinv_factor(e.as_ref(), 1e-12).unwrap();
+    // the Cholesky route: M = L⁻ᵀ is upper triangular and M Mᵀ = E⁻¹
+    for j in 0..6 {
+        for i in (j + 1)..6 {
+            assert_eq!(m[(i, j)], 0.0, "M must be upper triangular");
+        }
+    }
+    let inv = cholesky_solve(e.as_ref(), Mat::<f64>::identity(6, 6).as_ref()).unwrap();
+    assert!(max_diff(&(&m * m.transpose()), &inv) < 1e-9);
+    // and Mᵀ E M = I: Φ = C M whitens the landmarks' kernel
+    assert!(max_diff(&(m.transpose() * &e * &m), &Mat::<f64>::identity(6, 6)) < 1e-9);
+}
+
+#[test]
+fn pinv_factor_falls_back_to_pinv_sqrt_when_an_eigenvalue_would_be_cut() {
+    // rank-deficient: the Cholesky fails or is not certified, so the result is (E^†)^{1/2}
+    let c = gauss(6, 8, 3);
+    let e = &c * c.transpose();
+    let f = pinv_factor(e.as_ref(), 1e-10).unwrap();
+    let s = pinv_sqrt(e.as_ref(), 1e-10).unwrap();
+    assert!(max_diff(&f, &s) < 1e-12);
+    // full rank but with an eigenvalue below rel_tol·λ_max: still the thresholded square root
+    let q = gauss(7, 3, 3).qr().compute_Q();
+    let d = Mat::from_fn(3, 3, |i, j| if i == j { [1.0, 1e-3, 1e-9][i] } else { 0.0 });
+    let e = &q * d * q.transpose();
+    let f = pinv_factor(e.as_ref(), 1e-6).unwrap();
+    let s = pinv_sqrt(e.as_ref(), 1e-6).unwrap();
+    assert!(max_diff(&f, &s) < 1e-9);
+    // the same Φ Φᵀ either way for any C: here C = I
+    assert!(max_diff(&(&f * f.transpose()), &(&s * &s)) < 1e-9);
+}
+
+#[test]
+fn kernel_block_with_sparse_landmarks_matches_dense_over_many_row_blocks() {
+    // Landmarks taken from the rows of sparse data are mostly zero, so the sparse data take the
+    // fused compressed product (kernel applied per row block); the dense copy takes the GEMM
+    // path. n = 1,500 rows span several row blocks for every m.
+    let (xd, xs) = feature_pair(11, 1500, 60, 0.05);
+    let x = xd.to_dense();
+    for m in [1usize, 7, 300] {
+        let u = x.subrows(100, m).to_owned();
+        for k in kernels() {
+            let bs = kernel_block(&k, &xs, u.as_ref()).unwrap();
+            let bd = kernel_block(&k, &xd, u.as_ref()).unwrap();
+            assert_eq!(bs.shape(), (1500, m));
+            assert!(
+                max_diff(&bs, &bd) < 1e-10 * (1.0 + bd.norm_max()),
+                "{k:?} m={m}"
+            );
+            let bdd = kernel_block_dense(&k, x.as_ref(), u.as_ref()).unwrap();
+            assert!(
+                max_diff(&bdd, &bd) < 1e-10 * (1.0 + bd.norm_max()),
+                "{k:?} m={m}"
+            );
+        }
+    }
 }
 
 #[test]
