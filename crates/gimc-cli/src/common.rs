@@ -124,6 +124,15 @@ pub fn label_data(ds: Dataset) -> Result<LabelData> {
     Ok(data)
 }
 
+/// Clap value parser of a count that must be at least 1 (e.g. `--top-k`).
+pub fn at_least_one(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1, got 0".into()),
+        Ok(k) => Ok(k),
+        Err(e) => Err(format!("not a whole number ({e})")),
+    }
+}
+
 /// Writes `s` to the file `out` or to stdout.
 pub fn write_output(out: Option<&Path>, s: &str) -> Result<()> {
     match out {

@@ -11,13 +11,21 @@ use serde_json::json;
 
 use crate::common::{Globals, load_input, write_output};
 
-/// Arguments of `gimc eval`.
+/// Arguments of `gimc eval`: `gimc eval PREDICTIONS TRUTH`, or the same files named with
+/// `--pred` and `--truth` (a positional file then fills whichever of the two is not named).
 #[derive(Args, Debug)]
 pub struct EvalArgs {
-    /// Prediction file (`gimc predict` / `gimc cluster` output: text, `j:score` tokens, or CSV).
-    pub predictions: PathBuf,
-    /// The truth: a data file or a set name (its `test` part unless --part).
-    pub truth: String,
+    /// PREDICTIONS TRUTH: the prediction file (`gimc predict` / `gimc cluster` output: text,
+    /// `j:score` tokens, or CSV) and the truth (a data file or a set name, its `test` part
+    /// unless --part).
+    #[arg(value_name = "FILE", num_args = 0..=2)]
+    pub files: Vec<String>,
+    /// The prediction file (instead of the first positional argument).
+    #[arg(long, value_name = "FILE")]
+    pub pred: Option<PathBuf>,
+    /// The truth: a data file or a set name (instead of the second positional argument).
+    #[arg(long, value_name = "DATA")]
+    pub truth: Option<String>,
     /// Part of a named set.
     #[arg(long, default_value = "test")]
     pub part: String,
@@ -101,20 +109,45 @@ fn as_index(v: f64, path: &Path, row: usize) -> Result<usize> {
     }
 }
 
+/// The prediction file and the truth from `--pred`, `--truth` and the positional files.
+fn resolve_files(a: &EvalArgs) -> Result<(PathBuf, String)> {
+    let mut rest = a.files.iter();
+    let pred = match &a.pred {
+        Some(p) => p.clone(),
+        None => PathBuf::from(rest.next().ok_or_else(|| {
+            anyhow::anyhow!("missing the prediction file (PREDICTIONS TRUTH, or --pred FILE)")
+        })?),
+    };
+    let truth = match &a.truth {
+        Some(t) => t.clone(),
+        None => rest
+            .next()
+            .ok_or_else(|| {
+                anyhow::anyhow!("missing the truth (PREDICTIONS TRUTH, or --truth DATA)")
+            })?
+            .clone(),
+    };
+    if let Some(extra) = rest.next() {
+        bail!("unexpected argument `{extra}`: the prediction file and the truth are already given");
+    }
+    Ok((pred, truth))
+}
+
 /// Runs `gimc eval`.
 pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
-    let pred = read_predictions(&a.predictions)?;
-    let truth = load_input(&a.truth, &a.part, g)?;
+    let (predictions, truth_name) = resolve_files(a)?;
+    let pred = read_predictions(&predictions)?;
+    let truth = load_input(&truth_name, &a.part, g)?;
     let n = truth.nrows();
     if pred.len() != n {
         bail!(
             "{}: {} prediction rows, but the truth {} has {n} rows",
-            a.predictions.display(),
+            predictions.display(),
             pred.len(),
             truth.name
         );
     }
-    let p = &a.predictions;
+    let p = &predictions;
     let firsts = || -> Result<Vec<usize>> {
         pred.iter()
             .enumerate()

@@ -1,14 +1,35 @@
 //! `gimc fit`: multi-label / multi-class GIMC and IMC fits with model selection on a
 //! validation split (gimc::select_and_fit), saved as a versioned model file (MODEL_FORMAT.md).
+//! Dense features are standardised with the training statistics first (`--standardize`), and
+//! the transform is stored in the model for `gimc predict`.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
-use gimc::{IterationInfo, MapKind, SelectionParams, Task, select_and_fit};
+use clap::{Args, ValueEnum};
+use gimc::{IterationInfo, MapKind, SelectionParams, Task, select_and_fit_observed};
+use gimc_data::Dataset;
+use gimc_linalg::{FeatureMatrix, Standardizer};
 use serde_json::json;
 
 use crate::common::{Globals, label_data, load_input, write_output};
+use crate::progress::FitProgress;
+
+/// Whether `gimc fit` standardises the feature columns before fitting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Standardize {
+    /// On for dense features (stored dense, or at least half the entries non-zero), off for
+    /// sparse ones.
+    Auto,
+    /// Always: dense features are centred and scaled to unit variance, sparse ones only scaled.
+    On,
+    /// Never: the maps see the raw feature scales.
+    Off,
+}
+
+/// Features with at least this fraction of non-zero entries count as dense for
+/// `--standardize auto` even when the file format stores them sparse (LIBSVM).
+const DENSE_FRACTION: f64 = 0.5;
 
 /// Arguments of `gimc fit`.
 #[derive(Args, Debug)]
@@ -20,7 +41,9 @@ pub struct FitArgs {
     /// Part of a named set to train on.
     #[arg(long, default_value = "train")]
     pub part: String,
-    /// Method: gimc-lff, gimc-lnys (learned maps), imc-rff, imc-nys (fixed random maps).
+    /// Method: gimc-lff, gimc-lff-phase, gimc-lnys (learned maps), imc-rff, imc-rff-phase,
+    /// imc-nys (fixed random maps). The -phase maps are random-phase Fourier features
+    /// √(2/D) cos(XU + b) with D = 2m directions.
     #[arg(long, default_value = "gimc-lff")]
     pub method: String,
     /// Number of random features / landmarks m (comma list = grid searched on validation).
@@ -70,15 +93,24 @@ pub struct FitArgs {
     /// Write the per-iteration trace of the final fit (CSV, or JSON when the name ends .json).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Standardise the feature columns with the training mean and standard deviation (stored
+    /// in the model and applied by `gimc predict`): auto = for dense features only.
+    #[arg(long, value_enum, default_value_t = Standardize::Auto)]
+    pub standardize: Standardize,
 }
 
 fn map_kind(method: &str) -> Result<(MapKind, bool)> {
     Ok(match method {
         "gimc-lff" | "lff" => (MapKind::Fourier, true),
+        "gimc-lff-phase" | "lff-phase" => (MapKind::FourierPhase, true),
         "gimc-lnys" | "lnys" => (MapKind::LEARNED_NYSTROM, true),
         "imc-rff" | "rff" => (MapKind::Fourier, false),
+        "imc-rff-phase" | "rff-phase" => (MapKind::FourierPhase, false),
         "imc-nys" | "nys" => (MapKind::LEARNED_NYSTROM, false),
-        other => bail!("unknown method `{other}` (choose gimc-lff, gimc-lnys, imc-rff or imc-nys)"),
+        other => bail!(
+            "unknown method `{other}` (choose gimc-lff, gimc-lff-phase, gimc-lnys, imc-rff, \
+             imc-rff-phase or imc-nys)"
+        ),
     })
 }
 
@@ -86,6 +118,9 @@ fn map_kind(method: &str) -> Result<(MapKind, bool)> {
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     let (kind, learn) = map_kind(&a.method)?;
     if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
+        if a.standardize == Standardize::On {
+            bail!("--standardize on: completion fits (--triplets) do not standardise features");
+        }
         let pick = |v: &[f64], what: &str| -> Result<f64> {
             match v {
                 [x] => Ok(*x),
@@ -111,14 +146,16 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         };
         return crate::completion::fit(&ca, &a.method, g);
     }
-    let ds = load_input(
-        a.target
-            .as_deref()
-            .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?,
-        &a.part,
-        g,
-    )?;
+    let target = a
+        .target
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;
+    let spinner = crate::progress::spinner(g, &format!("loading {target}"));
+    let ds = load_input(target, &a.part, g);
+    spinner.finish();
+    let mut ds = ds?;
     let name = ds.name.clone();
+    let standardizer = standardize(&mut ds, a.standardize)?;
     let data = label_data(ds)?;
     g.info(&format!(
         "fitting {} on {name}: {} rows, {} features, {} {}",
@@ -143,12 +180,12 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         seed: g.seed,
         ..SelectionParams::default()
     };
-    let spinner = crate::progress::spinner(g, &format!("fitting {}", a.method));
-    let sel = select_and_fit(&data, &params);
-    spinner.finish();
+    let mut progress = FitProgress::new(g, &a.method);
+    let sel = select_and_fit_observed(&data, &params, &mut progress);
+    progress.finish();
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());
-    gimc::persist::save_label_model(&sel.model, &a.out)
+    gimc::persist::save_label_model_with_preprocess(&sel.model, standardizer.as_ref(), &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
     if let Some(t) = &a.trace {
         // validation scores per iteration of the chosen setting in the selection fit (the
@@ -168,6 +205,10 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         "accuracy".to_string()
     };
     if g.json {
+        // how the features were standardised: null (not), "center-scale" or "scale" (sparse)
+        let standardized = standardizer
+            .as_ref()
+            .map(|st| if st.center { "center-scale" } else { "scale" });
         let v = json!({
             "model": a.out.display().to_string(),
             "method": a.method,
@@ -176,6 +217,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             "features": data.features().ncols(),
             "labels": data.n_labels(),
             "chosen": sel.chosen.describe(),
+            "standardized": standardized,
             "validation_metric": metric,
             "validation_score": if best_val.is_finite() { Some(best_val) } else { None },
             "iterations": sel.history.len().saturating_sub(1),
@@ -199,10 +241,42 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         if best_val.is_finite() {
             s.push_str(&format!("validation {metric}: {:.4}\n", best_val));
         }
+        if let Some(st) = &standardizer {
+            s.push_str(if st.center {
+                "features standardised (training mean and standard deviation, stored in the model)\n"
+            } else {
+                "features scaled (training standard deviation, stored in the model)\n"
+            });
+        }
         s.push_str(&format!("model saved to {}\n", a.out.display()));
         write_output(None, &s)?;
     }
     Ok(())
+}
+
+/// Applies `--standardize` to the training set in place and returns the fitted transform
+/// (`None` when off). Dense features, or sparse-stored ones with at least
+/// [`DENSE_FRACTION`] non-zero entries (converted to dense storage), are centred and scaled;
+/// sparse ones are only scaled under `on` and left alone under `auto`.
+fn standardize(ds: &mut Dataset, mode: Standardize) -> Result<Option<Standardizer>> {
+    if mode == Standardize::Off {
+        return Ok(None);
+    }
+    let x = &ds.features;
+    let cells = (x.nrows() as f64) * (x.ncols() as f64);
+    let dense = !x.is_sparse() || (cells > 0.0 && x.nnz() as f64 >= DENSE_FRACTION * cells);
+    if !dense && mode == Standardize::Auto {
+        return Ok(None);
+    }
+    if dense && x.is_sparse() {
+        ds.features = FeatureMatrix::dense(x.to_dense()).with_context(|| ds.name.clone())?;
+    }
+    let st = Standardizer::fit(&ds.features, dense)
+        .with_context(|| format!("{}: standardising the features", ds.name))?;
+    ds.features = st
+        .transform(&ds.features)
+        .with_context(|| format!("{}: standardising the features", ds.name))?;
+    Ok(Some(st))
 }
 
 /// Writes the refit's per-iteration trace; `validation_metric` is the selection fit's

@@ -3,8 +3,9 @@
 //! saved model), `cluster` (the k-means family, and clustering from pairwise constraints by GIMC
 //! Algorithm 2 or MCCC), `constraints` (sample a constraint file from labelled data), `eval`
 //! (P@k, accuracy, RMSE, clustering accuracy of a prediction file), `plot` (SVG of a fit trace)
-//! and `data` (summaries). Errors are one clear line on stderr and a non-zero exit status; no
-//! input makes it panic.
+//! and `data` (summaries). Errors, including bad arguments, are one clear line on stderr and exit
+//! status 1; no input makes it panic. Progress (indicatif) draws on stderr only, and only when
+//! it is a terminal.
 
 mod cluster;
 mod common;
@@ -16,6 +17,11 @@ mod fit;
 mod plot;
 mod predict;
 mod progress;
+
+/// mimalloc keeps freed pages for reuse: the large, short-lived n × m blocks of a fit then
+/// cost no fresh page faults or unmap shoot-downs each time (glibc unmaps blocks over 32 MiB).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,7 +56,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Fit a multi-label or multi-class model (GIMC-LFF, GIMC-LNYS, IMC-RFF, IMC-NYS) and save it.
+    /// Fit a multi-label or multi-class model (GIMC-LFF, GIMC-LNYS, IMC-RFF, IMC-NYS, and the
+    /// random-phase GIMC-LFF-phase / IMC-RFF-phase) and save it.
     Fit(fit::FitArgs),
     /// Predict top-k labels / classes / scores of new rows with a saved model.
     Predict(predict::PredictArgs),
@@ -98,18 +105,45 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Prints `gimc: error: <msg>` as one line on stderr (newlines inside `msg` flattened).
+fn report_error(msg: &str) -> ExitCode {
+    let msg = msg.trim().replace('\n', " ");
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("gimc: error: {msg}");
+    }
+    ExitCode::FAILURE
+}
+
+/// The first line of a clap usage error without clap's `error: ` prefix (clap adds a usage
+/// block and a `--help` hint on further lines).
+fn clap_message(e: &clap::Error) -> String {
+    let rendered = e.to_string();
+    let first = rendered
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("invalid arguments");
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                // --help, --version and bare `gimc` print clap's own text
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => report_error(&format!("{} (see --help)", clap_message(&e))),
+            };
+        }
+    };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // one line: the context chain joined by ": ", newlines inside messages flattened
-            let msg = format!("{e:#}").replace('\n', " ");
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("gimc: error: {msg}");
-            }
-            ExitCode::FAILURE
-        }
+        // one line: the context chain joined by ": "
+        Err(e) => report_error(&format!("{e:#}")),
     }
 }

@@ -1,5 +1,6 @@
 //! `gimc predict`: loads a model saved by `gimc fit` and writes the top-k labels (multi-label)
-//! or the class (multi-class) of every row of new data, or their scores.
+//! or the class (multi-class) of every row of new data, or their scores. A model that stores an
+//! input standardisation (`gimc fit --standardize`) has it applied to the new rows first.
 
 use std::path::PathBuf;
 
@@ -7,6 +8,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use gimc::Task;
 use serde_json::json;
+
+use gimc_linalg::FeatureMatrix;
 
 use crate::common::{Globals, load_input, write_output};
 
@@ -22,8 +25,14 @@ pub struct PredictArgs {
     /// Part of a named set.
     #[arg(long, default_value = "test")]
     pub part: String,
-    /// Labels per row (multi-label; multi-class always writes the top class unless --scores).
-    #[arg(long, default_value_t = 5)]
+    /// Labels per row, at least 1 (multi-label; multi-class always writes the top class unless
+    /// --scores).
+    #[arg(
+        long,
+        default_value_t = 5,
+        value_parser = crate::common::at_least_one,
+        allow_negative_numbers = true
+    )]
     pub top_k: usize,
     /// Write label:score pairs instead of bare label indices.
     #[arg(long)]
@@ -50,14 +59,15 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
     if let (Some(pf), Some(r), Some(c)) = (&a.pairs, &a.row_features, &a.col_features) {
         return crate::completion::predict(&a.model, pf, r, c, a.out.as_ref(), g);
     }
-    let model = gimc::persist::load_label_model(&a.model)?;
-    let ds = load_input(
-        a.target
-            .as_deref()
-            .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?,
-        &a.part,
-        g,
-    )?;
+    let (model, standardizer) = gimc::persist::load_label_model_with_preprocess(&a.model)?;
+    let target = a
+        .target
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;
+    let spinner = crate::progress::spinner(g, &format!("loading {target}"));
+    let ds = load_input(target, &a.part, g);
+    spinner.finish();
+    let mut ds = ds?;
     if ds.ncols() != model.input_dim() {
         anyhow::bail!(
             "{}: {} feature columns, but the model {} was trained on {}",
@@ -67,9 +77,19 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             model.input_dim()
         );
     }
+    if let Some(st) = &standardizer {
+        // a centring transform needs dense rows (e.g. a dense set read from a LIBSVM file)
+        if st.center && ds.features.is_sparse() {
+            ds.features =
+                FeatureMatrix::dense(ds.features.to_dense()).with_context(|| ds.name.clone())?;
+        }
+        ds.features = st
+            .transform(&ds.features)
+            .with_context(|| format!("{}: applying the model's standardisation", ds.name))?;
+    }
     let k = match model.task() {
         Task::MultiClass if !a.scores => 1,
-        _ => a.top_k.max(1),
+        _ => a.top_k,
     }
     .min(model.n_labels());
     let scores = model

@@ -37,8 +37,8 @@ pub use linesearch::LineSearchParams;
 pub use maps::{KnownMap, Landmarks, MapKind, MapSpec, concat_features};
 pub use model::{Evaluation, LabelModel};
 pub use select::{
-    Candidate, Chosen, CombinedSelection, Selection, SelectionParams, select_and_fit,
-    select_combined, validation_split,
+    Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
+    SelectionStage, select_and_fit, select_and_fit_observed, select_combined, validation_split,
 };
 pub use semisup::{DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, fit_semisupervised};
 

@@ -1,12 +1,13 @@
 //! The feature maps GIMC learns (DESIGN §3.1, §3.3): a hyper-parameter description
-//! ([`MapSpec`]: random Fourier features or Nyström, m, γ) that builds a map from training rows,
+//! ([`MapSpec`]: random Fourier features (paired or random-phase) or Nyström, m, γ) that builds
+//! a map from training rows,
 //! and [`KnownMap`], the closed set of built-in learnable maps that model files can store. The
 //! fitting routines are generic over any [`LearnableMap`]; only save / load needs a known kind.
 
 use gimc_cluster::KMeansParams;
 use gimc_featmap::{
-    FeatureMap, LandmarkInit, LearnableMap, Nystrom, NystromNorm, NystromParams, RandomFourier,
-    RandomFourierParams,
+    FeatureMap, LandmarkInit, LearnableMap, Nystrom, NystromNorm, NystromParams, RandomCosine,
+    RandomFourier, RandomFourierParams,
 };
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
@@ -32,6 +33,11 @@ pub enum MapKind {
     /// Random Fourier features Φ = m^{-1/2}[cos XU, sin XU] (GIMC eq. 6; D = 2m): IMC-RFF at
     /// the start, GIMC-LFF once learned.
     Fourier,
+    /// Random-phase Fourier features Φ = √(2/D) cos(XU + 1bᵀ) with D = 2m directions and fixed
+    /// phases b ~ U[0, 2π) (scikit-learn `RBFSampler`'s form, [`RandomCosine`]): the same D as
+    /// [`MapKind::Fourier`] at the same m, spent on 2m distinct directions. IMC-RFF-phase at
+    /// the start, GIMC-LFF-phase once the directions are learned.
+    FourierPhase,
     /// Nyström features Φ = k(X, U) M (GIMC eq. 7–8; D = m): IMC-NYS at the start, GIMC-LNYS
     /// once learned.
     Nystrom {
@@ -50,10 +56,11 @@ impl MapKind {
         normalized: false,
     };
 
-    /// Short name: `lff` or `lnys`.
+    /// Short name: `lff`, `lff-phase` or `lnys`.
     pub fn short_name(&self) -> &'static str {
         match self {
             MapKind::Fourier => "lff",
+            MapKind::FourierPhase => "lff-phase",
             MapKind::Nystrom { .. } => "lnys",
         }
     }
@@ -89,6 +96,15 @@ impl MapSpec {
         }
     }
 
+    /// Random-phase Fourier features with 2m directions (D = 2m) for exp(−γ‖x − y‖²).
+    pub fn fourier_phase(m: usize, gamma: f64) -> Self {
+        Self {
+            kind: MapKind::FourierPhase,
+            m,
+            gamma,
+        }
+    }
+
     /// Checks m ≥ 1 and γ finite and > 0.
     pub fn check(&self) -> Result<()> {
         if self.m == 0 {
@@ -97,22 +113,35 @@ impl MapSpec {
         check_pos("gamma", self.gamma)
     }
 
-    /// Output dimension D of the map (2m for Fourier, m for Nyström).
+    /// Output dimension D of the map (2m for both Fourier kinds, m for Nyström).
     pub fn output_dim(&self) -> usize {
         match self.kind {
-            MapKind::Fourier => 2 * self.m,
+            MapKind::Fourier | MapKind::FourierPhase => 2 * self.m,
             MapKind::Nystrom { .. } => self.m,
         }
     }
 
     /// Builds the initial map for training rows `x`, drawing from `rng` (Fourier directions
-    /// u_r ~ N(0, 2γI); Nyström landmarks uniform rows or k-means centres of `x`).
+    /// u_r ~ N(0, 2γI), and for the random-phase kind phases U[0, 2π); Nyström landmarks
+    /// uniform rows or k-means centres of `x`).
     pub fn build(&self, x: &FeatureMatrix, rng: &mut GimcRng) -> Result<KnownMap> {
         self.check()?;
         match self.kind {
             MapKind::Fourier => {
                 let p = RandomFourierParams::new(self.m, self.gamma);
                 Ok(KnownMap::Fourier(RandomFourier::new(x.ncols(), &p, rng)?))
+            }
+            MapKind::FourierPhase => {
+                let d = self
+                    .m
+                    .checked_mul(2)
+                    .ok_or_else(|| param_err("m", "too large"))?;
+                Ok(KnownMap::Cosine(RandomCosine::new(
+                    x.ncols(),
+                    d,
+                    self.gamma,
+                    rng,
+                )?))
             }
             MapKind::Nystrom {
                 landmarks,
@@ -143,13 +172,16 @@ pub enum KnownMap {
     Fourier(RandomFourier),
     /// Nyström features (learned: GIMC-LNYS).
     Nystrom(Nystrom),
+    /// Random-phase Fourier features (learned: GIMC-LFF-phase).
+    Cosine(RandomCosine),
 }
 
 impl KnownMap {
-    /// Short name of the kind: `random-fourier` or `nystrom`.
+    /// Short name of the kind: `random-fourier`, `random-cosine` or `nystrom`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             KnownMap::Fourier(_) => "random-fourier",
+            KnownMap::Cosine(_) => "random-cosine",
             KnownMap::Nystrom(_) => "nystrom",
         }
     }
@@ -158,6 +190,12 @@ impl KnownMap {
 impl From<RandomFourier> for KnownMap {
     fn from(m: RandomFourier) -> Self {
         KnownMap::Fourier(m)
+    }
+}
+
+impl From<RandomCosine> for KnownMap {
+    fn from(m: RandomCosine) -> Self {
+        KnownMap::Cosine(m)
     }
 }
 
@@ -171,6 +209,7 @@ impl FeatureMap for KnownMap {
     fn input_dim(&self) -> usize {
         match self {
             KnownMap::Fourier(m) => m.input_dim(),
+            KnownMap::Cosine(m) => m.input_dim(),
             KnownMap::Nystrom(m) => m.input_dim(),
         }
     }
@@ -178,6 +217,7 @@ impl FeatureMap for KnownMap {
     fn output_dim(&self) -> usize {
         match self {
             KnownMap::Fourier(m) => m.output_dim(),
+            KnownMap::Cosine(m) => m.output_dim(),
             KnownMap::Nystrom(m) => m.output_dim(),
         }
     }
@@ -185,6 +225,7 @@ impl FeatureMap for KnownMap {
     fn forward(&self, x: &FeatureMatrix) -> gimc_featmap::Result<Mat<f64>> {
         match self {
             KnownMap::Fourier(m) => m.forward(x),
+            KnownMap::Cosine(m) => m.forward(x),
             KnownMap::Nystrom(m) => m.forward(x),
         }
     }
@@ -195,6 +236,7 @@ impl FeatureMap for KnownMap {
     ) -> gimc_featmap::Result<(Mat<f64>, Option<Mat<f64>>)> {
         match self {
             KnownMap::Fourier(m) => m.forward_factored(x),
+            KnownMap::Cosine(m) => m.forward_factored(x),
             KnownMap::Nystrom(m) => m.forward_factored(x),
         }
     }
@@ -204,6 +246,7 @@ impl LearnableMap for KnownMap {
     fn params(&self) -> MatRef<'_, f64> {
         match self {
             KnownMap::Fourier(m) => m.params(),
+            KnownMap::Cosine(m) => m.params(),
             KnownMap::Nystrom(m) => m.params(),
         }
     }
@@ -211,6 +254,7 @@ impl LearnableMap for KnownMap {
     fn set_params(&mut self, params: Mat<f64>) -> gimc_featmap::Result<()> {
         match self {
             KnownMap::Fourier(m) => m.set_params(params),
+            KnownMap::Cosine(m) => m.set_params(params),
             KnownMap::Nystrom(m) => m.set_params(params),
         }
     }
@@ -218,6 +262,7 @@ impl LearnableMap for KnownMap {
     fn backward(&self, x: &FeatureMatrix, g: MatRef<'_, f64>) -> gimc_featmap::Result<Mat<f64>> {
         match self {
             KnownMap::Fourier(m) => m.backward(x, g),
+            KnownMap::Cosine(m) => m.backward(x, g),
             KnownMap::Nystrom(m) => m.backward(x, g),
         }
     }
@@ -257,6 +302,22 @@ mod tests {
         let f = MapSpec::fourier(7, 0.5).build(&x, &mut seeded(2)).unwrap();
         assert_eq!((f.input_dim(), f.output_dim()), (4, 14));
         assert_eq!(f.kind_name(), "random-fourier");
+        let spec = MapSpec::fourier_phase(7, 0.5);
+        let c = spec.build(&x, &mut seeded(2)).unwrap();
+        assert_eq!((c.input_dim(), c.output_dim()), (4, spec.output_dim()));
+        assert_eq!(c.output_dim(), 14);
+        assert_eq!(c.kind_name(), "random-cosine");
+        assert_eq!(spec.kind.short_name(), "lff-phase");
+        assert!(
+            MapSpec::fourier_phase(0, 1.0)
+                .build(&x, &mut seeded(1))
+                .is_err()
+        );
+        assert!(
+            MapSpec::fourier_phase(usize::MAX, 1.0)
+                .build(&x, &mut seeded(1))
+                .is_err()
+        );
         let n = MapSpec::nystrom(5, 0.5).build(&x, &mut seeded(2)).unwrap();
         assert_eq!((n.input_dim(), n.output_dim()), (4, 5));
         let k = MapSpec {

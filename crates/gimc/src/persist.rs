@@ -2,24 +2,35 @@
 //! maps ([`KnownMap`]) saved as one [safetensors](https://github.com/huggingface/safetensors)
 //! file, readable by any safetensors reader (Python `safetensors`, NumPy, PyTorch, Rust).
 //!
-//! # Format `gimc-model`, version 1
+//! # Format `gimc-model`, versions 1 and 2
 //! - **Tensors**: every matrix as a 2-D little-endian `F64` tensor in row-major order
 //!   (element (i, j) of an r × c matrix at position i·c + j):
 //!   - label models: `W` (D × L) and, for the i-th feature map (features concatenated in
 //!     order i = 0, 1, …), tensors named `map.<i>.<part>`;
 //!   - completion models: `W` (D_x × k), `H` (D_y × k), `row_map.<part>`, `col_map.<part>`;
 //!   - map parts: random Fourier features `directions` (d × m, column r = u_r; Φ =
-//!     m^{-1/2}[cos XU, sin XU]); Nyström `landmarks` (m × d, one landmark per row) and, when
-//!     the map is normalised, `normalization` (m × m, Φ = k(X, U)·M; absent means M = I).
+//!     m^{-1/2}[cos XU, sin XU]); random-phase Fourier features (version 2) `directions`
+//!     (d × D) and `phases` (1 × D; Φ = √(2/D) cos(XU + 1bᵀ)); Nyström `landmarks` (m × d,
+//!     one landmark per row) and, when the map is normalised, `normalization` (m × m, Φ =
+//!     k(X, U)·M; absent means M = I);
+//!   - label models with input standardisation (version 2): `preprocess.mean` and
+//!     `preprocess.scale` (1 × d each); rows are mapped x_j ↦ (x_j − mean_j)·scale_j before
+//!     the feature maps.
 //! - **Metadata**: the safetensors header's `__metadata__` holds `"format": "gimc-model"`,
-//!   `"format_version": "1"` and `"gimc"`, a JSON document ([`ModelMeta`]) with the model kind
+//!   `"format_version"` and `"gimc"`, a JSON document ([`ModelMeta`]) with the model kind
 //!   (`labels` or `completion`), the method name, the task (`multi-label` / `multi-class`), λ,
 //!   the maps (kind, prefix, input dimension, m, output dimension, kernel and its parameters,
-//!   normalisation), the shape of every tensor, label names, hyper-parameters and the writer.
+//!   normalisation), the input standardisation if any (version 2), the shape of every tensor,
+//!   label names, hyper-parameters and the writer.
+//!
+//! A file is written as version 1 unless it needs a version-2 feature (a random-phase map or a
+//! stored standardisation), so readers of version 1 keep reading every file they can
+//! understand; this crate reads both.
 //!
 //! Loading checks the format name and version, that every tensor is present with dtype F64 and
 //! the shape the metadata states, that the shapes are consistent (map input dimensions, W's
-//! rows = Σ map output dimensions, label names one per column), and that every value is finite.
+//! rows = Σ map output dimensions, label names one per column, standardisation vectors of the
+//! model's input dimension), and that every value is finite.
 //! A truncated, corrupted or foreign file is an error ([`GimcError::ModelFormat`]), never a
 //! panic. `crates/gimc/MODEL_FORMAT.md` repeats this description with a JSON example and a
 //! Python reader.
@@ -28,9 +39,9 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use gimc_featmap::{FeatureMap, Nystrom, RandomFourier};
-use gimc_linalg::Kernel;
+use gimc_featmap::{FeatureMap, Nystrom, RandomCosine, RandomFourier};
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::{Kernel, Standardizer};
 use safetensors::tensor::{Dtype, SafeTensors, View};
 use serde::{Deserialize, Serialize};
 
@@ -42,15 +53,19 @@ use crate::{GimcError, Result};
 
 /// The format name stored in every model file.
 pub const FORMAT_NAME: &str = "gimc-model";
-/// The format version this crate writes (and the newest it reads).
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format version this crate writes and reads. Files that use no version-2 feature
+/// (random-phase maps, stored standardisation) are still written as version 1.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The prefix of the standardisation tensors (`preprocess.mean`, `preprocess.scale`).
+pub const PREPROCESS_PREFIX: &str = "preprocess";
 
 /// The JSON metadata of a model file (the `gimc` entry of the safetensors `__metadata__`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelMeta {
     /// Always `gimc-model`.
     pub format: String,
-    /// Format version (1).
+    /// Format version (1, or 2 when the file uses a version-2 feature).
     pub version: u32,
     /// `labels` (multi-label / multi-class) or `completion` (Â = ΦWHᵀΨᵀ).
     pub kind: String,
@@ -64,6 +79,10 @@ pub struct ModelMeta {
     /// The feature maps: label models list their maps in concatenation order; completion
     /// models list the row map then the column map.
     pub maps: Vec<MapMeta>,
+    /// The transform applied to input rows before the maps (label models, version 2; absent:
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preprocess: Option<PreprocessMeta>,
     /// Shape (rows, columns) of every tensor in the file.
     pub tensors: BTreeMap<String, [usize; 2]>,
     /// Label (class) names, one per column of W, or empty.
@@ -92,6 +111,16 @@ pub enum MapMeta {
         /// Output dimension D = 2m.
         output_dim: usize,
     },
+    /// Random-phase Fourier features (version 2); tensors `<prefix>.directions`
+    /// (input_dim × output_dim) and `<prefix>.phases` (1 × output_dim).
+    RandomCosine {
+        /// Tensor-name prefix.
+        prefix: String,
+        /// Input dimension d.
+        input_dim: usize,
+        /// Output dimension D (= number of directions).
+        output_dim: usize,
+    },
     /// Nyström features; tensors `<prefix>.landmarks` (m × input_dim) and, if `normalized`,
     /// `<prefix>.normalization` (m × m).
     Nystrom {
@@ -107,6 +136,21 @@ pub enum MapMeta {
         kernel: KernelMeta,
         /// Whether a normalisation matrix M is stored (else M = I).
         normalized: bool,
+    },
+}
+
+/// An input transform in the metadata (version 2).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum PreprocessMeta {
+    /// Per-column standardisation x_j ↦ (x_j − mean_j)·scale_j with the training statistics
+    /// (tensors `preprocess.mean` and `preprocess.scale`, 1 × input_dim each).
+    Standardize {
+        /// Input dimension d (the model's).
+        input_dim: usize,
+        /// Whether the columns are centred (else `preprocess.mean` is all zero: sparse data is
+        /// only scaled).
+        center: bool,
     },
 }
 
@@ -229,6 +273,18 @@ impl Writer {
                     output_dim: f.output_dim(),
                 });
             }
+            KnownMap::Cosine(c) => {
+                self.add(format!("{prefix}.directions"), c.directions());
+                self.add(
+                    format!("{prefix}.phases"),
+                    MatRef::from_row_major_slice(c.phases(), 1, c.phases().len()),
+                );
+                self.maps.push(MapMeta::RandomCosine {
+                    prefix: prefix.to_string(),
+                    input_dim: c.input_dim(),
+                    output_dim: c.output_dim(),
+                });
+            }
             KnownMap::Nystrom(n) => {
                 self.add(format!("{prefix}.landmarks"), n.landmarks());
                 let normalized = n.normalization().is_some();
@@ -248,8 +304,35 @@ impl Writer {
         Ok(())
     }
 
+    /// Stores a standardisation of `input_dim` columns (checked: lengths and finite values).
+    fn add_preprocess(&mut self, st: &Standardizer, input_dim: usize) -> Result<PreprocessMeta> {
+        let bad = |reason: String| GimcError::InvalidInput {
+            what: "standardisation to save",
+            reason,
+        };
+        if st.mean.len() != input_dim || st.scale.len() != input_dim {
+            return Err(bad(format!(
+                "{} means and {} scales for a model of input dimension {input_dim}",
+                st.mean.len(),
+                st.scale.len()
+            )));
+        }
+        check_standardizer(st).map_err(bad)?;
+        for (name, v) in [("mean", &st.mean), ("scale", &st.scale)] {
+            self.add(
+                format!("{PREPROCESS_PREFIX}.{name}"),
+                MatRef::from_row_major_slice(v, 1, v.len()),
+            );
+        }
+        Ok(PreprocessMeta::Standardize {
+            input_dim,
+            center: st.center,
+        })
+    }
+
     fn finish(self, mut meta: ModelMeta) -> Result<Vec<u8>> {
         meta.maps = self.maps;
+        meta.version = required_version(&meta);
         meta.tensors = self
             .tensors
             .iter()
@@ -261,7 +344,7 @@ impl Writer {
         })?;
         let header: HashMap<String, String> = [
             ("format".to_string(), FORMAT_NAME.to_string()),
-            ("format_version".to_string(), FORMAT_VERSION.to_string()),
+            ("format_version".to_string(), meta.version.to_string()),
             ("gimc".to_string(), json),
         ]
         .into_iter()
@@ -277,6 +360,42 @@ impl Writer {
     }
 }
 
+/// The oldest format version that can hold `meta`: 2 with a random-phase map or a stored
+/// standardisation, else 1.
+fn required_version(meta: &ModelMeta) -> u32 {
+    let v2 = meta.preprocess.is_some()
+        || meta
+            .maps
+            .iter()
+            .any(|m| matches!(m, MapMeta::RandomCosine { .. }));
+    if v2 { 2 } else { 1 }
+}
+
+/// Checks a standardisation's own consistency: equally long vectors, every value finite,
+/// scales > 0, and an all-zero mean when it does not centre.
+fn check_standardizer(st: &Standardizer) -> std::result::Result<(), String> {
+    if st.mean.len() != st.scale.len() {
+        return Err(format!(
+            "{} means but {} scales",
+            st.mean.len(),
+            st.scale.len()
+        ));
+    }
+    if let Some(j) = st.mean.iter().position(|v| !v.is_finite()) {
+        return Err(format!("mean {j} is not finite ({})", st.mean[j]));
+    }
+    if let Some(j) = st.scale.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+        return Err(format!(
+            "scale {j} is not finite and positive ({})",
+            st.scale[j]
+        ));
+    }
+    if !st.center && st.mean.iter().any(|&v| v != 0.0) {
+        return Err("a non-centring standardisation has a non-zero mean".into());
+    }
+    Ok(())
+}
+
 fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
     ModelMeta {
         format: FORMAT_NAME.to_string(),
@@ -286,6 +405,7 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
         task: None,
         lambda,
         maps: Vec::new(),
+        preprocess: None,
         tensors: BTreeMap::new(),
         label_names: Vec::new(),
         hyper_parameters: BTreeMap::new(),
@@ -295,12 +415,25 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
 
 /// Serialises a label model to the bytes of a model file.
 pub fn label_model_to_bytes(model: &LabelModel<KnownMap>) -> Result<Vec<u8>> {
+    label_model_to_bytes_with_preprocess(model, None)
+}
+
+/// Serialises a label model and the standardisation its input rows need (`None`: none) to the
+/// bytes of a model file. The standardisation must have the model's input dimension, finite
+/// values and positive scales.
+pub fn label_model_to_bytes_with_preprocess(
+    model: &LabelModel<KnownMap>,
+    preprocess: Option<&Standardizer>,
+) -> Result<Vec<u8>> {
     let mut wr = Writer::default();
     for (i, m) in model.maps().iter().enumerate() {
         wr.add_map(&format!("map.{i}"), m)?;
     }
     wr.add("W".to_string(), model.w());
     let mut meta = base_meta("labels", model.method(), model.lambda());
+    if let Some(st) = preprocess {
+        meta.preprocess = Some(wr.add_preprocess(st, model.input_dim())?);
+    }
     meta.task = Some(model.task().name().to_string());
     meta.label_names = model.label_names().to_vec();
     meta.hyper_parameters = model.hyper_parameters().clone();
@@ -341,6 +474,19 @@ pub fn save_label_model(model: &LabelModel<KnownMap>, path: &Path) -> Result<()>
     write_file(path, &label_model_to_bytes(model)?)
 }
 
+/// Saves a label model with the standardisation of its input rows (see
+/// [`label_model_to_bytes_with_preprocess`]).
+pub fn save_label_model_with_preprocess(
+    model: &LabelModel<KnownMap>,
+    preprocess: Option<&Standardizer>,
+    path: &Path,
+) -> Result<()> {
+    write_file(
+        path,
+        &label_model_to_bytes_with_preprocess(model, preprocess)?,
+    )
+}
+
 /// Saves a completion model to `path`.
 pub fn save_completion_model(
     model: &CompletionModel<KnownMap, KnownMap>,
@@ -349,8 +495,23 @@ pub fn save_completion_model(
     write_file(path, &completion_model_to_bytes(model)?)
 }
 
-/// Loads a label model from `path`.
+/// Loads a label model from `path`. A file that stores an input standardisation is refused
+/// (its model would silently mis-predict raw rows): load it with
+/// [`load_label_model_with_preprocess`].
 pub fn load_label_model(path: &Path) -> Result<LabelModel<KnownMap>> {
+    let bytes = read_file(path)?;
+    without_preprocess(label_model_from_bytes_named(
+        &bytes,
+        &path.display().to_string(),
+    )?)
+}
+
+/// Loads a label model and the standardisation its input rows need (`None` for files without
+/// one, e.g. every version-1 file). Apply it with [`Standardizer::transform`] before
+/// [`LabelModel::scores`].
+pub fn load_label_model_with_preprocess(
+    path: &Path,
+) -> Result<(LabelModel<KnownMap>, Option<Standardizer>)> {
     let bytes = read_file(path)?;
     label_model_from_bytes_named(&bytes, &path.display().to_string())
 }
@@ -368,9 +529,31 @@ pub fn read_model_meta(path: &Path) -> Result<ModelMeta> {
     Ok(Reader::new(&bytes, &name)?.meta)
 }
 
-/// A label model from the bytes of a model file.
+/// A label model from the bytes of a model file (refused if the file stores a
+/// standardisation, as in [`load_label_model`]).
 pub fn label_model_from_bytes(bytes: &[u8]) -> Result<LabelModel<KnownMap>> {
+    without_preprocess(label_model_from_bytes_named(bytes, "<memory>")?)
+}
+
+/// A label model and its input standardisation (if stored) from the bytes of a model file.
+pub fn label_model_with_preprocess_from_bytes(
+    bytes: &[u8],
+) -> Result<(LabelModel<KnownMap>, Option<Standardizer>)> {
     label_model_from_bytes_named(bytes, "<memory>")
+}
+
+fn without_preprocess(
+    (model, pre): (LabelModel<KnownMap>, Option<Standardizer>),
+) -> Result<LabelModel<KnownMap>> {
+    match pre {
+        None => Ok(model),
+        Some(_) => Err(GimcError::InvalidInput {
+            what: "model file",
+            reason: "the model standardises its input rows; load it with \
+                     load_label_model_with_preprocess and transform the rows first"
+                .into(),
+        }),
+    }
 }
 
 /// A completion model from the bytes of a model file.
@@ -420,6 +603,12 @@ impl<'a> Reader<'a> {
         }
         if md.get("format_version").map(String::as_str) != Some(&meta.version.to_string()) {
             return Err(bad("format_version disagrees with the metadata".into()));
+        }
+        if required_version(&meta) > meta.version {
+            return Err(bad(format!(
+                "a version-{} file uses version-2 features (random-phase map or standardisation)",
+                meta.version
+            )));
         }
         if !meta.lambda.is_finite() || meta.lambda < 0.0 {
             return Err(bad(format!("invalid lambda {}", meta.lambda)));
@@ -500,6 +689,21 @@ impl<'a> Reader<'a> {
                     RandomFourier::from_directions(u).map_err(|e| self.bad(e.to_string()))?,
                 ))
             }
+            MapMeta::RandomCosine {
+                prefix,
+                input_dim,
+                output_dim,
+            } => {
+                if *output_dim == 0 {
+                    return Err(self.bad(format!("map {prefix}: output_dim must be >= 1")));
+                }
+                let u = self.matrix(&format!("{prefix}.directions"), (*input_dim, *output_dim))?;
+                let b = self.matrix(&format!("{prefix}.phases"), (1, *output_dim))?;
+                let phases = (0..*output_dim).map(|j| b[(0, j)]).collect();
+                Ok(KnownMap::Cosine(
+                    RandomCosine::from_parts(u, phases).map_err(|e| self.bad(e.to_string()))?,
+                ))
+            }
             MapMeta::Nystrom {
                 prefix,
                 input_dim,
@@ -525,6 +729,31 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The stored standardisation (if any), checked against the model's input dimension `d`:
+    /// both vectors of length d, finite, scales > 0, mean zero when not centring.
+    fn preprocess(&self, d: usize) -> Result<Option<Standardizer>> {
+        let Some(PreprocessMeta::Standardize { input_dim, center }) = self.meta.preprocess else {
+            return Ok(None);
+        };
+        if input_dim != d {
+            return Err(self.bad(format!(
+                "the standardisation is for {input_dim} columns, but the model's input \
+                 dimension is {d}"
+            )));
+        }
+        let row = |name: &str| -> Result<Vec<f64>> {
+            let m = self.matrix(&format!("{PREPROCESS_PREFIX}.{name}"), (1, d))?;
+            Ok((0..d).map(|j| m[(0, j)]).collect())
+        };
+        let st = Standardizer {
+            mean: row("mean")?,
+            scale: row("scale")?,
+            center,
+        };
+        check_standardizer(&st).map_err(|r| self.bad(format!("standardisation: {r}")))?;
+        Ok(Some(st))
+    }
+
     fn expect_kind(&self, kind: &str) -> Result<()> {
         if self.meta.kind != kind {
             return Err(self.bad(format!(
@@ -536,7 +765,10 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn label_model_from_bytes_named(bytes: &[u8], name: &str) -> Result<LabelModel<KnownMap>> {
+fn label_model_from_bytes_named(
+    bytes: &[u8],
+    name: &str,
+) -> Result<(LabelModel<KnownMap>, Option<Standardizer>)> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("labels")?;
     let task = match rd.meta.task.as_deref() {
@@ -568,7 +800,8 @@ fn label_model_from_bytes_named(bytes: &[u8], name: &str) -> Result<LabelModel<K
         .map_err(|e| rd.bad(e.to_string()))?;
     model.set_method(rd.meta.method.clone());
     *model.hyper_parameters_mut() = rd.meta.hyper_parameters.clone();
-    Ok(model)
+    let pre = rd.preprocess(model.input_dim())?;
+    Ok((model, pre))
 }
 
 fn completion_model_from_bytes_named(
@@ -577,6 +810,9 @@ fn completion_model_from_bytes_named(
 ) -> Result<CompletionModel<KnownMap, KnownMap>> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("completion")?;
+    if rd.meta.preprocess.is_some() {
+        return Err(rd.bad("a completion model cannot store a standardisation"));
+    }
     let [row_meta, col_meta] = rd.meta.maps.as_slice() else {
         return Err(rd.bad("a completion model needs exactly two maps (row, column)"));
     };

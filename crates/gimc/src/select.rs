@@ -9,6 +9,8 @@
 //! (multi-label) or accuracy (multi-class) wins; the model is then refitted on all training
 //! rows with those values. Every candidate map is drawn from the same random stream, so the
 //! grid compares γ, m and λ on common random numbers, and the refit reuses that stream.
+//! [`select_and_fit_observed`] does the same while reporting every fit and outer iteration to
+//! a [`SelectionObserver`] (the command line's progress bar).
 
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::seq::SliceRandom;
@@ -19,7 +21,7 @@ use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
 use crate::linesearch::LineSearchParams;
 use crate::maps::{KnownMap, MapKind, MapSpec};
 use crate::model::LabelModel;
-use crate::{GimcError, NoObserver, Result};
+use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Result};
 
 /// The grid and protocol of [`select_and_fit`].
 #[derive(Debug, Clone, PartialEq)]
@@ -240,9 +242,61 @@ pub fn validation_split(
     Ok((train, val))
 }
 
+/// Which fit of [`select_and_fit_observed`] is running.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SelectionStage {
+    /// Setting `index` (0-based, grid order) of `total`, fitted on the training part.
+    Candidate {
+        /// Position in the grid.
+        index: usize,
+        /// Number of settings in the grid.
+        total: usize,
+        /// The map of this setting.
+        spec: MapSpec,
+        /// λ of this setting.
+        lambda: f64,
+    },
+    /// The refit of the chosen setting on all training rows.
+    Refit {
+        /// The chosen setting.
+        chosen: Chosen,
+    },
+}
+
+/// Receives the progress of [`select_and_fit_observed`] (a progress bar, a log). Both methods
+/// do nothing by default; neither can stop the run. Each fit reports `fit_started` (before its
+/// map is drawn) and then one `iteration` per outer iteration, starting at iteration 0.
+pub trait SelectionObserver {
+    /// A fit of at most `max_iter` outer iterations starts.
+    fn fit_started(&mut self, _stage: &SelectionStage, _max_iter: usize) {}
+    /// The running fit finished an outer iteration (iteration 0: the starting point).
+    fn iteration(&mut self, _record: &IterationRecord) {}
+}
+
+impl SelectionObserver for NoObserver {}
+
+/// Forwards the per-iteration records of one fit to a [`SelectionObserver`].
+struct Forward<'a, S: SelectionObserver + ?Sized>(&'a mut S);
+
+impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
+    fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
+        self.0.iteration(record);
+        ObserverAction::Continue
+    }
+}
+
 /// Chooses γ, λ, m and the iteration count on a validation split of `data` and refits on all
 /// of `data` (see the module documentation).
 pub fn select_and_fit(data: &LabelData, params: &SelectionParams) -> Result<Selection> {
+    select_and_fit_observed(data, params, &mut NoObserver)
+}
+
+/// [`select_and_fit`], reporting each fit's start and every outer iteration to `observer`.
+pub fn select_and_fit_observed<S: SelectionObserver + ?Sized>(
+    data: &LabelData,
+    params: &SelectionParams,
+    observer: &mut S,
+) -> Result<Selection> {
     params.check()?;
     let root = seeded(params.seed);
     let mut split_rng = child(&root, 0);
@@ -252,6 +306,7 @@ pub fn select_and_fit(data: &LabelData, params: &SelectionParams) -> Result<Sele
     let task = data.task();
     let mut candidates = Vec::new();
     let mut best_val_model: Option<(f64, LabelModel<KnownMap>)> = None;
+    let total = params.ms.len() * params.gammas.len() * params.lambdas.len();
     for &m in &params.ms {
         for &gamma in &params.gammas {
             let spec = MapSpec {
@@ -260,9 +315,16 @@ pub fn select_and_fit(data: &LabelData, params: &SelectionParams) -> Result<Sele
                 gamma,
             };
             for &lambda in &params.lambdas {
+                let stage = SelectionStage::Candidate {
+                    index: candidates.len(),
+                    total,
+                    spec,
+                    lambda,
+                };
+                observer.fit_started(&stage, params.max_iter);
                 let map = spec.build(train.features(), &mut child(&root, 1))?;
                 let lp = params.label_params(lambda, params.max_iter, false);
-                let fit = fit_labels(&train, map, &lp, Some(&val), &mut NoObserver)?;
+                let fit = fit_labels(&train, map, &lp, Some(&val), &mut Forward(&mut *observer))?;
                 let scores: Vec<f64> = fit
                     .history
                     .iter()
@@ -308,9 +370,10 @@ pub fn select_and_fit(data: &LabelData, params: &SelectionParams) -> Result<Sele
         iterations: best.best_iteration,
         validation_score: best.best_score,
     };
+    observer.fit_started(&SelectionStage::Refit { chosen }, chosen.iterations);
     let map = chosen.spec.build(data.features(), &mut child(&root, 1))?;
     let lp = params.label_params(chosen.lambda, chosen.iterations, false);
-    let fit = fit_labels(data, map, &lp, None, &mut NoObserver)?;
+    let fit = fit_labels(data, map, &lp, None, &mut Forward(&mut *observer))?;
     let mut model = fit.model;
     model.set_method(format!("gimc-{}", chosen.spec.kind.short_name()));
     let hp = model.hyper_parameters_mut();

@@ -95,13 +95,15 @@ fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
 
     // a model from another version, a corrupted model, a NaN weight, a missing model
     let bytes = std::fs::read(&model).unwrap();
-    let needle = b"\\\"version\\\":1";
+    // the version digit after `\"version\":` in the JSON metadata (1 or 2)
+    let needle = b"\\\"version\\\":";
     let at = bytes
         .windows(needle.len())
         .position(|w| w == needle)
         .expect("version field in the header");
     let mut v2 = bytes.clone();
-    v2[at + needle.len() - 1] = b'7';
+    assert!(matches!(v2[at + needle.len()], b'1' | b'2'));
+    v2[at + needle.len()] = b'7';
     let v2 = temp_file("v7.gimc", &v2);
     let trunc = temp_file("trunc.gimc", &bytes[..bytes.len() / 2]);
     let junk = temp_file("junk.gimc", b"not a model");
@@ -546,4 +548,239 @@ fn completion_with_side_features_fit_then_predict_pairs() {
         "holds a \"completion\" model",
         "label predict with a completion model",
     );
+}
+
+/// A multi-class LIBSVM set whose two informative features live on very different scales
+/// (feature 1 around 1000, feature 2 around 0.001) next to a noise feature of scale 100:
+/// separable after standardisation, hopeless for an RBF map with γ = 1 on the raw values.
+fn badly_scaled_multiclass() -> PathBuf {
+    let mut s = String::new();
+    for i in 0..90 {
+        let c = i % 3;
+        let jitter = ((i * 37) % 11) as f64 / 11.0 - 0.5;
+        let f1 = 1000.0 * (1.0 + (c as f64) + 0.2 * jitter);
+        let f2 = 0.001 * (if c == 1 { 2.0 } else { 1.0 } + 0.1 * jitter);
+        let f3 = 100.0 * (((i * 53) % 17) as f64 / 17.0);
+        s.push_str(&format!("{} 1:{f1} 2:{f2} 3:{f3}\n", c + 1));
+    }
+    temp_file("scaled3.svm", s.as_bytes())
+}
+
+/// Fits the badly scaled set with `--standardize mode`, predicts it and returns the training
+/// accuracy from `gimc eval` and the `standardized` field of `fit --json`.
+fn fit_predict_accuracy(mode: &str, method: &str) -> (f64, serde_json::Value) {
+    let data = badly_scaled_multiclass();
+    let model = temp_file(&format!("scaled-{mode}-{method}.gimc"), b"");
+    let pred = temp_file(&format!("scaled-{mode}-{method}.pred"), b"");
+    let o = gimc(&[
+        "--json",
+        "fit",
+        p(&data),
+        "--method",
+        method,
+        "--m",
+        "30",
+        "--gamma",
+        "1",
+        "--lambda",
+        "0.01",
+        "--iters",
+        "2",
+        "--standardize",
+        mode,
+        "-o",
+        p(&model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fit: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc(&["--json", "eval", "--pred", p(&pred), "--truth", p(&data)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    (
+        v["metrics"]["accuracy"].as_f64().unwrap(),
+        fit["standardized"].clone(),
+    )
+}
+
+#[test]
+fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
+    let (on, st_on) = fit_predict_accuracy("on", "gimc-lff");
+    let (auto, st_auto) = fit_predict_accuracy("auto", "gimc-lff");
+    let (off, st_off) = fit_predict_accuracy("off", "gimc-lff");
+    // a LIBSVM file with every entry stored counts as dense: auto = on, centred and scaled
+    assert_eq!(st_on, "center-scale");
+    assert_eq!(st_auto, "center-scale");
+    assert!(st_off.is_null());
+    assert_eq!(on, auto);
+    // predict applies the stored transform: without it the standardised model would score
+    // the raw rows (values ~1000) at chance level
+    assert!(on >= 0.95, "standardised training accuracy {on}");
+    assert!(off < on, "raw {off} vs standardised {on}");
+    // a genuinely sparse file: auto leaves it alone, on only scales it
+    let sparse = temp_file(
+        "sparse3.svm",
+        (0..60)
+            .map(|i| format!("{} {}:{}\n", i % 3 + 1, i % 3 + 1 + 3 * (i % 2), 1 + i % 5))
+            .collect::<String>()
+            .as_bytes(),
+    );
+    let model = temp_file("sparse3.gimc", b"");
+    for (mode, want) in [("auto", serde_json::Value::Null), ("on", "scale".into())] {
+        let o = gimc(&[
+            "--json",
+            "fit",
+            p(&sparse),
+            "--m",
+            "10",
+            "--gamma",
+            "0.5",
+            "--iters",
+            "1",
+            "--standardize",
+            mode,
+            "-o",
+            p(&model),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["standardized"], want, "--standardize {mode}");
+        let o = gimc(&["-q", "predict", p(&sparse), "-m", p(&model)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o).lines().count(), 60);
+    }
+    // a bad mode is a one-line clap error
+    let o = gimc(&["fit", p(&sparse), "--standardize", "maybe"]);
+    assert_one_line_error(&o, "--standardize", "bad --standardize");
+}
+
+#[test]
+fn random_phase_fourier_methods_fit_and_predict() {
+    for method in ["imc-rff-phase", "gimc-lff-phase"] {
+        let (acc, _) = fit_predict_accuracy("auto", method);
+        assert!(acc >= 0.9, "{method}: training accuracy {acc}");
+    }
+    let data = small_multiclass();
+    let model = temp_file("phase.gimc", b"");
+    let o = gimc(&[
+        "fit",
+        p(&data),
+        "--method",
+        "gimc-lff-phase",
+        "--m",
+        "10",
+        "--gamma",
+        "0.5",
+        "--iters",
+        "2",
+        "-o",
+        p(&model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("chosen: lff-phase m=10"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn predict_top_k_zero_and_eval_argument_forms() {
+    let model = temp_file("topk.gimc", b"");
+    fit_small(&model);
+    let data = small_multiclass();
+    for bad in ["0", "-1", "x"] {
+        let o = gimc(&["predict", p(&data), "-m", p(&model), "--top-k", bad]);
+        assert_one_line_error(&o, "--top-k", &format!("--top-k {bad}"));
+    }
+    let o = gimc(&["predict", p(&data), "-m", p(&model), "--top-k", "0"]);
+    assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    // the same evaluation by positional arguments, named flags, or a mix of both
+    let pred = temp_file("topk.pred", b"");
+    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["eval", p(&pred), p(&data)],
+        vec!["eval", "--pred", p(&pred), "--truth", p(&data)],
+        vec!["eval", "--truth", p(&data), "--pred", p(&pred)],
+        vec!["eval", "--pred", p(&pred), p(&data)],
+        vec!["eval", p(&pred), "--truth", p(&data)],
+    ];
+    let outs: Vec<String> = runs
+        .iter()
+        .map(|args| {
+            let o = gimc(args);
+            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+            stdout(&o)
+        })
+        .collect();
+    assert!(outs[0].contains("accuracy: "), "{}", outs[0]);
+    assert!(outs.iter().all(|o| *o == outs[0]), "{outs:?}");
+    // missing or surplus files, and clap errors, are one line with exit status 1
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["eval"], "missing the prediction file"),
+        (vec!["eval", p(&pred)], "missing the truth"),
+        (vec!["eval", "--pred", p(&pred)], "missing the truth"),
+        (
+            vec!["eval", "--pred", p(&pred), "--truth", p(&data), p(&data)],
+            "unexpected argument",
+        ),
+        (
+            vec!["eval", p(&pred), p(&data), p(&data)],
+            "unexpected value",
+        ),
+        (
+            vec!["predict", p(&data), "--no-such-flag"],
+            "--no-such-flag",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = gimc(&args);
+        assert_one_line_error(&o, needle, &args.join(" "));
+    }
+}
+
+#[test]
+fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
+    // stderr is a pipe here: no bar or spinner frames, only the informational lines
+    let data = small_multiclass();
+    let model = temp_file("progress.gimc", b"");
+    let o = gimc(&[
+        "fit",
+        p(&data),
+        "--m",
+        "10",
+        "--gamma",
+        "0.5",
+        "--lambda",
+        "0.1,1",
+        "--iters",
+        "3",
+        "-o",
+        p(&model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    for s in [&out, &err] {
+        assert!(!s.contains('\r') && !s.contains('\u{1b}'), "{s:?}");
+    }
+    assert!(err.starts_with("fitting gimc-lff on small3"), "{err}");
+    assert!(out.starts_with("fitted gimc-lff (multi-class)"), "{out}");
+    let o = gimc(&[
+        "-q",
+        "fit",
+        p(&data),
+        "--m",
+        "10",
+        "--gamma",
+        "0.5",
+        "--iters",
+        "1",
+        "-o",
+        p(&model),
+    ]);
+    assert!(o.status.success());
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }

@@ -44,7 +44,13 @@ fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gimc-cli-it-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
+    // write then rename: tests running in parallel that rewrite the same file (same contents)
+    // never see it truncated
+    static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!("{name}.{n}.tmp"));
+    std::fs::write(&tmp, contents).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
     path
 }
 

@@ -1,7 +1,9 @@
 //! Model selection on a validation split of the training data (DESIGN §4).
 
 use gimc::{
-    LabelParams, MapKind, NoObserver, SelectionParams, fit_labels, select_and_fit, select_combined,
+    IterationRecord, KnownMap, LabelParams, MapKind, NoObserver, SelectionObserver,
+    SelectionParams, SelectionStage, fit_labels, select_and_fit, select_and_fit_observed,
+    select_combined,
 };
 use gimc::{MapSpec, validation_split};
 use gimc_linalg::rng::{child, seeded};
@@ -182,4 +184,95 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
     assert!(select_combined(&data, &[&lff, &other], &[1.0], 1).is_err());
     assert!(select_combined(&data, &[], &[1.0], 1).is_err());
     assert!(select_combined(&data, &[&lff], &[], 1).is_err());
+}
+
+/// Records what [`select_and_fit_observed`] reports.
+#[derive(Default)]
+struct Recorder {
+    starts: Vec<(SelectionStage, usize)>,
+    /// Iteration numbers reported, per fit.
+    iterations: Vec<Vec<usize>>,
+}
+
+impl SelectionObserver for Recorder {
+    fn fit_started(&mut self, stage: &SelectionStage, max_iter: usize) {
+        self.starts.push((*stage, max_iter));
+        self.iterations.push(Vec::new());
+    }
+    fn iteration(&mut self, record: &IterationRecord) {
+        if let Some(v) = self.iterations.last_mut() {
+            v.push(record.iteration);
+        }
+    }
+}
+
+#[test]
+fn random_phase_fourier_selection_learns_and_reports_progress() {
+    let data = common::multilabel(120, 3, 4, 43);
+    let params = SelectionParams {
+        kind: MapKind::FourierPhase,
+        gammas: vec![0.05, 0.3],
+        lambdas: vec![0.1],
+        ms: vec![5],
+        max_iter: 3,
+        seed: 2,
+        ..SelectionParams::default()
+    };
+    let mut rec = Recorder::default();
+    let sel = select_and_fit_observed(&data, &params, &mut rec).unwrap();
+    // the same selection as without an observer (all but the timings)
+    let plain = select_and_fit(&data, &params).unwrap();
+    assert_eq!((sel.chosen, &sel.model), (plain.chosen, &plain.model));
+    let scores = |s: &gimc::Selection| -> Vec<Vec<f64>> {
+        s.candidates.iter().map(|c| c.scores.clone()).collect()
+    };
+    assert_eq!(scores(&sel), scores(&plain));
+    assert_eq!(sel.model.method(), "gimc-lff-phase");
+    assert!(sel.chosen.describe().starts_with("lff-phase m=5"));
+    let KnownMap::Cosine(map) = &sel.model.maps()[0] else {
+        panic!("expected a random-phase map");
+    };
+    // D = 2m directions, each with its own phase in [0, 2π)
+    assert_eq!(map.directions().shape(), (3, 10));
+    assert!(
+        map.phases()
+            .iter()
+            .all(|b| (0.0..std::f64::consts::TAU).contains(b))
+    );
+    // learning moves the directions of the refit away from the initial draw when it iterates
+    if sel.chosen.iterations > 0 {
+        let init = sel
+            .chosen
+            .spec
+            .build(data.features(), &mut child(&seeded(2), 1))
+            .unwrap();
+        let KnownMap::Cosine(init) = init else {
+            panic!("expected a random-phase map");
+        };
+        assert_eq!(init.phases(), map.phases());
+        assert_ne!(init.directions(), map.directions());
+    }
+    // the observer saw two candidates then the refit, each from iteration 0
+    assert_eq!(rec.starts.len(), 3);
+    for (i, (stage, max_iter)) in rec.starts[..2].iter().enumerate() {
+        let SelectionStage::Candidate {
+            index, total, spec, ..
+        } = stage
+        else {
+            panic!("fit {i} is not a candidate");
+        };
+        assert_eq!((*index, *total, *max_iter), (i, 2, 3));
+        assert_eq!(*spec, sel.candidates[i].spec);
+        assert_eq!(rec.iterations[i].len(), sel.candidates[i].scores.len());
+    }
+    assert_eq!(
+        rec.starts[2],
+        (
+            SelectionStage::Refit { chosen: sel.chosen },
+            sel.chosen.iterations
+        )
+    );
+    let want: Vec<usize> = (0..=sel.chosen.iterations).collect();
+    assert_eq!(rec.iterations[2], want);
+    assert_eq!(rec.iterations[2].len(), sel.history.len());
 }
