@@ -60,6 +60,9 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Tables to print; when empty, the Markdown shows [`pivot_table`] of the records.
     pub tables: Vec<Table>,
+    /// Figures as (file-name suffix, SVG text): written as `<name>-<suffix>.svg`, or
+    /// `<name>.svg` for an empty suffix.
+    pub figures: Vec<(String, String)>,
 }
 
 /// Text shown in a table for a missing number.
@@ -255,6 +258,20 @@ impl Report {
         }
     }
 
+    /// Adds `chart` as a figure of the report, written beside its tables as
+    /// `<name>-<suffix>.svg` (`<name>.svg` when `suffix` is empty).
+    pub fn figure(
+        &mut self,
+        suffix: impl Into<String>,
+        chart: &gimc_plot::LineChart,
+    ) -> Result<(), ExperimentError> {
+        let svg = chart
+            .to_svg()
+            .map_err(|e| ExperimentError::Failed(format!("plot: {e}")))?;
+        self.figures.push((suffix.into(), svg));
+        Ok(())
+    }
+
     /// Appends a record whose `experiment` field is this report's name.
     pub fn record(
         &mut self,
@@ -325,7 +342,8 @@ fn write_file(path: PathBuf, contents: &str) -> Result<PathBuf, ExperimentError>
     Ok(path)
 }
 
-/// Writes `<out_dir>/<name>.md`, `.csv` and `.json` (creating `out_dir`) and returns their paths.
+/// Writes `<out_dir>/<name>.md`, `.csv` and `.json` and the report's figures as SVG (creating
+/// `out_dir`) and returns their paths.
 ///
 /// Errors: a report name that is empty or contains a path separator, or an I/O failure.
 pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
@@ -339,11 +357,25 @@ pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, Exp
         path: out_dir.to_path_buf(),
         source,
     })?;
-    Ok(vec![
+    let mut paths = vec![
         write_file(out_dir.join(format!("{name}.md")), &report.to_markdown())?,
         write_file(out_dir.join(format!("{name}.csv")), &report.to_csv())?,
         write_file(out_dir.join(format!("{name}.json")), &report.to_json()?)?,
-    ])
+    ];
+    for (suffix, svg) in &report.figures {
+        if suffix.contains(['/', '\\']) || suffix == ".." {
+            return Err(ExperimentError::Failed(format!(
+                "invalid figure suffix {suffix:?} (must be a plain file-name part)"
+            )));
+        }
+        let file = if suffix.is_empty() {
+            format!("{name}.svg")
+        } else {
+            format!("{name}-{suffix}.svg")
+        };
+        paths.push(write_file(out_dir.join(file), svg)?);
+    }
+    Ok(paths)
 }
 
 #[cfg(test)]

@@ -151,6 +151,8 @@ pub struct Table3Config {
     pub max_rows: Option<usize>,
     /// Methods to run.
     pub methods: Vec<Method>,
+    /// Indices into [`DATASETS`] of the sets to run (default: all three).
+    pub sets: Vec<usize>,
 }
 
 impl Table3Config {
@@ -174,6 +176,7 @@ impl Table3Config {
                 Method::ImcRff,
                 Method::GimcLff,
             ],
+            sets: vec![0, 1, 2],
         }
     }
 
@@ -189,6 +192,7 @@ impl Table3Config {
             start_iters: 30,
             max_rows: None,
             methods: METHODS.to_vec(),
+            sets: vec![0, 1, 2],
         }
     }
 
@@ -204,6 +208,7 @@ impl Table3Config {
             start_iters: 10,
             max_rows: Some(300),
             methods: METHODS.to_vec(),
+            sets: vec![0, 1, 2],
         }
     }
 }
@@ -448,6 +453,9 @@ pub fn run_table3(ctx: &Context, config: &Table3Config) -> Result<Report, Experi
     );
     let mut pass_checks: Vec<String> = Vec::new();
     for (di, name) in DATASETS.iter().enumerate() {
+        if !config.sets.contains(&di) {
+            continue;
+        }
         let set = load_set(&ctx.data_dir, di, &mut child(&base, 10 + di as u64))?;
         let set = match set {
             Some(s) => Some(cap_rows(

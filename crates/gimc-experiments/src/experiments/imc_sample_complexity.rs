@@ -504,6 +504,34 @@ impl Experiment for ImcSampleComplexity {
                     );
                 }
                 report.tables.push(table);
+                // the slides' phase transition as curves: failure rate against |Ω|, one per d / n
+                let mut chart = gimc_plot::LineChart::new(
+                    format!("{}: {title}", solver.name()),
+                    "observed entries |Ω|",
+                    "failure rate",
+                );
+                for r in &sel {
+                    let label = match sweep {
+                        Sweep::Dim => format!("d = {}", r.d),
+                        Sweep::Rows => format!("n = {}", r.n),
+                    };
+                    let pts = config
+                        .samples
+                        .iter()
+                        .zip(&r.failures)
+                        .map(|(&s, &f)| (s as f64, f as f64 / r.trials.max(1) as f64))
+                        .collect();
+                    chart = chart.with_series(label, pts);
+                }
+                let stem: String = solver
+                    .name()
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | ' '))
+                    .collect();
+                report.figure(
+                    format!("{}-{key}", stem.to_lowercase().replace(' ', "-")),
+                    &chart,
+                )?;
                 // shape check, printed
                 let needed: Vec<Option<usize>> = sel.iter().map(|r| r.needed).collect();
                 let shown: Vec<String> = needed.iter().map(|&s| needed_label(s, max)).collect();

@@ -95,6 +95,7 @@ proptest! {
             records: records.clone(),
             notes: vec![note],
             tables: Vec::new(),
+            figures: Vec::new(),
         };
         let dir = std::env::temp_dir().join(format!("gimc-exp-it-{}", std::process::id()));
         let paths = write_report(&report, &dir).unwrap();
