@@ -39,6 +39,15 @@ impl Globals {
     }
 }
 
+/// The data argument of `fit` / `predict` (a file or a set name), loaded under a spinner.
+pub fn load_target(target: Option<&str>, part: &str, g: &Globals) -> Result<Dataset> {
+    let target = target.ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;
+    let spinner = crate::progress::spinner(g, &format!("loading {target}"));
+    let ds = load_input(target, part, g);
+    spinner.finish();
+    ds
+}
+
 /// Loads `target`: an existing file path (format guessed from extension and content; Mulan
 /// ARFF finds its XML label file next to it), else a set name of the manifest whose part
 /// `part` is read from the data directory.

@@ -12,7 +12,7 @@ use gimc_data::Dataset;
 use gimc_linalg::{FeatureMatrix, Standardizer};
 use serde_json::json;
 
-use crate::common::{Globals, label_data, load_input, write_output};
+use crate::common::{Globals, label_data, load_target, write_output};
 use crate::progress::FitProgress;
 
 /// Whether `gimc fit` standardises the feature columns before fitting.
@@ -146,14 +146,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         };
         return crate::completion::fit(&ca, &a.method, g);
     }
-    let target = a
-        .target
-        .as_deref()
-        .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;
-    let spinner = crate::progress::spinner(g, &format!("loading {target}"));
-    let ds = load_input(target, &a.part, g);
-    spinner.finish();
-    let mut ds = ds?;
+    let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     let name = ds.name.clone();
     let standardizer = standardize(&mut ds, a.standardize)?;
     let data = label_data(ds)?;

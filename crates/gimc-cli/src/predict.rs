@@ -11,7 +11,7 @@ use serde_json::json;
 
 use gimc_linalg::FeatureMatrix;
 
-use crate::common::{Globals, load_input, write_output};
+use crate::common::{Globals, load_target, write_output};
 
 /// Arguments of `gimc predict`.
 #[derive(Args, Debug)]
@@ -60,14 +60,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         return crate::completion::predict(&a.model, pf, r, c, a.out.as_ref(), g);
     }
     let (model, standardizer) = gimc::persist::load_label_model_with_preprocess(&a.model)?;
-    let target = a
-        .target
-        .as_deref()
-        .ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;
-    let spinner = crate::progress::spinner(g, &format!("loading {target}"));
-    let ds = load_input(target, &a.part, g);
-    spinner.finish();
-    let mut ds = ds?;
+    let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     if ds.ncols() != model.input_dim() {
         anyhow::bail!(
             "{}: {} feature columns, but the model {} was trained on {}",

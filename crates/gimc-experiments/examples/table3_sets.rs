@@ -1,8 +1,8 @@
 //! Runs `gimc-table3` (full form unless `--quick`, or the paper-sized form with `--paper`) on
 //! some of its data sets and prints the Markdown report: a set at a time when the whole table
-//! does not fit a session.
+//! does not fit a session; `--multiples=5,20` restricts the constraint counts |Ω| = c·n.
 //!
-//! `cargo run --release -p gimc-experiments --example table3_sets -- segment mushroom`
+//! `cargo run --release -p gimc-experiments --example table3_sets -- segment mushroom --multiples=20`
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 use std::path::PathBuf;
 
@@ -18,6 +18,13 @@ fn main() -> std::process::ExitCode {
     } else {
         Table3Config::full()
     };
+    // `--multiples=1,20` restricts the constraint counts |Ω| = c·n
+    if let Some(list) = args.iter().find_map(|a| a.strip_prefix("--multiples=")) {
+        config.multiples = list
+            .split(',')
+            .filter_map(|c| c.trim().parse().ok())
+            .collect();
+    }
     let wanted: Vec<usize> = args
         .iter()
         .filter(|a| !a.starts_with("--"))

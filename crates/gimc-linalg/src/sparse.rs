@@ -218,17 +218,7 @@ pub(crate) fn compress_columns(b: MatRef<'_, f64>) -> Compressed<'static> {
 /// so the cost is O(Σ_i Σ_{j ∈ row i of A} nnz(column j of B)) rather than the O(nnz(A)·m) of
 /// [`csr_mul_dense`]; the values equal that product's (the skipped terms are exact zeros).
 pub fn csr_mul_sparse_dense_tr(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
-    if a.cols() != b.ncols() {
-        return Err(dim_err(
-            "csr_mul_sparse_dense_tr",
-            format!("B with {} columns", a.cols()),
-            format!("{} columns", b.ncols()),
-        ));
-    }
-    Ok(rows_times_rows_dense(
-        &Compressed::rows_of(a),
-        &compress_columns(b),
-    ))
+    csr_mul_sparse_dense_tr_map(a, b, |_, _, v| v)
 }
 
 /// `f(i, j, (A·Bᵀ)_ij)` (n × m) for a sparse `A` (n × d) and a dense but mostly-zero `B`

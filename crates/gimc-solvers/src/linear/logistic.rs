@@ -107,16 +107,7 @@ impl<'a> LogisticNewton<'a> {
         params: ValidLogisticParams,
     ) -> Result<Self, SolverError> {
         let n = x.nrows();
-        if y.len() != n {
-            return Err(crate::error::dim_err(
-                "labels",
-                format!("{n} labels"),
-                format!("{}", y.len()),
-            ));
-        }
-        if n == 0 {
-            return Err(SolverError::Empty("training examples"));
-        }
+        super::check_binary_labels(n, y.len())?;
         crate::Side::Features(x).check_finite("features")?;
         Ok(Self {
             x,

@@ -273,6 +273,21 @@ impl LinearClassifier {
     }
 }
 
+/// Checks that there is one binary label per example and at least one example.
+pub(crate) fn check_binary_labels(n: usize, labels: usize) -> Result<(), SolverError> {
+    if labels != n {
+        return Err(dim_err(
+            "labels",
+            format!("{n} labels"),
+            format!("{labels}"),
+        ));
+    }
+    if n == 0 {
+        return Err(SolverError::Empty("training examples"));
+    }
+    Ok(())
+}
+
 /// Checks class labels: one per row, each < `n_classes`, with `n_classes ≥ 2`.
 pub(crate) fn check_labels(
     labels: &[usize],

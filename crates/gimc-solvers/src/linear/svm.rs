@@ -129,16 +129,7 @@ impl<'a> SvmDualCd<'a> {
         rng: &mut GimcRng,
     ) -> Result<Self, SolverError> {
         let n = x.nrows();
-        if y.len() != n {
-            return Err(crate::error::dim_err(
-                "labels",
-                format!("{n} labels"),
-                format!("{}", y.len()),
-            ));
-        }
-        if n == 0 {
-            return Err(SolverError::Empty("training examples"));
-        }
+        super::check_binary_labels(n, y.len())?;
         crate::Side::Features(x).check_finite("features")?;
         let rows = Rows::new(x);
         let dii = match params.loss {
@@ -342,16 +333,7 @@ pub fn l2svm_primal_newton(
 ) -> Result<Vec<f64>, SolverError> {
     use gimc_linalg::dense::{gram_tn, matmul, matmul_tn};
     let (n, d) = x.shape();
-    if y.len() != n {
-        return Err(crate::error::dim_err(
-            "labels",
-            format!("{n} labels"),
-            format!("{}", y.len()),
-        ));
-    }
-    if n == 0 {
-        return Err(SolverError::Empty("training examples"));
-    }
+    super::check_binary_labels(n, y.len())?;
     check_pos("c", c)?;
     let p = d + usize::from(bias.is_some());
     // X̃ with the signs folded in: row i is y_i x̃_i, so margins are X̃w and the loss 1 − X̃w.
