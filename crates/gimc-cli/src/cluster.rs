@@ -17,7 +17,7 @@ use gimc_linalg::Kernel;
 use gimc_linalg::rng::seeded;
 use serde_json::json;
 
-use crate::common::{Globals, load_input, write_output};
+use crate::common::{Globals, Standardize, load_input, standardize, write_output};
 
 /// Arguments of `gimc cluster`.
 #[derive(Args, Debug)]
@@ -49,6 +49,10 @@ pub struct ClusterArgs {
     /// Outer iterations of Algorithm 2 / IMC iterations of MCCC.
     #[arg(long, default_value_t = 10)]
     pub iters: usize,
+    /// Standardise the feature columns first (mean and standard deviation of the data
+    /// clustered): auto = for dense features only, as `gimc fit`.
+    #[arg(long, value_enum, default_value_t = Standardize::Auto)]
+    pub standardize: Standardize,
     /// Output file of the assignments (default stdout).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
@@ -99,7 +103,10 @@ pub fn run_constraints(a: &ConstraintArgs, g: &Globals) -> Result<()> {
 
 /// Runs `gimc cluster`.
 pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
-    let ds = load_input(&a.target, &a.part, g)?;
+    let mut ds = load_input(&a.target, &a.part, g)?;
+    if standardize(&mut ds, a.standardize)?.is_some() {
+        g.info(&format!("{}: features standardised", ds.name));
+    }
     let x = &ds.features;
     let n = x.nrows();
     let mut rng = seeded(g.seed);

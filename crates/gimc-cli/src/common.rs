@@ -6,11 +6,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use clap::ValueEnum;
 use gimc::LabelData;
 use gimc_data::{
     ColumnRef, Dataset, Format, Manifest, Targets, guess_format, load_named, load_path,
     resolve_data_dir,
 };
+use gimc_linalg::{FeatureMatrix, Standardizer};
 
 /// Global options every subcommand sees.
 #[derive(Debug, Clone)]
@@ -162,4 +164,45 @@ pub fn rmse(fitted: &[f64], truth: &[f64]) -> f64 {
     }
     let ss: f64 = fitted.iter().zip(truth).map(|(f, v)| (f - v).powi(2)).sum();
     (ss / n as f64).sqrt()
+}
+
+/// Whether `gimc fit` / `gimc cluster` standardise the feature columns first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Standardize {
+    /// On for dense features (stored dense, or at least half the entries non-zero), off for
+    /// sparse ones.
+    Auto,
+    /// Always: dense features are centred and scaled to unit variance, sparse ones only scaled.
+    On,
+    /// Never: the maps see the raw feature scales.
+    Off,
+}
+
+/// Features with at least this fraction of non-zero entries count as dense for
+/// `--standardize auto` even when the file format stores them sparse (LIBSVM).
+const DENSE_FRACTION: f64 = 0.5;
+
+/// Applies `--standardize` to the training set in place and returns the fitted transform
+/// (`None` when off). Dense features, or sparse-stored ones with at least
+/// [`DENSE_FRACTION`] non-zero entries (converted to dense storage), are centred and scaled;
+/// sparse ones are only scaled under `on` and left alone under `auto`.
+pub fn standardize(ds: &mut Dataset, mode: Standardize) -> Result<Option<Standardizer>> {
+    if mode == Standardize::Off {
+        return Ok(None);
+    }
+    let x = &ds.features;
+    let cells = (x.nrows() as f64) * (x.ncols() as f64);
+    let dense = !x.is_sparse() || (cells > 0.0 && x.nnz() as f64 >= DENSE_FRACTION * cells);
+    if !dense && mode == Standardize::Auto {
+        return Ok(None);
+    }
+    if dense && x.is_sparse() {
+        ds.features = FeatureMatrix::dense(x.to_dense()).with_context(|| ds.name.clone())?;
+    }
+    let st = Standardizer::fit(&ds.features, dense)
+        .with_context(|| format!("{}: standardising the features", ds.name))?;
+    ds.features = st
+        .transform(&ds.features)
+        .with_context(|| format!("{}: standardising the features", ds.name))?;
+    Ok(Some(st))
 }

@@ -6,30 +6,12 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use gimc::{IterationInfo, MapKind, SelectionParams, Task, select_and_fit_observed};
-use gimc_data::Dataset;
-use gimc_linalg::{FeatureMatrix, Standardizer};
 use serde_json::json;
 
-use crate::common::{Globals, label_data, load_target, write_output};
+use crate::common::{Globals, Standardize, label_data, load_target, standardize, write_output};
 use crate::progress::FitProgress;
-
-/// Whether `gimc fit` standardises the feature columns before fitting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Standardize {
-    /// On for dense features (stored dense, or at least half the entries non-zero), off for
-    /// sparse ones.
-    Auto,
-    /// Always: dense features are centred and scaled to unit variance, sparse ones only scaled.
-    On,
-    /// Never: the maps see the raw feature scales.
-    Off,
-}
-
-/// Features with at least this fraction of non-zero entries count as dense for
-/// `--standardize auto` even when the file format stores them sparse (LIBSVM).
-const DENSE_FRACTION: f64 = 0.5;
 
 /// Arguments of `gimc fit`.
 #[derive(Args, Debug)]
@@ -245,31 +227,6 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         write_output(None, &s)?;
     }
     Ok(())
-}
-
-/// Applies `--standardize` to the training set in place and returns the fitted transform
-/// (`None` when off). Dense features, or sparse-stored ones with at least
-/// [`DENSE_FRACTION`] non-zero entries (converted to dense storage), are centred and scaled;
-/// sparse ones are only scaled under `on` and left alone under `auto`.
-fn standardize(ds: &mut Dataset, mode: Standardize) -> Result<Option<Standardizer>> {
-    if mode == Standardize::Off {
-        return Ok(None);
-    }
-    let x = &ds.features;
-    let cells = (x.nrows() as f64) * (x.ncols() as f64);
-    let dense = !x.is_sparse() || (cells > 0.0 && x.nnz() as f64 >= DENSE_FRACTION * cells);
-    if !dense && mode == Standardize::Auto {
-        return Ok(None);
-    }
-    if dense && x.is_sparse() {
-        ds.features = FeatureMatrix::dense(x.to_dense()).with_context(|| ds.name.clone())?;
-    }
-    let st = Standardizer::fit(&ds.features, dense)
-        .with_context(|| format!("{}: standardising the features", ds.name))?;
-    ds.features = st
-        .transform(&ds.features)
-        .with_context(|| format!("{}: standardising the features", ds.name))?;
-    Ok(Some(st))
 }
 
 /// Writes the refit's per-iteration trace; `validation_metric` is the selection fit's

@@ -784,3 +784,44 @@ fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
     assert!(o.status.success());
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
+
+#[test]
+fn cluster_standardises_dense_features_by_default() {
+    // Two classes told apart only by a feature of scale 1e-3, beside a uniform noise feature of
+    // scale 1e3: on the raw scales k-means splits the noise (accuracy near 0.5); standardised,
+    // it finds the classes.
+    let mut s = String::new();
+    for i in 0..200 {
+        let c = i % 2;
+        let jitter = ((i * 37) % 11) as f64 / 11.0 - 0.5;
+        let f1 = 0.001 * (10.0 * c as f64 + jitter);
+        let f2 = 1000.0 * (((i * 53) % 97) as f64 / 97.0);
+        s.push_str(&format!("{} 1:{f1} 2:{f2}\n", c + 1));
+    }
+    let data = temp_file("cluster-scaled.svm", s.as_bytes());
+    let accuracy = |mode: &str| -> (f64, String) {
+        let o = gimc(&[
+            "--json",
+            "cluster",
+            p(&data),
+            "-k",
+            "2",
+            "--method",
+            "kmeans",
+            "--standardize",
+            mode,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (
+            v["metrics"]["clustering_accuracy"].as_f64().unwrap(),
+            stderr(&o),
+        )
+    };
+    let (auto, auto_err) = accuracy("auto");
+    let (off, off_err) = accuracy("off");
+    assert!(auto >= 0.99, "standardised k-means accuracy {auto}");
+    assert!(off < 0.8, "raw k-means accuracy {off}");
+    assert!(auto_err.contains("features standardised"));
+    assert!(!off_err.contains("features standardised"));
+}
