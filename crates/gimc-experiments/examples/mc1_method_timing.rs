@@ -29,6 +29,7 @@ fn main() {
             omegas: vec![0.8],
             published_label: vec![],
             published_imputation: vec![],
+            standardize: set == "yeast",
         };
         let config = Mc1Config::paper(1, vec![method], false);
         let t = Instant::now();

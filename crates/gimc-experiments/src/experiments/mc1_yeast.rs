@@ -39,6 +39,7 @@ pub fn spec(quick: bool) -> RealSpec {
             (Method::Mc1, [0.86, 0.92, 0.74]),
             (Method::FpcSvm, [0.81, 0.76, 0.72]),
         ],
+        standardize: true,
     }
 }
 
