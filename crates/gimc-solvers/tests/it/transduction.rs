@@ -129,7 +129,9 @@ proptest! {
 
     /// MC-b is a proximal gradient method with steps below 2/L: its objective never increases
     /// within a μ stage (exact SVD and the default Gram shrinkage; monotone FISTA by
-    /// construction). MC-1's reset is checked on the same problems.
+    /// construction). MC-1's reset of the last row is not a proximal step, so plain MC-1 can
+    /// rise slightly (CI found 0.67837 → 0.67837 + 6e-6 at seed 782); MC-1 is checked with the
+    /// monotone FISTA safeguard, the form the experiments run.
     #[test]
     fn objective_never_increases_within_a_stage(
         seed in 0u64..1000,
@@ -147,6 +149,9 @@ proptest! {
                 (ShrinkSvd::Auto, false),
                 (ShrinkSvd::Auto, true),
             ] {
+                if variant == TransductionVariant::Mc1 && !accelerate {
+                    continue;
+                }
                 let par = TransductionParams { accelerate, ..*params(variant, lambda, svd) }
                     .check()
                     .unwrap();
