@@ -3,7 +3,9 @@
 //! - [`gimc_fig1_toy`]: GIMC Fig. 1, A = XYᵀ + N with X, Y 200 × 50 standard Gaussian and N
 //!   entries N(0, 0.1). The paper writes N(0, 0.1); we read 0.1 as the **variance** (standard
 //!   deviation √0.1 ≈ 0.316), see [`Fig1Params::noise_variance`]. [`sample_entries`] /
-//!   [`observe`] pick the observed fraction of entries.
+//!   [`observe`] pick the observed fraction of entries. [`Fig1Target::Tanh`] is our
+//!   nonlinear variant, A = c·tanh(XB)·tanh(YC)ᵀ + N with hidden B, C: the side information
+//!   then explains A only through an unknown nonlinear map, the situation GIMC is built for.
 //! - [`mc1_synthetic`]: the NIPS 2010 transduction generator (DESIGN §3.5).
 //! - [`gaussian_imc`]: planted low-rank IMC with Gaussian features for the sample-complexity
 //!   phase plot (`imc-sample-complexity`).
@@ -72,6 +74,8 @@ pub struct Fig1Params {
     /// Variance of the noise entries N_ij. Default 0.1 (the paper's "N(0, 0.1)", read as
     /// variance).
     pub noise_variance: f64,
+    /// How the clean matrix depends on the features. Default [`Fig1Target::Bilinear`].
+    pub target: Fig1Target,
 }
 
 impl Default for Fig1Params {
@@ -81,8 +85,28 @@ impl Default for Fig1Params {
             n_cols: 200,
             dim: 50,
             noise_variance: 0.1,
+            target: Fig1Target::Bilinear,
         }
     }
+}
+
+/// The clean matrix of the Fig. 1 toy as a function of the features X, Y.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fig1Target {
+    /// XYᵀ (DESIGN §4 as written): exactly bilinear in the raw features, so IMC on X, Y is the
+    /// true model.
+    Bilinear,
+    /// c·tanh(XB)·tanh(YC)ᵀ with hidden B, C (dim × `hidden`) of independent N(0, `scale`²/dim)
+    /// entries, so every pre-activation is N(0, `scale`²) for standard Gaussian rows, and c set
+    /// so that the clean entries have the same mean square (dim) as XYᵀ (the noise then has the
+    /// same relative size as in the bilinear toy). Rank `hidden`; the features reach A only
+    /// through the unknown nonlinear map x ↦ tanh(Bᵀx).
+    Tanh {
+        /// Columns of B and C (the rank of the clean matrix).
+        hidden: usize,
+        /// Standard deviation of the pre-activations bᵀx (1: nearly linear; 3: nearly a sign).
+        scale: f64,
+    },
 }
 
 /// The toy problem: features and the noisy target matrix.
@@ -92,13 +116,14 @@ pub struct Fig1Toy {
     pub x: Mat<f64>,
     /// Column features Y (n_cols × dim), entries N(0, 1).
     pub y: Mat<f64>,
-    /// The noiseless XYᵀ.
+    /// The noiseless matrix (XYᵀ, or the [`Fig1Target::Tanh`] matrix).
     pub clean: Mat<f64>,
-    /// A = XYᵀ + N.
+    /// A = clean + N.
     pub a: Mat<f64>,
 }
 
-/// GIMC Fig. 1 data (DESIGN §4 `gimc-fig1`): A = XYᵀ + N. Draw order: X, Y, then N.
+/// GIMC Fig. 1 data (DESIGN §4 `gimc-fig1`): A = clean + N with the clean matrix given by
+/// `params.target` (XYᵀ by default). Draw order: X, Y, (B, C for [`Fig1Target::Tanh`]), then N.
 pub fn gimc_fig1_toy(params: &Fig1Params, rng: &mut GimcRng) -> Result<Fig1Toy> {
     check_positive("n_rows", params.n_rows)?;
     check_positive("n_cols", params.n_cols)?;
@@ -106,7 +131,34 @@ pub fn gimc_fig1_toy(params: &Fig1Params, rng: &mut GimcRng) -> Result<Fig1Toy> 
     check_variance("noise_variance", params.noise_variance)?;
     let x = gaussian_mat(rng, params.n_rows, params.dim, 1.0);
     let y = gaussian_mat(rng, params.n_cols, params.dim, 1.0);
-    let clean = product(x.as_ref(), y.transpose());
+    let clean = match params.target {
+        Fig1Target::Bilinear => product(x.as_ref(), y.transpose()),
+        Fig1Target::Tanh { hidden, scale } => {
+            check_positive("hidden", hidden)?;
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(DataError::param(
+                    "scale",
+                    format!("{scale} is not a finite positive standard deviation"),
+                ));
+            }
+            let std = scale / (params.dim as f64).sqrt();
+            let b = gaussian_mat(rng, params.dim, hidden, std);
+            let c = gaussian_mat(rng, params.dim, hidden, std);
+            let f = product(x.as_ref(), b.as_ref());
+            let g = product(y.as_ref(), c.as_ref());
+            let f = Mat::from_fn(f.nrows(), f.ncols(), |i, j| f[(i, j)].tanh());
+            let g = Mat::from_fn(g.nrows(), g.ncols(), |i, j| g[(i, j)].tanh());
+            let raw = product(f.as_ref(), g.transpose());
+            let mean_sq = raw.squared_norm_l2() / (raw.nrows() * raw.ncols()) as f64;
+            // rescale to the bilinear toy's mean square E[(xᵀy)²] = dim
+            let c = if mean_sq > 0.0 {
+                (params.dim as f64 / mean_sq).sqrt()
+            } else {
+                1.0
+            };
+            Mat::from_fn(raw.nrows(), raw.ncols(), |i, j| c * raw[(i, j)])
+        }
+    };
     let noise = gaussian_mat(
         rng,
         params.n_rows,

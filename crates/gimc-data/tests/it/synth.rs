@@ -2,8 +2,8 @@
 //! observed fractions, determinism.
 
 use gimc_data::synth::{
-    Fig1Params, GaussianImcParams, Mc1Params, blobs, gaussian_imc, gimc_fig1_toy, mc1_synthetic,
-    observe, sample_entries, two_class_2d,
+    Fig1Params, Fig1Target, GaussianImcParams, Mc1Params, blobs, gaussian_imc, gimc_fig1_toy,
+    mc1_synthetic, observe, sample_entries, two_class_2d,
 };
 use gimc_data::{FeatureMatrix, Targets};
 use gimc_linalg::faer::Mat;
@@ -22,6 +22,49 @@ fn mean_var(vals: impl Iterator<Item = f64>) -> (f64, f64) {
         m,
         v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64,
     )
+}
+
+#[test]
+fn fig1_tanh_toy_has_the_hidden_rank_the_bilinear_mean_square_and_is_not_bilinear() {
+    let p = Fig1Params {
+        target: Fig1Target::Tanh {
+            hidden: 20,
+            scale: 2.0,
+        },
+        ..Fig1Params::default()
+    };
+    let t = gimc_fig1_toy(&p, &mut seeded(1)).unwrap();
+    assert_eq!(rank(&t.clean), 20);
+    let n = (t.clean.nrows() * t.clean.ncols()) as f64;
+    let mean_sq = t.clean.squared_norm_l2() / n;
+    assert!((mean_sq - 50.0).abs() < 1e-9, "mean square {mean_sq}");
+    // the same X, Y draws as the bilinear toy from the same seed (draw order X, Y first)
+    let b = gimc_fig1_toy(&Fig1Params::default(), &mut seeded(1)).unwrap();
+    assert_eq!((&t.x, &t.y), (&b.x, &b.y));
+    // not bilinear: the best fit A ≈ X Z Yᵀ (least squares, Z = X⁺ A Y⁺ᵀ) leaves a large part
+    let px = projector(&t.x);
+    let py = projector(&t.y);
+    let fitted = &px * &t.clean * &py;
+    let resid = (&t.clean - &fitted).squared_norm_l2() / t.clean.squared_norm_l2();
+    assert!(resid > 0.2, "bilinear part explains all but {resid}");
+    let fitted_b = &px * &b.clean * &py;
+    assert!((&b.clean - &fitted_b).squared_norm_l2() / b.clean.squared_norm_l2() < 1e-20);
+    assert_eq!(t, gimc_fig1_toy(&p, &mut seeded(1)).unwrap());
+    let bad = Fig1Params {
+        target: Fig1Target::Tanh {
+            hidden: 20,
+            scale: f64::NAN,
+        },
+        ..Fig1Params::default()
+    };
+    assert!(gimc_fig1_toy(&bad, &mut seeded(1)).is_err());
+}
+
+/// The orthogonal projector onto the column space of `m` (full column rank), m (mᵀm)⁻¹ mᵀ.
+fn projector(m: &Mat<f64>) -> Mat<f64> {
+    let gram = m.transpose() * m;
+    let coef = gimc_linalg::solve::cholesky_solve(gram.as_ref(), m.transpose()).unwrap();
+    m * &coef
 }
 
 #[test]

@@ -28,40 +28,64 @@ fn ours(report: &Report, method: &str, setting: &str, metric: &str) -> f64 {
         .unwrap_or_else(|| panic!("no record {method} / {setting} / {metric}"))
 }
 
+/// Our value of the record (dataset, method, setting, metric).
+fn ours_on(report: &Report, dataset: &str, method: &str, setting: &str, metric: &str) -> f64 {
+    report
+        .records
+        .iter()
+        .find(|r| {
+            r.dataset == dataset && r.method == method && r.setting == setting && r.metric == metric
+        })
+        .and_then(|r| r.ours)
+        .unwrap_or_else(|| panic!("no record {dataset} / {method} / {setting} / {metric}"))
+}
+
 #[test]
-fn gimc_fig1_quick_imc_below_mc_at_every_level() {
+fn gimc_fig1_quick_shapes_on_both_panels() {
     let report = GimcFig1.run(&ctx("fig1")).unwrap();
     assert!(report.records.iter().all(|r| r.published.is_none()));
+    let (bilinear, tanh) = (gimc_fig1::DATASET, gimc_fig1::DATASET_TANH);
     for &f in &gimc_fig1::FRACTIONS {
         let s = gimc_fig1::fraction_label(f);
-        let mc = ours(&report, "MC", &s, gimc_fig1::METRIC);
-        let imc = ours(&report, "IMC", &s, gimc_fig1::METRIC);
-        let rff = ours(&report, "IMC-RFF", &s, gimc_fig1::METRIC);
-        let lff = ours(&report, "GIMC-LFF", &s, gimc_fig1::METRIC);
-        assert!(imc < mc, "{s}: IMC {imc} not below MC {mc}");
+        let err = |set: &str, m: &str| ours_on(&report, set, m, &s, gimc_fig1::METRIC);
+        let (mc, imc) = (err(bilinear, "MC"), err(bilinear, "IMC"));
+        // (a): the raw features are the true model, so IMC beats MC everywhere
+        assert!(imc < mc, "(a) {s}: IMC {imc} not below MC {mc}");
+        assert!(imc < 0.9 && mc <= 1.05, "(a) {s}: {mc} {imc}");
         // learning the Fourier maps lowers the error of the IMC-RFF start once a tenth of the
-        // entries is observed (at 5 % validation may keep the start)
+        // entries is observed (at 5 % validation may keep the start), on both panels
         if f >= 0.1 {
-            assert!(lff < rff, "{s}: GIMC-LFF {lff} not below IMC-RFF {rff}");
+            for set in [bilinear, tanh] {
+                let (rff, lff) = (err(set, "IMC-RFF"), err(set, "GIMC-LFF"));
+                assert!(
+                    lff < rff,
+                    "{set} {s}: GIMC-LFF {lff} not below IMC-RFF {rff}"
+                );
+            }
         }
-        // every error is a sane fraction: IMC well below 1 (it sees the true features)
-        assert!(
-            imc < 0.9 && rff.is_finite() && mc <= 1.05,
-            "{s}: {mc} {imc} {rff}"
-        );
+        // GIMC-LFF's iteration 0 is IMC-RFF's fit, and validation only moves away from it
+        // when the held-out error drops: it is never far above IMC-RFF
+        for set in [bilinear, tanh] {
+            let (rff, lff) = (err(set, "IMC-RFF"), err(set, "GIMC-LFF"));
+            assert!(
+                lff < rff + 0.02,
+                "{set} {s}: GIMC-LFF {lff} vs IMC-RFF {rff}"
+            );
+        }
     }
-    // more observations help IMC
+    // more observations help IMC; on (b) A has rank 20 exactly, so a rank-20 fit can reach the
+    // noise level (relative error ≈ √(0.1/50) ≈ 0.045), yet the linear model stalls ten times
+    // higher because A is not bilinear in X, Y
     let first = gimc_fig1::fraction_label(gimc_fig1::FRACTIONS[0]);
     let last = gimc_fig1::fraction_label(gimc_fig1::FRACTIONS[5]);
-    assert!(
-        ours(&report, "IMC", &last, gimc_fig1::METRIC)
-            < ours(&report, "IMC", &first, gimc_fig1::METRIC)
-    );
+    let imc = |set: &str, s: &str| ours_on(&report, set, "IMC", s, gimc_fig1::METRIC);
+    assert!(imc(bilinear, &last) < imc(bilinear, &first));
+    assert!(imc(tanh, &last) > 0.45, "(b) IMC {}", imc(tanh, &last));
     assert!(
         report
             .notes
             .iter()
-            .any(|n| n.contains("IMC below MC at every observed fraction: yes"))
+            .any(|n| n.contains("Shape checks (a): IMC below MC at every observed fraction: yes"))
     );
 }
 
