@@ -284,7 +284,7 @@ pub fn fig1_methods() -> Vec<Box<dyn Fig1Method>> {
 
 /// λ candidates (full form, quick form) of MC.
 const MC_LAMBDAS: (&[f64], &[f64]) = (
-    &[0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0],
+    &[0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0],
     &[100.0, 300.0],
 );
 /// λ candidates of IMC (raw features: ‖x‖² ≈ d, so larger λ than RFF).
@@ -292,8 +292,10 @@ const IMC_LAMBDAS: (&[f64], &[f64]) = (&[100.0, 300.0, 1000.0, 3000.0, 10000.0],
 /// λ candidates of IMC-RFF (‖φ(x)‖² = 1, but with γ ≈ 0.03/d most of that is the near-constant
 /// cosine half, so the informative sine half is small and λ must reach well below 1: the last
 /// full run with λ ≥ 0.3 chose the grid's lower end almost everywhere). The first is the start.
-const RFF_LAMBDAS: (&[f64], &[f64]) =
-    (&[1.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 3.0], &[0.1, 1.0]);
+const RFF_LAMBDAS: (&[f64], &[f64]) = (
+    &[1.0, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 3.0],
+    &[0.1, 1.0],
+);
 
 fn lambda_grid(grid: (&[f64], &[f64]), quick: bool) -> Grid {
     Grid::single("λ", if quick { grid.1 } else { grid.0 })
@@ -408,7 +410,10 @@ impl Fig1Method for ImcRff {
         let (ms, gs): (&[f64], &[f64]) = if quick {
             (&[50.0], &[0.03])
         } else {
-            (&[100.0, 200.0, 400.0, 800.0], &[0.01, 0.03, 0.1, 0.3, 1.0])
+            (
+                &[100.0, 200.0, 400.0, 800.0, 1600.0],
+                &[0.01, 0.03, 0.1, 0.3, 1.0, 3.0],
+            )
         };
         let lambdas = if quick { RFF_LAMBDAS.1 } else { RFF_LAMBDAS.0 };
         Grid {
@@ -911,9 +916,9 @@ impl Experiment for GimcFig1 {
             config.toy.noise_variance, config.seeds
         ));
         report.note(format!(
-            "Selection: {:.0}% of Ω held out, validation RMSE; λ for MC ({{0.1 … 1000}}) and IMC \
-             ({{100 … 10000}}) exhaustively, and m, γ, λ for IMC-RFF (m ∈ {{100, 200, 400, 800}}, γ ∈ {{0.01 … 1}}/d, \
-             λ ∈ {{0.001 … 3}}; coordinate search over the grid, one axis at a time from the \
+            "Selection: {:.0}% of Ω held out, validation RMSE; λ for MC ({{0.03 … 1000}}) and IMC \
+             ({{100 … 10000}}) exhaustively, and m, γ, λ for IMC-RFF (m ∈ {{100 … 1600}}, γ ∈ {{0.01 … 3}}/d, \
+             λ ∈ {{0.0003 … 3}}; coordinate search over the grid, one axis at a time from the \
              smallest m, γ = 0.03/d, λ = 1; the quick form fixes m = 50, γ = 0.03/d). GIMC-LFF starts from IMC-RFF's solution (its m, γ and random \
              stream: iteration 0 is IMC-RFF's fit exactly), searches λ over IMC-RFF's choice \
              and its two grid neighbours, and takes the number of outer iterations (0 … {}, \
