@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::{MapKind, MapSpec, SemiSupParams, fit_semisupervised};
+use gimc::{SemiSupParams, fit_semisupervised};
 use gimc_cluster::{
     KMeansParams, KernelKMeansParams, MccParams, MiniBatchKMeansParams, OkmfParams,
     fit_kernel_kmeans, fit_kmeans, fit_mccc, fit_minibatch_kmeans, fit_okmf,
@@ -137,26 +137,14 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                     Ok(r.labels)
                 }
                 m => {
-                    let (kind, learn) = match m {
-                        "gimc-lff" => (MapKind::Fourier, true),
-                        "gimc-lnys" => (MapKind::LEARNED_NYSTROM, true),
-                        "imc-rff" => (MapKind::Fourier, false),
-                        "imc-nys" => (MapKind::LEARNED_NYSTROM, false),
-                        other => bail!(
-                            "unknown method `{other}` with --constraints (choose gimc-lff, gimc-lnys, imc-rff, imc-nys or mccc)"
-                        ),
-                    };
-                    let spec = MapSpec {
-                        kind,
-                        m: a.m,
-                        gamma: a.gamma,
-                    };
-                    let mut p = SemiSupParams::new(a.k, spec).with_learn(learn);
+                    let (family, learn) = crate::common::map_method(m, &g.registry)
+                        .with_context(|| "with --constraints (or mccc)".to_string())?;
+                    let mut p = SemiSupParams::new(a.k, a.m, a.gamma).with_learn(learn);
                     if !a.lambda.is_empty() {
                         p = p.with_lambdas(a.lambda.clone());
                     }
                     p.completion.max_iter = a.iters;
-                    let r = fit_semisupervised(x, &pairs, &p, &mut rng)?;
+                    let r = fit_semisupervised(x, &pairs, family, &p, &mut rng)?;
                     extra.push(("lambda".into(), r.lambda));
                     extra.push(("iterations".into(), r.iterations as f64));
                     extra.push(("constraint_error".into(), r.train_constraint_error));

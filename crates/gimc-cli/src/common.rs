@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use gimc::LabelData;
+use gimc::{DynFamily, LabelData, MapRegistry};
 use gimc_data::{
     ColumnRef, Dataset, Format, Manifest, Targets, guess_format, load_named, load_path,
     resolve_data_dir,
@@ -27,6 +27,43 @@ pub struct Globals {
     pub seed: u64,
     /// The label column of CSV inputs (name, 0-based index, or `last`).
     pub label_column: Option<String>,
+    /// The map families (`--method`) and codecs (model files) in use.
+    pub registry: MapRegistry,
+}
+
+/// The map family of a `--method` and whether its map is learned: `gimc-NAME` (learned) or
+/// `imc-NAME` (the random draw kept) for any family `NAME` of the registry, a bare `NAME`
+/// (learned), and the names the paper uses for the unlearned built-in maps: `imc-rff`
+/// (= `imc-lff`), `imc-rff-phase` (= `imc-lff-phase`) and `imc-nys` (= `imc-lnys`).
+pub fn map_method<'r>(method: &str, registry: &'r MapRegistry) -> Result<(&'r DynFamily, bool)> {
+    let alias = match method {
+        "imc-rff" | "rff" => Some(("lff", false)),
+        "imc-rff-phase" | "rff-phase" => Some(("lff-phase", false)),
+        "imc-nys" | "nys" => Some(("lnys", false)),
+        _ => None,
+    };
+    let (name, learn) = alias.unwrap_or_else(|| {
+        if let Some(n) = method.strip_prefix("gimc-") {
+            (n, true)
+        } else if let Some(n) = method.strip_prefix("imc-") {
+            (n, false)
+        } else {
+            (method, true)
+        }
+    });
+    match registry.family(name) {
+        Ok(f) => Ok((f, learn)),
+        Err(_) => {
+            let names = registry.family_names();
+            let learned: Vec<String> = names.iter().map(|n| format!("gimc-{n}")).collect();
+            let fixed: Vec<String> = names.iter().map(|n| format!("imc-{n}")).collect();
+            bail!(
+                "unknown method `{method}` (choose {}, {}, or imc-rff, imc-rff-phase, imc-nys)",
+                learned.join(", "),
+                fixed.join(", ")
+            )
+        }
+    }
 }
 
 impl Globals {

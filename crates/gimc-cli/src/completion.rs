@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use gimc::{CompletionData, CompletionParams, MapKind, MapSpec, NoObserver, fit_completion};
+use gimc::{CompletionData, CompletionParams, DynFamily, NoObserver, fit_completion};
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};
@@ -21,8 +21,8 @@ pub struct CompletionArgs<'a> {
     pub row_features: &'a str,
     /// Column features.
     pub col_features: &'a str,
-    /// Map kind and whether it is learned.
-    pub kind: MapKind,
+    /// The map family (the same for rows and columns).
+    pub family: &'a DynFamily,
     /// Learn the maps.
     pub learn: bool,
     /// m, γ, λ, iterations, rank.
@@ -60,14 +60,9 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
     let omega = Observed::from_triplets(x.nrows(), y.nrows(), &rows, &cols, &vals)
         .with_context(|| a.triplets.display().to_string())?;
     let data = CompletionData::new(&omega, &x, &y)?;
-    let spec = MapSpec {
-        kind: a.kind,
-        m: a.m,
-        gamma: a.gamma,
-    };
     let root = seeded(g.seed);
-    let row_map = spec.build(&x, &mut child(&root, 1))?;
-    let col_map = spec.build(&y, &mut child(&root, 2))?;
+    let row_map = a.family.build(&x, a.m, a.gamma, &mut child(&root, 1))?;
+    let col_map = a.family.build(&y, a.m, a.gamma, &mut child(&root, 2))?;
     let params = CompletionParams {
         rank: a.rank,
         lambda: a.lambda,
@@ -121,7 +116,7 @@ pub fn predict(
     out: Option<&PathBuf>,
     g: &Globals,
 ) -> Result<()> {
-    let m = gimc::persist::load_completion_model(model)?;
+    let m = gimc::persist::load_completion_model(model, &g.registry)?;
     let x = load_input(row_features, "train", g)?.features;
     let y = load_input(col_features, "train", g)?.features;
     let pairs = crate::complete::read_pairs(pairs_file, false)?;

@@ -7,10 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::{IterationInfo, MapKind, SelectionParams, Task, select_and_fit_observed};
+use gimc::{IterationInfo, SelectionParams, Task, select_and_fit_observed};
 use serde_json::json;
 
-use crate::common::{Globals, Standardize, label_data, load_target, standardize, write_output};
+use crate::common::{
+    Globals, Standardize, label_data, load_target, map_method, standardize, write_output,
+};
 use crate::progress::FitProgress;
 
 /// Arguments of `gimc fit`.
@@ -23,9 +25,12 @@ pub struct FitArgs {
     /// Part of a named set to train on.
     #[arg(long, default_value = "train")]
     pub part: String,
-    /// Method: gimc-lff, gimc-lff-phase, gimc-lnys (learned maps), imc-rff, imc-rff-phase,
-    /// imc-nys (fixed random maps). The -phase maps are random-phase Fourier features
-    /// √(2/D) cos(XU + b) with D = 2m directions.
+    /// Method: gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw.
+    /// Built-in families: lff (random Fourier), lff-phase (random-phase Fourier √(2/D)
+    /// cos(XU + b), D = 2m directions), lnys (Nyström, M = I), nys-whiten and nys-kmeans
+    /// (Nyström with whitening, uniform or k-means landmarks); a binary built on gimc_cli adds
+    /// its own. imc-rff, imc-rff-phase and imc-nys are the paper's names of imc-lff,
+    /// imc-lff-phase and imc-lnys.
     #[arg(long, default_value = "gimc-lff")]
     pub method: String,
     /// Number of random features / landmarks m (comma list = grid searched on validation).
@@ -81,24 +86,9 @@ pub struct FitArgs {
     pub standardize: Standardize,
 }
 
-fn map_kind(method: &str) -> Result<(MapKind, bool)> {
-    Ok(match method {
-        "gimc-lff" | "lff" => (MapKind::Fourier, true),
-        "gimc-lff-phase" | "lff-phase" => (MapKind::FourierPhase, true),
-        "gimc-lnys" | "lnys" => (MapKind::LEARNED_NYSTROM, true),
-        "imc-rff" | "rff" => (MapKind::Fourier, false),
-        "imc-rff-phase" | "rff-phase" => (MapKind::FourierPhase, false),
-        "imc-nys" | "nys" => (MapKind::LEARNED_NYSTROM, false),
-        other => bail!(
-            "unknown method `{other}` (choose gimc-lff, gimc-lff-phase, gimc-lnys, imc-rff, \
-             imc-rff-phase or imc-nys)"
-        ),
-    })
-}
-
 /// Runs `gimc fit`.
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
-    let (kind, learn) = map_kind(&a.method)?;
+    let (family, learn) = map_method(&a.method, &g.registry)?;
     if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
         if a.standardize == Standardize::On {
             bail!("--standardize on: completion fits (--triplets) do not standardise features");
@@ -117,7 +107,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             triplets: t,
             row_features: r,
             col_features: c,
-            kind,
+            family,
             learn,
             m,
             gamma: pick(&a.gamma, "gamma")?,
@@ -145,7 +135,6 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         }
     ));
     let params = SelectionParams {
-        kind,
         gammas: a.gamma.clone(),
         lambdas: a.lambda.clone(),
         ms: a.m.clone(),
@@ -156,7 +145,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         ..SelectionParams::default()
     };
     let mut progress = FitProgress::new(g, &a.method);
-    let sel = select_and_fit_observed(&data, &params, &mut progress);
+    let sel = select_and_fit_observed(&data, family, &params, &mut progress);
     progress.finish();
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());
@@ -168,7 +157,9 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         let val_scores: &[f64] = sel
             .candidates
             .iter()
-            .find(|c| c.spec == sel.chosen.spec && c.lambda == sel.chosen.lambda)
+            .find(|c| {
+                (c.m, c.gamma, c.lambda) == (sel.chosen.m, sel.chosen.gamma, sel.chosen.lambda)
+            })
             .map(|c| c.scores.as_slice())
             .unwrap_or(&[]);
         write_trace(t, &sel.history, val_scores, data.task(), a.select_k)?;

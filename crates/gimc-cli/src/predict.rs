@@ -59,7 +59,8 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
     if let (Some(pf), Some(r), Some(c)) = (&a.pairs, &a.row_features, &a.col_features) {
         return crate::completion::predict(&a.model, pf, r, c, a.out.as_ref(), g);
     }
-    let (model, standardizer) = gimc::persist::load_label_model_with_preprocess(&a.model)?;
+    let (model, standardizer) =
+        gimc::persist::load_label_model_with_preprocess(&a.model, &g.registry)?;
     let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     if ds.ncols() != model.input_dim() {
         anyhow::bail!(

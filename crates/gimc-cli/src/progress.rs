@@ -109,7 +109,8 @@ impl SelectionObserver for FitProgress {
             SelectionStage::Candidate {
                 index,
                 total,
-                spec,
+                m,
+                gamma,
                 lambda,
             } => {
                 if *index == 0 {
@@ -121,17 +122,15 @@ impl SelectionObserver for FitProgress {
                     }
                 }
                 self.bar.set_message(format!(
-                    "setting {}/{total}: m={} γ={} λ={lambda}",
+                    "setting {}/{total}: m={m} γ={gamma} λ={lambda}",
                     index + 1,
-                    spec.m,
-                    spec.gamma
                 ));
             }
             SelectionStage::Refit { chosen } => {
                 self.bar.set_length(self.done_before + self.fit_len);
                 self.bar.set_message(format!(
                     "refit: m={} γ={} λ={}",
-                    chosen.spec.m, chosen.spec.gamma, chosen.lambda
+                    chosen.m, chosen.gamma, chosen.lambda
                 ));
             }
         }

@@ -1,7 +1,9 @@
 //! The open extension points (DESIGN §2 conventions, §3.1): [`FeatureMap`] (forward pass,
 //! dimensions) and [`LearnableMap`] (parameters and the backward pass, i.e. the vector–Jacobian
 //! product GIMC needs, DESIGN §3.3), with blanket impls for `&M`, `&mut M` and `Box<M>` so that
-//! `Box<dyn FeatureMap>` / `Box<dyn LearnableMap>` work. Also the input checks shared by the
+//! `Box<dyn FeatureMap>` / `Box<dyn LearnableMap>` work. The blanket impls forward every
+//! method, provided ones included, so a borrowed or boxed map keeps its own fast paths (a
+//! Nyström map's factored forward pass). Also the input checks shared by the
 //! built-in maps.
 
 use gimc_linalg::FeatureMatrix;
@@ -99,6 +101,12 @@ macro_rules! forward_feature_map {
             }
             fn forward(&self, x: &FeatureMatrix) -> Result<Mat<f64>> {
                 (**self).forward(x)
+            }
+            fn forward_factored(
+                &self,
+                x: &FeatureMatrix,
+            ) -> Result<(Mat<f64>, Option<Mat<f64>>)> {
+                (**self).forward_factored(x)
             }
             fn forward_rows(&self, x: &FeatureMatrix, rows: &[usize]) -> Result<Mat<f64>> {
                 (**self).forward_rows(x, rows)

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
-use gimc::{LabelData, LabelParams, LabelProblem, Landmarks, MapKind, MapSpec, NoObserver};
+use gimc::{LabelData, LabelParams, LabelProblem, MapRegistry, NoObserver};
 use gimc_data::Targets;
 use gimc_featmap::FeatureMap;
 use gimc_linalg::rng::seeded;
@@ -26,21 +26,19 @@ fn main() {
     };
     let data = LabelData::multi_label(d.features.clone(), matrix.clone()).unwrap();
     let prob = LabelProblem::new(&data, lambda).unwrap();
-    let spec = match kind {
-        "nys" => MapSpec {
-            kind: MapKind::Nystrom {
-                landmarks: Landmarks::Uniform,
-                normalized: true,
-            },
-            m,
-            gamma,
-        },
-        "phase" => MapSpec::fourier_phase(m, gamma),
-        _ => MapSpec::fourier(m, gamma),
-    };
+    let registry = MapRegistry::builtin();
+    let family = registry
+        .family(match kind {
+            "nys" => "nys-whiten",
+            "phase" => "lff-phase",
+            _ => "lff",
+        })
+        .unwrap();
     for rep in 0..4 {
         let t = Instant::now();
-        let map = spec.build(data.features(), &mut seeded(rep)).unwrap();
+        let map = family
+            .build(data.features(), m, gamma, &mut seeded(rep))
+            .unwrap();
         let t_build = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let (c, mm) = map.forward_factored(data.features()).unwrap();
@@ -62,7 +60,9 @@ fn main() {
             ..LabelParams::default()
         };
         let t = Instant::now();
-        let map = spec.build(data.features(), &mut seeded(rep)).unwrap();
+        let map = family
+            .build(data.features(), m, gamma, &mut seeded(rep))
+            .unwrap();
         gimc::fit_labels(&data, map, &params, None, &mut NoObserver).unwrap();
         println!(
             "build {t_build:.3} forward {t_fwd:.3} products {t_feat:.3} w-step {t_w:.3} \

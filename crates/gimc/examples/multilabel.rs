@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use gimc::{
-    LabelData, LabelModel, MapKind, Scheme, Selection, SelectionParams, select_and_fit,
-    select_combined,
+    BoxedMap, LabelData, LabelModel, MapRegistry, Scheme, Selection, SelectionParams,
+    select_and_fit, select_combined,
 };
 use gimc_data::Targets;
 
@@ -55,9 +55,10 @@ fn report(name: &str, model: &LabelModel, test: &LabelData, secs: f64) {
     }
 }
 
-fn run(train: &LabelData, params: &SelectionParams) -> (Selection, f64) {
+fn run(train: &LabelData, family: &str, params: &SelectionParams) -> (Selection<BoxedMap>, f64) {
     let t = Instant::now();
-    let sel = select_and_fit(train, params).unwrap();
+    let registry = MapRegistry::builtin();
+    let sel = select_and_fit(train, registry.family(family).unwrap(), params).unwrap();
     let secs = t.elapsed().as_secs_f64();
     for c in &sel.candidates {
         let s: Vec<String> = c
@@ -67,9 +68,9 @@ fn run(train: &LabelData, params: &SelectionParams) -> (Selection, f64) {
             .collect();
         println!(
             "  candidate {} m={} gamma={} lambda={}: validation by iteration [{}] ({:.1} s)",
-            c.spec.kind.short_name(),
-            c.spec.m,
-            c.spec.gamma,
+            sel.chosen.family,
+            c.m,
+            c.gamma,
             c.lambda,
             s.join(" "),
             c.seconds
@@ -132,23 +133,21 @@ fn main() {
     match kind {
         "combined" => {
             let lff = SelectionParams {
-                kind: MapKind::Fourier,
                 gammas: vec![gammas[0]],
                 scheme,
                 ..base.clone()
             };
             let lnys = SelectionParams {
-                kind: MapKind::LEARNED_NYSTROM,
                 gammas: vec![*gammas.get(1).unwrap_or(&gammas[0])],
                 scheme,
                 ..base.clone()
             };
-            let (s1, t1) = run(&train, &lff);
+            let (s1, t1) = run(&train, "lff", &lff);
             report("GIMC-LFF", &s1.model, &test, t1);
-            let (s2, t2) = run(&train, &lnys);
+            let (s2, t2) = run(&train, "lnys", &lnys);
             report("GIMC-LNYS", &s2.model, &test, t2);
             let t = Instant::now();
-            let comb = select_combined(&train, &[&s1, &s2], &lambdas, 1).unwrap();
+            let comb = select_combined(&train, vec![s1, s2], &lambdas, 1).unwrap();
             println!(
                 "  combined: lambda by validation {:?} -> chosen {}",
                 comb.scores, comb.lambda
@@ -161,18 +160,13 @@ fn main() {
             );
         }
         k => {
-            let map_kind = if k == "lnys" {
-                MapKind::LEARNED_NYSTROM
-            } else {
-                MapKind::Fourier
-            };
+            let family = if k == "lnys" { "lnys" } else { "lff" };
             let p = SelectionParams {
-                kind: map_kind,
                 gammas,
                 scheme,
                 ..base
             };
-            let (sel, secs) = run(&train, &p);
+            let (sel, secs) = run(&train, family, &p);
             report(
                 &format!("GIMC-{} ({})", k.to_uppercase(), scheme.name()),
                 &sel.model,

@@ -6,9 +6,8 @@
 //! `cargo run --release -p gimc --example probe -- bibtex lff 500 0.002 10 alt 7`
 //! (set, lff | lnys, m, γ, iterations, alt | varpro, seed, [initial step])
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
-use std::path::Path;
 
-use gimc::{LabelData, LabelParams, MapSpec, NoObserver, Scheme, fit_labels};
+use gimc::{LabelData, LabelParams, MapRegistry, NoObserver, Scheme, fit_labels};
 use gimc_data::Targets;
 use gimc_linalg::rng::seeded;
 
@@ -35,16 +34,17 @@ fn main() {
     };
     let seed: u64 = args.get(7).and_then(|s| s.parse().ok()).unwrap_or(7);
     let init_step: Option<f64> = args.get(8).and_then(|s| s.parse().ok());
-    let named = gimc_data::load_named(Path::new("/work/shared/datasets"), set).unwrap();
+    let named = gimc_data::load_named(&gimc_data::resolve_data_dir(None), set).unwrap();
     let train = to_label_data(named.part("train").unwrap());
     let test = to_label_data(named.part("test").unwrap());
-    let spec = if kind == "lnys" {
-        MapSpec::nystrom(m, gamma)
-    } else {
-        MapSpec::fourier(m, gamma)
-    };
+    let registry = MapRegistry::builtin();
+    let family = registry
+        .family(if kind == "lnys" { "lnys" } else { "lff" })
+        .unwrap();
     let t0 = std::time::Instant::now();
-    let map = spec.build(train.features(), &mut seeded(seed)).unwrap();
+    let map = family
+        .build(train.features(), m, gamma, &mut seeded(seed))
+        .unwrap();
     let params = LabelParams {
         max_iter: iters,
         scheme,

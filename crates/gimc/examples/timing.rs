@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use gimc::{LabelData, LabelProblem, MapSpec};
+use gimc::{LabelData, LabelProblem};
 use gimc_data::Targets;
 use gimc_featmap::{FeatureMap, LearnableMap};
+use gimc_featmap::{FourierFamily, MapFamily};
 use gimc_linalg::rng::seeded;
 
 fn main() {
@@ -21,8 +22,8 @@ fn main() {
         panic!()
     };
     let data = LabelData::multi_label(d.features.clone(), matrix.clone()).unwrap();
-    let map = MapSpec::fourier(m, gamma)
-        .build(data.features(), &mut seeded(1))
+    let map = FourierFamily
+        .build(data.features(), m, gamma, &mut seeded(1))
         .unwrap();
     let prob = LabelProblem::new(&data, 1.0).unwrap();
     let (n, dd, l) = (data.nrows() as f64, (2 * m) as f64, data.n_labels() as f64);

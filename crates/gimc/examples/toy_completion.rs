@@ -6,8 +6,9 @@
 //! `cargo run --release -p gimc --example toy_completion -- 0.2 100 0.01 0.1 10`
 //! (fraction observed, m, γ, λ, outer iterations)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
-use gimc::{CompletionData, CompletionParams, MapSpec, NoObserver, fit_completion};
+use gimc::{CompletionData, CompletionParams, NoObserver, fit_completion};
 use gimc_data::synth::{Fig1Params, gimc_fig1_toy, observe};
+use gimc_featmap::{FourierFamily, MapFamily};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::{FeatureMatrix, Observed};
 
@@ -68,12 +69,8 @@ fn main() {
     let x = FeatureMatrix::dense(toy.x.clone()).unwrap();
     let y = FeatureMatrix::dense(toy.y.clone()).unwrap();
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let rm = MapSpec::fourier(m, gamma)
-        .build(&x, &mut seeded(3))
-        .unwrap();
-    let cm = MapSpec::fourier(m, gamma)
-        .build(&y, &mut seeded(4))
-        .unwrap();
+    let rm = FourierFamily.build(&x, m, gamma, &mut seeded(3)).unwrap();
+    let cm = FourierFamily.build(&y, m, gamma, &mut seeded(4)).unwrap();
     let params = CompletionParams {
         rank: 20,
         lambda,
@@ -118,13 +115,16 @@ fn main() {
             h.validation_error.unwrap_or(f64::NAN)
         );
     }
+    let last_err = err(&fit.model.predict_dense(&x, &y).unwrap());
+    let chosen_iteration = fit.chosen_iteration();
+    let chosen = fit.into_chosen().unwrap();
     println!(
         "observed {:.0}%: IMC-RFF relative error {:.4}, GIMC-LFF {:.4} (last), {:.4} (iteration {} chosen on validation) ({:.1} s)",
         100.0 * frac,
         err(&imc.model.predict_dense(&x, &y).unwrap()),
-        err(&fit.model.predict_dense(&x, &y).unwrap()),
-        err(&fit.chosen().predict_dense(&x, &y).unwrap()),
-        fit.best.as_ref().map_or(0, |b| b.iteration),
+        last_err,
+        err(&chosen.predict_dense(&x, &y).unwrap()),
+        chosen_iteration,
         start.elapsed().as_secs_f64()
     );
 }

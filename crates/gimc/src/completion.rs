@@ -27,8 +27,9 @@ use rayon::prelude::*;
 
 use crate::error::{check_nonneg, dim_err, input_err, param_err};
 use crate::fit::FitStop;
+use crate::fit::move_params;
 use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
-use crate::maps::KnownMap;
+use crate::registry::BoxedMap;
 use crate::{GimcError, Result};
 
 /// A partially observed matrix with row and column features: A on Ω (n_x × n_y), X (n_x × d_x),
@@ -158,7 +159,7 @@ impl CompletionParams {
 
 /// A fitted completion model Â = φ_U(X) W Hᵀ ψ_V(Y)ᵀ, inductive on both sides.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CompletionModel<MR = KnownMap, MC = KnownMap> {
+pub struct CompletionModel<MR = BoxedMap, MC = BoxedMap> {
     row_map: MR,
     col_map: MC,
     w: Mat<f64>,
@@ -208,6 +209,11 @@ impl<MR: FeatureMap, MC: FeatureMap> CompletionModel<MR, MC> {
     /// The column map ψ_V.
     pub fn col_map(&self) -> &MC {
         &self.col_map
+    }
+
+    /// Consumes the model, returning its row and column maps.
+    pub fn into_maps(self) -> (MR, MC) {
+        (self.row_map, self.col_map)
     }
 
     /// W (D_x × k).
@@ -370,15 +376,22 @@ pub struct CompletionIteration {
     pub validation_error: Option<f64>,
 }
 
-/// The iterate with the lowest validation error.
+/// The iterate with the lowest validation error: a snapshot of both maps' parameters and the
+/// factors ([`CompletionFit::into_chosen`] restores it; the maps need not be `Clone`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BestCompletion<MR, MC> {
+pub struct BestCompletion {
     /// Its outer iteration (0 = the IMC start).
     pub iteration: usize,
     /// Its validation error.
     pub error: f64,
-    /// The model at that iteration.
-    pub model: CompletionModel<MR, MC>,
+    /// The row map's parameters U at that iteration.
+    pub row_params: Mat<f64>,
+    /// The column map's parameters V at that iteration.
+    pub col_params: Mat<f64>,
+    /// W at that iteration.
+    pub w: Mat<f64>,
+    /// H at that iteration.
+    pub h: Mat<f64>,
 }
 
 /// The result of [`fit_completion`].
@@ -389,15 +402,34 @@ pub struct CompletionFit<MR, MC> {
     /// One record per iteration, starting with the IMC start.
     pub history: Vec<CompletionIteration>,
     /// The lowest-validation-error iterate (when a validation set was given).
-    pub best: Option<BestCompletion<MR, MC>>,
+    pub best: Option<BestCompletion>,
     /// Why the fit stopped.
     pub stop_reason: FitStop,
 }
 
-impl<MR, MC> CompletionFit<MR, MC> {
-    /// The best-validation model when there is one, else the last.
-    pub fn chosen(&self) -> &CompletionModel<MR, MC> {
-        self.best.as_ref().map_or(&self.model, |b| &b.model)
+impl<MR: LearnableMap, MC: LearnableMap> CompletionFit<MR, MC> {
+    /// The iteration of the model [`CompletionFit::into_chosen`] returns.
+    pub fn chosen_iteration(&self) -> usize {
+        self.best.as_ref().map_or_else(
+            || self.history.last().map_or(0, |h| h.iteration),
+            |b| b.iteration,
+        )
+    }
+
+    /// Consumes the fit, returning the best-validation model when there is one (both maps'
+    /// parameters and the factors restored into the last model), else the last.
+    pub fn into_chosen(self) -> Result<CompletionModel<MR, MC>> {
+        let mut model = self.model;
+        if let Some(b) = self.best {
+            model.row_map.set_params(b.row_params)?;
+            model.col_map.set_params(b.col_params)?;
+            model = CompletionModel {
+                w: b.w,
+                h: b.h,
+                ..model
+            };
+        }
+        Ok(model)
     }
 
     /// The objective values, the IMC start first.
@@ -421,7 +453,7 @@ enum Which {
 /// Armijo on one side's map with W, H and the other side fixed. Returns the accepted step and
 /// updates `map`, `feats` and `f` in place.
 #[allow(clippy::too_many_arguments)]
-fn side_step<M: LearnableMap + Clone>(
+fn side_step<M: LearnableMap>(
     which: Which,
     map: &mut M,
     feats: &mut FeatureMatrix,
@@ -461,30 +493,32 @@ fn side_step<M: LearnableMap + Clone>(
         return Ok((None, 0));
     }
     let eta0 = first_step(ls, *last, *f, map.params().norm_l2(), g_sq.sqrt());
+    // trials move the map itself; it ends at the accepted trial or is restored (DESIGN §3.3)
+    let u = map.params().to_owned();
     let search = armijo(*f, g_sq, eta0, ls, |eta| {
-        let mut trial = map.clone();
-        if trial.step(g.as_ref(), eta).is_err() {
+        if !move_params(map, u.as_ref(), g.as_ref(), eta) {
             return Ok(None);
         }
-        let tf = FeatureMatrix::Dense(trial.forward(input)?);
+        let tf = FeatureMatrix::Dense(map.forward(input)?);
         let (phi, psi) = match which {
             Which::Rows => (&tf, other),
             Which::Cols => (other, &tf),
         };
         let prob = problem(phi, psi, omega)?;
         let fv = ImcWorkspace::new(&prob).objective(lambda, w, h)?;
-        Ok(Some((fv, (trial, tf))))
+        Ok(Some((fv, tf)))
     })?;
     match search {
         Search::Accepted(acc, trials) => {
-            let (m, tf) = acc.payload;
-            *map = m;
-            *feats = tf;
+            *feats = acc.payload;
             *f = acc.objective;
             *last = Some(acc.eta);
             Ok((Some(acc.eta), trials))
         }
-        Search::Failed(trials) => Ok((None, trials)),
+        Search::Failed(trials) => {
+            map.set_params(u)?;
+            Ok((None, trials))
+        }
     }
 }
 
@@ -510,8 +544,8 @@ pub fn fit_completion<MR, MC, O>(
     observer: &mut O,
 ) -> Result<CompletionFit<MR, MC>>
 where
-    MR: LearnableMap + Clone,
-    MC: LearnableMap + Clone,
+    MR: LearnableMap,
+    MC: LearnableMap,
     O: Observer + ?Sized,
 {
     params.check()?;
@@ -586,22 +620,21 @@ where
             (num / v.values_sq_norm().max(f64::MIN_POSITIVE)).sqrt(),
         ))
     };
-    let make_model = |rm: &MR, cm: &MC, w: &Mat<f64>, h: &Mat<f64>| {
-        CompletionModel::new(rm.clone(), cm.clone(), w.clone(), h.clone(), params.lambda)
-    };
-    let mut best: Option<BestCompletion<MR, MC>> = None;
+    let mut best: Option<BestCompletion> = None;
     let mut consider =
-        |info: &CompletionIteration, rm: &MR, cm: &MC, w: &Mat<f64>, h: &Mat<f64>| -> Result<()> {
+        |info: &CompletionIteration, rm: &MR, cm: &MC, w: &Mat<f64>, h: &Mat<f64>| {
             if let Some(e) = info.validation_error
                 && best.as_ref().is_none_or(|b| e < b.error)
             {
                 best = Some(BestCompletion {
                     iteration: info.iteration,
                     error: e,
-                    model: make_model(rm, cm, w, h)?,
+                    row_params: rm.params().to_owned(),
+                    col_params: cm.params().to_owned(),
+                    w: w.clone(),
+                    h: h.clone(),
                 });
             }
-            Ok(())
         };
     let record = |info: &CompletionIteration| {
         let mut extras = vec![
@@ -634,7 +667,7 @@ where
         seconds: start.elapsed().as_secs_f64(),
         validation_error: val_error(&phi, &psi, &w, &h)?,
     };
-    consider(&info0, &row_map, &col_map, &w, &h)?;
+    consider(&info0, &row_map, &col_map, &w, &h);
     let mut stop_reason = FitStop::MaxIterations;
     if observer.observe(&record(&info0)) == ObserverAction::Stop {
         stop_reason = FitStop::Observer;
@@ -720,7 +753,7 @@ where
                 seconds: start.elapsed().as_secs_f64(),
                 validation_error: val_error(&phi, &psi, &w, &h)?,
             };
-            consider(&info, &row_map, &col_map, &w, &h)?;
+            consider(&info, &row_map, &col_map, &w, &h);
             let action = observer.observe(&record(&info));
             history.push(info);
             if action == ObserverAction::Stop {

@@ -67,6 +67,17 @@ pub enum GimcError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A map family or map kind that is not registered (a model file written with a user's
+    /// map, read without its codec registered).
+    #[error("unknown {what} {name:?} (registered: {known})")]
+    UnknownMap {
+        /// `map family` or `map kind`.
+        what: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated.
+        known: String,
+    },
     /// Reading or writing a file failed.
     #[error("i/o error on {path}: {message}")]
     Io {

@@ -76,6 +76,12 @@ impl LabelFeatures {
     pub fn dim(&self) -> usize {
         self.dim
     }
+
+    /// Whether the features were built from factors Φ = C·M (a map with a factored forward
+    /// pass, [`FeatureMap::forward_factored`]), so that Φ itself is formed only on demand.
+    pub fn is_factored(&self) -> bool {
+        self.factors.is_some()
+    }
 }
 
 /// The fast-path problem: the data, λ and ‖A‖².

@@ -20,7 +20,7 @@
 use std::time::Instant;
 
 use gimc_featmap::LearnableMap;
-use gimc_linalg::faer::Mat;
+use gimc_linalg::faer::{Mat, MatRef};
 use gimc_solvers::{IterationRecord, Observer, ObserverAction};
 
 use crate::data::LabelData;
@@ -144,15 +144,18 @@ pub enum FitStop {
     Observer,
 }
 
-/// The iterate with the best validation score.
+/// The iterate with the best validation score: its map parameters and W (a snapshot, so the
+/// map itself need not be `Clone`; [`LabelFit::into_chosen`] restores it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BestIterate<M> {
+pub struct BestIterate {
     /// Its outer iteration (0 = the IMC start).
     pub iteration: usize,
     /// Its validation score (P@select_k or accuracy).
     pub score: f64,
-    /// The model at that iteration.
-    pub model: LabelModel<M>,
+    /// The map parameters U at that iteration.
+    pub params: Mat<f64>,
+    /// W at that iteration.
+    pub w: Mat<f64>,
 }
 
 /// The result of [`fit_labels`].
@@ -161,22 +164,17 @@ pub struct LabelFit<M> {
     /// The model at the last iteration.
     pub model: LabelModel<M>,
     /// The best-validation iterate (when a validation set was given).
-    pub best: Option<BestIterate<M>>,
+    pub best: Option<BestIterate>,
     /// One record per iteration, starting with iteration 0.
     pub history: Vec<IterationInfo>,
     /// Why the fit stopped.
     pub stop_reason: FitStop,
 }
 
-impl<M> LabelFit<M> {
+impl<M: LearnableMap> LabelFit<M> {
     /// The objective values, iteration 0 first.
     pub fn objectives(&self) -> Vec<f64> {
         self.history.iter().map(|h| h.objective).collect()
-    }
-
-    /// The best-validation model when there is one, else the last.
-    pub fn chosen(&self) -> &LabelModel<M> {
-        self.best.as_ref().map_or(&self.model, |b| &b.model)
     }
 
     /// The iteration of [`LabelFit::chosen`].
@@ -187,12 +185,14 @@ impl<M> LabelFit<M> {
         )
     }
 
-    /// Consumes the fit, returning the chosen model.
-    pub fn into_chosen(self) -> LabelModel<M> {
-        match self.best {
-            Some(b) => b.model,
-            None => self.model,
+    /// Consumes the fit, returning the chosen model: the best-validation iterate when there is
+    /// one (its map parameters and W restored into the last model), else the last.
+    pub fn into_chosen(self) -> Result<LabelModel<M>> {
+        let mut model = self.model;
+        if let Some(b) = self.best {
+            model.restore_single(b.params, b.w)?;
         }
+        Ok(model)
     }
 }
 
@@ -243,6 +243,19 @@ fn record_of(info: &IterationInfo) -> IterationRecord {
     }
 }
 
+/// Sets the map's parameters to U − η·g (the Armijo trial point, DESIGN §3.3). Returns
+/// `false`, leaving the map unchanged, when the map refuses them (e.g. non-finite entries):
+/// the trial is then rejected.
+pub(crate) fn move_params<M: LearnableMap + ?Sized>(
+    map: &mut M,
+    u: MatRef<'_, f64>,
+    g: MatRef<'_, f64>,
+    eta: f64,
+) -> bool {
+    let next = Mat::from_fn(u.nrows(), u.ncols(), |i, j| u[(i, j)] - eta * g[(i, j)]);
+    map.set_params(next).is_ok()
+}
+
 /// Relative slack allowed by the monotonicity check (rounding in the Cholesky solve and the
 /// Gram-form objective).
 const MONOTONE_SLACK: f64 = 1e-10;
@@ -262,7 +275,7 @@ pub fn fit_labels<M, O>(
     observer: &mut O,
 ) -> Result<LabelFit<M>>
 where
-    M: LearnableMap + Clone,
+    M: LearnableMap,
     O: Observer + ?Sized,
 {
     params.check()?;
@@ -322,14 +335,8 @@ where
         };
         Ok((train, val))
     };
-    let make_model = |map: &M, w: &Mat<f64>| -> Result<LabelModel<M>> {
-        let mut m = LabelModel::new(vec![map.clone()], w.clone(), task, params.lambda)?;
-        m.set_label_names(data.label_names().to_vec())?;
-        Ok(m)
-    };
-
     let mut history = Vec::with_capacity(params.max_iter + 1);
-    let mut best: Option<BestIterate<M>> = None;
+    let mut best: Option<BestIterate> = None;
     let (train, val) = evaluate(&map, &feats, &w)?;
     let info = IterationInfo {
         iteration: 0,
@@ -340,11 +347,7 @@ where
         train,
         validation: val,
     };
-    let consider = |info: &IterationInfo,
-                    best: &mut Option<BestIterate<M>>,
-                    map: &M,
-                    w: &Mat<f64>|
-     -> Result<()> {
+    let consider = |info: &IterationInfo, best: &mut Option<BestIterate>, map: &M, w: &Mat<f64>| {
         if let Some(score) = info
             .validation
             .as_ref()
@@ -354,12 +357,12 @@ where
             *best = Some(BestIterate {
                 iteration: info.iteration,
                 score,
-                model: make_model(map, w)?,
+                params: map.params().to_owned(),
+                w: w.clone(),
             });
         }
-        Ok(())
     };
-    consider(&info, &mut best, &map, &w)?;
+    consider(&info, &mut best, &map, &w);
     let mut stop_reason = FitStop::MaxIterations;
     let action = observer.observe(&record_of(&info));
     history.push(info);
@@ -392,21 +395,23 @@ where
                 map.params().norm_l2(),
                 g_sq.sqrt(),
             );
+            // trials move the map itself to U − ηg; the search stops at the first accepted
+            // trial, so the map ends there, or is restored to U when none is accepted
+            let u = map.params().to_owned();
             let search = armijo(f, g_sq, eta0, &params.line_search, |eta| {
-                let mut trial = map.clone();
-                if trial.step(g.as_ref(), eta).is_err() {
+                if !move_params(&mut map, u.as_ref(), g.as_ref(), eta) {
                     return Ok(None);
                 }
-                let tf = problem.features(std::slice::from_ref(&trial))?;
+                let tf = problem.features(std::slice::from_ref(&map))?;
                 match params.scheme {
                     Scheme::Alternating => {
                         let fv = problem.objective(&tf, w.as_ref())?;
-                        Ok(Some((fv, (trial, tf, None))))
+                        Ok(Some((fv, (tf, None))))
                     }
                     Scheme::VariableProjection => match problem.w_step(&tf) {
                         Ok(tw) => {
                             let fv = problem.objective(&tf, tw.as_ref())?;
-                            Ok(Some((fv, (trial, tf, Some(tw)))))
+                            Ok(Some((fv, (tf, Some(tw)))))
                         }
                         Err(GimcError::Linalg(_)) => Ok(None),
                         Err(e) => Err(e),
@@ -416,11 +421,12 @@ where
             let (acc, trials) = match search {
                 Search::Accepted(acc, trials) => (acc, trials),
                 Search::Failed(_) => {
+                    map.set_params(u)?;
                     stop_reason = FitStop::LineSearchFailed;
                     break;
                 }
             };
-            let (new_map, new_feats, new_w) = acc.payload;
+            let (new_feats, new_w) = acc.payload;
             let new_w = match new_w {
                 Some(w) => w,
                 None => problem.w_step(&new_feats)?,
@@ -440,7 +446,6 @@ where
                     after: f_new,
                 });
             }
-            map = new_map;
             feats = new_feats;
             w = new_w;
             last_eta = Some(acc.eta);
@@ -456,7 +461,7 @@ where
                 train,
                 validation: val,
             };
-            consider(&info, &mut best, &map, &w)?;
+            consider(&info, &mut best, &map, &w);
             let action = observer.observe(&record_of(&info));
             history.push(info);
             if action == ObserverAction::Stop {
@@ -469,7 +474,8 @@ where
             }
         }
     }
-    let model = make_model(&map, &w)?;
+    let mut model = LabelModel::new(vec![map], w, task, params.lambda)?;
+    model.set_label_names(data.label_names().to_vec())?;
     Ok(LabelFit {
         model,
         best,

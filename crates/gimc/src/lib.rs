@@ -22,6 +22,7 @@ mod linesearch;
 mod maps;
 mod model;
 pub mod persist;
+pub mod registry;
 mod select;
 mod semisup;
 
@@ -34,8 +35,11 @@ pub use error::{GimcError, Result};
 pub use fastpath::{LabelFeatures, LabelProblem};
 pub use fit::{BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, fit_labels};
 pub use linesearch::LineSearchParams;
-pub use maps::{KnownMap, Landmarks, MapKind, MapSpec, concat_features};
+pub use maps::concat_features;
 pub use model::{Evaluation, LabelModel};
+pub use registry::{
+    AnyMap, BoxedFamily, BoxedMap, DynFamily, KernelMeta, MapCodec, MapRecord, MapRegistry,
+};
 pub use select::{
     Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
     SelectionStage, select_and_fit, select_and_fit_observed, select_combined, validation_split,

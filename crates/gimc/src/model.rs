@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use gimc_featmap::FeatureMap;
+use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::{check_finite, par};
 use gimc_linalg::faer::linalg::matmul::matmul as gemm;
@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use crate::data::{LabelData, Task};
 use crate::error::{dim_err, param_err};
 use crate::fastpath::{BLOCK_ENTRIES, LabelProblem};
-use crate::maps::{KnownMap, concat_features};
+use crate::maps::concat_features;
+use crate::registry::BoxedMap;
 use crate::{GimcError, Result};
 
 /// Scores of a labelled set: P@k for the requested k (multi-label) or accuracy (multi-class),
@@ -51,7 +52,7 @@ impl Evaluation {
 /// A fitted model: maps, W, the task and descriptive metadata (method name, hyper-parameters,
 /// label names) that model files carry.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LabelModel<M = KnownMap> {
+pub struct LabelModel<M = BoxedMap> {
     maps: Vec<M>,
     w: Mat<f64>,
     task: Task,
@@ -111,6 +112,11 @@ impl<M: FeatureMap> LabelModel<M> {
     /// The feature maps.
     pub fn maps(&self) -> &[M] {
         &self.maps
+    }
+
+    /// Consumes the model, returning its maps.
+    pub fn into_maps(self) -> Vec<M> {
+        self.maps
     }
 
     /// W (D × L).
@@ -276,6 +282,28 @@ impl<M: FeatureMap> LabelModel<M> {
     }
 }
 
+impl<M: LearnableMap> LabelModel<M> {
+    /// Puts a single-map model back to an earlier iterate: map parameters `params` and W.
+    pub(crate) fn restore_single(&mut self, params: Mat<f64>, w: Mat<f64>) -> Result<()> {
+        let [map] = self.maps.as_mut_slice() else {
+            return Err(param_err(
+                "model",
+                "restoring an iterate needs exactly one map",
+            ));
+        };
+        if w.shape() != self.w.shape() {
+            return Err(dim_err(
+                "W of the iterate",
+                format!("{} x {}", self.w.nrows(), self.w.ncols()),
+                format!("{} x {}", w.nrows(), w.ncols()),
+            ));
+        }
+        map.set_params(params)?;
+        self.w = w;
+        Ok(())
+    }
+}
+
 /// Computes the scores (Φ_B W)ᵀ of one block and applies `per_row` to each row's scores.
 pub(crate) fn scores_then<T: Send>(
     phi: MatRef<'_, f64>,
@@ -386,7 +414,7 @@ pub(crate) fn evaluate_phi(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::maps::MapSpec;
+    use gimc_featmap::{FourierFamily, MapFamily};
     use gimc_linalg::rng::{gaussian_mat, seeded};
 
     #[test]
@@ -394,7 +422,7 @@ mod tests {
         assert_eq!(argmax(&[1.0, 3.0, 3.0, f64::NAN]), 1);
         assert_eq!(argmax(&[f64::NAN, -1.0]), 1);
         let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(1), 40, 3, 1.0)).unwrap();
-        let map = MapSpec::fourier(4, 0.5).build(&x, &mut seeded(2)).unwrap();
+        let map = FourierFamily.build(&x, 4, 0.5, &mut seeded(2)).unwrap();
         let w = gaussian_mat(&mut seeded(3), 8, 5, 1.0);
         let model = LabelModel::new(vec![map], w, Task::MultiLabel, 1.0).unwrap();
         let s = model.scores(&x).unwrap();

@@ -1,14 +1,20 @@
-//! Model files (DESIGN §1, §7): a fitted [`LabelModel`] or [`CompletionModel`] with built-in
-//! maps ([`KnownMap`]) saved as one [safetensors](https://github.com/huggingface/safetensors)
-//! file, readable by any safetensors reader (Python `safetensors`, NumPy, PyTorch, Rust).
+//! Model files (DESIGN §1, §7): a fitted [`LabelModel`] or [`CompletionModel`] saved as one
+//! [safetensors](https://github.com/huggingface/safetensors) file, readable by any safetensors
+//! reader (Python `safetensors`, NumPy, PyTorch, Rust).
 //!
-//! # Format `gimc-model`, versions 1 and 2
+//! Maps are stored through their [`MapCodec`](crate::MapCodec): a registered kind name, the
+//! map's tensors and its JSON metadata. Saving works for any map that implements
+//! [`AnyMap`] (every `MapCodec` does); loading takes the [`MapRegistry`] whose codecs rebuild
+//! the maps, so a user's map round-trips once its codec is registered, and a kind that is not
+//! registered is an error naming it. The built-in maps are stored exactly the same way.
+//!
+//! # Format `gimc-model`, versions 1 to 3
 //! - **Tensors**: every matrix as a 2-D little-endian `F64` tensor in row-major order
 //!   (element (i, j) of an r × c matrix at position i·c + j):
 //!   - label models: `W` (D × L) and, for the i-th feature map (features concatenated in
 //!     order i = 0, 1, …), tensors named `map.<i>.<part>`;
 //!   - completion models: `W` (D_x × k), `H` (D_y × k), `row_map.<part>`, `col_map.<part>`;
-//!   - map parts: random Fourier features `directions` (d × m, column r = u_r; Φ =
+//!   - map parts (written by each map's codec; the built-in ones:) random Fourier features `directions` (d × m, column r = u_r; Φ =
 //!     m^{-1/2}[cos XU, sin XU]); random-phase Fourier features (version 2) `directions`
 //!     (d × D) and `phases` (1 × D; Φ = √(2/D) cos(XU + 1bᵀ)); Nyström `landmarks` (m × d,
 //!     one landmark per row) and, when the map is normalised, `normalization` (m × m, Φ =
@@ -19,13 +25,15 @@
 //! - **Metadata**: the safetensors header's `__metadata__` holds `"format": "gimc-model"`,
 //!   `"format_version"` and `"gimc"`, a JSON document ([`ModelMeta`]) with the model kind
 //!   (`labels` or `completion`), the method name, the task (`multi-label` / `multi-class`), λ,
-//!   the maps (kind, prefix, input dimension, m, output dimension, kernel and its parameters,
-//!   normalisation), the input standardisation if any (version 2), the shape of every tensor,
-//!   label names, hyper-parameters and the writer.
+//!   the maps (kind, prefix, input dimension, output dimension, and the codec's own metadata
+//!   fields beside them: m, the kernel and its parameters, normalisation for the built-in
+//!   kinds), the input standardisation if any (version 2), the shape of every tensor, label
+//!   names, hyper-parameters and the writer.
 //!
-//! A file is written as version 1 unless it needs a version-2 feature (a random-phase map or a
-//! stored standardisation), so readers of version 1 keep reading every file they can
-//! understand; this crate reads both.
+//! A file is written with the oldest version that holds it: 1 with only `random-fourier` and
+//! `nystrom` maps, 2 with a random-phase map (`random-cosine`) or a stored standardisation, 3
+//! with a map of any other registered kind (a user's map). Readers of older versions keep
+//! reading every file they can understand; this crate reads all three.
 //!
 //! Loading checks the format name and version, that every tensor is present with dtype F64 and
 //! the shape the metadata states, that the shapes are consistent (map input dimensions, W's
@@ -39,23 +47,24 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use gimc_featmap::{FeatureMap, Nystrom, RandomCosine, RandomFourier};
+use gimc_featmap::FeatureMap;
+use gimc_linalg::Standardizer;
 use gimc_linalg::faer::{Mat, MatRef};
-use gimc_linalg::{Kernel, Standardizer};
 use safetensors::tensor::{Dtype, SafeTensors, View};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map as JsonMap, Value};
 
 use crate::completion::CompletionModel;
 use crate::data::Task;
-use crate::maps::KnownMap;
 use crate::model::LabelModel;
+use crate::registry::{AnyMap, BoxedMap, MapCodec, MapRecord, MapRegistry};
 use crate::{GimcError, Result};
 
 /// The format name stored in every model file.
 pub const FORMAT_NAME: &str = "gimc-model";
-/// The newest format version this crate writes and reads. Files that use no version-2 feature
-/// (random-phase maps, stored standardisation) are still written as version 1.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version this crate writes and reads. Every file is written with the
+/// oldest version that can hold it (see the module documentation).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The prefix of the standardisation tensors (`preprocess.mean`, `preprocess.scale`).
 pub const PREPROCESS_PREFIX: &str = "preprocess";
@@ -65,7 +74,7 @@ pub const PREPROCESS_PREFIX: &str = "preprocess";
 pub struct ModelMeta {
     /// Always `gimc-model`.
     pub format: String,
-    /// Format version (1, or 2 when the file uses a version-2 feature).
+    /// Format version (the oldest that holds the file: 1, 2 or 3).
     pub version: u32,
     /// `labels` (multi-label / multi-class) or `completion` (Â = ΦWHᵀΨᵀ).
     pub kind: String,
@@ -96,47 +105,22 @@ pub struct ModelMeta {
     pub created_by: String,
 }
 
-/// One feature map in the metadata.
+/// One feature map in the metadata: its kind (the registered codec), the prefix of its tensors
+/// (`<prefix>.<part>`), its dimensions, and the codec's own fields beside them (e.g. `m`,
+/// `kernel`, `normalized` for the built-in kinds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum MapMeta {
-    /// Random Fourier features; tensor `<prefix>.directions` (input_dim × m).
-    RandomFourier {
-        /// Tensor-name prefix (`map.0`, `row_map`, …).
-        prefix: String,
-        /// Input dimension d.
-        input_dim: usize,
-        /// Number of directions m.
-        m: usize,
-        /// Output dimension D = 2m.
-        output_dim: usize,
-    },
-    /// Random-phase Fourier features (version 2); tensors `<prefix>.directions`
-    /// (input_dim × output_dim) and `<prefix>.phases` (1 × output_dim).
-    RandomCosine {
-        /// Tensor-name prefix.
-        prefix: String,
-        /// Input dimension d.
-        input_dim: usize,
-        /// Output dimension D (= number of directions).
-        output_dim: usize,
-    },
-    /// Nyström features; tensors `<prefix>.landmarks` (m × input_dim) and, if `normalized`,
-    /// `<prefix>.normalization` (m × m).
-    Nystrom {
-        /// Tensor-name prefix.
-        prefix: String,
-        /// Input dimension d.
-        input_dim: usize,
-        /// Number of landmarks m.
-        m: usize,
-        /// Output dimension D = m.
-        output_dim: usize,
-        /// The kernel.
-        kernel: KernelMeta,
-        /// Whether a normalisation matrix M is stored (else M = I).
-        normalized: bool,
-    },
+pub struct MapMeta {
+    /// The map's registered kind (`random-fourier`, `random-cosine`, `nystrom`, or a user's).
+    pub kind: String,
+    /// Tensor-name prefix (`map.0`, `row_map`, …).
+    pub prefix: String,
+    /// Input dimension d.
+    pub input_dim: usize,
+    /// Output dimension D.
+    pub output_dim: usize,
+    /// The codec's metadata fields.
+    #[serde(flatten)]
+    pub metadata: JsonMap<String, Value>,
 }
 
 /// An input transform in the metadata (version 2).
@@ -152,66 +136,6 @@ pub enum PreprocessMeta {
         /// only scaled).
         center: bool,
     },
-}
-
-/// A kernel in the metadata.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum KernelMeta {
-    /// exp(−γ‖x − y‖²).
-    Rbf {
-        /// γ.
-        gamma: f64,
-    },
-    /// x·y.
-    Linear,
-    /// (γ x·y + c₀)^degree.
-    Polynomial {
-        /// γ.
-        gamma: f64,
-        /// c₀.
-        coef0: f64,
-        /// Degree.
-        degree: u32,
-    },
-}
-
-impl KernelMeta {
-    fn of(k: Kernel) -> Result<Self> {
-        match k {
-            Kernel::Rbf { gamma } => Ok(Self::Rbf { gamma }),
-            Kernel::Linear => Ok(Self::Linear),
-            Kernel::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            } => Ok(Self::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            }),
-            other => Err(GimcError::InvalidInput {
-                what: "model to save",
-                reason: format!("kernel {other:?} has no model-file representation"),
-            }),
-        }
-    }
-
-    fn kernel(self) -> Kernel {
-        match self {
-            Self::Rbf { gamma } => Kernel::Rbf { gamma },
-            Self::Linear => Kernel::Linear,
-            Self::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            } => Kernel::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            },
-        }
-    }
 }
 
 /// A row-major F64 tensor ready for serialisation.
@@ -262,45 +186,38 @@ impl Writer {
         self.tensors.push((name, Tensor::of(m)));
     }
 
-    fn add_map(&mut self, prefix: &str, map: &KnownMap) -> Result<()> {
-        match map {
-            KnownMap::Fourier(f) => {
-                self.add(format!("{prefix}.directions"), f.directions());
-                self.maps.push(MapMeta::RandomFourier {
-                    prefix: prefix.to_string(),
-                    input_dim: f.input_dim(),
-                    m: f.n_directions(),
-                    output_dim: f.output_dim(),
-                });
-            }
-            KnownMap::Cosine(c) => {
-                self.add(format!("{prefix}.directions"), c.directions());
-                self.add(
-                    format!("{prefix}.phases"),
-                    MatRef::from_row_major_slice(c.phases(), 1, c.phases().len()),
-                );
-                self.maps.push(MapMeta::RandomCosine {
-                    prefix: prefix.to_string(),
-                    input_dim: c.input_dim(),
-                    output_dim: c.output_dim(),
-                });
-            }
-            KnownMap::Nystrom(n) => {
-                self.add(format!("{prefix}.landmarks"), n.landmarks());
-                let normalized = n.normalization().is_some();
-                if let Some(m) = n.normalization() {
-                    self.add(format!("{prefix}.normalization"), m);
-                }
-                self.maps.push(MapMeta::Nystrom {
-                    prefix: prefix.to_string(),
-                    input_dim: n.input_dim(),
-                    m: n.output_dim(),
-                    output_dim: n.output_dim(),
-                    kernel: KernelMeta::of(n.kernel())?,
-                    normalized,
-                });
+    fn add_map<M: AnyMap + ?Sized>(&mut self, prefix: &str, map: &M) -> Result<()> {
+        let rec = map.encode()?;
+        let bad = |reason: String| GimcError::InvalidInput {
+            what: "map to save",
+            reason: format!("{} map: {reason}", rec.kind),
+        };
+        if rec.kind != map.kind() || rec.kind.is_empty() {
+            return Err(bad(format!("its record has kind {:?}", rec.kind)));
+        }
+        if rec.input_dim != map.input_dim() || rec.output_dim != map.output_dim() {
+            return Err(bad("its record's dimensions differ from the map's".into()));
+        }
+        for reserved in ["kind", "prefix", "input_dim", "output_dim"] {
+            if rec.metadata.contains_key(reserved) {
+                return Err(bad(format!("metadata field {reserved:?} is reserved")));
             }
         }
+        for (part, m) in &rec.tensors {
+            if part.is_empty() || part.contains('.') {
+                return Err(bad(format!(
+                    "tensor part name {part:?} is empty or has a '.'"
+                )));
+            }
+            self.add(format!("{prefix}.{part}"), m.as_ref());
+        }
+        self.maps.push(MapMeta {
+            kind: rec.kind,
+            prefix: prefix.to_string(),
+            input_dim: rec.input_dim,
+            output_dim: rec.output_dim,
+            metadata: rec.metadata,
+        });
         Ok(())
     }
 
@@ -360,16 +277,22 @@ impl Writer {
     }
 }
 
-/// The oldest format version that can hold `meta`: 2 with a random-phase map or a stored
-/// standardisation, else 1.
+/// The oldest format version that can hold `meta`: 3 with a map of a kind other than the
+/// built-in ones, else 2 with a random-phase map or a stored standardisation, else 1.
 fn required_version(meta: &ModelMeta) -> u32 {
-    let v2 = meta.preprocess.is_some()
-        || meta
-            .maps
-            .iter()
-            .any(|m| matches!(m, MapMeta::RandomCosine { .. }));
-    if v2 { 2 } else { 1 }
+    let kind_version = |kind: &str| match kind {
+        k if k == RandomFourierKind::KIND || k == NystromKind::KIND => 1,
+        k if k == CosineKind::KIND => 2,
+        _ => 3,
+    };
+    let maps = meta.maps.iter().map(|m| kind_version(&m.kind)).max();
+    let pre = if meta.preprocess.is_some() { 2 } else { 1 };
+    maps.unwrap_or(1).max(pre)
 }
+
+type RandomFourierKind = gimc_featmap::RandomFourier;
+type NystromKind = gimc_featmap::Nystrom;
+type CosineKind = gimc_featmap::RandomCosine;
 
 /// Checks a standardisation's own consistency: equally long vectors, every value finite,
 /// scales > 0, and an all-zero mean when it does not centre.
@@ -414,15 +337,15 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
 }
 
 /// Serialises a label model to the bytes of a model file.
-pub fn label_model_to_bytes(model: &LabelModel<KnownMap>) -> Result<Vec<u8>> {
+pub fn label_model_to_bytes<M: AnyMap>(model: &LabelModel<M>) -> Result<Vec<u8>> {
     label_model_to_bytes_with_preprocess(model, None)
 }
 
 /// Serialises a label model and the standardisation its input rows need (`None`: none) to the
 /// bytes of a model file. The standardisation must have the model's input dimension, finite
 /// values and positive scales.
-pub fn label_model_to_bytes_with_preprocess(
-    model: &LabelModel<KnownMap>,
+pub fn label_model_to_bytes_with_preprocess<M: AnyMap>(
+    model: &LabelModel<M>,
     preprocess: Option<&Standardizer>,
 ) -> Result<Vec<u8>> {
     let mut wr = Writer::default();
@@ -441,7 +364,9 @@ pub fn label_model_to_bytes_with_preprocess(
 }
 
 /// Serialises a completion model to the bytes of a model file.
-pub fn completion_model_to_bytes(model: &CompletionModel<KnownMap, KnownMap>) -> Result<Vec<u8>> {
+pub fn completion_model_to_bytes<MR: AnyMap, MC: AnyMap>(
+    model: &CompletionModel<MR, MC>,
+) -> Result<Vec<u8>> {
     let mut wr = Writer::default();
     wr.add_map("row_map", model.row_map())?;
     wr.add_map("col_map", model.col_map())?;
@@ -470,14 +395,14 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Saves a label model to `path` (written to `<path>.tmp`, then renamed).
-pub fn save_label_model(model: &LabelModel<KnownMap>, path: &Path) -> Result<()> {
+pub fn save_label_model<M: AnyMap>(model: &LabelModel<M>, path: &Path) -> Result<()> {
     write_file(path, &label_model_to_bytes(model)?)
 }
 
 /// Saves a label model with the standardisation of its input rows (see
 /// [`label_model_to_bytes_with_preprocess`]).
-pub fn save_label_model_with_preprocess(
-    model: &LabelModel<KnownMap>,
+pub fn save_label_model_with_preprocess<M: AnyMap>(
+    model: &LabelModel<M>,
     preprocess: Option<&Standardizer>,
     path: &Path,
 ) -> Result<()> {
@@ -488,21 +413,22 @@ pub fn save_label_model_with_preprocess(
 }
 
 /// Saves a completion model to `path`.
-pub fn save_completion_model(
-    model: &CompletionModel<KnownMap, KnownMap>,
+pub fn save_completion_model<MR: AnyMap, MC: AnyMap>(
+    model: &CompletionModel<MR, MC>,
     path: &Path,
 ) -> Result<()> {
     write_file(path, &completion_model_to_bytes(model)?)
 }
 
-/// Loads a label model from `path`. A file that stores an input standardisation is refused
-/// (its model would silently mis-predict raw rows): load it with
-/// [`load_label_model_with_preprocess`].
-pub fn load_label_model(path: &Path) -> Result<LabelModel<KnownMap>> {
+/// Loads a label model from `path`, rebuilding its maps with the codecs of `registry`. A file
+/// that stores an input standardisation is refused (its model would silently mis-predict raw
+/// rows): load it with [`load_label_model_with_preprocess`].
+pub fn load_label_model(path: &Path, registry: &MapRegistry) -> Result<LabelModel> {
     let bytes = read_file(path)?;
     without_preprocess(label_model_from_bytes_named(
         &bytes,
         &path.display().to_string(),
+        registry,
     )?)
 }
 
@@ -511,15 +437,16 @@ pub fn load_label_model(path: &Path) -> Result<LabelModel<KnownMap>> {
 /// [`LabelModel::scores`].
 pub fn load_label_model_with_preprocess(
     path: &Path,
-) -> Result<(LabelModel<KnownMap>, Option<Standardizer>)> {
+    registry: &MapRegistry,
+) -> Result<(LabelModel, Option<Standardizer>)> {
     let bytes = read_file(path)?;
-    label_model_from_bytes_named(&bytes, &path.display().to_string())
+    label_model_from_bytes_named(&bytes, &path.display().to_string(), registry)
 }
 
-/// Loads a completion model from `path`.
-pub fn load_completion_model(path: &Path) -> Result<CompletionModel<KnownMap, KnownMap>> {
+/// Loads a completion model from `path`, rebuilding its maps with the codecs of `registry`.
+pub fn load_completion_model(path: &Path, registry: &MapRegistry) -> Result<CompletionModel> {
     let bytes = read_file(path)?;
-    completion_model_from_bytes_named(&bytes, &path.display().to_string())
+    completion_model_from_bytes_named(&bytes, &path.display().to_string(), registry)
 }
 
 /// Reads only the metadata of the model file at `path` (after checking the file's structure).
@@ -531,20 +458,19 @@ pub fn read_model_meta(path: &Path) -> Result<ModelMeta> {
 
 /// A label model from the bytes of a model file (refused if the file stores a
 /// standardisation, as in [`load_label_model`]).
-pub fn label_model_from_bytes(bytes: &[u8]) -> Result<LabelModel<KnownMap>> {
-    without_preprocess(label_model_from_bytes_named(bytes, "<memory>")?)
+pub fn label_model_from_bytes(bytes: &[u8], registry: &MapRegistry) -> Result<LabelModel> {
+    without_preprocess(label_model_from_bytes_named(bytes, "<memory>", registry)?)
 }
 
 /// A label model and its input standardisation (if stored) from the bytes of a model file.
 pub fn label_model_with_preprocess_from_bytes(
     bytes: &[u8],
-) -> Result<(LabelModel<KnownMap>, Option<Standardizer>)> {
-    label_model_from_bytes_named(bytes, "<memory>")
+    registry: &MapRegistry,
+) -> Result<(LabelModel, Option<Standardizer>)> {
+    label_model_from_bytes_named(bytes, "<memory>", registry)
 }
 
-fn without_preprocess(
-    (model, pre): (LabelModel<KnownMap>, Option<Standardizer>),
-) -> Result<LabelModel<KnownMap>> {
+fn without_preprocess((model, pre): (LabelModel, Option<Standardizer>)) -> Result<LabelModel> {
     match pre {
         None => Ok(model),
         Some(_) => Err(GimcError::InvalidInput {
@@ -557,8 +483,11 @@ fn without_preprocess(
 }
 
 /// A completion model from the bytes of a model file.
-pub fn completion_model_from_bytes(bytes: &[u8]) -> Result<CompletionModel<KnownMap, KnownMap>> {
-    completion_model_from_bytes_named(bytes, "<memory>")
+pub fn completion_model_from_bytes(
+    bytes: &[u8],
+    registry: &MapRegistry,
+) -> Result<CompletionModel> {
+    completion_model_from_bytes_named(bytes, "<memory>", registry)
 }
 
 /// A parsed, structurally valid file.
@@ -604,10 +533,16 @@ impl<'a> Reader<'a> {
         if md.get("format_version").map(String::as_str) != Some(&meta.version.to_string()) {
             return Err(bad("format_version disagrees with the metadata".into()));
         }
-        if required_version(&meta) > meta.version {
+        let needed = required_version(&meta);
+        if needed > meta.version {
             return Err(bad(format!(
-                "a version-{} file uses version-2 features (random-phase map or standardisation)",
-                meta.version
+                "a version-{} file uses version-{needed} features ({})",
+                meta.version,
+                if needed == 3 {
+                    "a map kind that is not built in"
+                } else {
+                    "random-phase map or standardisation"
+                }
             )));
         }
         if !meta.lambda.is_finite() || meta.lambda < 0.0 {
@@ -673,60 +608,21 @@ impl<'a> Reader<'a> {
         Ok(Mat::from_fn(r, c, |i, j| vals[i * c + j]))
     }
 
-    fn map(&self, meta: &MapMeta) -> Result<KnownMap> {
-        match meta {
-            MapMeta::RandomFourier {
-                prefix,
-                input_dim,
-                m,
-                output_dim,
-            } => {
-                if *output_dim != 2 * m || *m == 0 {
-                    return Err(self.bad(format!("map {prefix}: output_dim must be 2m >= 2")));
-                }
-                let u = self.matrix(&format!("{prefix}.directions"), (*input_dim, *m))?;
-                Ok(KnownMap::Fourier(
-                    RandomFourier::from_directions(u).map_err(|e| self.bad(e.to_string()))?,
-                ))
-            }
-            MapMeta::RandomCosine {
-                prefix,
-                input_dim,
-                output_dim,
-            } => {
-                if *output_dim == 0 {
-                    return Err(self.bad(format!("map {prefix}: output_dim must be >= 1")));
-                }
-                let u = self.matrix(&format!("{prefix}.directions"), (*input_dim, *output_dim))?;
-                let b = self.matrix(&format!("{prefix}.phases"), (1, *output_dim))?;
-                let phases = (0..*output_dim).map(|j| b[(0, j)]).collect();
-                Ok(KnownMap::Cosine(
-                    RandomCosine::from_parts(u, phases).map_err(|e| self.bad(e.to_string()))?,
-                ))
-            }
-            MapMeta::Nystrom {
-                prefix,
-                input_dim,
-                m,
-                output_dim,
-                kernel,
-                normalized,
-            } => {
-                if output_dim != m || *m == 0 {
-                    return Err(self.bad(format!("map {prefix}: output_dim must be m >= 1")));
-                }
-                let landmarks = self.matrix(&format!("{prefix}.landmarks"), (*m, *input_dim))?;
-                let norm = if *normalized {
-                    Some(self.matrix(&format!("{prefix}.normalization"), (*m, *m))?)
-                } else {
-                    None
-                };
-                Ok(KnownMap::Nystrom(
-                    Nystrom::from_parts(kernel.kernel(), landmarks, norm)
-                        .map_err(|e| self.bad(e.to_string()))?,
-                ))
+    /// The map of `meta`, rebuilt by the codec `registry` has for its kind from its tensors
+    /// (`<prefix>.<part>`, shapes as the metadata states, values finite) and metadata.
+    fn map(&self, meta: &MapMeta, registry: &MapRegistry) -> Result<BoxedMap> {
+        let mut record = MapRecord::new(meta.kind.clone(), meta.input_dim, meta.output_dim);
+        record.metadata = meta.metadata.clone();
+        let head = format!("{}.", meta.prefix);
+        for (name, shape) in &self.meta.tensors {
+            if let Some(part) = name.strip_prefix(&head) {
+                let m = self.matrix(name, (shape[0], shape[1]))?;
+                record.tensors.insert(part.to_string(), m);
             }
         }
+        registry
+            .decode(&record)
+            .map_err(|e| self.bad(format!("map {}: {e}", meta.prefix)))
     }
 
     /// The stored standardisation (if any), checked against the model's input dimension `d`:
@@ -768,7 +664,8 @@ impl<'a> Reader<'a> {
 fn label_model_from_bytes_named(
     bytes: &[u8],
     name: &str,
-) -> Result<(LabelModel<KnownMap>, Option<Standardizer>)> {
+    registry: &MapRegistry,
+) -> Result<(LabelModel, Option<Standardizer>)> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("labels")?;
     let task = match rd.meta.task.as_deref() {
@@ -783,7 +680,7 @@ fn label_model_from_bytes_named(
         .meta
         .maps
         .iter()
-        .map(|m| rd.map(m))
+        .map(|m| rd.map(m, registry))
         .collect::<Result<Vec<_>>>()?;
     let d: usize = maps.iter().map(FeatureMap::output_dim).sum();
     let l = rd
@@ -807,7 +704,8 @@ fn label_model_from_bytes_named(
 fn completion_model_from_bytes_named(
     bytes: &[u8],
     name: &str,
-) -> Result<CompletionModel<KnownMap, KnownMap>> {
+    registry: &MapRegistry,
+) -> Result<CompletionModel> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("completion")?;
     if rd.meta.preprocess.is_some() {
@@ -816,8 +714,8 @@ fn completion_model_from_bytes_named(
     let [row_meta, col_meta] = rd.meta.maps.as_slice() else {
         return Err(rd.bad("a completion model needs exactly two maps (row, column)"));
     };
-    let row_map = rd.map(row_meta)?;
-    let col_map = rd.map(col_meta)?;
+    let row_map = rd.map(row_meta, registry)?;
+    let col_map = rd.map(col_meta, registry)?;
     let k = rd
         .meta
         .tensors

@@ -11,23 +11,27 @@
 //! grid compares γ, m and λ on common random numbers, and the refit reuses that stream.
 //! [`select_and_fit_observed`] does the same while reporting every fit and outer iteration to
 //! a [`SelectionObserver`] (the command line's progress bar).
+//!
+//! The maps are drawn by any [`MapFamily`] — a built-in one (`gimc_featmap::FourierFamily`,
+//! `NystromFamily`, …), a user's, or one looked up by name in a
+//! [`MapRegistry`](crate::MapRegistry) — and the fitted models hold the family's map type.
 
+use gimc_featmap::{LearnableMap, MapFamily};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::seq::SliceRandom;
 
 use crate::data::{LabelData, Task};
 use crate::error::{check_pos, param_err};
+use crate::fastpath::LabelProblem;
 use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
 use crate::linesearch::LineSearchParams;
-use crate::maps::{KnownMap, MapKind, MapSpec};
-use crate::model::LabelModel;
+use crate::maps::concat_features;
+use crate::model::{LabelModel, evaluate_phi};
 use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Result};
 
 /// The grid and protocol of [`select_and_fit`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SelectionParams {
-    /// The kind of map (Fourier → GIMC-LFF, Nyström → GIMC-LNYS).
-    pub kind: MapKind,
     /// Candidate γ values (each > 0). Default `[0.002]`.
     pub gammas: Vec<f64>,
     /// Candidate λ values (each ≥ 0). Default `[1]`.
@@ -51,7 +55,6 @@ pub struct SelectionParams {
 impl Default for SelectionParams {
     fn default() -> Self {
         Self {
-            kind: MapKind::Fourier,
             gammas: vec![0.002],
             lambdas: vec![1.0],
             ms: vec![500],
@@ -109,8 +112,10 @@ impl SelectionParams {
 /// One fitted setting of the grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    /// The map (kind, m, γ).
-    pub spec: MapSpec,
+    /// m (directions or landmarks).
+    pub m: usize,
+    /// γ.
+    pub gamma: f64,
     /// λ.
     pub lambda: f64,
     /// Validation score after each iteration (iteration 0 first).
@@ -124,10 +129,14 @@ pub struct Candidate {
 }
 
 /// The chosen hyper-parameters (print them with every result).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Chosen {
-    /// The map (kind, m, γ).
-    pub spec: MapSpec,
+    /// The map family's name (`lff`, `lnys`, …).
+    pub family: String,
+    /// m (directions or landmarks).
+    pub m: usize,
+    /// γ.
+    pub gamma: f64,
     /// λ.
     pub lambda: f64,
     /// Outer iterations of the refit (0 means the unlearned IMC start won).
@@ -142,30 +151,25 @@ impl Chosen {
     pub fn describe(&self) -> String {
         format!(
             "{} m={} gamma={} lambda={} iterations={} (validation {:.4})",
-            self.spec.kind.short_name(),
-            self.spec.m,
-            self.spec.gamma,
-            self.lambda,
-            self.iterations,
-            self.validation_score
+            self.family, self.m, self.gamma, self.lambda, self.iterations, self.validation_score
         )
     }
 }
 
 /// The result of [`select_and_fit`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Selection {
+pub struct Selection<M> {
     /// The chosen values.
     pub chosen: Chosen,
     /// Every setting tried, in grid order (m, then γ, then λ).
     pub candidates: Vec<Candidate>,
     /// The model refitted on all training rows with the chosen values.
-    pub model: LabelModel<KnownMap>,
+    pub model: LabelModel<M>,
     /// The refit's history.
     pub history: Vec<IterationInfo>,
     /// The chosen setting's best-validation model fitted on the training part only (what
     /// [`select_combined`] combines on the validation part).
-    pub validation_model: LabelModel<KnownMap>,
+    pub validation_model: LabelModel<M>,
     /// Rows of the training part of the split (sorted).
     pub train_rows: Vec<usize>,
     /// Rows of the validation part of the split (sorted).
@@ -174,7 +178,7 @@ pub struct Selection {
 
 /// The result of [`select_combined`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct CombinedSelection {
+pub struct CombinedSelection<M> {
     /// The chosen λ of the final W-step.
     pub lambda: f64,
     /// Its validation score.
@@ -183,7 +187,7 @@ pub struct CombinedSelection {
     pub scores: Vec<(f64, f64)>,
     /// The combined model: the refitted maps of every part, concatenated, with W fitted on all
     /// training rows.
-    pub model: LabelModel<KnownMap>,
+    pub model: LabelModel<M>,
 }
 
 /// Splits rows 0..n (seeded): round(fraction·n) rows (at least 1, at most n − 1) go to
@@ -243,7 +247,7 @@ pub fn validation_split(
 }
 
 /// Which fit of [`select_and_fit_observed`] is running.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SelectionStage {
     /// Setting `index` (0-based, grid order) of `total`, fitted on the training part.
     Candidate {
@@ -251,8 +255,10 @@ pub enum SelectionStage {
         index: usize,
         /// Number of settings in the grid.
         total: usize,
-        /// The map of this setting.
-        spec: MapSpec,
+        /// m of this setting.
+        m: usize,
+        /// γ of this setting.
+        gamma: f64,
         /// λ of this setting.
         lambda: f64,
     },
@@ -285,18 +291,27 @@ impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
     }
 }
 
-/// Chooses γ, λ, m and the iteration count on a validation split of `data` and refits on all
-/// of `data` (see the module documentation).
-pub fn select_and_fit(data: &LabelData, params: &SelectionParams) -> Result<Selection> {
-    select_and_fit_observed(data, params, &mut NoObserver)
+/// Chooses γ, λ, m and the iteration count for maps of `family` on a validation split of
+/// `data` and refits on all of `data` (see the module documentation).
+pub fn select_and_fit<F: MapFamily + ?Sized>(
+    data: &LabelData,
+    family: &F,
+    params: &SelectionParams,
+) -> Result<Selection<F::Map>> {
+    select_and_fit_observed(data, family, params, &mut NoObserver)
 }
 
 /// [`select_and_fit`], reporting each fit's start and every outer iteration to `observer`.
-pub fn select_and_fit_observed<S: SelectionObserver + ?Sized>(
+pub fn select_and_fit_observed<F, S>(
     data: &LabelData,
+    family: &F,
     params: &SelectionParams,
     observer: &mut S,
-) -> Result<Selection> {
+) -> Result<Selection<F::Map>>
+where
+    F: MapFamily + ?Sized,
+    S: SelectionObserver + ?Sized,
+{
     params.check()?;
     let root = seeded(params.seed);
     let mut split_rng = child(&root, 0);
@@ -305,24 +320,20 @@ pub fn select_and_fit_observed<S: SelectionObserver + ?Sized>(
     let val = data.select_rows(&va)?;
     let task = data.task();
     let mut candidates = Vec::new();
-    let mut best_val_model: Option<(f64, LabelModel<KnownMap>)> = None;
+    let mut best_val_model: Option<(f64, LabelModel<F::Map>)> = None;
     let total = params.ms.len() * params.gammas.len() * params.lambdas.len();
     for &m in &params.ms {
         for &gamma in &params.gammas {
-            let spec = MapSpec {
-                kind: params.kind,
-                m,
-                gamma,
-            };
             for &lambda in &params.lambdas {
                 let stage = SelectionStage::Candidate {
                     index: candidates.len(),
                     total,
-                    spec,
+                    m,
+                    gamma,
                     lambda,
                 };
                 observer.fit_started(&stage, params.max_iter);
-                let map = spec.build(train.features(), &mut child(&root, 1))?;
+                let map = family.build(train.features(), m, gamma, &mut child(&root, 1))?;
                 let lp = params.label_params(lambda, params.max_iter, false);
                 let fit = fit_labels(&train, map, &lp, Some(&val), &mut Forward(&mut *observer))?;
                 let scores: Vec<f64> = fit
@@ -344,10 +355,11 @@ pub fn select_and_fit_observed<S: SelectionObserver + ?Sized>(
                         });
                 let seconds = fit.history.last().map_or(0.0, |h| h.seconds);
                 if best_val_model.as_ref().is_none_or(|(s, _)| best_score > *s) {
-                    best_val_model = Some((best_score, fit.into_chosen()));
+                    best_val_model = Some((best_score, fit.into_chosen()?));
                 }
                 candidates.push(Candidate {
-                    spec,
+                    m,
+                    gamma,
                     lambda,
                     scores,
                     best_iteration,
@@ -365,20 +377,32 @@ pub fn select_and_fit_observed<S: SelectionObserver + ?Sized>(
         })
         .ok_or(GimcError::Empty("selection grid"))?;
     let chosen = Chosen {
-        spec: best.spec,
+        family: family.name().to_string(),
+        m: best.m,
+        gamma: best.gamma,
         lambda: best.lambda,
         iterations: best.best_iteration,
         validation_score: best.best_score,
     };
-    observer.fit_started(&SelectionStage::Refit { chosen }, chosen.iterations);
-    let map = chosen.spec.build(data.features(), &mut child(&root, 1))?;
+    observer.fit_started(
+        &SelectionStage::Refit {
+            chosen: chosen.clone(),
+        },
+        chosen.iterations,
+    );
+    let map = family.build(
+        data.features(),
+        chosen.m,
+        chosen.gamma,
+        &mut child(&root, 1),
+    )?;
     let lp = params.label_params(chosen.lambda, chosen.iterations, false);
     let fit = fit_labels(data, map, &lp, None, &mut Forward(&mut *observer))?;
     let mut model = fit.model;
-    model.set_method(format!("gimc-{}", chosen.spec.kind.short_name()));
+    model.set_method(format!("gimc-{}", chosen.family));
     let hp = model.hyper_parameters_mut();
-    hp.insert("gamma".into(), chosen.spec.gamma);
-    hp.insert("m".into(), chosen.spec.m as f64);
+    hp.insert("gamma".into(), chosen.gamma);
+    hp.insert("m".into(), chosen.m as f64);
     hp.insert("lambda".into(), chosen.lambda);
     hp.insert("iterations".into(), chosen.iterations as f64);
     hp.insert("validation_score".into(), chosen.validation_score);
@@ -400,13 +424,15 @@ pub fn select_and_fit_observed<S: SelectionObserver + ?Sized>(
 /// maps of several selections (e.g. GIMC-LFF and GIMC-LNYS, made with the same seed and
 /// validation fraction, hence the same split) and chooses the λ of the final W-step on the
 /// validation part, using the maps fitted on the training part; the returned model
-/// concatenates the refitted maps and fits W on all of `data` with that λ.
-pub fn select_combined(
+/// concatenates the refitted maps and fits W on all of `data` with that λ. The selections are
+/// consumed: their maps move into the combined model. For maps of different types, select
+/// through boxed families (e.g. from a [`MapRegistry`](crate::MapRegistry)).
+pub fn select_combined<M: LearnableMap>(
     data: &LabelData,
-    parts: &[&Selection],
+    parts: Vec<Selection<M>>,
     lambdas: &[f64],
     select_k: usize,
-) -> Result<CombinedSelection> {
+) -> Result<CombinedSelection<M>> {
     let Some(first) = parts.first() else {
         return Err(GimcError::Empty("selections to combine"));
     };
@@ -427,15 +453,18 @@ pub fn select_combined(
     }
     let train = data.select_rows(&first.train_rows)?;
     let val = data.select_rows(&first.validation_rows)?;
-    let val_maps: Vec<KnownMap> = parts
+    // the training-part maps: Φ of both parts is formed once, then one W-step per λ
+    let val_maps: Vec<&M> = parts
         .iter()
-        .flat_map(|p| p.validation_model.maps().iter().cloned())
+        .flat_map(|p| p.validation_model.maps().iter())
         .collect();
+    let problem = LabelProblem::new(&train, 0.0)?;
+    let feats = problem.features(&val_maps)?;
+    let phi_val = concat_features(&val_maps, val.features())?;
     let mut scores = Vec::with_capacity(lambdas.len());
     for &lambda in lambdas {
-        let m = LabelModel::fit_w(val_maps.clone(), &train, lambda)?;
-        let score = m
-            .evaluate(&val, &[select_k])?
+        let w = LabelProblem::new(&train, lambda)?.w_step(&feats)?;
+        let score = evaluate_phi(phi_val.as_ref(), w.as_ref(), &val, &[select_k])?
             .score(data.task(), select_k)
             .unwrap_or(f64::NEG_INFINITY);
         scores.push((lambda, score));
@@ -447,9 +476,9 @@ pub fn select_combined(
             .fold((f64::NAN, f64::NEG_INFINITY), |acc, (l, s)| {
                 if s > acc.1 { (l, s) } else { acc }
             });
-    let maps: Vec<KnownMap> = parts
-        .iter()
-        .flat_map(|p| p.model.maps().iter().cloned())
+    let maps: Vec<M> = parts
+        .into_iter()
+        .flat_map(|p| p.model.into_maps())
         .collect();
     let mut model = LabelModel::fit_w(maps, data, lambda)?;
     model.set_method("gimc-combined");

@@ -18,9 +18,13 @@
 //! best-validation iterate (the iteration count, 0 meaning the unlearned start). The chosen
 //! (λ, iteration count) is then refitted on all of Ω. The unlearned baseline IMC-RFF runs
 //! through the same routine with [`SemiSupParams::learn`] = false.
+//!
+//! The maps come from any [`MapFamily`]; rows and columns (and every λ) start from the same
+//! draw, made by building the map again from the same random stream (maps need not be
+//! `Clone`).
 
 use gimc_cluster::{KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans};
-use gimc_featmap::FeatureMap;
+use gimc_featmap::{LearnableMap, MapFamily};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_metrics::constraint_error;
@@ -29,7 +33,6 @@ use rand::seq::SliceRandom;
 
 use crate::completion::{CompletionData, CompletionModel, CompletionParams, fit_completion};
 use crate::error::{input_err, param_err};
-use crate::maps::{KnownMap, MapSpec};
 use crate::{GimcError, Result};
 
 /// The λ grid of the paper (GIMC §5.2).
@@ -40,8 +43,11 @@ pub const DEFAULT_LAMBDAS: [f64; 5] = [0.1, 0.5, 1.0, 5.0, 10.0];
 pub struct SemiSupParams {
     /// Number of clusters k (≥ 1, ≤ n).
     pub k: usize,
-    /// The feature map (kind, m, γ); the same initial draw is used for rows and columns.
-    pub map: MapSpec,
+    /// Size m of the feature map (directions or landmarks, ≥ 1); the same initial draw is
+    /// used for rows and columns.
+    pub m: usize,
+    /// Inverse length scale γ > 0 of the feature map.
+    pub gamma: f64,
     /// Learn the maps (GIMC-LFF / GIMC-LNYS); `false` gives the unlearned baseline (IMC-RFF /
     /// IMC-NYS: just the IMC start). Default true.
     pub learn: bool,
@@ -62,12 +68,14 @@ pub struct SemiSupParams {
 }
 
 impl SemiSupParams {
-    /// `k` clusters with the map `map`: rank k, λ grid of the paper, 20 % held out, 10 outer
-    /// iterations, k-means with 10 restarts, refit on all constraints.
-    pub fn new(k: usize, map: MapSpec) -> Self {
+    /// `k` clusters with maps of size `m` and inverse length scale `gamma`: rank k, λ grid of
+    /// the paper, 20 % held out, 10 outer iterations, k-means with 10 restarts, refit on all
+    /// constraints.
+    pub fn new(k: usize, m: usize, gamma: f64) -> Self {
         Self {
             k,
-            map,
+            m,
+            gamma,
             learn: true,
             lambdas: DEFAULT_LAMBDAS.to_vec(),
             holdout: 0.2,
@@ -103,7 +111,10 @@ impl SemiSupParams {
                 format!("must equal k = {}, got {}", self.k, self.kmeans.k),
             ));
         }
-        self.map.check()?;
+        if self.m == 0 {
+            return Err(param_err("m", "must be at least 1"));
+        }
+        crate::error::check_pos("gamma", self.gamma)?;
         if self.lambdas.is_empty() {
             return Err(GimcError::Empty("λ grid"));
         }
@@ -144,7 +155,7 @@ pub struct LambdaScore {
 
 /// The result of [`fit_semisupervised`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct SemiSupFit {
+pub struct SemiSupFit<M> {
     /// Cluster of every item (0..k).
     pub labels: Vec<usize>,
     /// The chosen λ.
@@ -156,7 +167,7 @@ pub struct SemiSupFit {
     /// Constraint error of the final clustering on all given constraints (training error).
     pub train_constraint_error: f64,
     /// The fitted completion model (maps, W, H).
-    pub model: CompletionModel<KnownMap, KnownMap>,
+    pub model: CompletionModel<M, M>,
     /// The embedding T and its k-means.
     pub spectral: SpectralKMeans,
 }
@@ -203,24 +214,24 @@ fn check_pairs(n: usize, pairs: &[(usize, usize, f64)]) -> Result<()> {
 
 /// Fits the completion for one λ on `train` (validation entries `val`, if any), then the
 /// spectral k-means on ΦW of the chosen iterate.
-struct OneFit {
-    model: CompletionModel<KnownMap, KnownMap>,
+struct OneFit<M> {
+    model: CompletionModel<M, M>,
     iteration: usize,
     objectives: (f64, f64),
     spectral: SpectralKMeans,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn fit_one(
+fn fit_one<M: LearnableMap>(
     x: &FeatureMatrix,
     train: &[(usize, usize, f64)],
     val: Option<&[(usize, usize, f64)]>,
-    map: &KnownMap,
+    draw: &impl Fn() -> Result<M>,
     params: &SemiSupParams,
     lambda: f64,
     max_iter: usize,
     rng: &GimcRng,
-) -> Result<OneFit> {
+) -> Result<OneFit<M>> {
     let n = x.nrows();
     let omega = constraint_matrix(n, train)?;
     let val_omega = match val {
@@ -237,20 +248,17 @@ fn fit_one(
     };
     let fit = fit_completion(
         &data,
-        map.clone(),
-        map.clone(),
+        draw()?,
+        draw()?,
         &cp,
         val_omega.as_ref(),
         &mut child(rng, 1),
         &mut NoObserver,
     )?;
-    let iteration = fit
-        .best
-        .as_ref()
-        .map_or(fit.history.len() - 1, |b| b.iteration);
+    let iteration = fit.chosen_iteration();
     let start_obj = fit.start_objective();
     let chosen_obj = fit.history.get(iteration).map_or(f64::NAN, |h| h.objective);
-    let model = fit.chosen().clone();
+    let model = fit.into_chosen()?;
     let p = model.row_factors(x)?;
     let spectral = spectral_kmeans(p.as_ref(), &params.kmeans, &mut child(rng, 2))?;
     Ok(OneFit {
@@ -273,12 +281,13 @@ fn scores_err(scores: &[LambdaScore], i: usize) -> f64 {
 /// Errors: invalid parameters, no constraints, an index ≥ n, a label other than 0 / 1, the same
 /// pair with both labels, NaN / Inf in `x`, k > n, rank ≥ the map's output dimension, too few
 /// constraints to hold some out; fit failures of [`fit_completion`].
-pub fn fit_semisupervised(
+pub fn fit_semisupervised<F: MapFamily + ?Sized>(
     x: &FeatureMatrix,
     pairs: &[(usize, usize, f64)],
+    family: &F,
     params: &SemiSupParams,
     rng: &mut GimcRng,
-) -> Result<SemiSupFit> {
+) -> Result<SemiSupFit<F::Map>> {
     params.check()?;
     let n = x.nrows();
     if n == 0 {
@@ -295,14 +304,15 @@ pub fn fit_semisupervised(
     // conflicting duplicates are reported here, before any work
     constraint_matrix(n, pairs)?;
     let base = child(rng, 0x5353_4331);
-    let map = params.map.build(x, &mut child(&base, 0))?;
-    if params.completion.rank >= map.output_dim() {
+    let draw =
+        || -> Result<F::Map> { Ok(family.build(x, params.m, params.gamma, &mut child(&base, 0))?) };
+    let dim = family.output_dim(params.m)?;
+    if params.completion.rank >= dim {
         return Err(param_err(
             "completion.rank",
             format!(
                 "must be below the map's output dimension {}, got {}",
-                map.output_dim(),
-                params.completion.rank
+                dim, params.completion.rank
             ),
         ));
     }
@@ -324,13 +334,13 @@ pub fn fit_semisupervised(
         let val: Vec<_> = order[..n_val].iter().map(|&p| pairs[p]).collect();
         let train: Vec<_> = order[n_val..].iter().map(|&p| pairs[p]).collect();
         let mut scores = Vec::with_capacity(params.lambdas.len());
-        let mut best: Option<(usize, OneFit)> = None;
+        let mut best: Option<(usize, OneFit<F::Map>)> = None;
         for &lambda in &params.lambdas {
             let one = fit_one(
                 x,
                 &train,
                 Some(&val),
-                &map,
+                &draw,
                 params,
                 lambda,
                 max_iter,
@@ -363,7 +373,7 @@ pub fn fit_semisupervised(
                 x,
                 pairs,
                 None,
-                &map,
+                &draw,
                 params,
                 lambda,
                 iterations,

@@ -8,8 +8,9 @@
 
 use std::time::Instant;
 
-use gimc::{LabelData, LabelParams, MapSpec, NoObserver, concat_features, fit_labels};
+use gimc::{LabelData, LabelParams, NoObserver, concat_features, fit_labels};
 use gimc_data::{Targets, load_named};
+use gimc_featmap::{FourierFamily, MapFamily};
 use gimc_linalg::dense::{gram_tn, matmul};
 use gimc_linalg::rng::seeded;
 
@@ -67,10 +68,9 @@ impl Benchmark for GimcLffBibtex {
             eval_train: false,
             ..LabelParams::default()
         };
-        let spec = MapSpec::fourier(M, GAMMA);
         let t0 = Instant::now();
-        let map = spec
-            .build(train.features(), &mut seeded(ctx.seed))
+        let map = FourierFamily
+            .build(train.features(), M, GAMMA, &mut seeded(ctx.seed))
             .map_err(fail)?;
         let fit = fit_labels(&train, map, &params, None, &mut NoObserver).map_err(fail)?;
         let total = t0.elapsed().as_secs_f64();

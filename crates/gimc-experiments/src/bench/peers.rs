@@ -12,8 +12,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use gimc::{LabelData, LabelParams, Landmarks, MapKind, MapSpec, NoObserver, fit_labels};
+use gimc::{LabelData, LabelParams, NoObserver, fit_labels};
 use gimc_data::{Dataset, Targets, load_named};
+use gimc_featmap::{FourierFamily, MapFamily, NystromFamily};
 use gimc_featmap::{LearnableMap, RandomCosine};
 use gimc_linalg::rng::seeded;
 use serde::Deserialize;
@@ -237,23 +238,17 @@ fn run_ours(
     let x = train.features();
     match ours {
         Ours::Paired => timed_fit(train, test, case.lambda, runs, || {
-            MapSpec::fourier(M, case.gamma)
-                .build(x, &mut seeded(seed))
+            FourierFamily
+                .build(x, M, case.gamma, &mut seeded(seed))
                 .map_err(fail)
         }),
         Ours::Phase => timed_fit(train, test, case.lambda, runs, || {
             RandomCosine::new(x.ncols(), 2 * M, case.gamma, &mut seeded(seed)).map_err(fail)
         }),
         Ours::Nystrom => timed_fit(train, test, case.lambda, runs, || {
-            let spec = MapSpec {
-                kind: MapKind::Nystrom {
-                    landmarks: Landmarks::Uniform,
-                    normalized: true,
-                },
-                m: M,
-                gamma: case.gamma,
-            };
-            spec.build(x, &mut seeded(seed)).map_err(fail)
+            NystromFamily::uniform_whitened()
+                .build(x, M, case.gamma, &mut seeded(seed))
+                .map_err(fail)
         }),
     }
 }

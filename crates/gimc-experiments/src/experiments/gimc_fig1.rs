@@ -520,10 +520,6 @@ impl Fig1Method for GimcLff {
         let data = CompletionData::new(train, task.x, task.y).map_err(gimc_err)?;
         let fit = fit_completion(&data, fx, fy, &params, validation, rng, &mut NoObserver)
             .map_err(gimc_err)?;
-        let prediction = fit
-            .chosen()
-            .predict_dense(task.x, task.y)
-            .map_err(gimc_err)?;
         let effective = fit.best.as_ref().map(|b| {
             let mut s = setting.clone();
             for (name, v) in &mut s.values {
@@ -533,6 +529,10 @@ impl Fig1Method for GimcLff {
             }
             s
         });
+        let prediction = fit
+            .into_chosen()
+            .and_then(|model| model.predict_dense(task.x, task.y))
+            .map_err(gimc_err)?;
         Ok(Fig1Fit {
             prediction,
             effective,

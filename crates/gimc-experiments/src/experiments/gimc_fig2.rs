@@ -19,7 +19,7 @@
 use std::time::Instant;
 
 use gimc::{
-    LabelData, LabelModel, MapKind, SelectionParams, Task, select_and_fit, validation_split,
+    LabelData, LabelModel, MapRegistry, SelectionParams, Task, select_and_fit, validation_split,
 };
 use gimc_featmap::Identity;
 use gimc_linalg::Observed;
@@ -205,19 +205,18 @@ pub fn run_set(
     let ridge = linear_ridge(train, test, cfg.seed)?;
     let linear_imc = linear_imc(train, test, cfg.imc_rank, cfg.seed)?;
     let mut curves = vec![Vec::new(); CURVES.len()];
+    let registry = MapRegistry::builtin();
     for &m in &cfg.ms {
-        for (c, (kind, gamma)) in [
-            (MapKind::Fourier, cfg.gamma_lff),
-            (MapKind::LEARNED_NYSTROM, cfg.gamma_lnys),
-        ]
-        .into_iter()
-        .enumerate()
+        for (c, (family_name, gamma)) in [("lff", cfg.gamma_lff), ("lnys", cfg.gamma_lnys)]
+            .into_iter()
+            .enumerate()
         {
+            let family = registry.family(family_name).map_err(gimc_err)?;
             for (learned, iters) in [(false, 0), (true, cfg.max_iter)] {
                 let sel = select_and_fit(
                     train,
+                    family,
                     &SelectionParams {
-                        kind,
                         gammas: vec![gamma],
                         lambdas: vec![1.0],
                         ms: vec![m],

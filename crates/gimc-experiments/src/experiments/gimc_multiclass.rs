@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use gimc::{LabelData, MapKind, SelectionParams, select_and_fit, validation_split};
+use gimc::{LabelData, MapRegistry, SelectionParams, select_and_fit, validation_split};
 use gimc_data::{NamedOptions, load_named_part};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};
@@ -220,16 +220,18 @@ pub fn run_set(
     let d = train.features().ncols() as f64;
     let gammas: Vec<f64> = cfg.gamma_factors.iter().map(|f| f / d).collect();
     let mut out = Vec::new();
-    for (kind, fixed_name, learned_name) in [
-        (MapKind::Fourier, "IMC-RFF", "GIMC-LFF"),
-        (MapKind::LEARNED_NYSTROM, "IMC-NYS", "GIMC-LNYS"),
+    let registry = MapRegistry::builtin();
+    for (family_name, fixed_name, learned_name) in [
+        ("lff", "IMC-RFF", "GIMC-LFF"),
+        ("lnys", "IMC-NYS", "GIMC-LNYS"),
     ] {
+        let family = registry.family(family_name).map_err(gimc_err)?;
         for (name, iters) in [(fixed_name, 0), (learned_name, cfg.max_iter)] {
             let t = Instant::now();
             let sel = select_and_fit(
                 train,
+                family,
                 &SelectionParams {
-                    kind,
                     gammas: gammas.clone(),
                     lambdas: cfg.lambdas.clone(),
                     ms: vec![cfg.m],
@@ -244,8 +246,8 @@ pub fn run_set(
                 method: name.into(),
                 setting: format!(
                     "m={} γ={:.4} λ={} iterations={} (validation accuracy {:.2})",
-                    c.spec.m,
-                    c.spec.gamma,
+                    c.m,
+                    c.gamma,
                     c.lambda,
                     c.iterations,
                     100.0 * c.validation_score

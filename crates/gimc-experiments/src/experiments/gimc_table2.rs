@@ -28,7 +28,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use gimc::{
-    LabelData, LabelModel, MapKind, SelectionParams, select_and_fit, select_combined,
+    LabelData, LabelModel, MapRegistry, SelectionParams, select_and_fit, select_combined,
     validation_split,
 };
 use gimc_data::{Dataset, Targets, load_named};
@@ -246,18 +246,20 @@ pub fn run_set(
         seed: cfg.seed,
         ..SelectionParams::default()
     };
+    let registry = MapRegistry::builtin();
     let kinds = [
-        (MapKind::Fourier, cfg.gamma_lff, "RFF", "LFF"),
-        (MapKind::LEARNED_NYSTROM, cfg.gamma_lnys, "NYS", "LNYS"),
+        ("lff", cfg.gamma_lff, "RFF", "LFF"),
+        ("lnys", cfg.gamma_lnys, "NYS", "LNYS"),
     ];
     let mut learned = Vec::new();
-    for (kind, gamma, fixed_name, learned_name) in kinds {
+    for (family_name, gamma, fixed_name, learned_name) in kinds {
+        let family = registry.family(family_name).map_err(gimc_err)?;
         // IMC-*: the same draws (same seed) with no learning.
         let t = Instant::now();
         let fixed = select_and_fit(
             train,
+            family,
             &SelectionParams {
-                kind,
                 gammas: vec![gamma],
                 lambdas: BASELINE_LAMBDAS.to_vec(),
                 max_iter: 0,
@@ -267,10 +269,7 @@ pub fn run_set(
         .map_err(gimc_err)?;
         out.push(MethodResult {
             method: format!("IMC-{fixed_name}"),
-            setting: format!(
-                "m={} γ={} λ={}",
-                fixed.chosen.spec.m, gamma, fixed.chosen.lambda
-            ),
+            setting: format!("m={} γ={} λ={}", fixed.chosen.m, gamma, fixed.chosen.lambda),
             precision: test_precision(&fixed.model, test)?,
             validation: 100.0 * fixed.chosen.validation_score,
             seconds: t.elapsed().as_secs_f64(),
@@ -278,8 +277,8 @@ pub fn run_set(
         let t = Instant::now();
         let sel = select_and_fit(
             train,
+            family,
             &SelectionParams {
-                kind,
                 gammas: vec![gamma],
                 lambdas: cfg.gimc_lambdas.clone(),
                 max_iter: cfg.max_iter,
@@ -297,14 +296,14 @@ pub fn run_set(
                     .iter()
                     .map(|s| format!("{:.1}", 100.0 * s))
                     .collect();
-                format!("m={}: {}", c.spec.m, scores.join(" "))
+                format!("m={}: {}", c.m, scores.join(" "))
             })
             .collect();
         out.push(MethodResult {
             method: format!("GIMC-{learned_name}"),
             setting: format!(
                 "m={} γ={} λ={} iterations={} (of ≤{}; validation P@1 by iteration: {})",
-                sel.chosen.spec.m,
+                sel.chosen.m,
                 gamma,
                 sel.chosen.lambda,
                 sel.chosen.iterations,
@@ -318,17 +317,18 @@ pub fn run_set(
         learned.push(sel);
     }
     let t = Instant::now();
-    let parts: Vec<&gimc::Selection> = learned.iter().collect();
-    let comb = select_combined(train, &parts, &BASELINE_LAMBDAS, 1).map_err(gimc_err)?;
+    let lff_chosen = learned[0].chosen.clone();
+    let lnys_chosen = learned[1].chosen.clone();
+    let comb = select_combined(train, learned, &BASELINE_LAMBDAS, 1).map_err(gimc_err)?;
     let comb_secs = t.elapsed().as_secs_f64() + out[2].seconds + out[4].seconds;
     let comb_setting = format!(
         "LFF(m={}, γ={}, {} it) + LNYS(m={}, γ={}, {} it), W-step λ={}",
-        learned[0].chosen.spec.m,
+        lff_chosen.m,
         cfg.gamma_lff,
-        learned[0].chosen.iterations,
-        learned[1].chosen.spec.m,
+        lff_chosen.iterations,
+        lnys_chosen.m,
         cfg.gamma_lnys,
-        learned[1].chosen.iterations,
+        lnys_chosen.iterations,
         comb.lambda
     );
     out.push(MethodResult {

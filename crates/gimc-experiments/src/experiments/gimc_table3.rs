@@ -25,10 +25,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use gimc::{MapSpec, SemiSupParams, fit_semisupervised};
+use gimc::{SemiSupParams, fit_semisupervised};
 use gimc_cluster::{KMeansParams, MccParams, fit_kmeans, fit_mccc};
 use gimc_data::split::{sample_pairs, split_pairs};
 use gimc_data::{DataError, NamedOptions, load_named, load_named_part};
+use gimc_featmap::{FourierFamily, NystromFamily};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_metrics::{constraint_error, pairwise_clustering_error};
@@ -385,18 +386,20 @@ pub fn run_method(
             (fit.labels, Some(l), None)
         }
         Method::ImcRff | Method::GimcLff | Method::GimcLnys => {
-            let map = if method == Method::GimcLnys {
-                MapSpec::nystrom(config.m, gamma)
-            } else {
-                MapSpec::fourier(config.m, gamma)
-            };
-            let mut p = SemiSupParams::new(set.k, map)
+            let mut p = SemiSupParams::new(set.k, config.m, gamma)
                 .with_learn(method != Method::ImcRff)
                 .with_lambdas(config.lambdas.clone());
             p.completion.max_iter = config.max_iter;
             p.completion.start_iters = config.start_iters;
-            let fit = fit_semisupervised(&set.x, pairs, &p, rng).map_err(gimc_err)?;
-            (fit.labels, Some(fit.lambda), Some(fit.iterations))
+            let (labels, lambda, iterations) = if method == Method::GimcLnys {
+                let fit = fit_semisupervised(&set.x, pairs, &NystromFamily::default(), &p, rng);
+                fit.map(|f| (f.labels, f.lambda, f.iterations))
+            } else {
+                let fit = fit_semisupervised(&set.x, pairs, &FourierFamily, &p, rng);
+                fit.map(|f| (f.labels, f.lambda, f.iterations))
+            }
+            .map_err(gimc_err)?;
+            (labels, Some(lambda), Some(iterations))
         }
     };
     Ok(MethodRun {

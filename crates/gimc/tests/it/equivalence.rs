@@ -3,8 +3,8 @@
 //! H = I, the general objective is the fast one plus (λ/2)‖I‖², the general W half-step (CG)
 //! gives the closed-form W, and the gradients w.r.t. U agree.
 
-use gimc::{CompletionData, CompletionModel, KnownMap, LabelProblem, MapSpec};
-use gimc_featmap::{FeatureMap, Nystrom};
+use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, LabelProblem, MapRegistry};
+use gimc_featmap::{FeatureMap, LearnableMap, MapFamily, Nystrom, NystromFamily};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sparse::csr_to_dense;
@@ -17,14 +17,13 @@ fn fast_path_equals_general_path_when_fully_observed() {
     let data = common::multilabel(20, 3, 4, 21);
     let l = data.n_labels();
     let lambda = 0.8;
-    for map in [
-        MapSpec::fourier(3, 0.5)
-            .build(data.features(), &mut seeded(1))
-            .unwrap(),
-        MapSpec::nystrom(5, 0.5)
-            .build(data.features(), &mut seeded(2))
-            .unwrap(),
-    ] {
+    let registry = MapRegistry::builtin();
+    for (name, m, seed) in [("lff", 3, 1), ("lnys", 5, 2)] {
+        let map = registry
+            .family(name)
+            .unwrap()
+            .build(data.features(), m, 0.5, &mut seeded(seed))
+            .unwrap();
         // fast path
         let prob = LabelProblem::new(&data, lambda).unwrap();
         let feats = prob.features(std::slice::from_ref(&map)).unwrap();
@@ -37,23 +36,17 @@ fn fast_path_equals_general_path_when_fully_observed() {
         let a = csr_to_dense(data.labels());
         let omega = Observed::full_from_dense(a.as_ref()).unwrap();
         let y = FeatureMatrix::dense(Mat::<f64>::identity(l, l)).unwrap();
-        let eye_map = KnownMap::Nystrom(
-            Nystrom::from_parts(Kernel::Linear, Mat::<f64>::identity(l, l), None).unwrap(),
-        );
+        let eye_map =
+            Nystrom::from_parts(Kernel::Linear, Mat::<f64>::identity(l, l), None).unwrap();
         assert_eq!(
             eye_map.forward(&y).unwrap(),
             Mat::<f64>::identity(l, l),
             "ψ(Y) must be the identity"
         );
         let cdata = CompletionData::new(&omega, data.features(), &y).unwrap();
-        let mut model = CompletionModel::new(
-            map.clone(),
-            eye_map,
-            w0.clone(),
-            Mat::<f64>::identity(l, l),
-            lambda,
-        )
-        .unwrap();
+        let mut model =
+            CompletionModel::new(map, eye_map, w0.clone(), Mat::<f64>::identity(l, l), lambda)
+                .unwrap();
         let f_general = model.objective(&cdata).unwrap();
         let offset = 0.5 * lambda * l as f64;
         assert!(
@@ -84,17 +77,12 @@ fn factored_nystrom_features_equal_the_formed_ones() {
     // Normalised Nyström: Φ = C·M; the fast path builds ΦᵀΦ = M(CᵀC)M and AᵀΦ = (AᵀC)M
     // without forming Φ, and forms Φ only when asked.
     let data = common::multilabel(40, 5, 6, 41);
-    let spec = MapSpec {
-        kind: gimc::MapKind::Nystrom {
-            landmarks: gimc::Landmarks::Uniform,
-            normalized: true,
-        },
-        m: 12,
-        gamma: 0.4,
-    };
-    let map = spec.build(data.features(), &mut seeded(4)).unwrap();
+    let map = NystromFamily::uniform_whitened()
+        .build(data.features(), 12, 0.4, &mut seeded(4))
+        .unwrap();
     let prob = LabelProblem::new(&data, 0.5).unwrap();
     let factored = prob.features(std::slice::from_ref(&map)).unwrap();
+    assert!(factored.is_factored());
     let formed = prob
         .features_from(map.forward(data.features()).unwrap())
         .unwrap();
@@ -110,4 +98,59 @@ fn factored_nystrom_features_equal_the_formed_ones() {
         prob.w_step(&formed).unwrap(),
     );
     assert!(close(wf.as_ref(), wd.as_ref()));
+}
+
+/// The blanket impls forward `forward_factored`: a borrowed, boxed or type-erased Nyström map
+/// takes the fast path's ΦᵀΦ = M(CᵀC)M route exactly like the map itself (same products), and
+/// a map without factors never does.
+#[test]
+fn borrowed_and_boxed_nystrom_maps_take_the_factored_path() {
+    let data = common::multilabel(40, 5, 6, 42);
+    let build = || {
+        NystromFamily::uniform_whitened()
+            .build(data.features(), 12, 0.4, &mut seeded(5))
+            .unwrap()
+    };
+    let prob = LabelProblem::new(&data, 0.5).unwrap();
+    let own = prob.features(&[build()]).unwrap();
+    assert!(own.is_factored());
+    let map = build();
+    let mut mutable = build();
+    let boxed: Box<Nystrom> = Box::new(build());
+    let erased: BoxedMap = Box::new(build());
+    let learnable: Box<dyn LearnableMap> = Box::new(build());
+    let feature: Box<dyn FeatureMap> = Box::new(build());
+    let via: [(&str, gimc::LabelFeatures); 6] = [
+        ("&Nystrom", prob.features(&[&map]).unwrap()),
+        ("&mut Nystrom", prob.features(&[&mut mutable]).unwrap()),
+        (
+            "Box<Nystrom>",
+            prob.features(std::slice::from_ref(&boxed)).unwrap(),
+        ),
+        (
+            "Box<dyn AnyMap>",
+            prob.features(std::slice::from_ref(&erased)).unwrap(),
+        ),
+        (
+            "Box<dyn LearnableMap>",
+            prob.features(std::slice::from_ref(&learnable)).unwrap(),
+        ),
+        (
+            "Box<dyn FeatureMap>",
+            prob.features(std::slice::from_ref(&feature)).unwrap(),
+        ),
+    ];
+    for (what, f) in &via {
+        assert!(f.is_factored(), "{what} lost the factored forward pass");
+        assert_eq!(f.gram(), own.gram(), "{what}");
+        assert_eq!(f.cross(), own.cross(), "{what}");
+    }
+    assert_eq!(erased.kind(), "nystrom");
+    // a Fourier map has no factors: its features are formed directly
+    let lff = MapRegistry::builtin()
+        .family("lff")
+        .unwrap()
+        .build(data.features(), 6, 0.4, &mut seeded(6))
+        .unwrap();
+    assert!(!prob.features(&[&lff]).unwrap().is_factored());
 }

@@ -5,9 +5,9 @@
 
 use gimc::{
     CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LabelProblem,
-    LineSearchParams, MapSpec, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
+    LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
 };
-use gimc_featmap::FeatureMap;
+use gimc_featmap::{FeatureMap, FourierFamily, MapFamily, NystromFamily};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::seeded;
 use gimc_solvers::{FnObserver, IterationRecord, ObserverAction};
@@ -40,12 +40,13 @@ proptest! {
             common::multilabel(n, d, l, seed)
         };
         let gamma = 10f64.powf(log_gamma);
-        let spec = if nystrom {
-            MapSpec::nystrom(m.min(n), gamma)
-        } else {
-            MapSpec::fourier(m, gamma)
-        };
-        let map = spec.build(data.features(), &mut seeded(seed + 1)).unwrap();
+        // maps of either family through one boxed type, as the registry hands them out
+        let (family, m) = if nystrom { ("lnys", m.min(n)) } else { ("lff", m) };
+        let map = MapRegistry::builtin()
+            .family(family)
+            .unwrap()
+            .build(data.features(), m, gamma, &mut seeded(seed + 1))
+            .unwrap();
         let params = LabelParams {
             lambda: 10f64.powf(log_lambda),
             max_iter: 6,
@@ -71,12 +72,13 @@ proptest! {
         let (omega, x, y, _) = common::completion(nx, ny, 3, frac, seed);
         prop_assume!(omega.len() > 3);
         let data = CompletionData::new(&omega, &x, &y).unwrap();
-        let rm = if nystrom_rows {
-            MapSpec::nystrom(5, 0.3).build(&x, &mut seeded(seed)).unwrap()
-        } else {
-            MapSpec::fourier(3, 0.3).build(&x, &mut seeded(seed)).unwrap()
-        };
-        let cm = MapSpec::fourier(3, 0.3).build(&y, &mut seeded(seed + 1)).unwrap();
+        let (family, m) = if nystrom_rows { ("lnys", 5) } else { ("lff", 3) };
+        let rm = MapRegistry::builtin()
+            .family(family)
+            .unwrap()
+            .build(&x, m, 0.3, &mut seeded(seed))
+            .unwrap();
+        let cm = FourierFamily.build(&y, 3, 0.3, &mut seeded(seed + 1)).unwrap();
         let params = CompletionParams {
             rank: 2,
             lambda: 0.1,
@@ -101,8 +103,8 @@ fn gimc_lowers_the_objective_of_its_imc_start_and_tracks_validation() {
     let train = all.select_rows(&(0..120).collect::<Vec<_>>()).unwrap();
     let val = all.select_rows(&(120..160).collect::<Vec<_>>()).unwrap();
     for scheme in [Scheme::Alternating, Scheme::VariableProjection] {
-        let map = MapSpec::fourier(8, 0.2)
-            .build(train.features(), &mut seeded(3))
+        let map = FourierFamily
+            .build(train.features(), 8, 0.2, &mut seeded(3))
             .unwrap();
         let params = LabelParams {
             lambda: 0.5,
@@ -137,18 +139,25 @@ fn gimc_lowers_the_objective_of_its_imc_start_and_tracks_validation() {
             .map(|h| h.validation.as_ref().unwrap().precision_at(1).unwrap())
             .fold(f64::NEG_INFINITY, f64::max);
         assert_eq!(best.score, max);
-        let again = best.model.evaluate(&val, &[1]).unwrap();
-        assert!((again.precision_at(1).unwrap() - best.score).abs() < 1e-12);
-        assert_eq!(fit.chosen_iteration(), best.iteration);
+        let (best_score, best_iteration) = (best.score, best.iteration);
+        assert_eq!(fit.chosen_iteration(), best_iteration);
         assert_eq!(fit.stop_reason, FitStop::MaxIterations);
+        // the chosen model is the best iterate restored (map parameters and W)
+        let last = fit.model.w().to_owned();
+        let chosen = fit.into_chosen().unwrap();
+        let again = chosen.evaluate(&val, &[1]).unwrap();
+        assert!((again.precision_at(1).unwrap() - best_score).abs() < 1e-12);
+        if best_iteration + 1 < obj.len() {
+            assert_ne!(chosen.w(), last.as_ref());
+        }
     }
 }
 
 #[test]
 fn observer_can_stop_and_line_search_failure_keeps_the_last_iterate() {
     let data = common::multilabel(40, 3, 4, 5);
-    let map = MapSpec::fourier(5, 0.3)
-        .build(data.features(), &mut seeded(1))
+    let map = FourierFamily
+        .build(data.features(), 5, 0.3, &mut seeded(1))
         .unwrap();
     let mut stop = FnObserver(|r: &IterationRecord| {
         if r.iteration >= 2 {
@@ -189,8 +198,8 @@ fn observer_can_stop_and_line_search_failure_keeps_the_last_iterate() {
 #[test]
 fn multiclass_path_predicts_arg_max_and_scores_accuracy() {
     let data = common::multiclass(150, 3, 3, 8);
-    let map = MapSpec::fourier(10, 0.5)
-        .build(data.features(), &mut seeded(2))
+    let map = FourierFamily
+        .build(data.features(), 10, 0.5, &mut seeded(2))
         .unwrap();
     let params = LabelParams {
         max_iter: 5,
@@ -229,8 +238,8 @@ fn combined_features_fit_at_least_as_well_as_either_map() {
     };
     let lff = fit_labels(
         &data,
-        MapSpec::fourier(6, 0.3)
-            .build(data.features(), &mut seeded(1))
+        FourierFamily
+            .build(data.features(), 6, 0.3, &mut seeded(1))
             .unwrap(),
         &params,
         None,
@@ -239,24 +248,28 @@ fn combined_features_fit_at_least_as_well_as_either_map() {
     .unwrap();
     let lnys = fit_labels(
         &data,
-        MapSpec::nystrom(8, 0.3)
-            .build(data.features(), &mut seeded(2))
+        NystromFamily::default()
+            .build(data.features(), 8, 0.3, &mut seeded(2))
             .unwrap(),
         &params,
         None,
         &mut NoObserver,
     )
     .unwrap();
-    let maps = vec![lff.model.maps()[0].clone(), lnys.model.maps()[0].clone()];
+    // maps of two types side by side, boxed
+    let maps: Vec<gimc::BoxedMap> = vec![
+        Box::new(lff.model.maps()[0].clone()),
+        Box::new(lnys.model.maps()[0].clone()),
+    ];
     let comb = LabelModel::fit_w(maps, &data, lambda).unwrap();
     assert_eq!(comb.feature_dim(), 12 + 8);
     assert_eq!(comb.maps()[1].output_dim(), 8);
     let prob = LabelProblem::new(&data, lambda).unwrap();
-    let f = |m: &LabelModel| {
+    fn f<M: FeatureMap>(prob: &LabelProblem<'_>, m: &LabelModel<M>) -> f64 {
         prob.objective(&prob.features(m.maps()).unwrap(), m.w())
             .unwrap()
-    };
-    let (fc, f1, f2) = (f(&comb), f(&lff.model), f(&lnys.model));
+    }
+    let (fc, f1, f2) = (f(&prob, &comb), f(&prob, &lff.model), f(&prob, &lnys.model));
     assert!(fc <= f1.min(f2) + 1e-9, "{fc} vs {f1}, {f2}");
     let top = comb.top_k(data.features(), 2).unwrap();
     assert_eq!(top.len(), 80);
@@ -280,8 +293,8 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
         }
     }
     let val = Observed::from_triplets(40, 30, &vr, &vc, &vv).unwrap();
-    let rm = MapSpec::fourier(10, 0.3).build(&x, &mut seeded(1)).unwrap();
-    let cm = MapSpec::fourier(10, 0.3).build(&y, &mut seeded(2)).unwrap();
+    let rm = FourierFamily.build(&x, 10, 0.3, &mut seeded(1)).unwrap();
+    let cm = FourierFamily.build(&y, 10, 0.3, &mut seeded(2)).unwrap();
     let params = CompletionParams {
         rank: 4,
         lambda: 0.05,
@@ -307,15 +320,7 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
         .map(|h| h.validation_error.unwrap())
         .fold(f64::INFINITY, f64::min);
     assert_eq!(best.error, min);
-    let pairs: Vec<(usize, usize)> = val.iter().map(|(i, j, _)| (i, j)).collect();
-    let pred = best.model.predict_entries(&x, &y, &pairs).unwrap();
-    let num: f64 = pred
-        .iter()
-        .zip(val.values())
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum();
-    assert!(((num / val.values_sq_norm()).sqrt() - best.error).abs() < 1e-10);
-    assert!(std::ptr::eq(fit.chosen(), &best.model));
+    let best_error = best.error;
     let obj = fit.objectives();
     assert_monotone(&obj);
     assert!(
@@ -332,6 +337,17 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
         assert!((dense[(i, j)] - v).abs() < 1e-12);
     }
     assert!(fit.model.predict_entries(&x, &y, &[(40, 0)]).is_err());
+    // the chosen model is the best iterate restored: its error is the recorded minimum
+    assert_eq!(fit.chosen_iteration(), fit.best.as_ref().unwrap().iteration);
+    let chosen = fit.into_chosen().unwrap();
+    let pairs: Vec<(usize, usize)> = val.iter().map(|(i, j, _)| (i, j)).collect();
+    let pred = chosen.predict_entries(&x, &y, &pairs).unwrap();
+    let num: f64 = pred
+        .iter()
+        .zip(val.values())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    assert!(((num / val.values_sq_norm()).sqrt() - best_error).abs() < 1e-10);
     // rank must be below both feature dimensions
     let bad = CompletionParams { rank: 20, ..params };
     let err =
@@ -347,8 +363,8 @@ fn completion_inputs_and_parameters_are_checked() {
     let empty = Observed::from_triplets(10, 8, &[], &[], &[]).unwrap();
     assert!(CompletionData::new(&empty, &x, &y).is_err());
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let rm = MapSpec::fourier(4, 0.3).build(&x, &mut seeded(1)).unwrap();
-    let cm = MapSpec::fourier(4, 0.3).build(&y, &mut seeded(2)).unwrap();
+    let rm = FourierFamily.build(&x, 4, 0.3, &mut seeded(1)).unwrap();
+    let cm = FourierFamily.build(&y, 4, 0.3, &mut seeded(2)).unwrap();
     for bad in [
         CompletionParams {
             rank: 0,
@@ -400,12 +416,12 @@ fn label_fit_inputs_and_parameters_are_checked() {
     let data = common::multilabel(30, 3, 4, 2);
     let other = common::multilabel(30, 2, 4, 3);
     let wrong_labels = common::multilabel(30, 3, 5, 4);
-    let map = MapSpec::fourier(4, 0.3)
-        .build(data.features(), &mut seeded(1))
+    let map = FourierFamily
+        .build(data.features(), 4, 0.3, &mut seeded(1))
         .unwrap();
     let p = LabelParams::default();
-    let wrong_map = MapSpec::fourier(4, 0.3)
-        .build(other.features(), &mut seeded(1))
+    let wrong_map = FourierFamily
+        .build(other.features(), 4, 0.3, &mut seeded(1))
         .unwrap();
     assert!(fit_labels(&data, wrong_map, &p, None, &mut NoObserver).is_err());
     for v in [&other, &wrong_labels] {

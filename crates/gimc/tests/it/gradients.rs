@@ -3,9 +3,10 @@
 //! and the general objective w.r.t. U and V.
 
 use gimc::{
-    CompletionData, CompletionModel, KnownMap, LabelData, LabelProblem, Landmarks, MapKind, MapSpec,
+    AnyMap, BoxedMap, CompletionData, CompletionModel, LabelData, LabelProblem, MapRegistry,
 };
 use gimc_featmap::{FeatureMap, LearnableMap};
+use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::frob_dot;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -15,9 +16,15 @@ use crate::common;
 const H: f64 = 1e-5;
 
 /// Checks ⟨∇f, E⟩ against (f(U + hE) − f(U − hE)) / 2h for a few random directions E and a
-/// few coordinate directions.
-fn check_directional(map: &KnownMap, grad: &Mat<f64>, f: impl Fn(&KnownMap) -> f64, what: &str) {
-    let shape = map.params().shape();
+/// few coordinate directions. The map is moved to U ± hE and restored (maps are not `Clone`).
+fn check_directional(
+    map: &mut BoxedMap,
+    grad: &Mat<f64>,
+    f: impl Fn(&BoxedMap) -> f64,
+    what: &str,
+) {
+    let u = map.params().to_owned();
+    let shape = u.shape();
     let mut dirs: Vec<Mat<f64>> = (0..3)
         .map(|s| gaussian_mat(&mut seeded(100 + s), shape.0, shape.1, 1.0))
         .collect();
@@ -31,11 +38,13 @@ fn check_directional(map: &KnownMap, grad: &Mat<f64>, f: impl Fn(&KnownMap) -> f
         dirs.push(e);
     }
     for e in dirs {
-        let mut plus = map.clone();
-        plus.step(e.as_ref(), -H).unwrap();
-        let mut minus = map.clone();
-        minus.step(e.as_ref(), H).unwrap();
-        let fd = (f(&plus) - f(&minus)) / (2.0 * H);
+        map.step(e.as_ref(), -H).unwrap();
+        let f_plus = f(map);
+        map.set_params(u.clone()).unwrap();
+        map.step(e.as_ref(), H).unwrap();
+        let f_minus = f(map);
+        map.set_params(u.clone()).unwrap();
+        let fd = (f_plus - f_minus) / (2.0 * H);
         let an = frob_dot(grad.as_ref(), e.as_ref()).unwrap();
         let tol = 1e-6 * an.abs().max(1.0);
         assert!(
@@ -45,30 +54,25 @@ fn check_directional(map: &KnownMap, grad: &Mat<f64>, f: impl Fn(&KnownMap) -> f
     }
 }
 
-fn maps_for(data: &LabelData) -> Vec<(&'static str, KnownMap)> {
+/// A map of the registered family `name`.
+fn build(name: &str, x: &FeatureMatrix, m: usize, gamma: f64, seed: u64) -> BoxedMap {
+    MapRegistry::builtin()
+        .family(name)
+        .unwrap()
+        .build(x, m, gamma, &mut seeded(seed))
+        .unwrap()
+}
+
+fn maps_for(data: &LabelData) -> Vec<(&'static str, BoxedMap)> {
     let x = data.features();
     vec![
-        (
-            "lff",
-            MapSpec::fourier(4, 0.3).build(x, &mut seeded(1)).unwrap(),
-        ),
-        (
-            "lnys (M = I)",
-            MapSpec::nystrom(5, 0.3).build(x, &mut seeded(2)).unwrap(),
-        ),
+        ("lff", build("lff", x, 4, 0.3, 1)),
+        ("lnys (M = I)", build("lnys", x, 5, 0.3, 2)),
         (
             "nystrom (M fixed, normalised)",
-            MapSpec {
-                kind: MapKind::Nystrom {
-                    landmarks: Landmarks::Uniform,
-                    normalized: true,
-                },
-                m: 5,
-                gamma: 0.3,
-            }
-            .build(x, &mut seeded(3))
-            .unwrap(),
+            build("nys-whiten", x, 5, 0.3, 3),
         ),
+        ("lff-phase", build("lff-phase", x, 4, 0.3, 4)),
     ]
 }
 
@@ -79,16 +83,16 @@ fn multilabel_objective_gradient_matches_finite_differences() {
         common::multilabel_sparse(25, 3, 4, 2),
     ] {
         let prob = LabelProblem::new(&data, 0.7).unwrap();
-        for (name, map) in maps_for(&data) {
+        for (name, mut map) in maps_for(&data) {
             let feats = prob.features(std::slice::from_ref(&map)).unwrap();
             let w = gaussian_mat(&mut seeded(9), feats.dim(), data.n_labels(), 0.5);
             let grad = prob.gradient(&map, &feats, w.as_ref()).unwrap();
             assert!(grad.norm_l2() > 1e-6, "{name}: trivial gradient");
-            let f = |m: &KnownMap| {
+            let f = |m: &BoxedMap| {
                 let fe = prob.features(std::slice::from_ref(m)).unwrap();
                 prob.objective(&fe, w.as_ref()).unwrap()
             };
-            check_directional(&map, &grad, f, name);
+            check_directional(&mut map, &grad, f, name);
         }
     }
 }
@@ -97,11 +101,11 @@ fn multilabel_objective_gradient_matches_finite_differences() {
 fn reduced_objective_gradient_is_the_envelope_gradient() {
     let data = common::multilabel(30, 3, 5, 3);
     let prob = LabelProblem::new(&data, 0.5).unwrap();
-    for (name, map) in maps_for(&data) {
+    for (name, mut map) in maps_for(&data) {
         let (_, w, feats) = prob.reduced(&map).unwrap();
         let grad = prob.gradient(&map, &feats, w.as_ref()).unwrap();
-        let g = |m: &KnownMap| prob.reduced(m).unwrap().0;
-        check_directional(&map, &grad, g, name);
+        let g = |m: &BoxedMap| prob.reduced(m).unwrap().0;
+        check_directional(&mut map, &grad, g, name);
     }
 }
 
@@ -109,35 +113,30 @@ fn reduced_objective_gradient_is_the_envelope_gradient() {
 fn general_objective_gradients_match_finite_differences() {
     let (omega, x, y, _) = common::completion(14, 11, 3, 0.5, 4);
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let row_maps = [
-        MapSpec::fourier(4, 0.4).build(&x, &mut seeded(5)).unwrap(),
-        MapSpec::nystrom(6, 0.4).build(&x, &mut seeded(6)).unwrap(),
-    ];
-    let col_maps = [
-        MapSpec::nystrom(5, 0.3).build(&y, &mut seeded(7)).unwrap(),
-        MapSpec::fourier(3, 0.3).build(&y, &mut seeded(8)).unwrap(),
-    ];
-    for (rm, cm) in row_maps.iter().zip(&col_maps) {
+    let row_maps = [build("lff", &x, 4, 0.4, 5), build("lnys", &x, 6, 0.4, 6)];
+    let col_maps = [build("lnys", &y, 5, 0.3, 7), build("lff", &y, 3, 0.3, 8)];
+    for (rm, cm) in row_maps.into_iter().zip(col_maps) {
         let k = 2;
         let w = gaussian_mat(&mut seeded(10), rm.output_dim(), k, 0.5);
         let h = gaussian_mat(&mut seeded(11), cm.output_dim(), k, 0.5);
-        let model =
-            CompletionModel::new(rm.clone(), cm.clone(), w.clone(), h.clone(), 0.3).unwrap();
+        let model = CompletionModel::new(rm, cm, w.clone(), h.clone(), 0.3).unwrap();
         let (du, dv) = model.gradients(&data).unwrap();
+        let (mut rm, mut cm) = model.into_maps();
         assert!(du.norm_l2() > 1e-6 && dv.norm_l2() > 1e-6);
-        let f_rows = |m: &KnownMap| {
-            CompletionModel::new(m.clone(), cm.clone(), w.clone(), h.clone(), 0.3)
+        let (rkind, ckind) = (rm.kind().to_string(), cm.kind().to_string());
+        let f_rows = |m: &BoxedMap| {
+            CompletionModel::new(m, &cm, w.clone(), h.clone(), 0.3)
                 .unwrap()
                 .objective(&data)
                 .unwrap()
         };
-        check_directional(rm, &du, f_rows, rm.kind_name());
-        let f_cols = |m: &KnownMap| {
-            CompletionModel::new(rm.clone(), m.clone(), w.clone(), h.clone(), 0.3)
+        check_directional(&mut rm, &du, f_rows, &rkind);
+        let f_cols = |m: &BoxedMap| {
+            CompletionModel::new(&rm, m, w.clone(), h.clone(), 0.3)
                 .unwrap()
                 .objective(&data)
                 .unwrap()
         };
-        check_directional(cm, &dv, f_cols, cm.kind_name());
+        check_directional(&mut cm, &dv, f_cols, &ckind);
     }
 }

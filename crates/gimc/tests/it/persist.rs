@@ -14,8 +14,8 @@ use gimc::persist::{
     save_label_model_with_preprocess,
 };
 use gimc::{
-    CompletionData, CompletionParams, GimcError, KnownMap, LabelData, LabelModel, LabelParams,
-    Landmarks, MapKind, MapSpec, NoObserver, fit_completion, fit_labels,
+    AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParams, GimcError, LabelData,
+    LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion, fit_labels,
 };
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::rng::seeded;
@@ -23,6 +23,43 @@ use gimc_linalg::{FeatureMatrix, Standardizer};
 use safetensors::tensor::{Dtype, TensorView};
 
 use crate::common;
+
+/// The registry whose codecs the loaders use.
+fn reg() -> MapRegistry {
+    MapRegistry::builtin()
+}
+
+/// A map of the built-in family `name`, drawn from `seed`.
+fn build(name: &str, x: &FeatureMatrix, m: usize, gamma: f64, seed: u64) -> BoxedMap {
+    reg()
+        .family(name)
+        .unwrap()
+        .build(x, m, gamma, &mut seeded(seed))
+        .unwrap()
+}
+
+/// Two label models are the same: every map's record (kind, dimensions, tensors, metadata),
+/// W, task, λ, label names, method and hyper-parameters.
+fn assert_same<M: AnyMap, N: AnyMap>(a: &LabelModel<M>, b: &LabelModel<N>) {
+    assert_eq!(a.maps().len(), b.maps().len());
+    for (x, y) in a.maps().iter().zip(b.maps()) {
+        assert_eq!(x.encode().unwrap(), y.encode().unwrap());
+    }
+    assert_eq!(a.w(), b.w());
+    assert_eq!(a.task(), b.task());
+    assert_eq!(a.lambda(), b.lambda());
+    assert_eq!(a.label_names(), b.label_names());
+    assert_eq!(a.method(), b.method());
+    assert_eq!(a.hyper_parameters(), b.hyper_parameters());
+}
+
+/// [`assert_same`] for completion models.
+fn assert_same_completion(a: &CompletionModel, b: &CompletionModel) {
+    assert_eq!(a.row_map().encode().unwrap(), b.row_map().encode().unwrap());
+    assert_eq!(a.col_map().encode().unwrap(), b.col_map().encode().unwrap());
+    assert_eq!((a.w(), a.h()), (b.w(), b.h()));
+    assert_eq!((a.lambda(), a.method()), (b.lambda(), b.method()));
+}
 
 fn temp_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gimc-it-{}", std::process::id()));
@@ -38,9 +75,7 @@ fn fitted_label_model() -> (LabelModel, gimc::LabelData) {
         max_iter: 3,
         ..LabelParams::default()
     };
-    let map = MapSpec::fourier(5, 0.3)
-        .build(data.features(), &mut seeded(1))
-        .unwrap();
+    let map = build("lff", data.features(), 5, 0.3, 1);
     let mut model = fit_labels(&data, map, &params, None, &mut NoObserver)
         .unwrap()
         .model;
@@ -53,28 +88,15 @@ fn fitted_label_model() -> (LabelModel, gimc::LabelData) {
 fn label_models_round_trip_with_identical_predictions() {
     let (lff, data) = fitted_label_model();
     let lnys_norm = LabelModel::fit_w(
-        vec![
-            MapSpec {
-                kind: MapKind::Nystrom {
-                    landmarks: Landmarks::KMeans,
-                    normalized: true,
-                },
-                m: 6,
-                gamma: 0.4,
-            }
-            .build(data.features(), &mut seeded(2))
-            .unwrap(),
-        ],
+        vec![build("nys-kmeans", data.features(), 6, 0.4, 2)],
         &data,
         0.3,
     )
     .unwrap();
     let combined = LabelModel::fit_w(
         vec![
-            lff.maps()[0].clone(),
-            MapSpec::nystrom(7, 0.2)
-                .build(data.features(), &mut seeded(3))
-                .unwrap(),
+            build("lff", data.features(), 5, 0.3, 1),
+            build("lnys", data.features(), 7, 0.2, 3),
         ],
         &data,
         2.0,
@@ -82,16 +104,7 @@ fn label_models_round_trip_with_identical_predictions() {
     .unwrap();
     let multiclass = {
         let d = common::multiclass(40, 3, 3, 4);
-        LabelModel::fit_w(
-            vec![
-                MapSpec::fourier(4, 0.5)
-                    .build(d.features(), &mut seeded(5))
-                    .unwrap(),
-            ],
-            &d,
-            1.0,
-        )
-        .unwrap()
+        LabelModel::fit_w(vec![build("lff", d.features(), 4, 0.5, 5)], &d, 1.0).unwrap()
     };
     for (i, model) in [lff, lnys_norm, combined, multiclass]
         .into_iter()
@@ -99,8 +112,8 @@ fn label_models_round_trip_with_identical_predictions() {
     {
         let path = temp_path(&format!("label-{i}.safetensors"));
         save_label_model(&model, &path).unwrap();
-        let back = load_label_model(&path).unwrap();
-        assert_eq!(back, model, "model {i} changed in the round trip");
+        let back = load_label_model(&path, &reg()).unwrap();
+        assert_same(&back, &model);
         let x = data.features();
         if back.input_dim() == x.ncols() {
             assert_eq!(back.scores(x).unwrap(), model.scores(x).unwrap());
@@ -146,8 +159,8 @@ fn files_are_plain_safetensors_with_row_major_f64_and_json_metadata() {
 fn completion_models_round_trip() {
     let (omega, x, y, _) = common::completion(20, 15, 3, 0.5, 6);
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let rm = MapSpec::fourier(4, 0.3).build(&x, &mut seeded(1)).unwrap();
-    let cm = MapSpec::nystrom(6, 0.3).build(&y, &mut seeded(2)).unwrap();
+    let rm = build("lff", &x, 4, 0.3, 1);
+    let cm = build("lnys", &y, 6, 0.3, 2);
     let params = CompletionParams {
         rank: 3,
         max_iter: 2,
@@ -165,25 +178,28 @@ fn completion_models_round_trip() {
     .unwrap();
     let path = temp_path("completion.safetensors");
     save_completion_model(&fit.model, &path).unwrap();
-    let back = load_completion_model(&path).unwrap();
-    assert_eq!(back, fit.model);
+    let back = load_completion_model(&path, &reg()).unwrap();
+    assert_same_completion(&back, &fit.model);
     assert_eq!(
         back.predict_dense(&x, &y).unwrap(),
         fit.model.predict_dense(&x, &y).unwrap()
     );
     // a completion file is not a label model and vice versa
     assert!(matches!(
-        load_label_model(&path),
+        load_label_model(&path, &reg()),
         Err(GimcError::ModelFormat { .. })
     ));
     let (lm, _) = fitted_label_model();
     let lb = label_model_to_bytes(&lm).unwrap();
     assert!(matches!(
-        completion_model_from_bytes(&lb),
+        completion_model_from_bytes(&lb, &reg()),
         Err(GimcError::ModelFormat { .. })
     ));
     let cb = completion_model_to_bytes(&fit.model).unwrap();
-    assert_eq!(completion_model_from_bytes(&cb).unwrap(), fit.model);
+    assert_same_completion(
+        &completion_model_from_bytes(&cb, &reg()).unwrap(),
+        &fit.model,
+    );
     let _ = std::fs::remove_file(&path);
 }
 
@@ -195,7 +211,7 @@ fn is_format_error(r: Result<LabelModel, GimcError>) -> bool {
 fn truncated_corrupted_and_foreign_files_are_errors() {
     let (model, _) = fitted_label_model();
     let bytes = label_model_to_bytes(&model).unwrap();
-    assert_eq!(label_model_from_bytes(&bytes).unwrap(), model);
+    assert_same(&label_model_from_bytes(&bytes, &reg()).unwrap(), &model);
     // truncated anywhere
     let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     for cut in [
@@ -209,42 +225,45 @@ fn truncated_corrupted_and_foreign_files_are_errors() {
         bytes.len() - 1,
     ] {
         assert!(
-            is_format_error(label_model_from_bytes(&bytes[..cut])),
+            is_format_error(label_model_from_bytes(&bytes[..cut], &reg())),
             "cut at {cut}"
         );
     }
     // a corrupted header byte (inside the JSON) or length prefix
     let mut bad = bytes.clone();
     bad[8 + header_len / 3] = b'}';
-    assert!(is_format_error(label_model_from_bytes(&bad)));
+    assert!(is_format_error(label_model_from_bytes(&bad, &reg())));
     let mut bad = bytes.clone();
     bad[0] ^= 0x40;
-    assert!(is_format_error(label_model_from_bytes(&bad)));
+    assert!(is_format_error(label_model_from_bytes(&bad, &reg())));
     // extra bytes at the end
     let mut bad = bytes.clone();
     bad.extend_from_slice(&[0; 8]);
-    assert!(is_format_error(label_model_from_bytes(&bad)));
+    assert!(is_format_error(label_model_from_bytes(&bad, &reg())));
     // a NaN written into the data section
     let mut bad = bytes.clone();
     let n = bad.len();
     bad[n - 8..].copy_from_slice(&f64::NAN.to_le_bytes());
-    let err = label_model_from_bytes(&bad).unwrap_err();
+    let err = label_model_from_bytes(&bad, &reg()).unwrap_err();
     assert!(err.to_string().contains("non-finite"), "{err}");
     // foreign files: text, random bytes, empty
-    assert!(is_format_error(label_model_from_bytes(b"hello, world\n")));
-    assert!(is_format_error(label_model_from_bytes(&[0xff; 64])));
-    assert!(is_format_error(label_model_from_bytes(&[])));
+    assert!(is_format_error(label_model_from_bytes(
+        b"hello, world\n",
+        &reg()
+    )));
+    assert!(is_format_error(label_model_from_bytes(&[0xff; 64], &reg())));
+    assert!(is_format_error(label_model_from_bytes(&[], &reg())));
     // a valid safetensors file that is not a gimc model
     let data = vec![0u8; 16];
     let t = TensorView::new(Dtype::F64, vec![2, 1], &data).unwrap();
     let plain = safetensors::serialize([("W", t.clone())], None).unwrap();
-    assert!(is_format_error(label_model_from_bytes(&plain)));
+    assert!(is_format_error(label_model_from_bytes(&plain, &reg())));
     let other: HashMap<String, String> = [("format".to_string(), "pt".to_string())].into();
     let pt = safetensors::serialize([("W", t)], Some(other)).unwrap();
-    assert!(is_format_error(label_model_from_bytes(&pt)));
+    assert!(is_format_error(label_model_from_bytes(&pt, &reg())));
     // missing file
     assert!(matches!(
-        load_label_model(&temp_path("does-not-exist.safetensors")),
+        load_label_model(&temp_path("does-not-exist.safetensors"), &reg()),
         Err(GimcError::Io { .. })
     ));
 }
@@ -268,7 +287,7 @@ fn inconsistent_metadata_is_rejected() {
     let (model, _) = fitted_label_model();
     let bytes = label_model_to_bytes(&model).unwrap();
     // sanity: an unedited rewrite loads
-    assert!(label_model_from_bytes(&with_meta(&bytes, |_| {})).is_ok());
+    assert!(label_model_from_bytes(&with_meta(&bytes, |_| {}), &reg()).is_ok());
     type Edit = Box<dyn Fn(&mut serde_json::Value)>;
     let edits: Vec<(&str, Edit)> = vec![
         ("future version", Box::new(|j| j["version"] = 9.into())),
@@ -307,7 +326,7 @@ fn inconsistent_metadata_is_rejected() {
     for (name, edit) in edits {
         let bad = with_meta(&bytes, edit);
         assert!(
-            is_format_error(label_model_from_bytes(&bad)),
+            is_format_error(label_model_from_bytes(&bad, &reg())),
             "edit {name} was accepted"
         );
     }
@@ -321,9 +340,7 @@ type TensorEdit = dyn Fn(&str, Vec<f64>) -> Option<Vec<f64>>;
 
 /// A label model with a random-phase Fourier map, fitted (learned) on `data`.
 fn fitted_phase_model(data: &LabelData) -> LabelModel {
-    let map = MapSpec::fourier_phase(6, 0.3)
-        .build(data.features(), &mut seeded(8))
-        .unwrap();
+    let map = build("lff-phase", data.features(), 6, 0.3, 8);
     let params = LabelParams {
         max_iter: 2,
         ..LabelParams::default()
@@ -339,18 +356,18 @@ fn fitted_phase_model(data: &LabelData) -> LabelModel {
 fn random_phase_maps_round_trip_as_version_2() {
     let (_, data) = fitted_label_model();
     let model = fitted_phase_model(&data);
-    let KnownMap::Cosine(map) = &model.maps()[0] else {
-        panic!(
-            "expected a random-phase map, got {}",
-            model.maps()[0].kind_name()
-        );
-    };
+    let map = &model.maps()[0];
+    assert_eq!(map.kind(), "random-cosine");
     assert_eq!(map.output_dim(), 12);
-    let phases = map.phases().to_vec();
+    let phases: Vec<f64> = map.encode().unwrap().tensors["phases"]
+        .row(0)
+        .iter()
+        .copied()
+        .collect();
     let path = temp_path("phase.safetensors");
     save_label_model(&model, &path).unwrap();
-    let back = load_label_model(&path).unwrap();
-    assert_eq!(back, model);
+    let back = load_label_model(&path, &reg()).unwrap();
+    assert_same(&back, &model);
     let x = data.features();
     assert_eq!(back.scores(x).unwrap(), model.scores(x).unwrap());
     let meta = read_model_meta(&path).unwrap();
@@ -372,15 +389,15 @@ fn random_phase_maps_round_trip_as_version_2() {
     // combined with a paired Fourier map
     let combined = LabelModel::fit_w(
         vec![
-            model.maps()[0].clone(),
-            fitted_label_model().0.maps()[0].clone(),
+            fitted_phase_model(&data).into_maps().remove(0),
+            fitted_label_model().0.into_maps().remove(0),
         ],
         &data,
         1.0,
     )
     .unwrap();
     let bytes = label_model_to_bytes(&combined).unwrap();
-    assert_eq!(label_model_from_bytes(&bytes).unwrap(), combined);
+    assert_same(&label_model_from_bytes(&bytes, &reg()).unwrap(), &combined);
     // bad phase tensors are format errors
     let edits: Vec<(&str, MetaEdit)> = vec![
         (
@@ -396,7 +413,7 @@ fn random_phase_maps_round_trip_as_version_2() {
     let good = label_model_to_bytes(&model).unwrap();
     for (name, edit) in edits {
         assert!(
-            is_format_error(label_model_from_bytes(&with_meta(&good, edit))),
+            is_format_error(label_model_from_bytes(&with_meta(&good, edit), &reg())),
             "edit {name} was accepted"
         );
     }
@@ -422,9 +439,7 @@ fn badly_scaled() -> (FeatureMatrix, Standardizer, LabelData) {
 #[test]
 fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model() {
     let (raw, st, data) = badly_scaled();
-    let map = MapSpec::fourier(8, 0.5)
-        .build(data.features(), &mut seeded(4))
-        .unwrap();
+    let map = build("lff", data.features(), 8, 0.5, 4);
     let model = fit_labels(
         &data,
         map,
@@ -439,8 +454,8 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     .model;
     let path = temp_path("standardized.safetensors");
     save_label_model_with_preprocess(&model, Some(&st), &path).unwrap();
-    let (back, back_st) = load_label_model_with_preprocess(&path).unwrap();
-    assert_eq!(back, model);
+    let (back, back_st) = load_label_model_with_preprocess(&path, &reg()).unwrap();
+    assert_same(&back, &model);
     let back_st = back_st.expect("the standardisation is stored");
     assert_eq!(back_st, st);
     // prediction on raw rows through the loaded transform = the in-process prediction on the
@@ -469,7 +484,7 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
         serde_json::json!({"type": "standardize", "input_dim": 3, "center": true})
     );
     // the plain loader refuses it rather than mis-predicting raw rows
-    let err = load_label_model(&path).unwrap_err();
+    let err = load_label_model(&path, &reg()).unwrap_err();
     assert!(
         err.to_string().contains("load_label_model_with_preprocess"),
         "{err}"
@@ -477,7 +492,7 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     // a scale-only (sparse) standardisation round trips too
     let scale_only = Standardizer::fit(&raw, false).unwrap();
     let bytes = label_model_to_bytes_with_preprocess(&model, Some(&scale_only)).unwrap();
-    let (_, s2) = label_model_with_preprocess_from_bytes(&bytes).unwrap();
+    let (_, s2) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
     assert_eq!(s2, Some(scale_only));
     // saving a standardisation of the wrong width or with bad values is refused
     let mut wrong = st.clone();
@@ -504,14 +519,14 @@ fn version_1_files_without_preprocessing_still_load() {
     assert!(json.get("preprocess").is_none());
     assert!(!md["gimc"].contains("preprocess"));
     // both loaders read it; there is no standardisation to apply
-    let (back, st) = label_model_with_preprocess_from_bytes(&bytes).unwrap();
-    assert_eq!(back, model);
+    let (back, st) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
+    assert_same(&back, &model);
     assert!(st.is_none());
     assert_eq!(
         back.scores(data.features()).unwrap(),
         model.scores(data.features()).unwrap()
     );
-    assert_eq!(label_model_from_bytes(&bytes).unwrap(), model);
+    assert_same(&label_model_from_bytes(&bytes, &reg()).unwrap(), &model);
 
     // a file assembled by hand the way the version-1 writer laid it out (independent of this
     // crate's writer): metadata JSON without any version-2 key
@@ -551,7 +566,7 @@ fn version_1_files_without_preprocessing_still_load() {
         Some(md),
     )
     .unwrap();
-    let (old_model, old_st) = label_model_with_preprocess_from_bytes(&old).unwrap();
+    let (old_model, old_st) = label_model_with_preprocess_from_bytes(&old, &reg()).unwrap();
     assert!(old_st.is_none());
     assert_eq!(
         old_model.scores(data.features()).unwrap(),
@@ -562,21 +577,13 @@ fn version_1_files_without_preprocessing_still_load() {
 #[test]
 fn inconsistent_standardisations_are_rejected_on_load() {
     let (_, st, data) = badly_scaled();
-    let model = LabelModel::fit_w(
-        vec![
-            MapSpec::fourier(4, 0.5)
-                .build(data.features(), &mut seeded(1))
-                .unwrap(),
-        ],
-        &data,
-        1.0,
-    )
-    .unwrap();
+    let model =
+        LabelModel::fit_w(vec![build("lff", data.features(), 4, 0.5, 1)], &data, 1.0).unwrap();
     let good = label_model_to_bytes_with_preprocess(&model, Some(&st)).unwrap();
-    assert!(label_model_with_preprocess_from_bytes(&good).is_ok());
+    assert!(label_model_with_preprocess_from_bytes(&good, &reg()).is_ok());
     let is_bad = |b: &[u8]| {
         matches!(
-            label_model_with_preprocess_from_bytes(b),
+            label_model_with_preprocess_from_bytes(b, &reg()),
             Err(GimcError::ModelFormat { .. })
         )
     };
@@ -639,7 +646,7 @@ fn inconsistent_standardisations_are_rejected_on_load() {
         }
         Some(v)
     });
-    let err = label_model_with_preprocess_from_bytes(&zero_scale).unwrap_err();
+    let err = label_model_with_preprocess_from_bytes(&zero_scale, &reg()).unwrap_err();
     assert!(err.to_string().contains("scale 2"), "{err}");
     let nan_mean = rewrite(&|n, mut v| {
         if n == "preprocess.mean" {
@@ -647,8 +654,141 @@ fn inconsistent_standardisations_are_rejected_on_load() {
         }
         Some(v)
     });
-    let err = label_model_with_preprocess_from_bytes(&nan_mean).unwrap_err();
+    let err = label_model_with_preprocess_from_bytes(&nan_mean, &reg()).unwrap_err();
     assert!(err.to_string().contains("non-finite"), "{err}");
     // an unedited rewrite still loads (the helper itself is sound)
-    assert!(label_model_with_preprocess_from_bytes(&rewrite(&|_, v| Some(v))).is_ok());
+    assert!(label_model_with_preprocess_from_bytes(&rewrite(&|_, v| Some(v)), &reg()).is_ok());
+}
+
+/// A map that is not built in (Φ = −φ(X) for random Fourier features φ), with its own codec
+/// and family: it goes through selection, save and load exactly like a built-in map.
+#[derive(Debug)]
+struct Negated(gimc_featmap::RandomFourier);
+
+impl FeatureMap for Negated {
+    fn input_dim(&self) -> usize {
+        self.0.input_dim()
+    }
+    fn output_dim(&self) -> usize {
+        self.0.output_dim()
+    }
+    fn forward(&self, x: &FeatureMatrix) -> gimc_featmap::Result<gimc_linalg::faer::Mat<f64>> {
+        Ok(-self.0.forward(x)?)
+    }
+}
+
+impl LearnableMap for Negated {
+    fn params(&self) -> gimc_linalg::faer::MatRef<'_, f64> {
+        self.0.params()
+    }
+    fn set_params(&mut self, p: gimc_linalg::faer::Mat<f64>) -> gimc_featmap::Result<()> {
+        self.0.set_params(p)
+    }
+    fn backward(
+        &self,
+        x: &FeatureMatrix,
+        g: gimc_linalg::faer::MatRef<'_, f64>,
+    ) -> gimc_featmap::Result<gimc_linalg::faer::Mat<f64>> {
+        Ok(-self.0.backward(x, g)?)
+    }
+}
+
+impl gimc::MapCodec for Negated {
+    const KIND: &'static str = "test-negated-fourier";
+    fn encode(&self) -> gimc::Result<gimc::MapRecord> {
+        gimc::MapRecord::new(Self::KIND, self.input_dim(), self.output_dim())
+            .with_tensor("directions", self.0.directions())
+            .with_meta("sign", -1)
+    }
+    fn decode(r: &gimc::MapRecord) -> gimc::Result<Self> {
+        if r.meta::<i32>("sign")? != -1 {
+            return Err(r.bad("sign must be -1"));
+        }
+        let u = r.tensor("directions", (r.input_dim, r.output_dim / 2))?;
+        Ok(Self(gimc_featmap::RandomFourier::from_directions(
+            u.clone(),
+        )?))
+    }
+}
+
+struct NegatedFamily;
+
+impl gimc_featmap::MapFamily for NegatedFamily {
+    type Map = Negated;
+    fn name(&self) -> &str {
+        "neg-lff"
+    }
+    fn output_dim(&self, m: usize) -> gimc_featmap::Result<usize> {
+        gimc_featmap::scaled_dim(m, 2)
+    }
+    fn build(
+        &self,
+        x: &FeatureMatrix,
+        m: usize,
+        gamma: f64,
+        rng: &mut gimc_linalg::rng::GimcRng,
+    ) -> gimc_featmap::Result<Negated> {
+        Ok(Negated(
+            gimc_featmap::FourierFamily.build(x, m, gamma, rng)?,
+        ))
+    }
+}
+
+#[test]
+fn a_user_map_selects_saves_and_loads_once_its_codec_is_registered() {
+    let data = common::multilabel(80, 3, 4, 51);
+    let mut registry = MapRegistry::builtin();
+    registry.register_family(NegatedFamily).unwrap();
+    registry.register_codec::<Negated>().unwrap();
+    assert!(registry.register_codec::<Negated>().is_err());
+    let params = gimc::SelectionParams {
+        gammas: vec![0.1, 0.5],
+        ms: vec![5],
+        max_iter: 2,
+        seed: 7,
+        ..gimc::SelectionParams::default()
+    };
+    // by name through the registry (boxed), and typed: the same selection
+    let boxed = gimc::select_and_fit(&data, registry.family("neg-lff").unwrap(), &params).unwrap();
+    let typed = gimc::select_and_fit(&data, &NegatedFamily, &params).unwrap();
+    assert_eq!(boxed.chosen, typed.chosen);
+    assert_eq!(boxed.model.w(), typed.model.w());
+    assert_eq!(typed.model.method(), "gimc-neg-lff");
+    // Φ = −φ: W is the negation of the plain Fourier fit's on the same draws, predictions equal
+    let plain = gimc::select_and_fit(&data, &gimc_featmap::FourierFamily, &params).unwrap();
+    assert_eq!(plain.chosen.gamma, typed.chosen.gamma);
+    assert_eq!(
+        plain.model.top_k(data.features(), 3).unwrap(),
+        typed.model.top_k(data.features(), 3).unwrap()
+    );
+    // save the typed model; load it back through the registry
+    let bytes = label_model_to_bytes(&typed.model).unwrap();
+    let back = label_model_from_bytes(&bytes, &registry).unwrap();
+    assert_same(&back, &typed.model);
+    assert_eq!(back.maps()[0].kind(), "test-negated-fourier");
+    assert_eq!(
+        back.scores(data.features()).unwrap(),
+        typed.model.scores(data.features()).unwrap()
+    );
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let md = header.metadata().as_ref().unwrap();
+    assert_eq!(md["format_version"], "3");
+    let json: serde_json::Value = serde_json::from_str(&md["gimc"]).unwrap();
+    assert_eq!(json["maps"][0]["sign"], -1);
+    // without the codec: a clear error naming the kind, never a panic
+    let err = label_model_from_bytes(&bytes, &reg()).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, GimcError::ModelFormat { .. }), "{msg}");
+    assert!(
+        msg.contains("test-negated-fourier") && msg.contains("random-fourier"),
+        "{msg}"
+    );
+    // a version-2 file may not hold a kind that is not built in
+    let as_v2 = with_meta(&bytes, |j| j["version"] = 2.into());
+    assert!(is_format_error(label_model_from_bytes(&as_v2, &registry)));
+    // the codec's own checks run on load
+    let bad_sign = with_meta(&bytes, |j| j["maps"][0]["sign"] = 1.into());
+    assert!(is_format_error(label_model_from_bytes(
+        &bad_sign, &registry
+    )));
 }

@@ -1,11 +1,11 @@
 //! Model selection on a validation split of the training data (DESIGN §4).
 
 use gimc::{
-    IterationRecord, KnownMap, LabelParams, MapKind, NoObserver, SelectionObserver,
-    SelectionParams, SelectionStage, fit_labels, select_and_fit, select_and_fit_observed,
-    select_combined,
+    IterationRecord, LabelParams, MapRegistry, NoObserver, SelectionObserver, SelectionParams,
+    SelectionStage, fit_labels, select_and_fit, select_and_fit_observed, select_combined,
+    validation_split,
 };
-use gimc::{MapSpec, validation_split};
+use gimc_featmap::{CosineFamily, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::rng::{child, seeded};
 
 use crate::common;
@@ -14,7 +14,6 @@ use crate::common;
 fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
     let data = common::multilabel(150, 3, 4, 41);
     let params = SelectionParams {
-        kind: MapKind::Fourier,
         gammas: vec![1e-4, 0.3],
         lambdas: vec![0.1, 1.0],
         ms: vec![6],
@@ -22,7 +21,7 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
         seed: 5,
         ..SelectionParams::default()
     };
-    let sel = select_and_fit(&data, &params).unwrap();
+    let sel = select_and_fit(&data, &FourierFamily, &params).unwrap();
     assert_eq!(sel.candidates.len(), 4);
     let best = sel
         .candidates
@@ -46,22 +45,30 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
         .find(|c| c.best_score == best)
         .unwrap();
     assert_eq!(
-        (sel.chosen.spec, sel.chosen.lambda, sel.chosen.iterations),
-        (winner.spec, winner.lambda, winner.best_iteration)
+        (
+            sel.chosen.m,
+            sel.chosen.gamma,
+            sel.chosen.lambda,
+            sel.chosen.iterations
+        ),
+        (winner.m, winner.gamma, winner.lambda, winner.best_iteration)
     );
     assert!(sel.chosen.iterations <= 4);
     assert_eq!(sel.history.len(), sel.chosen.iterations + 1);
     let hp = sel.model.hyper_parameters();
-    assert_eq!(hp["gamma"], sel.chosen.spec.gamma);
+    assert_eq!(hp["gamma"], sel.chosen.gamma);
     assert_eq!(hp["iterations"], sel.chosen.iterations as f64);
     assert_eq!(sel.model.method(), "gimc-lff");
     assert!(sel.chosen.describe().contains("m=6"));
 
     // the refit equals a direct fit with the chosen values on the same random stream
-    let map = sel
-        .chosen
-        .spec
-        .build(data.features(), &mut child(&seeded(5), 1))
+    let map = FourierFamily
+        .build(
+            data.features(),
+            sel.chosen.m,
+            sel.chosen.gamma,
+            &mut child(&seeded(5), 1),
+        )
         .unwrap();
     let direct = fit_labels(
         &data,
@@ -78,9 +85,15 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
     .unwrap();
     assert_eq!(direct.model.w(), sel.model.w());
     // and the whole procedure is deterministic
-    let again = select_and_fit(&data, &params).unwrap();
+    let again = select_and_fit(&data, &FourierFamily, &params).unwrap();
     assert_eq!(again.chosen, sel.chosen);
     assert_eq!(again.model, sel.model);
+    // the same family through the registry (boxed maps) makes exactly the same selection
+    let registry = MapRegistry::builtin();
+    let boxed = select_and_fit(&data, registry.family("lff").unwrap(), &params).unwrap();
+    assert_eq!(boxed.chosen, sel.chosen);
+    assert_eq!(boxed.model.w(), sel.model.w());
+    assert_eq!(boxed.model.maps()[0].params(), sel.model.maps()[0].params());
 }
 
 #[test]
@@ -95,13 +108,12 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
         assert!((in_val - 0.25 * total).abs() <= 0.5 + 1e-9);
     }
     let params = SelectionParams {
-        kind: MapKind::LEARNED_NYSTROM,
         gammas: vec![0.5],
         ms: vec![10],
         max_iter: 3,
         ..SelectionParams::default()
     };
-    let sel = select_and_fit(&data, &params).unwrap();
+    let sel = select_and_fit(&data, &NystromFamily::default(), &params).unwrap();
     assert!(sel.chosen.validation_score > 0.4);
     assert_eq!(sel.model.method(), "gimc-lnys");
     assert!(sel.model.evaluate(&data, &[1]).unwrap().accuracy.is_some());
@@ -132,10 +144,9 @@ fn bad_grids_are_parameter_errors() {
             ..SelectionParams::default()
         },
     ] {
-        let e = select_and_fit(&data, &p).unwrap_err();
+        let e = select_and_fit(&data, &FourierFamily, &p).unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
-    let _ = MapSpec::fourier(1, 1.0);
 }
 
 #[test]
@@ -148,18 +159,20 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
         seed: 3,
         ..SelectionParams::default()
     };
-    let lff = select_and_fit(&data, &base).unwrap();
-    let lnys = select_and_fit(
-        &data,
-        &SelectionParams {
-            kind: MapKind::LEARNED_NYSTROM,
-            ..base.clone()
-        },
-    )
-    .unwrap();
+    // two families of different map types combine through the registry's boxed maps
+    let registry = MapRegistry::builtin();
+    let select = |name: &str, params: &SelectionParams| {
+        select_and_fit(&data, registry.family(name).unwrap(), params).unwrap()
+    };
+    let lff = select("lff", &base);
+    let lnys = select("lnys", &base);
     assert_eq!(lff.validation_rows, lnys.validation_rows);
     assert_eq!(lff.validation_model.n_labels(), 4);
-    let comb = select_combined(&data, &[&lff, &lnys], &[0.1, 1.0, 10.0], 1).unwrap();
+    let (lff_u, lnys_u) = (
+        lff.model.maps()[0].params().to_owned(),
+        lnys.model.maps()[0].params().to_owned(),
+    );
+    let comb = select_combined(&data, vec![lff, lnys], &[0.1, 1.0, 10.0], 1).unwrap();
     assert_eq!(comb.scores.len(), 3);
     let best = comb
         .scores
@@ -168,22 +181,22 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
         .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!(comb.validation_score, best);
     assert_eq!(comb.model.maps().len(), 2);
-    assert_eq!(comb.model.maps()[0], lff.model.maps()[0]);
-    assert_eq!(comb.model.maps()[1], lnys.model.maps()[0]);
+    assert_eq!(comb.model.maps()[0].params(), lff_u.as_ref());
+    assert_eq!(comb.model.maps()[1].params(), lnys_u.as_ref());
     assert_eq!(comb.model.lambda(), comb.lambda);
     assert_eq!(comb.model.method(), "gimc-combined");
     // a selection made on another split cannot be combined
-    let other = select_and_fit(
-        &data,
+    let other = select(
+        "lff",
         &SelectionParams {
             seed: 4,
             ..base.clone()
         },
-    )
-    .unwrap();
-    assert!(select_combined(&data, &[&lff, &other], &[1.0], 1).is_err());
-    assert!(select_combined(&data, &[], &[1.0], 1).is_err());
-    assert!(select_combined(&data, &[&lff], &[], 1).is_err());
+    );
+    let lff = select("lff", &base);
+    assert!(select_combined(&data, vec![lff, other], &[1.0], 1).is_err());
+    assert!(select_combined::<gimc::BoxedMap>(&data, vec![], &[1.0], 1).is_err());
+    assert!(select_combined(&data, vec![select("lff", &base)], &[], 1).is_err());
 }
 
 /// Records what [`select_and_fit_observed`] reports.
@@ -196,7 +209,7 @@ struct Recorder {
 
 impl SelectionObserver for Recorder {
     fn fit_started(&mut self, stage: &SelectionStage, max_iter: usize) {
-        self.starts.push((*stage, max_iter));
+        self.starts.push((stage.clone(), max_iter));
         self.iterations.push(Vec::new());
     }
     fn iteration(&mut self, record: &IterationRecord) {
@@ -210,7 +223,6 @@ impl SelectionObserver for Recorder {
 fn random_phase_fourier_selection_learns_and_reports_progress() {
     let data = common::multilabel(120, 3, 4, 43);
     let params = SelectionParams {
-        kind: MapKind::FourierPhase,
         gammas: vec![0.05, 0.3],
         lambdas: vec![0.1],
         ms: vec![5],
@@ -219,19 +231,17 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
         ..SelectionParams::default()
     };
     let mut rec = Recorder::default();
-    let sel = select_and_fit_observed(&data, &params, &mut rec).unwrap();
+    let sel = select_and_fit_observed(&data, &CosineFamily, &params, &mut rec).unwrap();
     // the same selection as without an observer (all but the timings)
-    let plain = select_and_fit(&data, &params).unwrap();
-    assert_eq!((sel.chosen, &sel.model), (plain.chosen, &plain.model));
-    let scores = |s: &gimc::Selection| -> Vec<Vec<f64>> {
+    let plain = select_and_fit(&data, &CosineFamily, &params).unwrap();
+    assert_eq!((&sel.chosen, &sel.model), (&plain.chosen, &plain.model));
+    let scores = |s: &gimc::Selection<gimc_featmap::RandomCosine>| -> Vec<Vec<f64>> {
         s.candidates.iter().map(|c| c.scores.clone()).collect()
     };
     assert_eq!(scores(&sel), scores(&plain));
     assert_eq!(sel.model.method(), "gimc-lff-phase");
     assert!(sel.chosen.describe().starts_with("lff-phase m=5"));
-    let KnownMap::Cosine(map) = &sel.model.maps()[0] else {
-        panic!("expected a random-phase map");
-    };
+    let map = &sel.model.maps()[0];
     // D = 2m directions, each with its own phase in [0, 2π)
     assert_eq!(map.directions().shape(), (3, 10));
     assert!(
@@ -241,14 +251,14 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
     );
     // learning moves the directions of the refit away from the initial draw when it iterates
     if sel.chosen.iterations > 0 {
-        let init = sel
-            .chosen
-            .spec
-            .build(data.features(), &mut child(&seeded(2), 1))
+        let init = CosineFamily
+            .build(
+                data.features(),
+                sel.chosen.m,
+                sel.chosen.gamma,
+                &mut child(&seeded(2), 1),
+            )
             .unwrap();
-        let KnownMap::Cosine(init) = init else {
-            panic!("expected a random-phase map");
-        };
         assert_eq!(init.phases(), map.phases());
         assert_ne!(init.directions(), map.directions());
     }
@@ -256,19 +266,25 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
     assert_eq!(rec.starts.len(), 3);
     for (i, (stage, max_iter)) in rec.starts[..2].iter().enumerate() {
         let SelectionStage::Candidate {
-            index, total, spec, ..
+            index,
+            total,
+            m,
+            gamma,
+            ..
         } = stage
         else {
             panic!("fit {i} is not a candidate");
         };
         assert_eq!((*index, *total, *max_iter), (i, 2, 3));
-        assert_eq!(*spec, sel.candidates[i].spec);
+        assert_eq!((*m, *gamma), (sel.candidates[i].m, sel.candidates[i].gamma));
         assert_eq!(rec.iterations[i].len(), sel.candidates[i].scores.len());
     }
     assert_eq!(
         rec.starts[2],
         (
-            SelectionStage::Refit { chosen: sel.chosen },
+            SelectionStage::Refit {
+                chosen: sel.chosen.clone()
+            },
             sel.chosen.iterations
         )
     );

@@ -1,7 +1,8 @@
 //! Semi-supervised clustering (Algorithm 2, DESIGN §3.3).
 
-use gimc::{GimcError, MapSpec, SemiSupParams, fit_semisupervised};
+use gimc::{GimcError, SemiSupParams, fit_semisupervised};
 use gimc_data::synth::two_class_2d;
+use gimc_featmap::FourierFamily;
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
@@ -31,7 +32,7 @@ fn rings(
 /// A deliberately poor start: 4 Fourier directions at a length scale far above the rings', so the
 /// unlearned map cannot tell the rings apart and learning U, V has to find the scale.
 fn params(learn: bool) -> SemiSupParams {
-    let mut p = SemiSupParams::new(2, MapSpec::fourier(4, 0.002))
+    let mut p = SemiSupParams::new(2, 4, 0.002)
         .with_learn(learn)
         .with_lambdas(vec![0.1]);
     p.completion.max_iter = 15;
@@ -43,8 +44,10 @@ fn params(learn: bool) -> SemiSupParams {
 fn learned_map_beats_its_start_on_rings() {
     let (x, truth, pairs) = rings(300, 1500, 3);
     let (test, train) = pairs.split_at(500);
-    let start = fit_semisupervised(&x, train, &params(false), &mut seeded(9)).unwrap();
-    let learned = fit_semisupervised(&x, train, &params(true), &mut seeded(9)).unwrap();
+    let start =
+        fit_semisupervised(&x, train, &FourierFamily, &params(false), &mut seeded(9)).unwrap();
+    let learned =
+        fit_semisupervised(&x, train, &FourierFamily, &params(true), &mut seeded(9)).unwrap();
     assert_eq!(start.iterations, 0);
     assert!(learned.iterations > 0, "validation kept the start");
     let e_start = constraint_error(test, &start.labels).unwrap();
@@ -64,7 +67,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
     let (x, _, pairs) = rings(120, 600, 5);
     let mut p = params(true).with_lambdas(vec![0.1, 10.0]);
     p.completion.max_iter = 3;
-    let fit = fit_semisupervised(&x, &pairs, &p, &mut seeded(1)).unwrap();
+    let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
     assert_eq!(fit.validation.len(), 2);
     let best = fit
         .validation
@@ -79,7 +82,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
     assert_eq!(chosen.constraint_error, best);
     assert_eq!(fit.labels.len(), 120);
     // deterministic from the seed
-    let again = fit_semisupervised(&x, &pairs, &p, &mut seeded(1)).unwrap();
+    let again = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
     assert_eq!(again.labels, fit.labels);
 }
 
@@ -87,7 +90,9 @@ fn lambda_is_chosen_on_held_out_constraints() {
 fn invalid_constraints_give_typed_errors() {
     let (x, _, pairs) = rings(40, 100, 2);
     let p = params(true);
-    let run = |pairs: &[(usize, usize, f64)]| fit_semisupervised(&x, pairs, &p, &mut seeded(0));
+    let run = |pairs: &[(usize, usize, f64)]| {
+        fit_semisupervised(&x, pairs, &FourierFamily, &p, &mut seeded(0))
+    };
     assert!(matches!(run(&[]), Err(GimcError::Empty(_))));
     let mut bad = pairs.clone();
     bad.push((3, 40, 1.0));
@@ -102,13 +107,13 @@ fn invalid_constraints_give_typed_errors() {
     let mut xn = x.to_dense();
     xn[(7, 1)] = f64::NAN;
     let xn = FeatureMatrix::Dense(xn);
-    assert!(fit_semisupervised(&xn, &pairs, &p, &mut seeded(0)).is_err());
+    assert!(fit_semisupervised(&xn, &pairs, &FourierFamily, &p, &mut seeded(0)).is_err());
     let xe = FeatureMatrix::Dense(Mat::zeros(0, 2));
-    assert!(fit_semisupervised(&xe, &pairs, &p, &mut seeded(0)).is_err());
+    assert!(fit_semisupervised(&xe, &pairs, &FourierFamily, &p, &mut seeded(0)).is_err());
     let mut pk = params(true);
     pk.k = 0;
     assert!(matches!(
-        fit_semisupervised(&x, &pairs, &pk, &mut seeded(0)),
+        fit_semisupervised(&x, &pairs, &FourierFamily, &pk, &mut seeded(0)),
         Err(GimcError::InvalidParameter { .. })
     ));
 }
