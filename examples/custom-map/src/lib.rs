@@ -81,12 +81,18 @@
 //! exact Laplacian kernel matrix it computes itself; run it with
 //! `cargo test -p custom-map -- --nocapture` to see the measured values.
 //!
-//! ## 5. Next steps
+//! ## 5. Store it, register it, fit it, ship it
 //!
-//! Storing the map in model files (a `MapCodec` in the `gimc` crate), registering the family
-//! and codec in a `MapRegistry`, fitting on a data set and shipping a command-line binary are
-//! described in `docs/EXTENDING.md`.
+//! [`codec`] implements [`gimc::MapCodec`] for the map (kind `laplace-fourier`: tensor U,
+//! metadata m and γ) so that gimc model files store and load it, and [`registry()`] adds the
+//! family and the codec to the built-in [`gimc::MapRegistry`]. With those, the map works
+//! everywhere a built-in one does: `gimc::select_and_fit` (example `bibtex`, run on the Bibtex
+//! data set), `gimc::persist` save and load, and the command line: the binary `gimc-laplace`
+//! is `gimc_cli::main_with(custom_map::registry()?)`, i.e. every `gimc` subcommand with
+//! `--method gimc-llff` added. `docs/EXTENDING.md` walks through all of it.
 
+pub mod codec;
 pub mod laplace;
 
+pub use codec::registry;
 pub use laplace::{LaplaceFamily, LaplaceFourier};
