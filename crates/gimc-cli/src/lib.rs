@@ -1,16 +1,68 @@
-//! The `gimc` command line (DESIGN §1): `fit` (GIMC / IMC with model selection on a validation
-//! split, saved as a versioned model file), `predict` (top-k labels or classes of new rows from a
-//! saved model), `cluster` (the k-means family, and clustering from pairwise constraints by GIMC
-//! Algorithm 2 or MCCC), `constraints` (sample a constraint file from labelled data), `eval`
-//! (P@k, accuracy, RMSE, clustering accuracy of a prediction file), `plot` (SVG of a fit trace)
-//! and `data` (summaries). Errors, including bad arguments, are one clear line on stderr and exit
-//! status 1; no input makes it panic. Progress (indicatif) draws on stderr only, and only when
-//! it is a terminal.
+//! The `gimc` command line (DESIGN §1), also usable as a library.
 //!
-//! The command line is also a library: [`main_with`] runs it with a [`MapRegistry`] of your
-//! choice, so a small binary of your own gets every `gimc` subcommand with your feature maps
-//! selectable by name (`--method gimc-NAME` learns a map of the family `NAME`, `imc-NAME`
-//! keeps its random draw) and your model files loadable by `gimc predict`:
+//! ```
+//! use gimc_cli::{MapRegistry, run_with};
+//!
+//! // A small multi-class LIBSVM file: 60 rows, 3 separable classes, 4 features.
+//! let dir = std::env::temp_dir().join(format!("gimc-cli-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let mut text = String::new();
+//! for i in 0..60 {
+//!     let (c, t) = (i % 3, i as f64 * 0.01);
+//!     let x1 = if c == 0 { 1.0 + t } else { -t };
+//!     let x2 = if c == 1 { 1.0 + t } else { t };
+//!     let x3 = if c == 2 { 1.0 - t } else { 0.1 * t };
+//!     text.push_str(&format!("{} 1:{x1} 2:{x2} 3:{x3} 4:0.5\n", c + 1));
+//! }
+//! let (data, model, pred) = (dir.join("train.svm"), dir.join("m.gimc"), dir.join("pred.txt"));
+//! std::fs::write(&data, text)?;
+//! let data = data.to_str().ok_or("non-UTF-8 temp path")?;
+//! let model = model.to_str().ok_or("non-UTF-8 temp path")?;
+//! let pred = pred.to_str().ok_or("non-UTF-8 temp path")?;
+//!
+//! // `gimc fit` (GIMC-LFF, a one-point grid, 2 outer iterations), then `gimc predict`.
+//! let registry = MapRegistry::builtin();
+//! let fit = ["gimc", "-q", "fit", data, "--m", "20", "--gamma", "0.5", "--lambda", "0.1"];
+//! run_with(fit.into_iter().chain(["--iters", "2", "-o", model]), &registry)?;
+//! run_with(["gimc", "-q", "predict", data, "-m", model, "-o", pred], &registry)?;
+//!
+//! // One predicted class index per line (classes `1`, `2`, `3` are 0, 1, 2).
+//! let predicted = std::fs::read_to_string(pred)?;
+//! assert_eq!(predicted.lines().count(), 60);
+//! let correct = predicted.lines().enumerate().filter(|(i, l)| *l == (i % 3).to_string());
+//! assert!(correct.count() >= 54);
+//!
+//! // Bad arguments are returned as an error, never printed or exited on.
+//! let err = run_with(["gimc", "fit", data, "--iters", "many"], &registry).err();
+//! assert!(err.ok_or("expected an error")?.to_string().contains("--iters"));
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Subcommands
+//!
+//! - `fit`: GIMC / IMC with model selection on a validation split, saved as a versioned model
+//!   file;
+//! - `predict`: top-k labels or classes of new rows from a saved model;
+//! - `cluster`: the k-means family, and clustering from pairwise constraints by GIMC
+//!   Algorithm 2 or MCCC;
+//! - `complete`: complete a partially observed matrix (MC-ALS, or IMC with row / column
+//!   features);
+//! - `constraints`: sample a constraint file from labelled data;
+//! - `eval`: P@k, accuracy, RMSE, clustering accuracy of a prediction file;
+//! - `plot`: SVG of a fit trace;
+//! - `data`: summaries of data sets.
+//!
+//! Errors, including bad arguments, are one clear line on stderr and exit status 1; no input
+//! makes it panic. Progress (indicatif) draws on stderr only, and only when it is a terminal.
+//!
+//! # Your own binary
+//!
+//! [`main_with`] runs the command line with a [`MapRegistry`] of your choice, so a small binary
+//! of your own gets every `gimc` subcommand with your feature maps selectable by name
+//! (`--method gimc-NAME` learns a map of the family `NAME`, `imc-NAME` keeps its random draw)
+//! and your model files loadable by `gimc predict` (not run here: it reads the process's
+//! arguments):
 //!
 //! ```no_run
 //! use gimc::MapRegistry;
@@ -22,8 +74,8 @@
 //! }
 //! ```
 //!
-//! [`run_with`] is the same from an argument list, returning the error instead of printing it
-//! (for tests and embedding).
+//! [`run_with`], used above, is the same from an argument list, returning the error instead of
+//! printing it (for tests and embedding).
 
 #![deny(missing_docs)]
 

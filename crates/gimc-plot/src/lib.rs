@@ -1,9 +1,30 @@
-//! Small, dependency-free SVG line charts for gimc: a [`LineChart`] holds named
-//! [`Series`] of `(x, y)` points and renders to a self-contained SVG string with
-//! axes, ticks (linear or decade ticks on log axes), a legend, and a distinct
-//! colour and marker per series. Invalid input (no series, empty series, NaN or
-//! infinite coordinates, non-positive values on a log axis) is a typed
-//! [`PlotError`], never a panic.
+//! Small, dependency-free SVG line charts for gimc.
+//!
+//! ```
+//! use gimc_plot::{LineChart, PlotError};
+//!
+//! let mut chart = LineChart::new("Training objective", "iteration", "objective")
+//!     .with_series("GIMC-LFF", vec![(0.0, 10.0), (1.0, 4.0), (2.0, 2.5), (3.0, 2.2)])
+//!     .with_series("IMC-RFF", vec![(0.0, 10.0), (1.0, 6.0), (2.0, 5.5), (3.0, 5.4)]);
+//! chart.log_y = true;
+//! let svg = chart.to_svg()?;
+//! assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+//! assert!(svg.contains("GIMC-LFF") && svg.contains("IMC-RFF"));
+//!
+//! // Bad input is a typed error, never a panic.
+//! let bad = LineChart::new("t", "x", "y").with_series("s", vec![(0.0, f64::NAN)]);
+//! assert!(matches!(bad.to_svg(), Err(PlotError::NonFinite { index: 0, .. })));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A [`LineChart`] holds named [`Series`] of `(x, y)` points and renders to a self-contained SVG
+//! string ([`LineChart::to_svg`]) or file ([`LineChart::write_svg`]) with axes, ticks (linear,
+//! or decade ticks on log axes), a legend, and a distinct colour and marker per series.
+//!
+//! Invalid input (no series, empty series, NaN or infinite coordinates, non-positive values on a
+//! log axis) is a typed [`PlotError`], never a panic.
+
+#![deny(missing_docs)]
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -177,7 +177,8 @@ impl<M: LearnableMap> LabelFit<M> {
         self.history.iter().map(|h| h.objective).collect()
     }
 
-    /// The iteration of [`LabelFit::chosen`].
+    /// The iteration of the chosen model ([`LabelFit::into_chosen`]): the best-validation
+    /// iterate when there is one, else the last.
     pub fn chosen_iteration(&self) -> usize {
         self.best.as_ref().map_or_else(
             || self.history.last().map_or(0, |h| h.iteration),

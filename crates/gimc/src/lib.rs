@@ -1,17 +1,73 @@
 //! GIMC, goal-directed inductive matrix completion with learned kernel feature maps (DESIGN
-//! §3.3): the multi-label / multi-class fast path of GIMC eq. 12 ([`fit_labels`]: closed-form
-//! W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA, Armijo steps on the map parameters U with W fixed or by
-//! variable projection, never an n × L matrix, blocked top-k prediction, per-iteration trace and
-//! best-validation iterate), Algorithm 1 on any observed set Ω ([`fit_completion`]: warm-started
-//! IMC from `gimc-solvers` for Z = WHᵀ, then Armijo on U and on V through ∂f/∂Φ = (RQ)Wᵀ and
-//! ∂f/∂Ψ = (RᵀP)Hᵀ, optional best-validation iterate), model selection of γ, λ, m and the
-//! iteration count on a validation split of the training data ([`select_and_fit`]; combined
-//! LFF + LNYS features by [`select_combined`]), and a versioned model file format (safetensors
-//! matrices plus JSON metadata, [`persist`]), and semi-supervised clustering from pairwise
-//! constraints (Algorithm 2, [`fit_semisupervised`]: eq. 13 on the constraint matrix with learned
-//! maps on both sides, top-k left singular vectors of ΦW, k-means, λ by held-out constraint
-//! error). Feature maps come from `gimc-featmap` (§3.1); the objective never
+//! §3.3).
+//!
+//! ```
+//! use gimc::{LabelData, SelectionParams, select_and_fit};
+//! use gimc_featmap::FourierFamily;
+//! use gimc_linalg::FeatureMatrix;
+//! use gimc_linalg::rng::{gaussian_mat, seeded};
+//! use gimc_linalg::sprs::TriMat;
+//!
+//! // 200 points in the plane with 3 nonlinear labels: 0 = inside the unit circle, 1 = outside
+//! // it, 2 = in the first or third quadrant.
+//! let n = 200;
+//! let x = gaussian_mat(&mut seeded(1), n, 2, 1.0);
+//! let mut labels = TriMat::new((n, 3));
+//! for i in 0..n {
+//!     let (a, b) = (x[(i, 0)], x[(i, 1)]);
+//!     labels.add_triplet(i, if a * a + b * b < 1.0 { 0 } else { 1 }, 1.0);
+//!     if a * b > 0.0 {
+//!         labels.add_triplet(i, 2, 1.0);
+//!     }
+//! }
+//! let data = LabelData::multi_label(FeatureMatrix::dense(x)?, labels.to_csr())?;
+//! let train = data.select_rows(&(0..150).collect::<Vec<_>>())?;
+//! let test = data.select_rows(&(150..n).collect::<Vec<_>>())?;
+//!
+//! // GIMC-LFF: choose γ and the iteration count on a seeded validation split of the training
+//! // rows, then refit on all of them.
+//! let params = SelectionParams {
+//!     gammas: vec![0.5, 2.0],
+//!     lambdas: vec![0.01],
+//!     ms: vec![50],
+//!     max_iter: 5,
+//!     seed: 3,
+//!     ..SelectionParams::default()
+//! };
+//! let selection = select_and_fit(&train, &FourierFamily, &params)?;
+//! assert!(params.gammas.contains(&selection.chosen.gamma));
+//! let model = selection.model;
+//!
+//! // Predict the top-2 labels of the held-out rows and score the ranking.
+//! let top = model.top_k(test.features(), 2)?;
+//! assert_eq!(top.len(), 50);
+//! let p1 = model.evaluate(&test, &[1])?.precision_at(1).ok_or("P@1 not computed")?;
+//! assert!(p1 > 0.8, "test P@1 {p1}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Contents
+//!
+//! - [`fit_labels`]: the multi-label / multi-class fast path of GIMC eq. 12 on [`LabelData`] —
+//!   closed-form W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA, Armijo steps on the map parameters U with W fixed
+//!   or by variable projection ([`Scheme`]), never an n × L matrix, blocked top-k prediction
+//!   ([`LabelModel`]), per-iteration trace and best-validation iterate.
+//! - [`fit_completion`]: Algorithm 1 on any observed set Ω — warm-started IMC from
+//!   `gimc-solvers` for Z = WHᵀ, then Armijo on U and on V through ∂f/∂Φ = (RQ)Wᵀ and
+//!   ∂f/∂Ψ = (RᵀP)Hᵀ, optional best-validation iterate.
+//! - [`select_and_fit`]: model selection of γ, λ, m and the iteration count on a validation
+//!   split of the training data; combined LFF + LNYS features by [`select_combined`].
+//! - [`fit_semisupervised`]: semi-supervised clustering from pairwise constraints (Algorithm 2:
+//!   eq. 13 on the constraint matrix with learned maps on both sides, top-k left singular
+//!   vectors of ΦW, k-means, λ by held-out constraint error).
+//! - [`persist`]: a versioned model file format (safetensors matrices plus JSON metadata).
+//! - [`registry`]: the open map API — [`MapRegistry`] names map families and the
+//!   [`MapCodec`]s that store maps in model files.
+//!
+//! Feature maps and their families come from `gimc-featmap` (§3.1). The objective never
 //! increases across outer iterations, a checked invariant.
+
+#![deny(missing_docs)]
 
 mod completion;
 mod data;
