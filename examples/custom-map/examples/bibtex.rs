@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p custom-map --example bibtex -- [m] [gammas] [lambdas] [max_iter] [seed]
-//! cargo run --release -p custom-map --example bibtex -- 500 0.003,0.01,0.03 0.1,1 10 0
+//! cargo run --release -p custom-map --example bibtex -- 500 0.0005,0.001,0.002,0.003 0.1,1 10 0
 //! ```
 //! The data directory is `GIMC_DATA`, else `datasets/`.
 #![allow(clippy::print_stdout)]
@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let params = SelectionParams {
         ms: list(args.first(), "500")?,
-        gammas: list(args.get(1), "0.003,0.01,0.03")?,
+        gammas: list(args.get(1), "0.0005,0.001,0.002,0.003")?,
         lambdas: list(args.get(2), "0.1,1")?,
         max_iter: list(args.get(3), "10")?[0],
         seed: list(args.get(4), "0")?[0],
