@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::{SemiSupParams, fit_semisupervised};
+use gimc::{MccParams, SemiSupParams, fit_mccc, fit_semisupervised};
 use gimc_cluster::{
-    KMeansParams, KernelKMeansParams, MccParams, MiniBatchKMeansParams, OkmfParams,
-    fit_kernel_kmeans, fit_kmeans, fit_mccc, fit_minibatch_kmeans, fit_okmf,
+    KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
+    fit_kmeans, fit_minibatch_kmeans, fit_okmf,
 };
 use gimc_data::Targets;
 use gimc_linalg::Kernel;

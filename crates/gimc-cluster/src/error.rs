@@ -1,7 +1,6 @@
 //! The error type of `gimc-cluster`.
 
 use gimc_linalg::LinalgError;
-use gimc_solvers::SolverError;
 
 /// Everything that can go wrong when fitting or applying a clustering.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -65,9 +64,6 @@ pub enum ClusterError {
     /// An error from the linear-algebra layer (including NaN/Inf in the input, with position).
     #[error(transparent)]
     Linalg(#[from] LinalgError),
-    /// An error from the matrix-completion solvers (MCCC's IMC step).
-    #[error(transparent)]
-    Solver(#[from] SolverError),
 }
 
 /// Result alias of this crate.

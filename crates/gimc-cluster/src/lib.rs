@@ -1,20 +1,64 @@
-//! Clustering for gimc (DESIGN §2, §3.4): k-means ([`kmeans`]: k-means++ seeding, Lloyd
-//! iterations parallel over rows through one product `X·Cᵀ`, restarts, dense or sparse input),
-//! mini-batch k-means ([`minibatch`], Sculley 2010, per-centre rates 1/count), kernel k-means
-//! ([`kernel_kmeans`], the O(n²)-memory baseline with a documented size limit), online kernel
-//! matrix factorisation ([`okmf`], SGD on ½‖φ(x) − Φ(B)Wh‖² + (λ/2)‖W‖² + (α/2)‖h‖² over a
-//! budget B, with the gradient signs of §3.4, memory independent of n), and constrained
-//! clustering by matrix completion ([`mccc`]: linear IMC on the symmetric constraint matrix,
-//! then the top-k left singular vectors of XW and k-means, the step GIMC's Algorithm 2 of §3.3
-//! reuses). Every random draw comes from the caller's seeded generator and results do not
-//! depend on the number of threads.
+//! Clustering for gimc: k-means, mini-batch k-means, kernel k-means, online kernel matrix
+//! factorisation (OKMF), and the constraint matrix and spectral step of constraint-based
+//! clustering.
+//!
+//! # Example
+//!
+//! k-means on three well-separated blobs in the plane:
+//!
+//! ```
+//! use gimc_cluster::{KMeansParams, fit_kmeans};
+//! use gimc_linalg::FeatureMatrix;
+//! use gimc_linalg::faer::Mat;
+//! use gimc_linalg::rng::{gaussian_mat, seeded};
+//!
+//! // 60 points around (0, 0), (10, 0) and (0, 10); point i belongs to blob i % 3
+//! let centres = [[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]];
+//! let noise = gaussian_mat(&mut seeded(1), 60, 2, 0.5);
+//! let x = FeatureMatrix::dense(Mat::from_fn(60, 2, |i, j| centres[i % 3][j] + noise[(i, j)]))?;
+//!
+//! let model = fit_kmeans(&x, &KMeansParams::new(3).with_n_init(5), &mut seeded(2))?;
+//! assert_eq!(model.k(), 3);
+//! // the clusters are the blobs (up to renaming)
+//! for i in 0..60 {
+//!     assert_eq!(model.labels[i] == model.labels[0], i % 3 == 0);
+//! }
+//! // new points go to the nearest centre
+//! let new = FeatureMatrix::dense(Mat::from_fn(1, 2, |_, j| centres[1][j]))?;
+//! assert_eq!(model.predict(&new)?, vec![model.labels[1]]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Overview
+//!
+//! - [`kmeans`] ([`fit_kmeans`]): k-means++ seeding (or random rows), Lloyd iterations
+//!   parallel over rows through one product `X·Cᵀ`, restarts keeping the lowest inertia, dense
+//!   or sparse input.
+//! - [`minibatch`] ([`fit_minibatch_kmeans`]): mini-batch k-means (Sculley 2010, per-centre
+//!   rates 1/count) for data too large for full Lloyd passes.
+//! - [`kernel_kmeans`] ([`fit_kernel_kmeans`]): the O(n²)-memory kernel k-means baseline,
+//!   refusing more than [`KERNEL_KMEANS_MAX_POINTS`] points.
+//! - [`okmf`] ([`fit_okmf`]): online kernel matrix factorisation, SGD on
+//!   ½‖φ(x) − Φ(B)Wh‖² + (λ/2)‖W‖² + (α/2)‖h‖² over a budget B, memory independent of n.
+//! - [`spectral`] ([`constraint_matrix`], [`spectral_kmeans`]): pairwise constraints as the
+//!   observed set of a symmetric similarity matrix, and the "top-k left singular vectors, then
+//!   k-means" step shared by MCCC (`gimc::fit_mccc`) and GIMC's Algorithm 2
+//!   (`gimc::fit_semisupervised`).
+//!
+//! Every random draw comes from the caller's seeded generator
+//! ([`GimcRng`](gimc_linalg::rng::GimcRng)), and results do not depend on the number of
+//! threads. Parameters are checked before any work (`params.check()`); every failure is a
+//! [`ClusterError`]. This crate depends only on `gimc-linalg` among the gimc crates, so
+//! `gimc-featmap` can use k-means (Nyström landmarks) without pulling in the solvers.
+
+#![deny(missing_docs)]
 
 mod error;
 pub mod kernel_kmeans;
 pub mod kmeans;
-pub mod mccc;
 pub mod minibatch;
 pub mod okmf;
+pub mod spectral;
 
 pub use error::{ClusterError, Result};
 pub use kernel_kmeans::{
@@ -23,9 +67,9 @@ pub use kernel_kmeans::{
 pub use kmeans::{
     KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed, nearest_centers,
 };
-pub use mccc::{MccParams, Mccc, SpectralKMeans, constraint_matrix, fit_mccc, spectral_kmeans};
 pub use minibatch::{MiniBatchKMeansParams, fit_minibatch_kmeans};
 pub use okmf::{
     Okmf, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, fit_okmf, fit_okmf_observed,
     okmf_sample_gradient, okmf_sample_objective,
 };
+pub use spectral::{SpectralKMeans, constraint_matrix, spectral_kmeans};

@@ -9,7 +9,10 @@ use serde::Deserialize;
 
 use crate::{DataError, Result};
 
-const EMBEDDED: &str = include_str!("../../../datasets/manifest.toml");
+/// The manifest text. The canonical file is the workspace's `datasets/manifest.toml`; the crate
+/// embeds its copy `crates/gimc-data/manifest.toml` so the packaged crate is self-contained (a
+/// test checks that the two are identical).
+const EMBEDDED: &str = include_str!("../manifest.toml");
 
 /// The parsed manifest.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use gimc_linalg::rng::{gaussian_mat, seeded};
+use gimc_linalg::sprs;
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, Side, Trace, fit_imc};
 use rand::Rng;

@@ -3,6 +3,7 @@
 //! §7, solvers stop on NaN and report it).
 
 use gimc_linalg::LinalgError;
+use gimc_linalg::faer;
 
 /// Everything that can go wrong in a solver.
 ///

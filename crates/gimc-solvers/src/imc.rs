@@ -25,9 +25,10 @@
 
 use std::cell::{OnceCell, RefCell};
 
-use faer::{Mat, MatMut, MatRef};
 use gimc_linalg::cg::{CgParams, LinearOperator, SylvesterOperator, conjugate_gradient};
 use gimc_linalg::dense::{frob_dot, gram_tn};
+use gimc_linalg::faer;
+use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::rng::{GimcRng, gaussian_mat};
 use gimc_linalg::svd::{MatrixOperator, top_k_svd_op};
 use gimc_linalg::{FeatureMatrix, Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};

@@ -13,8 +13,8 @@
 //! Every output row is produced by one rayon task in a fixed order, so results do not depend on
 //! the number of threads.
 
-use faer::{MatMut, MatRef};
 use gimc_linalg::Observed;
+use gimc_linalg::faer::{MatMut, MatRef};
 use rayon::prelude::*;
 
 /// Target floating-point operations per rayon task.
@@ -247,7 +247,8 @@ pub(crate) fn cholesky_solve_in_place(g: &mut [f64], k: usize, x: &mut [f64]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faer::Mat;
+    use gimc_linalg::faer;
+    use gimc_linalg::faer::Mat;
     use gimc_linalg::rng::{gaussian_mat, seeded};
 
     fn omega() -> Observed {

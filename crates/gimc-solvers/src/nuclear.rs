@@ -17,7 +17,8 @@
 //! IMC keeps the d_x × d_y variable Z (dense; d_x, d_y are feature dimensions) and takes its
 //! exact thin SVD each step; a sparse Ψ (or Φ, when Ψ = I) is densified once.
 
-use faer::{Mat, MatRef};
+use gimc_linalg::faer;
+use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::sparse::csr_to_dense;
 use gimc_linalg::svd::{

@@ -2,8 +2,8 @@
 //! or the identity Φ = I, which is never materialised (plain MC is IMC with Φ = Ψ = I; the
 //! multi-label path has Ψ = I).
 
-use faer::{Mat, MatRef};
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::faer::{Mat, MatRef};
 
 use crate::SolverError;
 use crate::error::dim_err;

@@ -39,8 +39,9 @@
 
 pub mod baselines;
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use gimc_linalg::faer;
+use gimc_linalg::faer::linalg::matmul::matmul;
+use gimc_linalg::faer::{Accum, Mat, MatRef, Par};
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_linalg::svd::{RsvdParams, Svd, shrink_singular_values, thin_svd, top_k_svd_with};
 use gimc_linalg::{LinalgError, Observed, sym_eig};

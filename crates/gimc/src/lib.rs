@@ -76,6 +76,7 @@ mod fastpath;
 mod fit;
 mod linesearch;
 mod maps;
+pub mod mccc;
 mod model;
 pub mod persist;
 pub mod registry;
@@ -92,6 +93,7 @@ pub use fastpath::{LabelFeatures, LabelProblem};
 pub use fit::{BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, fit_labels};
 pub use linesearch::LineSearchParams;
 pub use maps::concat_features;
+pub use mccc::{MccParams, Mccc, fit_mccc};
 pub use model::{Evaluation, LabelModel};
 pub use registry::{
     AnyMap, BoxedFamily, BoxedMap, DynFamily, KernelMeta, MapCodec, MapRecord, MapRegistry,

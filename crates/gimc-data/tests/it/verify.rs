@@ -252,3 +252,22 @@ fn manifest_checksums_match_the_shared_provenance() {
         }
     }
 }
+
+/// The crate embeds its own copy of the manifest (so the packaged crate is self-contained); the
+/// canonical file is the workspace's `datasets/manifest.toml`, and the two must not drift. In a
+/// packaged copy of the crate (no workspace around it) there is nothing to compare.
+#[test]
+fn embedded_manifest_is_the_workspace_manifest() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let canonical = crate_dir.join("../../datasets/manifest.toml");
+    if !crate_dir.join("../../Cargo.toml").is_file() {
+        eprintln!("skipping: no workspace around {}", crate_dir.display());
+        return;
+    }
+    let text = std::fs::read_to_string(&canonical).unwrap();
+    assert!(
+        text == Manifest::embedded_text(),
+        "crates/gimc-data/manifest.toml differs from datasets/manifest.toml (the canonical one); \
+         after editing datasets/manifest.toml run: cp datasets/manifest.toml crates/gimc-data/"
+    );
+}

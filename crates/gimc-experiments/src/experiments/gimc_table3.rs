@@ -6,7 +6,7 @@
 //! c·n random constraint pairs, c ∈ {1, 5, 10, 15, 20}, drawn without replacement from the
 //! true classes (`gimc_data::split::sample_pairs`). Methods:
 //! - k-means on the features (k-means++, 10 restarts; it ignores the constraints);
-//! - MCCC (`gimc_cluster::fit_mccc`: linear IMC of rank k on X, top-k singular vectors,
+//! - MCCC (`gimc::fit_mccc`: linear IMC of rank k on X, top-k singular vectors,
 //!   k-means), λ chosen like the others;
 //! - IMC-RFF: Algorithm 2 with the random Fourier map left as drawn (`gimc::fit_semisupervised`
 //!   with `learn = false`);
@@ -25,8 +25,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use gimc::{SemiSupParams, fit_semisupervised};
-use gimc_cluster::{KMeansParams, MccParams, fit_kmeans, fit_mccc};
+use gimc::{MccParams, SemiSupParams, fit_mccc, fit_semisupervised};
+use gimc_cluster::{KMeansParams, fit_kmeans};
 use gimc_data::split::{sample_pairs, split_pairs};
 use gimc_data::{DataError, NamedOptions, load_named, load_named_part};
 use gimc_featmap::{FourierFamily, NystromFamily};
@@ -332,7 +332,8 @@ fn gimc_err(e: gimc::GimcError) -> ExperimentError {
     ExperimentError::Failed(format!("gimc: {e}"))
 }
 
-fn cluster_err(e: gimc_cluster::ClusterError) -> ExperimentError {
+/// k-means (`ClusterError`) and MCCC (`GimcError`) failures, reported as clustering errors.
+fn cluster_err(e: impl std::fmt::Display) -> ExperimentError {
     ExperimentError::Failed(format!("clustering: {e}"))
 }
 

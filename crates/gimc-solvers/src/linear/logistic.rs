@@ -5,9 +5,10 @@
 //! iteration. Binary and one-vs-rest. A bias is a constant feature with a regularised weight,
 //! as in LIBLINEAR.
 
-use faer::{Mat, MatMut, MatRef};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::cg::{CgParams, FnOperator, conjugate_gradient};
+use gimc_linalg::faer;
+use gimc_linalg::faer::{Mat, MatMut, MatRef};
 
 use super::{ClassTag, LinearClassifier, check_labels};
 use crate::SolverError;

@@ -16,9 +16,9 @@ pub mod svm;
 
 use std::borrow::Cow;
 
-use faer::{Mat, MatRef};
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Observed};
-use sprs::CsMat;
 
 use crate::SolverError;
 use crate::error::dim_err;

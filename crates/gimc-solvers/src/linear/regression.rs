@@ -10,7 +10,7 @@
 //! below max(n, d)·ε·σ_1 are dropped (pseudo-inverse), so rank-deficient A, B are allowed and
 //! give the minimum-norm solution.
 
-use faer::{Mat, MatRef};
+use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::svd::{Svd, thin_svd};
 use gimc_linalg::{FeatureMatrix, ridge, ridge_solve};
 
@@ -256,6 +256,7 @@ pub fn regression_loss(
 mod tests {
     use super::*;
     use gimc_linalg::Observed;
+    use gimc_linalg::faer;
     use gimc_linalg::rng::{gaussian_mat, seeded};
     use gimc_linalg::sparse::dense_to_csr;
 

@@ -13,8 +13,9 @@
 //! it, so shrinking changes the work per epoch, never the stopping point's accuracy. With a bias, every x is augmented by a constant feature `bias` whose weight is
 //! regularised like the others (as LIBLINEAR does).
 
-use faer::Mat;
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::faer;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use rand::seq::SliceRandom;
 

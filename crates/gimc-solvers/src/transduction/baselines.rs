@@ -18,7 +18,8 @@
 //! cross-validation over a grid (10^-8 … 10^8 in the paper), warm-starting the dual coordinate
 //! descent along increasing C.
 
-use faer::Mat;
+use gimc_linalg::faer;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_linalg::solve::Cholesky;
 use gimc_linalg::{FeatureMatrix, Observed};

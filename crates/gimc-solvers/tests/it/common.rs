@@ -1,6 +1,6 @@
 //! Shared generators for the integration tests.
 
-use faer::Mat;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use rand::seq::index::sample;

@@ -1,7 +1,8 @@
 //! Every invalid parameter or input gives a typed error (never a panic); numerical breakdown
 //! is reported as a fit error.
 
-use faer::Mat;
+use gimc_linalg::faer;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic};

@@ -1,6 +1,6 @@
 //! IMC by ALS + CG: recovery, monotone objective, fully-observed fast path = general path.
 
-use faer::Mat;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sparse::dense_to_csr;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed};

@@ -1,7 +1,7 @@
 //! The linear toolbox: closed-form regressions against brute force, SVM and logistic regression
 //! accuracy floors and monotone objectives.
 
-use faer::Mat;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::sparse::dense_to_csr;
 use gimc_linalg::{FeatureMatrix, Observed};

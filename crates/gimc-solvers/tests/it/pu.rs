@@ -2,7 +2,7 @@
 //! `pu-imc`): hide a fraction ρ of the positives, observe only the rest (all 1s), and compare
 //! how well each model recovers the true 0/1 matrix T.
 
-use faer::Mat;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{

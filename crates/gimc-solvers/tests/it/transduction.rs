@@ -4,8 +4,9 @@
 //! against the public one, the three shrinkage SVDs agreeing, cross-validation, and the
 //! imputation + SVM baselines on planted data.
 
-use faer::Mat;
 use gimc_linalg::Observed;
+use gimc_linalg::faer;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, gaussian_vec, seeded};
 use gimc_solvers::transduction::baselines::{
     EmParams, FpcImputeParams, SvmCvParams, impute_em_gaussian, impute_fpc_cv, impute_mean,

@@ -10,6 +10,7 @@ mod common;
 mod equivalence;
 mod fitting;
 mod gradients;
+mod mccc;
 mod persist;
 mod select;
 mod semisup;

@@ -1,27 +1,11 @@
-//! MCCC and the spectral step: constraint matrix, recovery of blobs from constraints, the
-//! embedding's properties, errors.
+//! The constraint matrix and the spectral step: symmetry and deduplication, the embedding's
+//! properties, errors (MCCC itself is tested in `gimc`).
 
-use gimc_cluster::{
-    ClusterError, KMeansParams, MccParams, constraint_matrix, fit_mccc, spectral_kmeans,
-};
-use gimc_linalg::FeatureMatrix;
+use gimc_cluster::{ClusterError, KMeansParams, constraint_matrix, spectral_kmeans};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use rand::Rng;
 
-use crate::common::{blobs, same_partition};
-
-/// `count` random pairs (i ≠ j) labelled 1 when `truth` agrees, else 0.
-fn pairs_from(truth: &[usize], count: usize, seed: u64) -> Vec<(usize, usize, f64)> {
-    let mut rng = seeded(seed);
-    let n = truth.len();
-    (0..count)
-        .filter_map(|_| {
-            let (i, j) = (rng.random_range(0..n), rng.random_range(0..n));
-            (i != j).then(|| (i, j, f64::from(u8::from(truth[i] == truth[j]))))
-        })
-        .collect()
-}
+use crate::common::same_partition;
 
 #[test]
 fn constraint_matrix_is_symmetric_and_deduplicated() {
@@ -48,30 +32,6 @@ fn constraint_matrix_is_symmetric_and_deduplicated() {
 }
 
 #[test]
-fn recovers_blobs_from_constraints() {
-    let centres = Mat::from_fn(3, 8, |r, j| 6.0 * f64::from(u8::from((r + j) % 3 == 0)));
-    let (x, truth) = blobs(&centres, 60, 0.5, 3);
-    let fx = FeatureMatrix::dense(x).unwrap();
-    let n = truth.len();
-    let pairs = pairs_from(&truth, 5 * n, 4);
-    let model = fit_mccc(&fx, &pairs, &MccParams::new(3), &mut seeded(5)).unwrap();
-    assert!(same_partition(&model.labels, &truth));
-    assert_eq!(model.spectral.embedding.shape(), (n, 3));
-    assert_eq!(model.imc.w.shape(), (8, 3));
-    // the fitted constraint matrix matches most constraints
-    let p = fx.mul_dense(model.imc.w.as_ref()).unwrap();
-    let q = fx.mul_dense(model.imc.h.as_ref()).unwrap();
-    let agree = pairs
-        .iter()
-        .filter(|&&(i, j, s)| {
-            let v: f64 = (0..3).map(|c| p[(i, c)] * q[(j, c)]).sum();
-            (v > 0.5) == (s == 1.0)
-        })
-        .count();
-    assert!(agree as f64 > 0.95 * pairs.len() as f64);
-}
-
-#[test]
 fn spectral_step_embedding_is_orthonormal_and_clusters_a_planted_structure() {
     // P = indicator(3 clusters) · R + small noise, so the top-3 left singular vectors span the
     // indicators
@@ -94,31 +54,16 @@ fn spectral_step_embedding_is_orthonormal_and_clusters_a_planted_structure() {
 }
 
 #[test]
-fn errors() {
-    let x = gaussian_mat(&mut seeded(10), 20, 3, 1.0);
-    let fx = FeatureMatrix::dense(x).unwrap();
-    let pairs = vec![(0, 1, 1.0), (2, 3, 0.0)];
+fn spectral_errors() {
     let mut rng = seeded(1);
-    // IMC rank must be below d = 3
-    assert!(matches!(
-        fit_mccc(&fx, &pairs, &MccParams::new(3), &mut rng),
-        Err(ClusterError::Solver(_))
-    ));
-    assert!(matches!(
-        fit_mccc(&fx, &[(0, 25, 1.0)], &MccParams::new(2), &mut rng),
-        Err(ClusterError::InvalidInput { .. })
-    ));
-    assert!(matches!(
-        fit_mccc(&fx, &pairs, &MccParams::new(21).with_rank(2), &mut rng),
-        Err(ClusterError::TooFewPoints { .. })
-    ));
-    assert!(matches!(
-        fit_mccc(&fx, &pairs, &MccParams::new(2).with_lambda(-1.0), &mut rng),
-        Err(ClusterError::Solver(_))
-    ));
     let empty = Mat::<f64>::zeros(0, 2);
     assert!(spectral_kmeans(empty.as_ref(), &KMeansParams::new(1), &mut rng).is_err());
     let mut nan = Mat::<f64>::zeros(4, 2);
     nan[(1, 1)] = f64::NAN;
     assert!(spectral_kmeans(nan.as_ref(), &KMeansParams::new(2), &mut rng).is_err());
+    let small = Mat::<f64>::identity(3, 2);
+    assert!(matches!(
+        spectral_kmeans(small.as_ref(), &KMeansParams::new(4), &mut rng),
+        Err(ClusterError::TooFewPoints { .. })
+    ));
 }

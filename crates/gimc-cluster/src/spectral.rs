@@ -1,22 +1,18 @@
-//! Semi-supervised clustering by matrix completion: MCCC (Yi et al. 2013; DESIGN §3.4) and the
-//! "top-k left singular vectors, then k-means" step it shares with GIMC's Algorithm 2 (§3.3).
+//! The constraint matrix and the spectral step of constraint-based clustering (DESIGN §3.3,
+//! §3.4): the step shared by MCCC (Yi et al. 2013, `gimc::fit_mccc`) and GIMC's Algorithm 2
+//! (`gimc::fit_semisupervised`).
 //!
 //! **Constraints.** Pairwise constraints (i, j, s) with s = 1 (similar / must-link) or
 //! s = 0 (dissimilar / cannot-link) become the observed set Ω of the n × n similarity matrix A,
 //! symmetrically: both (i, j) and (j, i) are observed with value s ([`constraint_matrix`]).
 //!
-//! **MCCC.** Linear IMC (DESIGN §3.2) with Φ = Ψ = X: minimise
-//! ½‖P_Ω(A − XWHᵀXᵀ)‖² + (λ/2)(‖W‖² + ‖H‖²) by `gimc_solvers::fit_imc` (rank r, 1 ≤ r < d),
-//! then [`spectral_kmeans`] on P = XW (n × r): the top-k left singular vectors of P by a thin
-//! SVD of the n × r matrix (O(nr²); never an n × n matrix), and k-means on their rows.
-//!
-//! **Reuse.** GIMC's Algorithm 2 calls [`spectral_kmeans`] with its learned Φ = φ_U(X) in
-//! place of X.
+//! **Spectral step.** Given an embedding source P (n × r; P = XW for MCCC, P = ΦW for
+//! Algorithm 2), [`spectral_kmeans`] takes the top-k left singular vectors of P by a thin SVD of
+//! the n × r matrix (O(nr²); never an n × n matrix) and runs k-means on their rows.
 
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Observed, thin_svd};
-use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
 
 use crate::{ClusterError, KMeans, KMeansParams, Result, fit_kmeans};
 
@@ -119,83 +115,4 @@ pub fn constraint_matrix(n: usize, pairs: &[(usize, usize, f64)]) -> Result<Obse
         }
     }
     Ok(Observed::from_triplets(n, n, &rows, &cols, &vals)?)
-}
-
-/// Hyper-parameters of MCCC.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MccParams {
-    /// IMC settings (rank r with 1 ≤ r < d, λ, iterations). Default: `ImcParams::default()`
-    /// with rank = k.
-    pub imc: ImcParams,
-    /// k-means on the embedding (k = number of clusters). Default `KMeansParams::new(k)` with 10
-    /// restarts.
-    pub kmeans: KMeansParams,
-}
-
-impl MccParams {
-    /// `k` clusters: IMC rank k (λ 0.1, the default iterations), k-means with 10 restarts.
-    pub fn new(k: usize) -> Self {
-        Self {
-            imc: ImcParams {
-                rank: k,
-                ..ImcParams::default()
-            },
-            kmeans: KMeansParams::new(k).with_n_init(10),
-        }
-    }
-
-    /// Sets the IMC rank r.
-    pub fn with_rank(mut self, rank: usize) -> Self {
-        self.imc.rank = rank;
-        self
-    }
-
-    /// Sets the IMC ridge weight λ.
-    pub fn with_lambda(mut self, lambda: f64) -> Self {
-        self.imc.lambda = lambda;
-        self
-    }
-}
-
-/// A fitted MCCC clustering.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mccc {
-    /// Cluster of every item.
-    pub labels: Vec<usize>,
-    /// The IMC model (W, H, objective trace).
-    pub imc: ImcModel,
-    /// The embedding and k-means of [`spectral_kmeans`] on XW.
-    pub spectral: SpectralKMeans,
-}
-
-/// MCCC (module documentation): IMC on the symmetric constraint matrix with Φ = Ψ = `x`, then
-/// [`spectral_kmeans`] on XW.
-///
-/// Errors: invalid constraints ([`constraint_matrix`]), invalid parameters (including
-/// rank ≥ d), NaN/Inf in `x`, solver failures.
-pub fn fit_mccc(
-    x: &FeatureMatrix,
-    pairs: &[(usize, usize, f64)],
-    params: &MccParams,
-    rng: &mut GimcRng,
-) -> Result<Mccc> {
-    params.kmeans.check()?;
-    let valid = params.imc.check()?;
-    let n = x.nrows();
-    if params.kmeans.k > n {
-        return Err(ClusterError::TooFewPoints {
-            k: params.kmeans.k,
-            n,
-        });
-    }
-    let omega = constraint_matrix(n, pairs)?;
-    let problem = ImcProblem::partial(Side::Features(x), Side::Features(x), &omega)?;
-    let imc = fit_imc(&problem, &valid, None, rng, &mut NoObserver)?;
-    let p = x.mul_dense(imc.w.as_ref())?;
-    let spectral = spectral_kmeans(p.as_ref(), &params.kmeans, rng)?;
-    Ok(Mccc {
-        labels: spectral.kmeans.labels.clone(),
-        imc,
-        spectral,
-    })
 }

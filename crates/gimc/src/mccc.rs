@@ -1,0 +1,143 @@
+//! Semi-supervised clustering by matrix completion: MCCC (Yi et al. 2013; DESIGN §3.4), the
+//! linear baseline of GIMC's Algorithm 2 ([`fit_semisupervised`](crate::fit_semisupervised)).
+//!
+//! **Constraints.** Pairwise constraints (i, j, s) with s = 1 (similar / must-link) or
+//! s = 0 (dissimilar / cannot-link) become the observed set Ω of the n × n similarity matrix A,
+//! symmetrically: both (i, j) and (j, i) are observed with value s
+//! ([`gimc_cluster::constraint_matrix`]).
+//!
+//! **MCCC.** Linear IMC (DESIGN §3.2) with Φ = Ψ = X: minimise
+//! ½‖P_Ω(A − XWHᵀXᵀ)‖² + (λ/2)(‖W‖² + ‖H‖²) by [`gimc_solvers::fit_imc`] (rank r, 1 ≤ r < d),
+//! then [`gimc_cluster::spectral_kmeans`] on P = XW (n × r): the top-k left singular vectors of
+//! P by a thin SVD of the n × r matrix (O(nr²); never an n × n matrix), and k-means on their
+//! rows.
+//!
+//! MCCC lives in `gimc` rather than `gimc-cluster` because it needs the IMC solver of
+//! `gimc-solvers`; the constraint matrix and the spectral step it shares with Algorithm 2 stay
+//! in `gimc-cluster`, which depends only on `gimc-linalg`.
+//!
+//! # Example
+//!
+//! Two well-separated blobs in 3 dimensions, clustered from 80 random pairwise constraints:
+//!
+//! ```
+//! use gimc::{MccParams, fit_mccc};
+//! use gimc_linalg::FeatureMatrix;
+//! use gimc_linalg::faer::Mat;
+//! use gimc_linalg::rng::{gaussian_mat, seeded};
+//! use rand::Rng;
+//!
+//! let n = 40;
+//! let truth: Vec<usize> = (0..n).map(|i| i % 2).collect();
+//! let noise = gaussian_mat(&mut seeded(1), n, 3, 0.3);
+//! // blob 0 around (4, 0, 4), blob 1 around (0, 4, 0)
+//! let x = Mat::from_fn(n, 3, |i, j| {
+//!     let centre = if (truth[i] + j) % 2 == 0 { 4.0 } else { 0.0 };
+//!     centre + noise[(i, j)]
+//! });
+//! let x = FeatureMatrix::dense(x)?;
+//!
+//! let mut rng = seeded(2);
+//! let pairs: Vec<(usize, usize, f64)> = (0..80)
+//!     .map(|_| {
+//!         let (i, j) = (rng.random_range(0..n), rng.random_range(0..n));
+//!         (i, j, if truth[i] == truth[j] { 1.0 } else { 0.0 })
+//!     })
+//!     .collect();
+//!
+//! let fit = fit_mccc(&x, &pairs, &MccParams::new(2), &mut seeded(3))?;
+//! assert_eq!(fit.labels.len(), n);
+//! // the two blobs are recovered (up to renaming the clusters)
+//! assert!((0..n).all(|i| (fit.labels[i] == fit.labels[0]) == (truth[i] == truth[0])));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use gimc_cluster::{
+    ClusterError, KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans,
+};
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::rng::GimcRng;
+use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+
+use crate::Result;
+
+/// Hyper-parameters of MCCC.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MccParams {
+    /// IMC settings (rank r with 1 ≤ r < d, λ, iterations). Default: `ImcParams::default()`
+    /// with rank = k.
+    pub imc: ImcParams,
+    /// k-means on the embedding (k = number of clusters). Default `KMeansParams::new(k)` with 10
+    /// restarts.
+    pub kmeans: KMeansParams,
+}
+
+impl MccParams {
+    /// `k` clusters: IMC rank k (λ 0.1, the default iterations), k-means with 10 restarts.
+    pub fn new(k: usize) -> Self {
+        Self {
+            imc: ImcParams {
+                rank: k,
+                ..ImcParams::default()
+            },
+            kmeans: KMeansParams::new(k).with_n_init(10),
+        }
+    }
+
+    /// Sets the IMC rank r.
+    pub fn with_rank(mut self, rank: usize) -> Self {
+        self.imc.rank = rank;
+        self
+    }
+
+    /// Sets the IMC ridge weight λ.
+    pub fn with_lambda(mut self, lambda: f64) -> Self {
+        self.imc.lambda = lambda;
+        self
+    }
+}
+
+/// A fitted MCCC clustering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mccc {
+    /// Cluster of every item.
+    pub labels: Vec<usize>,
+    /// The IMC model (W, H, objective trace).
+    pub imc: ImcModel,
+    /// The embedding and k-means of [`spectral_kmeans`] on XW.
+    pub spectral: SpectralKMeans,
+}
+
+/// MCCC ([module documentation](self)): IMC on the symmetric constraint matrix with
+/// Φ = Ψ = `x`, then [`spectral_kmeans`] on XW.
+///
+/// Errors ([`GimcError`](crate::GimcError)): invalid constraints ([`constraint_matrix`]) or
+/// k > n (`GimcError::Cluster`), invalid IMC parameters including rank ≥ d, and solver failures
+/// (`GimcError::Solver`), NaN/Inf in `x`.
+pub fn fit_mccc(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    params: &MccParams,
+    rng: &mut GimcRng,
+) -> Result<Mccc> {
+    params.kmeans.check()?;
+    let valid = params.imc.check()?;
+    let n = x.nrows();
+    if params.kmeans.k > n {
+        return Err(ClusterError::TooFewPoints {
+            k: params.kmeans.k,
+            n,
+        }
+        .into());
+    }
+    let omega = constraint_matrix(n, pairs)?;
+    let problem = ImcProblem::partial(Side::Features(x), Side::Features(x), &omega)?;
+    let imc = fit_imc(&problem, &valid, None, rng, &mut NoObserver)?;
+    let p = x.mul_dense(imc.w.as_ref())?;
+    let spectral = spectral_kmeans(p.as_ref(), &params.kmeans, rng)?;
+    Ok(Mccc {
+        labels: spectral.kmeans.labels.clone(),
+        imc,
+        spectral,
+    })
+}
