@@ -36,7 +36,7 @@ enum Cmd {
         /// Data directory (default: $GIMC_DATA, else datasets/).
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// Output directory for <name>.md / .csv / .json / .svg.
+        /// Output directory for NAME.md / .csv / .json / .svg.
         #[arg(long, default_value = "out")]
         out: PathBuf,
         /// Seed of every random draw.

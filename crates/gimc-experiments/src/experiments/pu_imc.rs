@@ -2,7 +2,7 @@
 //! problem (DESIGN §3.2 "PU / biased IMC", §4, bilinear prediction slides).
 //!
 //! Planted data: X, Y (n × d) and Z_L, Z_R (d × r) standard Gaussian, scores S = X Z_L (Y Z_R)ᵀ,
-//! and the 0/1 matrix T = 1[S > τ] with τ the quantile that makes a fraction π = 10 % of the
+//! and the 0/1 matrix T = 1\[S > τ\] with τ the quantile that makes a fraction π = 10 % of the
 //! entries positive. Each positive is observed independently with probability 1 − ρ (a fraction
 //! ρ of the positives is hidden); nothing else is observed. Both methods use the features
 //! Φ = [X, 1], Ψ = [Y, 1] (a constant column, so the offset of T is representable):
@@ -13,10 +13,10 @@
 //!
 //! Selection uses only observed positives: 20 % of them are held out (they are unlabeled during
 //! selection), and the setting (rank k, λ, and α for PU-IMC) maximising the PU criterion of
-//! Lee & Liu (2003), recall² / P(ŷ = 1) with ŷ = 1[Â > ½] (recall on the held-out positives,
+//! Lee & Liu (2003), recall² / P(ŷ = 1) with ŷ = 1\[Â > ½\] (recall on the held-out positives,
 //! P(ŷ = 1) over all entries; proportional to precision·recall, so no negatives are needed),
 //! is refitted on all observed positives. Metrics over all n² entries of T: the relative error
-//! ‖T − 1[Â > ½]‖_F / ‖T‖_F (the biased-MC thresholding rule), the relative error of the
+//! ‖T − 1\[Â > ½\]‖_F / ‖T‖_F (the biased-MC thresholding rule), the relative error of the
 //! real-valued prediction ‖T − Â‖_F / ‖T‖_F, and the AUC of the hidden positives against the
 //! true negatives. The slides give no numbers (`published` is null).
 
@@ -224,7 +224,7 @@ fn fit_predict(
     model.scores_for_rows(phi, psi).map_err(solver_err)
 }
 
-/// The Lee & Liu PU criterion recall² / P(ŷ = 1) of ŷ = 1[Â > ½], recall on `held_out`.
+/// The Lee & Liu PU criterion recall² / P(ŷ = 1) of ŷ = 1\[Â > ½\], recall on `held_out`.
 fn lee_liu(pred: &Mat<f64>, held_out: &[(usize, usize)]) -> f64 {
     let recall = held_out
         .iter()
@@ -288,7 +288,7 @@ pub struct PuCell {
     pub chosen: PuSetting,
     /// Its validation criterion.
     pub criterion: f64,
-    /// ‖T − 1[Â > ½]‖_F / ‖T‖_F.
+    /// ‖T − 1\[Â > ½\]‖_F / ‖T‖_F.
     pub thresholded_error: f64,
     /// ‖T − Â‖_F / ‖T‖_F.
     pub real_error: f64,
