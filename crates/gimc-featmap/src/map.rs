@@ -33,7 +33,7 @@ pub trait FeatureMap {
     fn forward(&self, x: &FeatureMatrix) -> Result<Mat<f64>>;
 
     /// Φ = φ(X) as a product C·M when the map has that structure (Nyström: C = k(X, U) and M
-    /// the fixed normalisation), so that a caller needing only ΦᵀΦ = M(CᵀC)M and ΦᵀA = M(CᵀA)
+    /// the fixed normalisation), so that a caller needing only ΦᵀΦ = Mᵀ(CᵀC)M and ΦᵀA = Mᵀ(CᵀA)
     /// can skip the n × m × m product forming Φ. Default: `(forward(x), None)`, i.e. M = I.
     fn forward_factored(&self, x: &FeatureMatrix) -> Result<(Mat<f64>, Option<Mat<f64>>)> {
         Ok((self.forward(x)?, None))

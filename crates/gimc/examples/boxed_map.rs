@@ -1,6 +1,6 @@
 //! A boxed map costs nothing: GIMC-LNYS on Bibtex fitted with the Nyström map itself and with
 //! the same map as a `Box<dyn AnyMap>` (what a `MapRegistry` family builds). The blanket impls
-//! forward `forward_factored`, so both take the ΦᵀΦ = M(CᵀC)M fast path; P@k must be equal and
+//! forward `forward_factored`, so both take the ΦᵀΦ = Mᵀ(CᵀC)M fast path; P@k must be equal and
 //! the fit times within noise. Runs alternate between the two forms; medians are reported.
 //!
 //! ```text

@@ -39,7 +39,7 @@ pub(crate) const BLOCK_ENTRIES: usize = 1 << 20;
 /// (L × D, the transpose of ΦᵀA).
 ///
 /// For a map with Φ = C·M (Nyström with its normalisation, [`FeatureMap::forward_factored`])
-/// the products are formed as M(CᵀC)M and (AᵀC)M and Φ itself only when first asked for (the
+/// the products are formed as Mᵀ(CᵀC)M and (AᵀC)M and Φ itself only when first asked for (the
 /// gradient or training metrics need it; a fixed-map fit never does), which saves the n × m × m
 /// product.
 #[derive(Debug, Clone, PartialEq)]

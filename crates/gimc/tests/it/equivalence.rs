@@ -74,7 +74,7 @@ fn fast_path_equals_general_path_when_fully_observed() {
 
 #[test]
 fn factored_nystrom_features_equal_the_formed_ones() {
-    // Normalised Nyström: Φ = C·M; the fast path builds ΦᵀΦ = M(CᵀC)M and AᵀΦ = (AᵀC)M
+    // Normalised Nyström: Φ = C·M; the fast path builds ΦᵀΦ = Mᵀ(CᵀC)M and AᵀΦ = (AᵀC)M
     // without forming Φ, and forms Φ only when asked.
     let data = common::multilabel(40, 5, 6, 41);
     let map = NystromFamily::uniform_whitened()
@@ -101,7 +101,7 @@ fn factored_nystrom_features_equal_the_formed_ones() {
 }
 
 /// The blanket impls forward `forward_factored`: a borrowed, boxed or type-erased Nyström map
-/// takes the fast path's ΦᵀΦ = M(CᵀC)M route exactly like the map itself (same products), and
+/// takes the fast path's ΦᵀΦ = Mᵀ(CᵀC)M route exactly like the map itself (same products), and
 /// a map without factors never does.
 #[test]
 fn borrowed_and_boxed_nystrom_maps_take_the_factored_path() {
