@@ -451,3 +451,75 @@ fn label_fit_inputs_and_parameters_are_checked() {
         assert!(e.is_parameter_error(), "{e}");
     }
 }
+
+/// The fitting loops need no `Clone`: a `Box<dyn LearnableMap>` (not `Clone`) is fitted by
+/// `fit_labels` (both schemes) and `fit_completion` exactly as the typed map is, the line
+/// search's trials and the best-validation restore included.
+#[test]
+fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
+    use gimc_featmap::LearnableMap;
+    let all = common::multilabel(120, 4, 5, 13);
+    let train = all.select_rows(&(0..90).collect::<Vec<_>>()).unwrap();
+    let val = all.select_rows(&(90..120).collect::<Vec<_>>()).unwrap();
+    for scheme in [Scheme::Alternating, Scheme::VariableProjection] {
+        let params = LabelParams {
+            lambda: 0.5,
+            max_iter: 5,
+            scheme,
+            ..LabelParams::default()
+        };
+        let build = || NystromFamily::default().build(train.features(), 10, 0.3, &mut seeded(4));
+        let typed = fit_labels(
+            &train,
+            build().unwrap(),
+            &params,
+            Some(&val),
+            &mut NoObserver,
+        )
+        .unwrap();
+        let boxed: Box<dyn LearnableMap> = Box::new(build().unwrap());
+        let dynamic = fit_labels(&train, boxed, &params, Some(&val), &mut NoObserver).unwrap();
+        assert_eq!(typed.objectives(), dynamic.objectives(), "{scheme:?}");
+        assert!(
+            typed.history.iter().skip(1).any(|h| h.trials > 0),
+            "{scheme:?}"
+        );
+        let (a, b) = (typed.into_chosen().unwrap(), dynamic.into_chosen().unwrap());
+        assert_eq!(a.maps()[0].params(), b.maps()[0].params(), "{scheme:?}");
+        assert_eq!(a.w(), b.w(), "{scheme:?}");
+    }
+
+    let (omega, x, y, _) = common::completion(30, 25, 3, 0.5, 5);
+    let data = CompletionData::new(&omega, &x, &y).unwrap();
+    let params = CompletionParams {
+        rank: 3,
+        lambda: 0.05,
+        max_iter: 4,
+        ..CompletionParams::default()
+    };
+    let rm = || FourierFamily.build(&x, 6, 0.3, &mut seeded(1)).unwrap();
+    let cm = || FourierFamily.build(&y, 6, 0.3, &mut seeded(2)).unwrap();
+    let fit = |r, c| fit_completion(&data, r, c, &params, None, &mut seeded(3), &mut NoObserver);
+    let typed = fit(rm(), cm()).unwrap();
+    let boxed_r: Box<dyn LearnableMap> = Box::new(rm());
+    let boxed_c: Box<dyn LearnableMap> = Box::new(cm());
+    let dynamic = fit_completion(
+        &data,
+        boxed_r,
+        boxed_c,
+        &params,
+        None,
+        &mut seeded(3),
+        &mut NoObserver,
+    )
+    .unwrap();
+    assert_eq!(typed.objectives(), dynamic.objectives());
+    assert_eq!(
+        typed.model.row_map().params(),
+        dynamic.model.row_map().params()
+    );
+    assert_eq!(
+        typed.model.col_map().params(),
+        dynamic.model.col_map().params()
+    );
+}
