@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::{MccParams, SemiSupParams, fit_mccc, fit_semisupervised};
+use gimc::{
+    MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc, fit_semisupervised,
+};
 use gimc_cluster::{
     KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
     fit_kmeans, fit_minibatch_kmeans, fit_okmf,
@@ -17,7 +19,9 @@ use gimc_linalg::Kernel;
 use gimc_linalg::rng::seeded;
 use serde_json::json;
 
-use crate::common::{Globals, Standardize, load_input, standardize, write_output};
+use crate::common::{
+    Globals, Standardize, load_input, memory_budget, preflight, standardize, write_output,
+};
 
 /// Arguments of `gimc cluster`.
 #[derive(Args, Debug)]
@@ -120,6 +124,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     });
     let spinner = crate::progress::spinner(g, &format!("clustering with {method}"));
     let mut extra: Vec<(String, f64)> = Vec::new();
+    let budget = memory_budget()?;
     let result: Result<Vec<usize>> = (|| {
         if let Some(cf) = &a.constraints {
             let c = gimc_data::read_constraints(cf, Some(n), false)
@@ -129,6 +134,8 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                 "mccc" => {
                     let mut p = MccParams::new(a.k);
                     p.imc.max_outer = a.iters.max(1);
+                    p.memory = budget;
+                    preflight(g, &estimate_mccc(x, pairs.len(), &p), budget, "--k")?;
                     let r = fit_mccc(x, &pairs, &p, &mut rng)?;
                     extra.push((
                         "constraint_error".into(),
@@ -144,6 +151,13 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                         p = p.with_lambdas(a.lambda.clone());
                     }
                     p.completion.max_iter = a.iters;
+                    p.completion.memory = budget;
+                    preflight(
+                        g,
+                        &estimate_semisupervised(x, pairs.len(), family, &p)?,
+                        budget,
+                        "--m",
+                    )?;
                     let r = fit_semisupervised(x, &pairs, family, &p, &mut rng)?;
                     extra.push(("lambda".into(), r.lambda));
                     extra.push(("iterations".into(), r.iterations as f64));

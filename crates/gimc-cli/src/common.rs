@@ -78,6 +78,56 @@ impl Globals {
     }
 }
 
+/// The memory budget of this run: `GIMC_MEMORY_LIMIT` (bytes, or with a K / M / G / T
+/// suffix) when set, else the memory available now (`gimc_linalg::memory::available_bytes`),
+/// else no check. Only the command line reads the variable; the library takes the figure in
+/// its parameters.
+pub fn memory_budget() -> Result<gimc::MemoryBudget> {
+    if let Ok(v) = std::env::var("GIMC_MEMORY_LIMIT") {
+        let b = gimc_linalg::memory::parse_bytes(&v).ok_or_else(|| {
+            anyhow::anyhow!("GIMC_MEMORY_LIMIT={v:?}: expected bytes, e.g. 2G or 500M")
+        })?;
+        return Ok(gimc::MemoryBudget::Bytes(b));
+    }
+    Ok(match gimc_linalg::memory::available_bytes() {
+        Some(b) => gimc::MemoryBudget::Bytes(b),
+        None => gimc::MemoryBudget::Unchecked,
+    })
+}
+
+/// The memory pre-flight of a command: prints `estimated peak memory: …` (unless --quiet)
+/// and refuses, naming both figures and the option to lower (`flag`, e.g. `--m`), when the
+/// estimate exceeds `budget`.
+pub fn preflight(
+    g: &Globals,
+    estimate: &gimc::MemoryEstimate,
+    budget: gimc::MemoryBudget,
+    flag: &str,
+) -> Result<()> {
+    use gimc_linalg::memory::human_bytes;
+    let available = budget.resolve();
+    g.info(&format!(
+        "estimated peak memory: {}{}",
+        human_bytes(estimate.bytes),
+        available.map_or(String::new(), |a| format!(
+            " ({} available)",
+            human_bytes(a)
+        ))
+    ));
+    if let Some(a) = available
+        && estimate.bytes > a
+    {
+        anyhow::bail!(
+            "{} needs about {}, {} available: lower {flag} (largest: {})",
+            estimate.what,
+            human_bytes(estimate.bytes),
+            human_bytes(a),
+            estimate.detail
+        );
+    }
+    Ok(())
+}
+
 /// The data argument of `fit` / `predict` (a file or a set name), loaded under a spinner.
 pub fn load_target(target: Option<&str>, part: &str, g: &Globals) -> Result<Dataset> {
     let target = target.ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;

@@ -6,12 +6,15 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use gimc::{CompletionData, CompletionParams, DynFamily, NoObserver, fit_completion};
+use gimc::{
+    CompletionData, CompletionParams, DynFamily, NoObserver, estimate_completion_family,
+    fit_completion,
+};
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};
 
-use crate::common::{Globals, load_input, write_output};
+use crate::common::{Globals, load_input, memory_budget, preflight, write_output};
 
 /// Settings of a completion fit taken from `gimc fit`'s arguments.
 pub struct CompletionArgs<'a> {
@@ -60,17 +63,25 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
     let omega = Observed::from_triplets(x.nrows(), y.nrows(), &rows, &cols, &vals)
         .with_context(|| a.triplets.display().to_string())?;
     let data = CompletionData::new(&omega, &x, &y)?;
-    let root = seeded(g.seed);
-    let row_map = a.family.build(&x, a.m, a.gamma, &mut child(&root, 1))?;
-    let col_map = a.family.build(&y, a.m, a.gamma, &mut child(&root, 2))?;
+    let budget = memory_budget()?;
     let params = CompletionParams {
         rank: a.rank,
         lambda: a.lambda,
         max_iter: if a.learn { a.iters } else { 0 },
         learn_rows: a.learn,
         learn_cols: a.learn,
+        memory: budget,
         ..CompletionParams::default()
     };
+    preflight(
+        g,
+        &estimate_completion_family(&data, a.family, a.m, &params, None)?,
+        budget,
+        "--m",
+    )?;
+    let root = seeded(g.seed);
+    let row_map = a.family.build(&x, a.m, a.gamma, &mut child(&root, 1))?;
+    let col_map = a.family.build(&y, a.m, a.gamma, &mut child(&root, 2))?;
     let spinner = crate::progress::spinner(g, &format!("fitting {method}"));
     let fit = fit_completion(
         &data,

@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::{IterationInfo, SelectionParams, Task, select_and_fit_observed};
+use gimc::{IterationInfo, SelectionParams, Task, estimate_selection, select_and_fit_observed};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Standardize, label_data, load_target, map_method, standardize, write_output,
+    Globals, Standardize, label_data, load_target, map_method, memory_budget, preflight,
+    standardize, write_output,
 };
 use crate::progress::FitProgress;
 
@@ -134,6 +135,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             "classes"
         }
     ));
+    let budget = memory_budget()?;
     let params = SelectionParams {
         gammas: a.gamma.clone(),
         lambdas: a.lambda.clone(),
@@ -142,8 +144,15 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         validation_fraction: a.validation,
         select_k: a.select_k,
         seed: g.seed,
+        memory: budget,
         ..SelectionParams::default()
     };
+    preflight(
+        g,
+        &estimate_selection(&data, family, &params)?,
+        budget,
+        "--m",
+    )?;
     let mut progress = FitProgress::new(g, &a.method);
     let sel = select_and_fit_observed(&data, family, &params, &mut progress);
     progress.finish();

@@ -46,6 +46,8 @@
 //!   pseudo-inverse square root (E^†)^{1/2} ([`eig`], §3.1).
 //! - [`rng::seeded`], [`rng::child`]: seeded ChaCha8 generators ([`GimcRng`]) and independent
 //!   streams for parallel work ([`rng`]).
+//! - [`memory`]: the memory pre-flight: [`memory::available_bytes`], estimates and the
+//!   [`memory::InsufficientMemory`] refusal (issue 14).
 //! - [`dense`] and [`sparse`]: dimension-checked dense helpers and the sprs ↔ faer products and
 //!   conversions; this is the only crate that converts between sprs and faer.
 //!
@@ -63,6 +65,7 @@ pub mod eig;
 mod error;
 pub mod features;
 pub mod kernels;
+pub mod memory;
 pub mod observed;
 pub mod rng;
 pub mod solve;

@@ -14,9 +14,10 @@
 
 use std::time::Instant;
 
-use gimc_featmap::{FeatureMap, LearnableMap};
+use gimc_featmap::{FeatureMap, LearnableMap, MapFamily};
 use gimc_linalg::dense::check_finite;
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed};
 use gimc_solvers::{
@@ -107,6 +108,9 @@ pub struct CompletionParams {
     /// Stop when the relative decrease of f over one outer iteration is ≤ `tol` (0 disables).
     /// Default 0.
     pub tol: f64,
+    /// The memory pre-flight: [`estimate_completion`] is checked against it before Φ and Ψ
+    /// are formed. Default [`MemoryBudget::Detect`] (the memory available now).
+    pub memory: MemoryBudget,
 }
 
 impl Default for CompletionParams {
@@ -126,6 +130,7 @@ impl Default for CompletionParams {
             learn_cols: true,
             line_search: LineSearchParams::default(),
             tol: 0.0,
+            memory: MemoryBudget::Detect,
         }
     }
 }
@@ -525,6 +530,95 @@ fn side_step<M: LearnableMap>(
 /// Relative slack of the monotonicity check.
 const MONOTONE_SLACK: f64 = 1e-10;
 
+/// The estimated peak memory of [`fit_completion`] with these maps on `data` (and
+/// `validation`): X, Y, Ω, Φ, Ψ, the factors and the larger of the IMC steps and a map step
+/// (see [`crate::memory`]). The parameter to lower is `m`.
+pub fn estimate_completion<MR, MC>(
+    data: &CompletionData<'_>,
+    row_map: &MR,
+    col_map: &MC,
+    params: &CompletionParams,
+    validation: Option<&Observed>,
+) -> MemoryEstimate
+where
+    MR: LearnableMap + ?Sized,
+    MC: LearnableMap + ?Sized,
+{
+    let m_of = |n_params: usize, x: &FeatureMatrix| n_params / x.ncols().max(1);
+    completion_estimate(
+        data,
+        (m_of(row_map.n_params(), data.x), row_map.output_dim()),
+        (m_of(col_map.n_params(), data.y), col_map.output_dim()),
+        params,
+        validation,
+    )
+}
+
+/// [`estimate_completion`] before the maps are drawn: both maps of `family` with size `m`
+/// (taken to have d·m parameters), so a fit that cannot fit is refused before its maps are
+/// allocated. Errors when the family refuses m.
+pub fn estimate_completion_family<F: MapFamily + ?Sized>(
+    data: &CompletionData<'_>,
+    family: &F,
+    m: usize,
+    params: &CompletionParams,
+    validation: Option<&Observed>,
+) -> Result<MemoryEstimate> {
+    let dim = family.output_dim(m)?;
+    Ok(completion_estimate(
+        data,
+        (m, dim),
+        (m, dim),
+        params,
+        validation,
+    ))
+}
+
+/// The estimate from (m, D) of each side.
+fn completion_estimate(
+    data: &CompletionData<'_>,
+    row: (usize, usize),
+    col: (usize, usize),
+    params: &CompletionParams,
+    validation: Option<&Observed>,
+) -> MemoryEstimate {
+    use crate::memory::{CompletionShape, Side, add_completion, feature_bytes, observed_bytes};
+    let omega = data.omega;
+    let mut t = Tally::new("completion", "m");
+    t.bytes("process", crate::memory::PROCESS_BASE_BYTES)
+        .bytes("X", feature_bytes(data.x))
+        .bytes("Y", feature_bytes(data.y))
+        .bytes(
+            "Ω",
+            observed_bytes(omega.nrows(), omega.ncols(), omega.len()),
+        );
+    if let Some(v) = validation {
+        t.bytes(
+            "validation Ω",
+            observed_bytes(v.nrows(), v.ncols(), v.len()),
+        );
+    }
+    let side = |x: &FeatureMatrix, (m, dim): (usize, usize), learn: bool| Side {
+        rows: x.nrows(),
+        features: x.ncols(),
+        m,
+        dim,
+        learn,
+    };
+    add_completion(
+        &mut t,
+        &CompletionShape {
+            x: side(data.x, row, params.learn_rows),
+            y: side(data.y, col, params.learn_cols),
+            rank: params.rank,
+            nnz: omega.len(),
+            validation_nnz: validation.map_or(0, Observed::len),
+            max_iter: params.max_iter,
+        },
+    );
+    t.finish()
+}
+
 /// Fits GIMC on a partially observed matrix (Algorithm 1, DESIGN §3.3), learning `row_map`
 /// (U) and `col_map` (V) from their initial parameters. `validation` (optional: held-out
 /// entries of the same matrix, same shape as Ω) is scored after every iteration by its relative
@@ -573,6 +667,10 @@ where
             return Err(GimcError::Empty("validation entries"));
         }
     }
+    check_fits(
+        &estimate_completion(data, &row_map, &col_map, params, validation),
+        params.memory,
+    )?;
     let start = Instant::now();
     let (mut row_map, mut col_map) = (row_map, col_map);
     let mut phi = FeatureMatrix::Dense(row_map.forward(data.x)?);

@@ -86,6 +86,11 @@ pub enum GimcError {
         /// The operating system's message.
         message: String,
     },
+    /// The estimated peak memory of a fit exceeds the memory available (the pre-flight of
+    /// issue 14, raised before anything large is allocated): names both figures and the
+    /// parameter to lower.
+    #[error(transparent)]
+    InsufficientMemory(#[from] gimc_linalg::memory::InsufficientMemory),
     /// An error from the linear-algebra layer.
     #[error(transparent)]
     Linalg(#[from] LinalgError),

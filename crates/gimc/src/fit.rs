@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use gimc_featmap::LearnableMap;
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::memory::{MemoryEstimate, Tally};
 use gimc_solvers::{IterationRecord, Observer, ObserverAction};
 
 use crate::data::LabelData;
@@ -255,6 +256,41 @@ pub(crate) fn move_params<M: LearnableMap + ?Sized>(
 ) -> bool {
     let next = Mat::from_fn(u.nrows(), u.ncols(), |i, j| u[(i, j)] - eta * g[(i, j)]);
     map.set_params(next).is_ok()
+}
+
+/// The estimated peak memory of [`fit_labels`] with `map` on `data` (and `validation`):
+/// the data themselves, Φ, ΦᵀΦ, W and the largest of the gradient, line-search and scoring
+/// phases (see [`crate::memory`]). The parameter to lower is `m`.
+pub fn estimate_fit_labels<M: LearnableMap + ?Sized>(
+    data: &LabelData,
+    map: &M,
+    params: &LabelParams,
+    validation: Option<&LabelData>,
+) -> MemoryEstimate {
+    let d = data.features().ncols().max(1);
+    let mut t = Tally::new("fit", "m");
+    t.bytes("process", crate::memory::PROCESS_BASE_BYTES)
+        .bytes("X", crate::memory::feature_bytes(data.features()))
+        .bytes("A", crate::memory::sparse_bytes(data.labels()));
+    let mut validation_rows = 0;
+    if let Some(v) = validation {
+        validation_rows = v.nrows();
+        t.bytes("validation X", crate::memory::feature_bytes(v.features()))
+            .bytes("validation A", crate::memory::sparse_bytes(v.labels()));
+    }
+    crate::memory::add_fit(
+        &mut t,
+        &crate::memory::FitShape {
+            rows: data.nrows(),
+            validation_rows,
+            features: d,
+            labels: data.n_labels(),
+            m: map.n_params() / d,
+            dim: map.output_dim(),
+            max_iter: params.max_iter,
+        },
+    );
+    t.finish()
 }
 
 /// Relative slack allowed by the monotonicity check (rounding in the Cholesky solve and the

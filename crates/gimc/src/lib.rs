@@ -77,6 +77,7 @@ mod fit;
 mod linesearch;
 mod maps;
 pub mod mccc;
+pub mod memory;
 mod model;
 pub mod persist;
 pub mod registry;
@@ -85,24 +86,32 @@ mod semisup;
 
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
-    CompletionParams, fit_completion,
+    CompletionParams, estimate_completion, estimate_completion_family, fit_completion,
 };
 pub use data::{LabelData, Task};
 pub use error::{GimcError, Result};
 pub use fastpath::{LabelFeatures, LabelProblem};
-pub use fit::{BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, fit_labels};
+pub use fit::{
+    BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, estimate_fit_labels,
+    fit_labels,
+};
+pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
 pub use linesearch::LineSearchParams;
 pub use maps::concat_features;
-pub use mccc::{MccParams, Mccc, fit_mccc};
+pub use mccc::{MccParams, Mccc, estimate_mccc, fit_mccc};
 pub use model::{Evaluation, LabelModel};
 pub use registry::{
     AnyMap, BoxedFamily, BoxedMap, DynFamily, KernelMeta, MapCodec, MapRecord, MapRegistry,
 };
 pub use select::{
     Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
-    SelectionStage, select_and_fit, select_and_fit_observed, select_combined, validation_split,
+    SelectionStage, estimate_selection, select_and_fit, select_and_fit_observed, select_combined,
+    validation_split,
 };
-pub use semisup::{DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, fit_semisupervised};
+pub use semisup::{
+    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, estimate_semisupervised,
+    fit_semisupervised,
+};
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).
 pub use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction, Trace};

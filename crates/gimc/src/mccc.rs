@@ -56,6 +56,7 @@ use gimc_cluster::{
     ClusterError, KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans,
 };
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
 use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
 
@@ -70,6 +71,9 @@ pub struct MccParams {
     /// k-means on the embedding (k = number of clusters). Default `KMeansParams::new(k)` with 10
     /// restarts.
     pub kmeans: KMeansParams,
+    /// The memory pre-flight: [`estimate_mccc`] is checked against it before Ω is built.
+    /// Default [`MemoryBudget::Detect`] (the memory available now).
+    pub memory: MemoryBudget,
 }
 
 impl MccParams {
@@ -81,6 +85,7 @@ impl MccParams {
                 ..ImcParams::default()
             },
             kmeans: KMeansParams::new(k).with_n_init(10),
+            memory: MemoryBudget::Detect,
         }
     }
 
@@ -108,6 +113,34 @@ pub struct Mccc {
     pub spectral: SpectralKMeans,
 }
 
+/// The estimated peak memory of [`fit_mccc`] on `x` with `n_pairs` constraints: X, Ω (both
+/// orientations of every pair), IMC with X on both sides (factors, residual, CG work vectors,
+/// the n × r products) and the spectral k-means (n × k). The parameter to lower is `rank`.
+pub fn estimate_mccc(x: &FeatureMatrix, n_pairs: usize, params: &MccParams) -> MemoryEstimate {
+    use crate::memory::{PROCESS_BASE_BYTES, feature_bytes, observed_bytes};
+    use gimc_linalg::memory::mat_bytes;
+    let (n, d, r) = (x.nrows(), x.ncols(), params.imc.rank);
+    let entries = n_pairs.saturating_mul(2);
+    let mut t = Tally::new("MCCC", "rank");
+    t.bytes("process", PROCESS_BASE_BYTES)
+        .bytes("X", feature_bytes(x))
+        .bytes(
+            "constraints and Ω",
+            observed_bytes(n, n, entries).saturating_add(mat_bytes(n_pairs, 3)),
+        )
+        .bytes("residual on Ω", mat_bytes(entries, 2))
+        .bytes(
+            "IMC factors and CG vectors",
+            mat_bytes(d, r.saturating_mul(16)),
+        )
+        .bytes("n × r products", mat_bytes(n, r.saturating_mul(4)))
+        .bytes(
+            "k-means",
+            mat_bytes(n, params.kmeans.k.saturating_add(r)).saturating_mul(2),
+        );
+    t.finish()
+}
+
 /// MCCC ([module documentation](self)): IMC on the symmetric constraint matrix with
 /// Φ = Ψ = `x`, then [`spectral_kmeans`] on XW.
 ///
@@ -130,6 +163,7 @@ pub fn fit_mccc(
         }
         .into());
     }
+    check_fits(&estimate_mccc(x, pairs.len(), params), params.memory)?;
     let omega = constraint_matrix(n, pairs)?;
     let problem = ImcProblem::partial(Side::Features(x), Side::Features(x), &omega)?;
     let imc = fit_imc(&problem, &valid, None, rng, &mut NoObserver)?;

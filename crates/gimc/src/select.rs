@@ -17,6 +17,7 @@
 //! [`MapRegistry`](crate::MapRegistry) — and the fitted models hold the family's map type.
 
 use gimc_featmap::{LearnableMap, MapFamily};
+use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::seq::SliceRandom;
 
@@ -26,6 +27,7 @@ use crate::fastpath::LabelProblem;
 use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
 use crate::linesearch::LineSearchParams;
 use crate::maps::concat_features;
+use crate::memory::{FitShape, PROCESS_BASE_BYTES, add_fit, feature_bytes, sparse_bytes};
 use crate::model::{LabelModel, evaluate_phi};
 use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Result};
 
@@ -50,6 +52,9 @@ pub struct SelectionParams {
     pub select_k: usize,
     /// Seed of the split and of the maps' random draws. Default 0.
     pub seed: u64,
+    /// The memory pre-flight: [`estimate_selection`] is checked against it before the split
+    /// is made or any map drawn. Default [`MemoryBudget::Detect`] (the memory available now).
+    pub memory: MemoryBudget,
 }
 
 impl Default for SelectionParams {
@@ -64,6 +69,7 @@ impl Default for SelectionParams {
             line_search: LineSearchParams::default(),
             select_k: 1,
             seed: 0,
+            memory: MemoryBudget::Detect,
         }
     }
 }
@@ -291,6 +297,62 @@ impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
     }
 }
 
+/// The estimated peak memory of [`select_and_fit`] with `family` on `data`: the data, the
+/// train / validation copies of the split, and the larger of the largest candidate's fit on
+/// the training part (scoring the validation part) and the refit on all rows, for the largest
+/// m of the grid (see [`crate::memory`]). The parameter to lower is `m`. Errors when the
+/// family refuses an m of the grid (its output dimension).
+pub fn estimate_selection<F: MapFamily + ?Sized>(
+    data: &LabelData,
+    family: &F,
+    params: &SelectionParams,
+) -> Result<MemoryEstimate> {
+    let n = data.nrows();
+    let n_val = ((n as f64) * params.validation_fraction)
+        .round()
+        .clamp(0.0, n as f64) as usize;
+    let (x, a) = (feature_bytes(data.features()), sparse_bytes(data.labels()));
+    let mut best: Option<MemoryEstimate> = None;
+    for &m in &params.ms {
+        let dim = family.output_dim(m)?;
+        let shape = |rows, validation_rows, max_iter| FitShape {
+            rows,
+            validation_rows,
+            features: data.features().ncols(),
+            labels: data.n_labels(),
+            m,
+            dim,
+            max_iter,
+        };
+        let mut candidate = Tally::new("candidate fit", "m");
+        add_fit(
+            &mut candidate,
+            &shape(n.saturating_sub(n_val), n_val, params.max_iter),
+        );
+        let mut refit = Tally::new("refit", "m");
+        add_fit(&mut refit, &shape(n, 0, params.max_iter));
+        let fit = if candidate.total() >= refit.total() {
+            candidate
+        } else {
+            refit
+        };
+        let mut t = Tally::new("fit", "m");
+        t.bytes("process", PROCESS_BASE_BYTES)
+            .bytes("X and A", x.saturating_add(a))
+            .bytes("train / validation copies", x.saturating_add(a));
+        let est_fit = fit.finish();
+        t.bytes(
+            format!("m = {m} {} [{}]", est_fit.what, est_fit.detail),
+            est_fit.bytes,
+        );
+        let est = t.finish();
+        if best.as_ref().is_none_or(|b| est.bytes > b.bytes) {
+            best = Some(est);
+        }
+    }
+    best.ok_or(GimcError::Empty("selection grid (ms)"))
+}
+
 /// Chooses γ, λ, m and the iteration count for maps of `family` on a validation split of
 /// `data` and refits on all of `data` (see the module documentation).
 pub fn select_and_fit<F: MapFamily + ?Sized>(
@@ -313,6 +375,7 @@ where
     S: SelectionObserver + ?Sized,
 {
     params.check()?;
+    check_fits(&estimate_selection(data, family, params)?, params.memory)?;
     let root = seeded(params.seed);
     let mut split_rng = child(&root, 0);
     let (tr, va) = validation_split(data, params.validation_fraction, &mut split_rng)?;

@@ -26,6 +26,7 @@
 use gimc_cluster::{KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans};
 use gimc_featmap::{LearnableMap, MapFamily};
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::memory::{MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_metrics::constraint_error;
 use gimc_solvers::NoObserver;
@@ -273,6 +274,64 @@ fn scores_err(scores: &[LambdaScore], i: usize) -> f64 {
     scores.get(i).map_or(f64::INFINITY, |s| s.constraint_error)
 }
 
+/// The estimated peak memory of [`fit_semisupervised`] on `x` with `n_pairs` constraints: the
+/// completion of the n × n constraint matrix (Ω holds both orientations of every pair, the
+/// held-out part as validation entries) with X on both sides and maps of size m (taken to have
+/// d·m parameters), plus the spectral embedding and k-means (n × k). The parameter to lower is
+/// `m`. Errors when the family refuses m.
+pub fn estimate_semisupervised<F: MapFamily + ?Sized>(
+    x: &FeatureMatrix,
+    n_pairs: usize,
+    family: &F,
+    params: &SemiSupParams,
+) -> Result<MemoryEstimate> {
+    use crate::memory::{CompletionShape, Side, add_completion, feature_bytes, observed_bytes};
+    let n = x.nrows();
+    let dim = family.output_dim(params.m)?;
+    let entries = n_pairs.saturating_mul(2);
+    let val = if params.needs_selection() {
+        ((entries as f64) * params.holdout).round() as usize
+    } else {
+        0
+    };
+    let side = Side {
+        rows: n,
+        features: x.ncols(),
+        m: params.m,
+        dim,
+        learn: params.learn,
+    };
+    let mut t = Tally::new("semi-supervised clustering", "m");
+    t.bytes("process", crate::memory::PROCESS_BASE_BYTES)
+        .bytes("X", feature_bytes(x))
+        .bytes(
+            "constraints and Ω",
+            observed_bytes(n, n, entries)
+                .saturating_add(gimc_linalg::memory::mat_bytes(n_pairs, 3)),
+        )
+        .bytes(
+            "embedding and k-means",
+            gimc_linalg::memory::mat_bytes(n, params.completion.rank.saturating_add(params.k))
+                .saturating_mul(2),
+        );
+    add_completion(
+        &mut t,
+        &CompletionShape {
+            x: side,
+            y: side,
+            rank: params.completion.rank,
+            nnz: entries.saturating_sub(val),
+            validation_nnz: val,
+            max_iter: if params.learn {
+                params.completion.max_iter
+            } else {
+                0
+            },
+        },
+    );
+    Ok(t.finish())
+}
+
 /// Semi-supervised clustering by GIMC (Algorithm 2; module documentation). `pairs` are the
 /// constraints (i, j, s) on the rows of `x`; the map is drawn from `rng` once (the same draw for
 /// every λ and for rows and columns), and the held-out split, IMC starts and k-means restarts use
@@ -301,6 +360,10 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
     }
     check_pairs(n, pairs)?;
     check_features(x)?;
+    check_fits(
+        &estimate_semisupervised(x, pairs.len(), family, params)?,
+        params.completion.memory,
+    )?;
     // conflicting duplicates are reported here, before any work
     constraint_matrix(n, pairs)?;
     let base = child(rng, 0x5353_4331);

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod commands;
+mod memory;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

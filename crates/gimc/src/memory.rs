@@ -1,0 +1,379 @@
+//! Memory pre-flight of the fitting paths (issue 14): peak-memory estimates from shapes and
+//! parameters, checked before anything large is allocated (see [`gimc_linalg::memory`]).
+//!
+//! The estimates count the arrays a path holds at its peak, 8 bytes per `f64` (CSR: 16 bytes
+//! per stored entry plus the row pointer), plus [`PROCESS_BASE_BYTES`] for the process itself
+//! (code, thread stacks, allocator arenas, the GEMM workspaces). They are meant to be within a
+//! factor of 2 of the measured peak resident set size; the arithmetic saturates, so a size
+//! that does not fit in 64 bits is refused rather than wrapped.
+
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::memory::{Tally, csr_bytes, mat_bytes};
+use gimc_linalg::sprs::CsMat;
+
+use crate::fastpath::BLOCK_ENTRIES;
+
+/// The process's own footprint counted in every estimate: code and static data, one 2 MiB
+/// stack and GEMM workspace per thread, allocator arenas (measured: `gimc fit` of a 10-row
+/// file peaks at about 20 MiB resident).
+pub const PROCESS_BASE_BYTES: u64 = 24 << 20;
+
+/// Bytes held by a feature matrix (dense n·d, or CSR).
+pub(crate) fn feature_bytes(x: &FeatureMatrix) -> u64 {
+    if x.is_sparse() {
+        csr_bytes(x.nrows(), x.nnz())
+    } else {
+        mat_bytes(x.nrows(), x.ncols())
+    }
+}
+
+/// Bytes held by a CSR matrix.
+pub(crate) fn sparse_bytes(a: &CsMat<f64>) -> u64 {
+    csr_bytes(a.rows(), a.nnz())
+}
+
+/// Shapes of one fast-path fit (`fit_labels`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FitShape {
+    /// Training rows n.
+    pub rows: usize,
+    /// Validation rows scored after each iteration (0: none).
+    pub validation_rows: usize,
+    /// Input dimension d.
+    pub features: usize,
+    /// Labels L.
+    pub labels: usize,
+    /// Map size m.
+    pub m: usize,
+    /// Feature dimension D.
+    pub dim: usize,
+    /// Outer iterations (0: only the W-step at the initial map).
+    pub max_iter: usize,
+}
+
+/// Adds the peak of one fast-path fit to `t` (the data it reads are counted by the caller):
+///
+/// - held throughout: Φ (n × D), ΦᵀΦ (D × D), AᵀΦ (L × D), W (D × L), the map parameters U
+///   (d·m) and the best-validation snapshot (d·m + D·L);
+/// - plus the largest of three phases:
+///   - the gradient: ∂f/∂Φ (n × D; the Gram form Φ(WWᵀ) − AWᵀ when 2L ≥ D holds a second
+///     n × D and WWᵀ) and the map's backward pass (two n × m blocks: XU or k(X, U), and its
+///     weighting);
+///   - a line-search trial: U, g and the trial U (3·d·m), the trial's Φ (n × D) with its
+///     pre-activation or kernel block (n × m), ΦᵀΦ and AᵀΦ;
+///   - the W-step and validation scoring: the Cholesky factor (D × D), the validation Φ
+///     (n_val × D and n_val × m) and one block of scores.
+pub(crate) fn add_fit(t: &mut Tally, s: &FitShape) {
+    let (n, d, l, m, dd) = (s.rows, s.features, s.labels, s.m, s.dim);
+    let p = mat_bytes(d, m);
+    t.f64s("Φ", n, dd)
+        .f64s("ΦᵀΦ", dd, dd)
+        .f64s("AᵀΦ", l, dd)
+        .f64s("W", dd, l)
+        .bytes("U", p);
+    if s.validation_rows > 0 {
+        t.bytes("best iterate", p.saturating_add(mat_bytes(dd, l)));
+    }
+    let block = (BLOCK_ENTRIES as u64).saturating_mul(8);
+    let evaluate = mat_bytes(dd, dd)
+        .saturating_add(mat_bytes(s.validation_rows, dd))
+        .saturating_add(mat_bytes(s.validation_rows, m))
+        .saturating_add(block);
+    let (mut phase, mut name) = (evaluate, "W-step and validation".to_string());
+    if s.max_iter > 0 {
+        let gram_form = 2 * l >= dd;
+        let gradient = mat_bytes(n, dd)
+            .saturating_mul(if gram_form { 2 } else { 1 })
+            .saturating_add(if gram_form { mat_bytes(dd, dd) } else { block })
+            .saturating_add(mat_bytes(n, m).saturating_mul(2))
+            .saturating_add(p);
+        let trial = p
+            .saturating_mul(3)
+            .saturating_add(mat_bytes(n, dd))
+            .saturating_add(mat_bytes(n, m))
+            .saturating_add(mat_bytes(dd, dd))
+            .saturating_add(mat_bytes(l, dd));
+        if gradient >= phase {
+            (phase, name) = (
+                gradient,
+                format!("gradient ∂f/∂Φ {n} × {dd} and backward pass"),
+            );
+        }
+        if trial > phase {
+            (phase, name) = (trial, format!("line-search trial Φ {n} × {dd}"));
+        }
+    }
+    t.bytes(name, phase);
+}
+
+/// Bytes of an observed set Ω with `nnz` entries on `rows × cols` (CSR values and column
+/// indices, the CSC permutation and row indices, both pointers; saturating).
+pub(crate) fn observed_bytes(rows: usize, cols: usize, nnz: usize) -> u64 {
+    (nnz as u64).saturating_mul(32).saturating_add(
+        (rows as u64)
+            .saturating_add(cols as u64)
+            .saturating_add(2)
+            .saturating_mul(8),
+    )
+}
+
+/// One side of a completion fit: n rows, input dimension d, map size m, feature dimension D.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Side {
+    pub rows: usize,
+    pub features: usize,
+    pub m: usize,
+    pub dim: usize,
+    pub learn: bool,
+}
+
+/// Shapes of one general-Ω completion fit (`fit_completion`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CompletionShape {
+    pub x: Side,
+    pub y: Side,
+    pub rank: usize,
+    /// Observed entries |Ω|.
+    pub nnz: usize,
+    /// Validation entries (0: none).
+    pub validation_nnz: usize,
+    pub max_iter: usize,
+}
+
+/// Adds the peak of one completion fit to `t` (the data are counted by the caller):
+///
+/// - held throughout: Φ (n_x × D_x), Ψ (n_y × D_y), W, H (D × r), the map parameters and the
+///   best-validation snapshot;
+/// - plus the largest of
+///   - the IMC steps: the residual on Ω and its sampled products (2|Ω|), P = ΦW, Q = ΨH and
+///     their gradients RQ, RᵀP (2(n_x + n_y)·r), the CG work vectors (8(D_x + D_y)·r) and the
+///     validation predictions;
+///   - a map step on either side: ∂f/∂Φ and ∂f/∂Ψ (both formed, n_x·D_x + n_y·D_y), the
+///     backward pass (two n × m blocks), U, g and the trial U (3·d·m), and the trial's
+///     features (n × D and n × m).
+pub(crate) fn add_completion(t: &mut Tally, s: &CompletionShape) {
+    let r = s.rank;
+    let (x, y) = (s.x, s.y);
+    let (px, py) = (mat_bytes(x.features, x.m), mat_bytes(y.features, y.m));
+    t.f64s("Φ", x.rows, x.dim)
+        .f64s("Ψ", y.rows, y.dim)
+        .bytes(
+            "W, H",
+            mat_bytes(x.dim, r).saturating_add(mat_bytes(y.dim, r)),
+        )
+        .bytes("U, V", px.saturating_add(py));
+    if s.validation_nnz > 0 {
+        t.bytes(
+            "best iterate",
+            px.saturating_add(py)
+                .saturating_add(mat_bytes(x.dim, r))
+                .saturating_add(mat_bytes(y.dim, r)),
+        );
+    }
+    let imc = mat_bytes(s.nnz, 2)
+        .saturating_add(mat_bytes(
+            x.rows.saturating_add(y.rows),
+            r.saturating_mul(2),
+        ))
+        .saturating_add(mat_bytes(x.dim.saturating_add(y.dim), r.saturating_mul(8)))
+        .saturating_add(mat_bytes(s.validation_nnz, 1));
+    let (mut phase, mut name) = (imc, "IMC steps".to_string());
+    if s.max_iter > 0 {
+        let grads = mat_bytes(x.rows, x.dim).saturating_add(mat_bytes(y.rows, y.dim));
+        for (side, p, label) in [(x, px, "rows"), (y, py, "columns")] {
+            if !side.learn {
+                continue;
+            }
+            let step = grads
+                .saturating_add(mat_bytes(s.nnz, 1))
+                .saturating_add(mat_bytes(side.rows, side.m).saturating_mul(3))
+                .saturating_add(p.saturating_mul(3))
+                .saturating_add(mat_bytes(side.rows, side.dim));
+            if step > phase {
+                (phase, name) = (
+                    step,
+                    format!("map step on the {label} ({} × {})", side.rows, side.dim),
+                );
+            }
+        }
+    }
+    t.bytes(name, phase);
+}
+
+#[cfg(test)]
+mod tests {
+    use gimc_featmap::{FourierFamily, NystromFamily};
+    use gimc_linalg::memory::MemoryBudget;
+    use gimc_linalg::rng::{gaussian_mat, seeded};
+    use gimc_linalg::sprs::TriMat;
+    use gimc_linalg::{FeatureMatrix, Observed};
+
+    use crate::{
+        CompletionData, CompletionParams, GimcError, LabelData, MccParams, SelectionParams,
+        SemiSupParams, estimate_completion_family, estimate_mccc, estimate_selection,
+        estimate_semisupervised, fit_completion, fit_mccc, fit_semisupervised, select_and_fit,
+    };
+
+    fn x(n: usize, d: usize) -> FeatureMatrix {
+        FeatureMatrix::dense(gaussian_mat(&mut seeded(1), n, d, 1.0)).unwrap()
+    }
+
+    fn labels(n: usize, d: usize, l: usize) -> LabelData {
+        let mut t = TriMat::new((n, l));
+        for i in 0..n {
+            t.add_triplet(i, (3 * i) % l, 1.0);
+        }
+        LabelData::multi_label(x(n, d), t.to_csr()).unwrap()
+    }
+
+    fn refused(e: GimcError, parameter: &str) {
+        match e {
+            GimcError::InsufficientMemory(m) => {
+                assert_eq!(m.parameter, parameter);
+                assert_eq!(m.available, 1000);
+                assert!(m.needed > 1000);
+                let msg = m.to_string();
+                assert!(msg.contains("1000 B available") && msg.contains(parameter), "{msg}");
+            }
+            other => panic!("expected InsufficientMemory, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn selection_estimate_is_monotone_and_refuses() {
+        let est = |n: usize, m: usize, fam: &dyn Fn(&SelectionParams, &LabelData) -> u64| {
+            let p = SelectionParams {
+                ms: vec![m],
+                ..SelectionParams::default()
+            };
+            fam(&p, &labels(n, 5, 4))
+        };
+        let fourier = |p: &SelectionParams, d: &LabelData| {
+            estimate_selection(d, &FourierFamily, p).unwrap().bytes
+        };
+        let nystrom = |p: &SelectionParams, d: &LabelData| {
+            estimate_selection(d, &NystromFamily::default(), p)
+                .unwrap()
+                .bytes
+        };
+        for f in [&fourier as &dyn Fn(&_, &_) -> u64, &nystrom] {
+            assert!(est(100, 20, f) < est(100, 40, f));
+            assert!(est(100, 20, f) < est(200, 20, f));
+        }
+        // the grid's largest m decides; Fourier (D = 2m) needs more than Nyström (D = m)
+        let data = labels(100, 5, 4);
+        let grid = SelectionParams {
+            ms: vec![10, 80, 20],
+            ..SelectionParams::default()
+        };
+        let one = SelectionParams {
+            ms: vec![80],
+            ..SelectionParams::default()
+        };
+        assert_eq!(
+            estimate_selection(&data, &FourierFamily, &grid).unwrap().bytes,
+            estimate_selection(&data, &FourierFamily, &one).unwrap().bytes
+        );
+        assert!(est(100, 40, &fourier) > est(100, 40, &nystrom));
+        // Φ of 1211 rows at m = 3e6 (D = 6e6): 54.1 GiB and more, no overflow at m = usize::MAX/4
+        let big = SelectionParams {
+            ms: vec![3_000_000],
+            ..SelectionParams::default()
+        };
+        let b = estimate_selection(&labels(1211, 5, 4), &FourierFamily, &big)
+            .unwrap()
+            .bytes;
+        assert!(b > 58_000_000_000 && b < 200_000_000_000, "{b}");
+        let p = SelectionParams {
+            memory: MemoryBudget::Bytes(1000),
+            ..SelectionParams::default()
+        };
+        refused(
+            select_and_fit(&data, &FourierFamily, &p).unwrap_err(),
+            "m",
+        );
+        let p = SelectionParams {
+            ms: vec![5],
+            memory: MemoryBudget::Bytes(1 << 40),
+            max_iter: 1,
+            ..SelectionParams::default()
+        };
+        assert!(select_and_fit(&data, &FourierFamily, &p).is_ok());
+    }
+
+    fn omega(n: usize, per_row: usize) -> Observed {
+        let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..n {
+            for k in 0..per_row {
+                r.push(i);
+                c.push((i + 7 * k) % n);
+                v.push(((i + k) % 3) as f64);
+            }
+        }
+        Observed::from_triplets(n, n, &r, &c, &v).unwrap()
+    }
+
+    #[test]
+    fn completion_estimate_is_monotone_and_refuses() {
+        let est = |n: usize, m: usize| {
+            let (x, om) = (x(n, 4), omega(n, 3));
+            let data = CompletionData::new(&om, &x, &x).unwrap();
+            estimate_completion_family(&data, &FourierFamily, m, &CompletionParams::default(), None)
+                .unwrap()
+                .bytes
+        };
+        assert!(est(50, 20) < est(50, 40));
+        assert!(est(50, 20) < est(100, 20));
+        let (xx, om) = (x(30, 4), omega(30, 3));
+        let data = CompletionData::new(&om, &xx, &xx).unwrap();
+        let map = || {
+            use gimc_featmap::MapFamily;
+            FourierFamily.build(&xx, 10, 0.5, &mut seeded(2)).unwrap()
+        };
+        let p = CompletionParams {
+            rank: 2,
+            memory: MemoryBudget::Bytes(1000),
+            ..CompletionParams::default()
+        };
+        let e = fit_completion(
+            &data,
+            map(),
+            map(),
+            &p,
+            None,
+            &mut seeded(3),
+            &mut crate::NoObserver,
+        )
+        .unwrap_err();
+        refused(e, "m");
+    }
+
+    fn pairs(n: usize) -> Vec<(usize, usize, f64)> {
+        (0..n)
+            .map(|i| (i, (i + 1) % n, f64::from(u8::from(i % 2 == 0))))
+            .collect()
+    }
+
+    #[test]
+    fn clustering_estimates_are_monotone_and_refuse() {
+        let semi = |n: usize, m: usize| {
+            estimate_semisupervised(&x(n, 4), n, &FourierFamily, &SemiSupParams::new(3, m, 0.5))
+                .unwrap()
+                .bytes
+        };
+        assert!(semi(60, 20) < semi(60, 40));
+        assert!(semi(60, 20) < semi(120, 20));
+        let mut p = SemiSupParams::new(3, 20, 0.5);
+        p.completion.memory = MemoryBudget::Bytes(1000);
+        let e = fit_semisupervised(&x(60, 4), &pairs(60), &FourierFamily, &p, &mut seeded(1))
+            .unwrap_err();
+        refused(e, "m");
+        let mccc = |n: usize, k: usize| estimate_mccc(&x(n, 8), n, &MccParams::new(k)).bytes;
+        assert!(mccc(60, 2) < mccc(60, 4));
+        assert!(mccc(60, 2) < mccc(120, 2));
+        let mut p = MccParams::new(2);
+        p.memory = MemoryBudget::Bytes(1000);
+        let e = fit_mccc(&x(60, 8), &pairs(60), &p, &mut seeded(1)).unwrap_err();
+        refused(e, "rank");
+    }
+}
