@@ -163,7 +163,7 @@ impl Tally {
     /// The estimate.
     pub fn finish(&self) -> MemoryEstimate {
         let mut top: Vec<&(String, u64)> = self.terms.iter().filter(|t| t.1 > 0).collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1));
+        top.sort_by_key(|t| std::cmp::Reverse(t.1));
         let detail = top
             .iter()
             .take(3)
