@@ -15,8 +15,8 @@ use gimc_cluster::{
     fit_kmeans, fit_minibatch_kmeans, fit_okmf,
 };
 use gimc_data::Targets;
-use gimc_linalg::Kernel;
 use gimc_linalg::rng::seeded;
+use gimc_linalg::{FeatureMatrix, Kernel};
 use serde_json::json;
 
 use crate::common::{
@@ -105,6 +105,34 @@ pub fn run_constraints(a: &ConstraintArgs, g: &Globals) -> Result<()> {
     Ok(())
 }
 
+/// The peak memory of the k-means family beyond the loaded data (shapes only): the n × k
+/// distances and assignments and the k × d centres of each restart, and for kernel k-means
+/// the n × n kernel matrix with its n × k product. `None` for OKMF (memory independent of n).
+fn kmeans_estimate(method: &str, x: &FeatureMatrix, k: usize) -> Option<gimc::MemoryEstimate> {
+    use gimc_linalg::memory::{Tally, mat_bytes};
+    let (n, d) = (x.nrows(), x.ncols());
+    let mut t = Tally::new(
+        if method == "kernel-kmeans" {
+            "kernel k-means"
+        } else {
+            "k-means"
+        },
+        "k",
+    );
+    t.bytes("process", gimc::memory::PROCESS_BASE_BYTES)
+        .bytes("X", mat_bytes(n, d).min(mat_bytes(x.nnz(), 2)))
+        .bytes("distances", mat_bytes(n, k.saturating_mul(2)))
+        .bytes("centres", mat_bytes(k, d.saturating_mul(4)));
+    match method {
+        "kmeans" | "minibatch" => {}
+        "kernel-kmeans" => {
+            t.f64s("kernel matrix", n, n);
+        }
+        _ => return None,
+    }
+    Some(t.finish())
+}
+
 /// Runs `gimc cluster`.
 pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     let mut ds = load_input(&a.target, &a.part, g)?;
@@ -166,6 +194,9 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                 }
             }
         } else {
+            if let Some(est) = kmeans_estimate(&method, x, a.k) {
+                preflight(g, &est, budget, "-k")?;
+            }
             match method.as_str() {
                 "kmeans" => {
                     let r = fit_kmeans(x, &KMeansParams::new(a.k).with_n_init(10), &mut rng)?;

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc_data::{TripletOptions, read_triplets};
-use gimc_linalg::Observed;
+use gimc_linalg::memory::{Tally, mat_bytes};
 use gimc_linalg::rng::seeded;
+use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{ImcParams, NoObserver, Side, fit_imc, fit_mc_als};
 use serde_json::json;
 
-use crate::common::{Globals, load_input, write_output};
+use crate::common::{Globals, load_input, memory_budget, preflight, write_output};
 
 /// Arguments of `gimc complete`.
 #[derive(Args, Debug)]
@@ -85,6 +86,44 @@ pub fn read_pairs(path: &Path, one_based: bool) -> Result<Vec<(usize, usize)>> {
     Ok(pairs)
 }
 
+/// The peak memory of MC-ALS / IMC (shapes only): Ω (32 bytes an entry) and the residual on it,
+/// the side features, and per side the factor with its gradient and CG vectors (8 × D × r,
+/// D = n for an identity side, d for features) and the n × r products.
+fn estimate(
+    nrows: usize,
+    ncols: usize,
+    nnz: usize,
+    rowf: &Option<FeatureMatrix>,
+    colf: &Option<FeatureMatrix>,
+    rank: usize,
+) -> gimc::MemoryEstimate {
+    let mut t = Tally::new("completion", "rank");
+    t.bytes("process", gimc::memory::PROCESS_BASE_BYTES)
+        .bytes("Ω", mat_bytes(nnz, 4))
+        .bytes("residual on Ω", mat_bytes(nnz, 2));
+    for (n, f, name) in [(nrows, rowf, "rows"), (ncols, colf, "columns")] {
+        let dim = match f {
+            Some(x) => {
+                t.bytes(
+                    format!("{name} features"),
+                    mat_bytes(x.nrows(), x.ncols()).min(mat_bytes(x.nnz(), 2)),
+                );
+                x.ncols()
+            }
+            None => n,
+        };
+        t.bytes(
+            format!("{name} factor {dim} × {rank} and CG vectors"),
+            mat_bytes(dim, rank.saturating_mul(8)),
+        )
+        .bytes(
+            format!("{name} products {n} × {rank}"),
+            mat_bytes(n, rank.saturating_mul(2)),
+        );
+    }
+    t.finish()
+}
+
 /// Runs `gimc complete`.
 pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let rowf = match &a.row_features {
@@ -123,6 +162,12 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         ..ImcParams::default()
     }
     .check()?;
+    preflight(
+        g,
+        &estimate(nrows, ncols, vals.len(), &rowf, &colf, a.rank),
+        memory_budget()?,
+        "--rank",
+    )?;
     let mut rng = seeded(g.seed);
     let phi = rowf.as_ref().map_or(Side::Identity(nrows), Side::Features);
     let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
