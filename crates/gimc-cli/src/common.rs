@@ -105,16 +105,27 @@ pub fn preflight(
     flag: &str,
 ) -> Result<()> {
     use gimc_linalg::memory::human_bytes;
-    let available = budget.resolve();
+    check_memory(estimate, budget, flag)?;
     g.info(&format!(
         "estimated peak memory: {}{}",
         human_bytes(estimate.bytes),
-        available.map_or(String::new(), |a| format!(
+        budget.resolve().map_or(String::new(), |a| format!(
             " ({} available)",
             human_bytes(a)
         ))
     ));
-    if let Some(a) = available
+    Ok(())
+}
+
+/// The refusal of [`preflight`] without the estimate line (commands whose stderr stays silent
+/// on success): an error naming both figures and the option to lower.
+pub fn check_memory(
+    estimate: &gimc::MemoryEstimate,
+    budget: gimc::MemoryBudget,
+    flag: &str,
+) -> Result<()> {
+    use gimc_linalg::memory::human_bytes;
+    if let Some(a) = budget.resolve()
         && estimate.bytes > a
     {
         anyhow::bail!(

@@ -13,7 +13,7 @@ use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{ImcParams, NoObserver, Side, fit_imc, fit_mc_als};
 use serde_json::json;
 
-use crate::common::{Globals, load_input, memory_budget, preflight, write_output};
+use crate::common::{Globals, check_memory, load_input, memory_budget, write_output};
 
 /// Arguments of `gimc complete`.
 #[derive(Args, Debug)]
@@ -162,8 +162,7 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         ..ImcParams::default()
     }
     .check()?;
-    preflight(
-        g,
+    check_memory(
         &estimate(nrows, ncols, vals.len(), &rowf, &colf, a.rank),
         memory_budget()?,
         "--rank",
