@@ -19,11 +19,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Verify every dataset of datasets/manifest.toml (sha256 and parsed shape).
+    /// Verify every dataset of datasets/manifest.toml (sha256 and parsed shape); `datasets
+    /// fetch` downloads the missing ones.
     Datasets {
         /// Data directory (default: $GIMC_DATA, else datasets/).
-        #[arg(long)]
+        #[arg(long, global = true)]
         data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        action: Option<DatasetsCmd>,
     },
     /// Regenerate the papers' tables and figures with the published numbers beside ours.
     Reproduce {
@@ -45,6 +48,9 @@ enum Cmd {
         /// List the experiments and exit.
         #[arg(long)]
         list: bool,
+        /// First download the missing data files (`datasets fetch`; $GIMC_DATA_MIRROR applies).
+        #[arg(long)]
+        fetch: bool,
     },
     /// Run the benchmarks (each in its own process) and write docs/BENCHMARKS.md.
     Bench {
@@ -66,6 +72,17 @@ enum Cmd {
     },
 }
 
+#[derive(Subcommand)]
+enum DatasetsCmd {
+    /// Download every missing or altered file (size and sha256 checked) from its manifest
+    /// mirror URL, or from $GIMC_DATA_MIRROR/<set>/<file> when that is set.
+    Fetch {
+        /// Fetch only this set (repeatable); default: every set.
+        #[arg(long)]
+        only: Vec<String>,
+    },
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -82,8 +99,14 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     let root = workspace_root()?;
     match cli.command {
-        Cmd::Datasets { data_dir } => {
+        Cmd::Datasets { data_dir, action } => {
             let mut args = vec!["datasets".to_string()];
+            if let Some(DatasetsCmd::Fetch { only }) = action {
+                args.push("fetch".into());
+                for name in only {
+                    args.extend(["--only".to_string(), name]);
+                }
+            }
             push_path(&mut args, "--data-dir", data_dir.as_deref());
             run_experiments_bin(&root, &args)
         }
@@ -94,8 +117,12 @@ fn run(cli: Cli) -> Result<()> {
             out,
             seed,
             list,
+            fetch,
         } => {
             let mut args = vec!["reproduce".to_string()];
+            if fetch {
+                args.push("--fetch".into());
+            }
             for name in only {
                 args.extend(["--only".to_string(), name]);
             }

@@ -69,10 +69,12 @@ pub enum DataError {
         parts: Vec<String>,
     },
     /// A file of a named set is not in the data directory.
-    #[error("{}: file missing; public source: {origin}", path.display())]
+    #[error("{}: file missing; public source: {origin}; run `cargo xtask datasets fetch --only {set}`", path.display())]
     MissingFile {
         /// Where it was expected.
         path: PathBuf,
+        /// The named set the file belongs to.
+        set: String,
         /// Where to get it.
         origin: String,
     },

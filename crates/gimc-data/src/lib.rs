@@ -59,6 +59,8 @@ mod arff;
 mod csv;
 mod dataset;
 mod error;
+#[cfg(feature = "fetch")]
+pub mod fetch;
 mod io;
 mod libsvm;
 mod manifest;

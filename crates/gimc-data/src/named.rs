@@ -266,7 +266,11 @@ fn present(data_dir: &Path, entry: &SetEntry, rel: &str) -> Result<PathBuf> {
         || entry.source.clone(),
         |m| format!("{} (copy used: {m})", entry.source),
     );
-    Err(DataError::MissingFile { path, origin })
+    Err(DataError::MissingFile {
+        path,
+        set: entry.name.clone(),
+        origin,
+    })
 }
 
 fn target_kind(p: &PartEntry) -> Result<TargetKind> {

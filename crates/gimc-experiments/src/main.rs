@@ -1,11 +1,12 @@
 //! The `gimc-experiments` binary (DESIGN §4, §6): `reproduce` runs the registered experiments,
 //! prints their tables and writes `<out>/<name>.{md,csv,json}`; `datasets` verifies the data
-//! directory against the manifest.
+//! directory against the manifest and `datasets fetch` downloads the missing files
+//! (`gimc_data::fetch`; `$GIMC_DATA_MIRROR` replaces the manifest's mirror URLs).
 
 // A command-line program: printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// mimalloc keeps freed pages for reuse: the large, short-lived n × m blocks of a fit then
@@ -15,6 +16,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
+use gimc_data::fetch::{FetchParams, fetch_all};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
 use gimc_experiments::bench::{Measurement, peak_rss_bytes, render_markdown, select_benches};
 use gimc_experiments::{Context, reproduce, select};
@@ -31,12 +33,9 @@ struct Cli {
 enum Command {
     /// Run experiments, print their tables and write <out>/<name>.{md,csv,json}.
     Reproduce(ReproduceArgs),
-    /// Verify the data directory against the manifest and report what is missing.
-    Datasets {
-        /// Data directory (default: $GIMC_DATA, else datasets/).
-        #[arg(long, value_name = "DIR")]
-        data_dir: Option<PathBuf>,
-    },
+    /// Verify the data directory against the manifest and report what is missing; `datasets
+    /// fetch` downloads the missing files.
+    Datasets(DatasetsArgs),
     /// Run the benchmarks, each in its own process, print them and write a Markdown report.
     Bench(BenchArgs),
     /// Run one benchmark in this process and print its measurements as JSON (used by `bench`).
@@ -181,6 +180,26 @@ fn run_bench_one(name: String, data_dir: Option<PathBuf>, quick: bool, seed: u64
 }
 
 #[derive(Debug, Args)]
+struct DatasetsArgs {
+    /// Data directory (default: $GIMC_DATA, else datasets/).
+    #[arg(long, value_name = "DIR", global = true)]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    action: Option<DatasetsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+enum DatasetsAction {
+    /// Download every manifest file that is missing or altered (from its mirror URL, or from
+    /// $GIMC_DATA_MIRROR/<set>/<file> when that is set), checking size and sha256.
+    Fetch {
+        /// Fetch only this set (repeatable); default: every set.
+        #[arg(long = "only", value_name = "NAME")]
+        only: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
 struct ReproduceArgs {
     /// Run only this experiment (repeatable); default: all, in registry order.
     #[arg(long = "only", value_name = "NAME")]
@@ -200,17 +219,26 @@ struct ReproduceArgs {
     /// List the selected experiments and exit.
     #[arg(long)]
     list: bool,
+    /// First download the data files that are missing (see `datasets fetch`).
+    #[arg(long)]
+    fetch: bool,
 }
 
 fn run_reproduce(args: ReproduceArgs) -> Result<()> {
     let selected = select(&args.only)?;
-    let mut stdout = std::io::stdout().lock();
     if args.list {
+        let mut stdout = std::io::stdout().lock();
         for e in &selected {
             writeln!(stdout, "{:<24} {}", e.name(), e.description())?;
         }
         return Ok(());
     }
+    if args.fetch
+        && let Err(e) = run_fetch(args.data_dir.clone(), &[])
+    {
+        eprintln!("warning: {e:#}; experiments whose data is missing will say so");
+    }
+    let mut stdout = std::io::stdout().lock();
     let ctx = Context {
         data_dir: resolve_data_dir(args.data_dir.as_deref()),
         out_dir: args.out,
@@ -267,6 +295,12 @@ fn run_datasets(data_dir: Option<PathBuf>) -> Result<()> {
         reports.len(),
         bad.len()
     )?;
+    if missing > 0 || !bad.is_empty() {
+        writeln!(
+            stdout,
+            "run `cargo xtask datasets fetch` (or `--only NAME`) to download missing or altered files"
+        )?;
+    }
     stdout.flush()?;
     if !bad.is_empty() {
         bail!("altered or unreadable data files: {}", bad.join(", "));
@@ -274,10 +308,59 @@ fn run_datasets(data_dir: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// Downloads the missing or altered files of the sets `only` (every set when empty), mirror
+/// from $GIMC_DATA_MIRROR, progress bars only on a terminal; fails if any file failed.
+fn run_fetch(data_dir: Option<PathBuf>, only: &[String]) -> Result<()> {
+    let data_dir = resolve_data_dir(data_dir.as_deref());
+    let params = FetchParams {
+        mirror: std::env::var("GIMC_DATA_MIRROR")
+            .ok()
+            .filter(|v| !v.is_empty()),
+        progress: std::io::stderr().is_terminal(),
+        ..FetchParams::default()
+    };
+    let manifest = Manifest::embedded()?;
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "data directory: {}", data_dir.display())?;
+        if let Some(m) = &params.mirror {
+            writeln!(stdout, "mirror: {m} (GIMC_DATA_MIRROR)")?;
+        }
+        stdout.flush()?;
+    }
+    let reports = fetch_all(&data_dir, &manifest, only, &params)?;
+    let mut stdout = std::io::stdout().lock();
+    let (mut ok, mut present, mut failed) = (0usize, 0usize, Vec::new());
+    for r in &reports {
+        write!(stdout, "{r}")?;
+        if !r.is_ok() {
+            failed.push(r.set.clone());
+        } else if r.fetched() == 0 {
+            present += 1;
+        } else {
+            ok += 1;
+        }
+    }
+    writeln!(
+        stdout,
+        "fetch: {} set(s): {ok} fetched, {present} already present, {} failed",
+        reports.len(),
+        failed.len()
+    )?;
+    stdout.flush()?;
+    if !failed.is_empty() {
+        bail!("fetching failed for: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Reproduce(args) => run_reproduce(args),
-        Command::Datasets { data_dir } => run_datasets(data_dir),
+        Command::Datasets(DatasetsArgs { data_dir, action }) => match action {
+            None => run_datasets(data_dir),
+            Some(DatasetsAction::Fetch { only }) => run_fetch(data_dir, &only),
+        },
         Command::Bench(args) => run_bench(args),
         Command::BenchOne {
             name,

@@ -5,6 +5,8 @@
 // test helpers outside #[test] functions unwrap and print skip notices
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+#[cfg(feature = "fetch")]
+mod fetch;
 mod readers;
 mod real_data;
 mod splits;

@@ -101,7 +101,14 @@ fn part_status(report: &VerifyReport, files: &[&str]) -> (bool, String) {
         let from = source
             .map(|s| format!(" (public source: {s})"))
             .unwrap_or_default();
-        problems.insert(0, format!("missing {}{from}", missing.join(", ")));
+        problems.insert(
+            0,
+            format!(
+                "missing {}{from}; run `cargo xtask datasets fetch --only {}`",
+                missing.join(", "),
+                report.set
+            ),
+        );
     }
     if problems.is_empty() {
         (true, "ok".to_owned())

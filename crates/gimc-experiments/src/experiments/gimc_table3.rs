@@ -500,8 +500,10 @@ pub fn run_table3(ctx: &Context, config: &Table3Config) -> Result<Report, Experi
             }
             report.tables.push(table);
             report.note(format!(
-                "{name}: missing from the data directory {}; our cells are empty",
-                ctx.data_dir.display()
+                "{name}: missing from the data directory {}; our cells are empty; run `cargo \
+                 xtask datasets fetch --only {}`",
+                ctx.data_dir.display(),
+                ["mushrooms", "segment", "covtype"][di.min(2)]
             ));
             continue;
         };

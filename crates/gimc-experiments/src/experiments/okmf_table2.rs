@@ -504,8 +504,13 @@ impl Experiment for OkmfTable2 {
                      available (datasets/README.md); our cells are empty",
                 ),
                 None => report.note(format!(
-                    "{name}: missing from the data directory {}; our cells are empty",
-                    ctx.data_dir.display()
+                    "{name}: missing from the data directory {}; our cells are empty; run `cargo \
+                     xtask datasets fetch --only {}`",
+                    ctx.data_dir.display(),
+                    match *name {
+                        "WineQ" => "winequality".to_owned(),
+                        other => other.to_lowercase(),
+                    }
                 )),
             }
         }
