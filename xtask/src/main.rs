@@ -75,7 +75,7 @@ enum Cmd {
 #[derive(Subcommand)]
 enum DatasetsCmd {
     /// Download every missing or altered file (size and sha256 checked) from its manifest
-    /// mirror URL, or from $GIMC_DATA_MIRROR/<set>/<file> when that is set.
+    /// mirror URL, or from $GIMC_DATA_MIRROR/SET/FILE when that is set.
     Fetch {
         /// Fetch only this set (repeatable); default: every set.
         #[arg(long)]
