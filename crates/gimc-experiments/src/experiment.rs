@@ -117,11 +117,29 @@ impl Summary {
     pub fn all_ok(&self) -> bool {
         self.outcomes.iter().all(|o| o.result.is_ok())
     }
+
+    /// The per-experiment wall-time table (Markdown): experiment, status, wall time, and a
+    /// total row; the same table is kept in docs/REPRODUCTION.md.
+    pub fn wall_time_table(&self) -> String {
+        let fmt = |s: f64| {
+            let s = s.round() as u64;
+            format!("{} min {:02} s", s / 60, s % 60)
+        };
+        let mut out = String::from("| experiment | status | wall time |\n| --- | --- | ---: |\n");
+        for o in &self.outcomes {
+            let status = if o.result.is_ok() { "ok" } else { "FAILED" };
+            out.push_str(&format!("| {} | {status} | {} |\n", o.name, fmt(o.seconds)));
+        }
+        let total: f64 = self.outcomes.iter().map(|o| o.seconds).sum();
+        out.push_str(&format!("| **total** | | **{}** |\n", fmt(total)));
+        out
+    }
 }
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let failed = self.failed();
+        writeln!(f, "Wall time per experiment:\n\n{}", self.wall_time_table())?;
         write!(
             f,
             "reproduce: {} experiment(s), {} succeeded, {} failed",
@@ -178,4 +196,32 @@ pub fn reproduce(
         });
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wall_time_table_lists_every_experiment_and_the_total() {
+        let summary = Summary {
+            outcomes: vec![
+                Outcome {
+                    name: "a",
+                    result: Ok(Vec::new()),
+                    seconds: 61.4,
+                },
+                Outcome {
+                    name: "b",
+                    result: Err(ExperimentError::Failed("x".into())),
+                    seconds: 3599.6,
+                },
+            ],
+        };
+        let t = summary.wall_time_table();
+        assert!(t.contains("| a | ok | 1 min 01 s |"), "{t}");
+        assert!(t.contains("| b | FAILED | 60 min 00 s |"), "{t}");
+        assert!(t.contains("| **total** | | **61 min 01 s** |"), "{t}");
+        assert!(summary.to_string().contains("Wall time per experiment"));
+    }
 }

@@ -36,7 +36,8 @@
 //!   MCCC ([`observed`], DESIGN §3.2).
 //! - [`kernel_block`] / [`kernel_block_dense`]: kernel blocks k(x_i, u_r) computed as one GEMM
 //!   plus row norms, ‖x‖² − 2x·u + ‖u‖² ([`kernels`], §3.1).
-//! - [`conjugate_gradient`]: CG on matrix-valued SPD operators ([`cg`], §3.2).
+//! - [`conjugate_gradient`]: CG on matrix-valued SPD operators ([`cg`], §3.2), and
+//!   [`preconditioned_conjugate_gradient`] with an SPD preconditioner.
 //! - [`cholesky_solve`], [`ridge_solve`], [`ridge`]: Cholesky and ridge solves, primal or dual
 //!   ([`solve`], §3.2–§3.3).
 //! - [`thin_svd`], [`top_k_svd`], [`top_k_svd_op`], [`shrink_singular_values`]: thin,
@@ -72,7 +73,9 @@ pub mod solve;
 pub mod sparse;
 pub mod svd;
 
-pub use cg::{CgParams, CgReport, LinearOperator, conjugate_gradient};
+pub use cg::{
+    CgParams, CgReport, LinearOperator, conjugate_gradient, preconditioned_conjugate_gradient,
+};
 pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
 pub use error::LinalgError;
 pub use features::{FeatureMatrix, Standardizer};

@@ -22,7 +22,7 @@ use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed};
 use gimc_solvers::{
     ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver, Observer,
-    ObserverAction, Side, fit_imc,
+    ObserverAction, Side, fit_imc, preconditioner_bases,
 };
 use rayon::prelude::*;
 
@@ -675,8 +675,11 @@ where
     let (mut row_map, mut col_map) = (row_map, col_map);
     let mut phi = FeatureMatrix::Dense(row_map.forward(data.x)?);
     let mut psi = FeatureMatrix::Dense(col_map.forward(data.y)?);
+    // the Kronecker preconditioner bases of the start (symmetric problems compute one)
+    let (basis_phi, basis_psi) = preconditioner_bases(&problem(&phi, &psi, data.omega)?);
     let imc_start = {
-        let prob = problem(&phi, &psi, data.omega)?;
+        let prob = problem(&phi, &psi, data.omega)?
+            .with_preconditioner_bases(basis_phi.as_ref(), basis_psi.as_ref())?;
         fit_imc(
             &prob,
             &params.imc(params.start_iters)?,
@@ -778,7 +781,8 @@ where
             let f_prev = f;
             // (1) Z = WHᵀ by warm-started IMC with the current features
             if params.inner_iters > 0 {
-                let prob = problem(&phi, &psi, data.omega)?;
+                let prob = problem(&phi, &psi, data.omega)?
+                    .with_preconditioner_bases(basis_phi.as_ref(), basis_psi.as_ref())?;
                 let m = fit_imc(&prob, &inner, Some((w, h)), rng, &mut NoObserver)?;
                 (w, h) = (m.w, m.h);
                 f = objective(&phi, &psi, &w, &h)?;
