@@ -424,12 +424,14 @@ impl PreconditionerBasis {
     }
 
     /// G_c for dense `phi` and line counts `counts`, or `None` when the side is not dense, D
-    /// exceeds [`PRECONDITIONER_MAX_DIM`] or the eigendecomposition fails.
+    /// exceeds [`PRECONDITIONER_MAX_DIM`] or the number of rows n, or the eigendecomposition
+    /// fails.
     fn compute(side: Side<'_>, counts: &[f64]) -> Option<Self> {
         let Some(FeatureMatrix::Dense(phi)) = side.features() else {
             return None;
         };
-        if phi.ncols() > PRECONDITIONER_MAX_DIM || counts.len() != phi.nrows() {
+        // D > n: G_c has rank ≤ n and its O(D³) factorisation outweighs many Hessian products
+        if phi.ncols() > PRECONDITIONER_MAX_DIM.min(phi.nrows()) || counts.len() != phi.nrows() {
             return None;
         }
         let scaled = Mat::from_fn(phi.nrows(), phi.ncols(), |i, c| {
@@ -441,7 +443,7 @@ impl PreconditionerBasis {
 }
 
 /// The Kronecker preconditioner bases (Φ side, Ψ side) of `problem`'s CG half-steps; `None` for
-/// a side without dense features of dimension ≤ [`PRECONDITIONER_MAX_DIM`], or for problems
+/// a side without dense features of dimension ≤ min([`PRECONDITIONER_MAX_DIM`], n), or for problems
 /// with a fully observed term. Costs n·D² + O(D³) per side; when both sides have the same
 /// features and counts (a symmetric Ω on X = Y), the basis is computed once and cloned.
 pub fn preconditioner_bases(
