@@ -626,6 +626,43 @@ impl ColumnEntries {
     }
 }
 
+/// Smallest fraction of the feature block observed for [`DenseFeatures`].
+const DENSE_FEATURES: f64 = 0.25;
+
+/// The observed features as dense column-major d × n arrays: values (0 off Ω_X), a 0/1 mask
+/// and the gradient ∂f/∂z of the feature rows (0 off Ω_X).
+#[derive(Debug)]
+struct DenseFeatures {
+    t: usize,
+    d: usize,
+    x: Vec<f64>,
+    mask: Vec<f64>,
+    grad: Vec<f64>,
+}
+
+impl DenseFeatures {
+    fn new(problem: &TransductionProblem) -> Option<Self> {
+        let (t, d, n) = (problem.n_labels(), problem.n_features(), problem.n_items());
+        let size = d.checked_mul(n)?;
+        if size == 0 || (problem.features.len() as f64) < DENSE_FEATURES * size as f64 {
+            return None;
+        }
+        let mut x = vec![0.0; size];
+        let mut mask = vec![0.0; size];
+        for (i, j, v) in problem.features.iter() {
+            x[j * d + i] = v;
+            mask[j * d + i] = 1.0;
+        }
+        Some(Self {
+            t,
+            d,
+            x,
+            mask,
+            grad: vec![0.0; size],
+        })
+    }
+}
+
 /// The columns of a matrix with unit row stride as slices.
 fn col_slices(z: MatRef<'_, f64>) -> Vec<&[f64]> {
     (0..z.ncols())
@@ -840,6 +877,9 @@ pub struct TransductionFpc<'a> {
     weights: (f64, f64),
     /// ∂f/∂z at the last evaluated point, one per entry of `entries` (filled by `eval`).
     grad: Vec<f64>,
+    /// The feature block as dense d × n arrays when Ω_X covers at least [`DENSE_FEATURES`] of
+    /// it (the loss and gradient then stream through columns instead of gathering entries).
+    dense: Option<DenseFeatures>,
     /// MFISTA: the extrapolated point (Z, b), the previous iterate and t_k.
     momentum: Option<Momentum>,
 }
@@ -894,6 +934,7 @@ impl<'a> TransductionFpc<'a> {
             ),
             weights: loss_weights(problem, params.lambda),
             grad: vec![0.0; problem.labels.len() + problem.features.len()],
+            dense: DenseFeatures::new(problem),
             momentum: None,
         })
     }
@@ -960,8 +1001,9 @@ impl<'a> TransductionFpc<'a> {
         let e = &self.entries;
         let grad = &mut self.grad;
         for (j, col) in cols.iter().enumerate() {
-            for k in e.label_ptr[j]..e.label_ptr[j + 1] {
-                let (i, y) = (e.rows[k], e.vals[k]);
+            let r = e.label_ptr[j]..e.label_ptr[j + 1];
+            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
+            for ((&i, &y), g) in part.zip(&mut grad[r]) {
                 // m = y (z + b); log(1 + e^{−m}) and d/dz = −y / (1 + e^{m})
                 let m = y * (col[i] + bias[i]);
                 let ex = (-m.abs()).exp();
@@ -973,14 +1015,32 @@ impl<'a> TransductionFpc<'a> {
                 } else {
                     1.0 / (1.0 + ex)
                 };
-                grad[k] = -wy * y * sig;
+                *g = -wy * y * sig;
             }
         }
+        if let Some(df) = self.dense.as_mut() {
+            // same terms in the same (column, row) order, plus exact zeros off Ω_X
+            let (t, d) = (df.t, df.d);
+            for (j, col) in cols.iter().enumerate() {
+                let zc = &col[t..t + d];
+                let range = j * d..(j + 1) * d;
+                let (xc, mc) = (&df.x[range.clone()], &df.mask[range.clone()]);
+                let gc = &mut df.grad[range];
+                for i in 0..d {
+                    let r = (zc[i] - xc[i]) * mc[i];
+                    lx += 0.5 * r * r;
+                    gc[i] = wx * r;
+                }
+            }
+            return wy * ly + wx * lx;
+        }
         for (j, col) in cols.iter().enumerate() {
-            for k in e.feature_ptr[j]..e.feature_ptr[j + 1] {
-                let r = col[e.rows[k]] - e.vals[k];
+            let r = e.feature_ptr[j]..e.feature_ptr[j + 1];
+            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
+            for ((&i, &x), g) in part.zip(&mut grad[r]) {
+                let r = col[i] - x;
                 lx += 0.5 * r * r;
-                grad[k] = wx * r;
+                *g = wx * r;
             }
         }
         wy * ly + wx * lx
@@ -1044,8 +1104,16 @@ impl<'a> TransductionFpc<'a> {
                 let (i, g) = (e.rows[k], self.grad[k]);
                 col[i] -= tau_z * g;
             }
-            for k in e.feature_ptr[j]..e.feature_ptr[j + 1] {
-                col[e.rows[k]] -= tau_z * self.grad[k];
+            if let Some(df) = self.dense.as_ref() {
+                // a zero gradient off Ω_X leaves those entries exactly as they are
+                let gc = &df.grad[j * df.d..(j + 1) * df.d];
+                for (i, &g) in gc.iter().enumerate() {
+                    col[df.t + i] -= tau_z * g;
+                }
+            } else {
+                for k in e.feature_ptr[j]..e.feature_ptr[j + 1] {
+                    col[e.rows[k]] -= tau_z * self.grad[k];
+                }
             }
         }
         if mcb {
@@ -1556,6 +1624,84 @@ pub fn fit_transduction_cv(
 mod tests {
     use super::*;
     use gimc_linalg::rng::{gaussian_mat, seeded};
+
+    /// A small problem with ±1 labels and features observed at random with probability `p`.
+    fn random_problem(t: usize, d: usize, n: usize, p: f64, seed: u64) -> TransductionProblem {
+        use rand::Rng;
+        let mut rng = seeded(seed);
+        let x = gaussian_mat(&mut rng, d, n, 1.0);
+        let (mut lr, mut lc, mut lv) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut fr, mut fc, mut fv) = (Vec::new(), Vec::new(), Vec::new());
+        for j in 0..n {
+            for i in 0..t {
+                if rng.random::<f64>() < p {
+                    lr.push(i);
+                    lc.push(j);
+                    lv.push(if x[(i % d, j)] > 0.0 { 1.0 } else { -1.0 });
+                }
+            }
+            for i in 0..d {
+                if rng.random::<f64>() < p {
+                    fr.push(i);
+                    fc.push(j);
+                    fv.push(x[(i, j)]);
+                }
+            }
+        }
+        TransductionProblem::new(
+            Observed::from_triplets(t, n, &lr, &lc, &lv).unwrap(),
+            Observed::from_triplets(d, n, &fr, &fc, &fv).unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn dense_feature_path_is_bitwise_the_sparse_one() {
+        let problem = random_problem(3, 8, 40, 0.6, 21);
+        for (variant, accelerate) in [
+            (TransductionVariant::Mc1, true),
+            (TransductionVariant::McB, true),
+            (TransductionVariant::McB, false),
+        ] {
+            let params = TransductionParams {
+                variant,
+                lambda: 0.5,
+                accelerate,
+                max_stage_iters: 200,
+                ..TransductionParams::default()
+            }
+            .check()
+            .unwrap();
+            let grid = mu_grid(&problem, &params, 4).unwrap();
+            let fit = |dense: bool| {
+                let mut rng = seeded(5);
+                let mut solver = TransductionFpc::new(&problem, params, &grid, &mut rng).unwrap();
+                if !dense {
+                    solver.dense = None;
+                } else {
+                    assert!(solver.dense.is_some());
+                }
+                let mut st = solver.initial_state().unwrap();
+                let report = run(&mut solver, &mut st, 2000, &mut NoObserver).unwrap();
+                (st.solutions, report.objective_trace)
+            };
+            let (a, ta) = fit(true);
+            let (b, tb) = fit(false);
+            assert_eq!(ta, tb);
+            assert_eq!(a.len(), grid.len());
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.z, y.z);
+                assert_eq!(x.bias, y.bias);
+                assert_eq!(x.objective, y.objective);
+            }
+        }
+        // a sparse feature block keeps the entry lists
+        let sparse = random_problem(2, 8, 40, 0.1, 22);
+        let params = TransductionParams::default().check().unwrap();
+        let grid = mu_grid(&sparse, &params, 2).unwrap();
+        let solver = TransductionFpc::new(&sparse, params, &grid, &mut seeded(1)).unwrap();
+        assert!(solver.dense.is_none());
+    }
 
     #[test]
     fn schedule_lands_on_grid_points() {
