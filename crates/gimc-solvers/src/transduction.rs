@@ -41,7 +41,7 @@ pub mod baselines;
 
 use gimc_linalg::faer;
 use gimc_linalg::faer::linalg::matmul::matmul;
-use gimc_linalg::faer::{Accum, Mat, MatRef, Par};
+use gimc_linalg::faer::{Accum, Mat, MatMut, MatRef, Par};
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_linalg::svd::{RsvdParams, Svd, shrink_singular_values, thin_svd, top_k_svd_with};
 use gimc_linalg::{LinalgError, Observed, sym_eig};
@@ -504,6 +504,77 @@ fn largest_singular_value(a: MatRef<'_, f64>) -> Result<f64, LinalgError> {
     Ok(vals.last().copied().unwrap_or(0.0).max(0.0).sqrt())
 }
 
+/// Eigenvalues (ascending) and, with `vectors`, eigenvectors of a symmetric matrix (its lower
+/// triangle is read), computed sequentially: the solver runs inside parallel trials and folds,
+/// where faer's own parallelism would only oversubscribe the cores.
+fn sym_evd_seq(g: MatRef<'_, f64>, vectors: bool) -> Result<(Vec<f64>, Mat<f64>), SolverError> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch};
+    let n = g.nrows();
+    crate::error::check_finite_mat("Gram matrix", g)?;
+    let mut s = faer::diag::Diag::<f64>::zeros(n);
+    let mut u = Mat::<f64>::zeros(if vectors { n } else { 0 }, if vectors { n } else { 0 });
+    if n == 0 {
+        return Ok((Vec::new(), u));
+    }
+    let compute = if vectors {
+        ComputeEigenvectors::Yes
+    } else {
+        ComputeEigenvectors::No
+    };
+    let mut buf = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
+        n,
+        compute,
+        Par::Seq,
+        Default::default(),
+    ));
+    self_adjoint_evd(
+        g,
+        s.as_mut(),
+        if vectors { Some(u.as_mut()) } else { None },
+        Par::Seq,
+        MemStack::new(&mut buf),
+        Default::default(),
+    )
+    .map_err(|e| {
+        SolverError::Linalg(LinalgError::Factorization(
+            "symmetric eigendecomposition",
+            format!("{e:?}"),
+        ))
+    })?;
+    Ok((s.column_vector().iter().copied().collect(), u))
+}
+
+/// The symmetric product A Aᵀ (m ≤ n) or Aᵀ A, one triangle by a sequential GEMM, mirrored.
+fn gram_seq(a: MatRef<'_, f64>) -> Mat<f64> {
+    use faer::linalg::matmul::triangular::{self, BlockStructure};
+    let a = if a.nrows() <= a.ncols() {
+        a.transpose()
+    } else {
+        a
+    };
+    // AᵀA of the (tall) operand
+    let d = a.ncols();
+    let mut out = Mat::<f64>::zeros(d, d);
+    triangular::matmul(
+        out.as_mut(),
+        BlockStructure::TriangularLower,
+        Accum::Replace,
+        a.transpose(),
+        BlockStructure::Rectangular,
+        a,
+        BlockStructure::Rectangular,
+        1.0,
+        Par::Seq,
+    );
+    for j in 0..d {
+        for i in (j + 1)..d {
+            out[(j, i)] = out[(i, j)];
+        }
+    }
+    out
+}
+
 /// Ω_Y then Ω_X as (row of Z, column, value), each sorted by (column, row).
 fn column_major_entries(problem: &TransductionProblem) -> Vec<(usize, usize, f64)> {
     let mut labels: Vec<(usize, usize, f64)> = problem.labels.iter().collect();
@@ -517,6 +588,90 @@ fn column_major_entries(problem: &TransductionProblem) -> Vec<(usize, usize, f64
     features.sort_by_key(|e| (e.1, e.0));
     labels.extend(features);
     labels
+}
+
+/// Observed entries stored column by column (CSC-like): the label entries of column j are
+/// `label_ptr[j]..label_ptr[j + 1]` and its feature entries `feature_ptr[j]..feature_ptr[j + 1]`
+/// (positions into `rows` / `vals`, rows of Z, labels first then features), in the order of
+/// [`column_major_entries`].
+#[derive(Debug)]
+struct ColumnEntries {
+    label_ptr: Vec<usize>,
+    feature_ptr: Vec<usize>,
+    rows: Vec<usize>,
+    vals: Vec<f64>,
+}
+
+impl ColumnEntries {
+    /// From [`column_major_entries`] (the first `split` of them labels) for n columns.
+    fn new(entries: &[(usize, usize, f64)], split: usize, n: usize) -> Self {
+        let ptr = |part: &[(usize, usize, f64)], offset: usize| {
+            let mut p = vec![0usize; n + 1];
+            for e in part {
+                p[e.1 + 1] += 1;
+            }
+            for j in 0..n {
+                p[j + 1] += p[j];
+            }
+            p.iter_mut().for_each(|x| *x += offset);
+            p
+        };
+        let (labels, features) = entries.split_at(split);
+        Self {
+            label_ptr: ptr(labels, 0),
+            feature_ptr: ptr(features, split),
+            rows: entries.iter().map(|e| e.0).collect(),
+            vals: entries.iter().map(|e| e.2).collect(),
+        }
+    }
+}
+
+/// Smallest fraction of the feature block observed for [`DenseFeatures`].
+const DENSE_FEATURES: f64 = 0.25;
+
+/// The observed features as dense column-major d × n arrays: values (0 off Ω_X), a 0/1 mask
+/// and the gradient ∂f/∂z of the feature rows (0 off Ω_X).
+#[derive(Debug)]
+struct DenseFeatures {
+    t: usize,
+    d: usize,
+    x: Vec<f64>,
+    mask: Vec<f64>,
+    grad: Vec<f64>,
+}
+
+impl DenseFeatures {
+    fn new(problem: &TransductionProblem) -> Option<Self> {
+        let (t, d, n) = (problem.n_labels(), problem.n_features(), problem.n_items());
+        let size = d.checked_mul(n)?;
+        if size == 0 || (problem.features.len() as f64) < DENSE_FEATURES * size as f64 {
+            return None;
+        }
+        let mut x = vec![0.0; size];
+        let mut mask = vec![0.0; size];
+        for (i, j, v) in problem.features.iter() {
+            x[j * d + i] = v;
+            mask[j * d + i] = 1.0;
+        }
+        Some(Self {
+            t,
+            d,
+            x,
+            mask,
+            grad: vec![0.0; size],
+        })
+    }
+}
+
+/// The columns of a matrix with unit row stride as slices.
+fn col_slices(z: MatRef<'_, f64>) -> Vec<&[f64]> {
+    (0..z.ncols())
+        .map(|j| {
+            z.col(j)
+                .try_as_col_major()
+                .map_or(&[][..], |c| c.as_slice())
+        })
+        .collect()
 }
 
 /// The result of one shrinkage: Z = U diag(s) Vᵀ = S_t(A), with σ the kept singular values of A
@@ -585,12 +740,8 @@ fn gram_shrink(a: MatRef<'_, f64>, thresh: f64) -> Result<Shrunk, SolverError> {
     let wide = m <= n;
     let small = m.min(n);
     // one triangle of the symmetric Gram matrix, mirrored
-    let g = if wide {
-        gimc_linalg::dense::gram_nt(a)
-    } else {
-        gimc_linalg::dense::gram_tn(a)
-    };
-    let (vals, vecs) = sym_eig(g.as_ref())?;
+    let g = gram_seq(a);
+    let (vals, vecs) = sym_evd_seq(g.as_ref(), true)?;
     // eigenvalues ascending: walk from the top
     let keep: Vec<(usize, f64)> = (0..vals.len())
         .rev()
@@ -719,15 +870,16 @@ pub struct TransductionFpc<'a> {
     tau_b: f64,
     rank: usize,
     rng: GimcRng,
-    /// Observed entries as (row of Z, column, value), labels first then features, each part
-    /// sorted by column (Z is column-major).
-    entries: Vec<(usize, usize, f64)>,
-    /// Number of label entries at the front of `entries`.
-    n_label_entries: usize,
+    /// Observed entries, labels first then features, each part sorted by column (Z is
+    /// column-major) and stored column by column.
+    entries: ColumnEntries,
     /// λ/|Ω_Y| and 1/|Ω_X|.
     weights: (f64, f64),
     /// ∂f/∂z at the last evaluated point, one per entry of `entries` (filled by `eval`).
     grad: Vec<f64>,
+    /// The feature block as dense d × n arrays when Ω_X covers at least [`DENSE_FEATURES`] of
+    /// it (the loss and gradient then stream through columns instead of gathering entries).
+    dense: Option<DenseFeatures>,
     /// MFISTA: the extrapolated point (Z, b), the previous iterate and t_k.
     momentum: Option<Momentum>,
 }
@@ -775,10 +927,14 @@ impl<'a> TransductionFpc<'a> {
             tau_b,
             rank: 0,
             rng: child(rng, 0x7472),
-            entries: column_major_entries(problem),
-            n_label_entries: problem.labels.len(),
+            entries: ColumnEntries::new(
+                &column_major_entries(problem),
+                problem.labels.len(),
+                problem.n_items(),
+            ),
             weights: loss_weights(problem, params.lambda),
             grad: vec![0.0; problem.labels.len() + problem.features.len()],
+            dense: DenseFeatures::new(problem),
             momentum: None,
         })
     }
@@ -832,29 +988,60 @@ impl<'a> TransductionFpc<'a> {
     /// The smooth loss f(Z, b) at a point, caching ∂f/∂z on Ω (one exp and one log1p per label
     /// entry; without `with_loss` only the gradient is computed and 0 returned).
     fn eval_with(&mut self, z: MatRef<'_, f64>, bias: &[f64], with_loss: bool) -> f64 {
+        let owned;
+        let z = if z.row_stride() == 1 {
+            z
+        } else {
+            owned = z.to_owned();
+            owned.as_ref()
+        };
+        let cols = col_slices(z);
         let (wy, wx) = self.weights;
-        let ny = self.n_label_entries;
         let (mut ly, mut lx) = (0.0, 0.0);
-        let (label_entries, feature_entries) = self.entries.split_at(ny);
-        let (label_grad, feature_grad) = self.grad.split_at_mut(ny);
-        for (&(i, j, y), g) in label_entries.iter().zip(label_grad) {
-            // m = y (z + b); log(1 + e^{−m}) and d/dz = −y / (1 + e^{m})
-            let m = y * (z[(i, j)] + bias[i]);
-            let ex = (-m.abs()).exp();
-            if with_loss {
-                ly += (-m).max(0.0) + ex.ln_1p();
+        let e = &self.entries;
+        let grad = &mut self.grad;
+        for (j, col) in cols.iter().enumerate() {
+            let r = e.label_ptr[j]..e.label_ptr[j + 1];
+            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
+            for ((&i, &y), g) in part.zip(&mut grad[r]) {
+                // m = y (z + b); log(1 + e^{−m}) and d/dz = −y / (1 + e^{m})
+                let m = y * (col[i] + bias[i]);
+                let ex = (-m.abs()).exp();
+                if with_loss {
+                    ly += (-m).max(0.0) + ex.ln_1p();
+                }
+                let sig = if m > 0.0 {
+                    ex / (1.0 + ex)
+                } else {
+                    1.0 / (1.0 + ex)
+                };
+                *g = -wy * y * sig;
             }
-            let sig = if m > 0.0 {
-                ex / (1.0 + ex)
-            } else {
-                1.0 / (1.0 + ex)
-            };
-            *g = -wy * y * sig;
         }
-        for (&(i, j, x), g) in feature_entries.iter().zip(feature_grad) {
-            let r = z[(i, j)] - x;
-            lx += 0.5 * r * r;
-            *g = wx * r;
+        if let Some(df) = self.dense.as_mut() {
+            // same terms in the same (column, row) order, plus exact zeros off Ω_X
+            let (t, d) = (df.t, df.d);
+            for (j, col) in cols.iter().enumerate() {
+                let zc = &col[t..t + d];
+                let range = j * d..(j + 1) * d;
+                let (xc, mc) = (&df.x[range.clone()], &df.mask[range.clone()]);
+                let gc = &mut df.grad[range];
+                for i in 0..d {
+                    let r = (zc[i] - xc[i]) * mc[i];
+                    lx += 0.5 * r * r;
+                    gc[i] = wx * r;
+                }
+            }
+            return wy * ly + wx * lx;
+        }
+        for (j, col) in cols.iter().enumerate() {
+            let r = e.feature_ptr[j]..e.feature_ptr[j + 1];
+            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
+            for ((&i, &x), g) in part.zip(&mut grad[r]) {
+                let r = col[i] - x;
+                lx += 0.5 * r * r;
+                *g = wx * r;
+            }
         }
         wy * ly + wx * lx
     }
@@ -909,10 +1096,32 @@ impl<'a> TransductionFpc<'a> {
         // gradient step: A = Z − τ_Z ∇_Z f, b ← b − τ_b ∇_b f (DESIGN §3.5)
         let mut a = z.to_owned();
         let mut new_b = bias.to_vec();
-        for (e, (&(i, j, _), &g)) in self.entries.iter().zip(&self.grad).enumerate() {
-            a[(i, j)] -= tau_z * g;
-            if e < self.n_label_entries && variant == TransductionVariant::McB {
-                new_b[i] -= tau_b * g;
+        let e = &self.entries;
+        let mcb = variant == TransductionVariant::McB;
+        for j in 0..a.ncols() {
+            let mut col = a.col_mut(j);
+            for k in e.label_ptr[j]..e.label_ptr[j + 1] {
+                let (i, g) = (e.rows[k], self.grad[k]);
+                col[i] -= tau_z * g;
+            }
+            if let Some(df) = self.dense.as_ref() {
+                // a zero gradient off Ω_X leaves those entries exactly as they are
+                let gc = &df.grad[j * df.d..(j + 1) * df.d];
+                for (i, &g) in gc.iter().enumerate() {
+                    col[df.t + i] -= tau_z * g;
+                }
+            } else {
+                for k in e.feature_ptr[j]..e.feature_ptr[j + 1] {
+                    col[e.rows[k]] -= tau_z * self.grad[k];
+                }
+            }
+        }
+        if mcb {
+            // ∇_b f accumulated in the order of the label entries (by column, then row)
+            for j in 0..a.ncols() {
+                for k in e.label_ptr[j]..e.label_ptr[j + 1] {
+                    new_b[e.rows[k]] -= tau_b * self.grad[k];
+                }
             }
         }
         if a.as_ref().has_nan() || new_b.iter().any(|b| !b.is_finite()) {
@@ -957,6 +1166,37 @@ impl<'a> TransductionFpc<'a> {
     }
 }
 
+/// out = a + c (b − d) entrywise (all of the same shape, unit row stride), column by column.
+fn add_scaled_diff(
+    mut out: MatMut<'_, f64>,
+    a: MatRef<'_, f64>,
+    c: f64,
+    b: MatRef<'_, f64>,
+    d: MatRef<'_, f64>,
+) {
+    for j in 0..out.ncols() {
+        let (ac, bc, dc) = (a.col(j), b.col(j), d.col(j));
+        let slices = (
+            ac.try_as_col_major(),
+            bc.try_as_col_major(),
+            dc.try_as_col_major(),
+        );
+        match (out.as_mut().col_mut(j).try_as_col_major_mut(), slices) {
+            (Some(o), (Some(a), Some(b), Some(d))) => {
+                let (o, a, b, d) = (o.as_slice_mut(), a.as_slice(), b.as_slice(), d.as_slice());
+                for (((o, &a), &b), &d) in o.iter_mut().zip(a).zip(b).zip(d) {
+                    *o = a + c * (b - d);
+                }
+            }
+            _ => {
+                for i in 0..out.nrows() {
+                    out[(i, j)] = ac[i] + c * (bc[i] - dc[i]);
+                }
+            }
+        }
+    }
+}
+
 /// ‖Z‖_* of the MC-1 iterate after the reset, Z = U S Vᵀ + e_m cᵀ with c = 1 − (U S Vᵀ)_m,
 /// in O(m k + k³) given Vᵀc: Z = [U, e_m] B with B = [S Vᵀ; cᵀ]; the thin QR of [U, e_m] has
 /// R = [[I, q], [0, ρ]] with q = Uᵀ e_m, ρ = √(1 − ‖q‖²), and the singular values of Z are the
@@ -970,35 +1210,21 @@ fn mc1_nuclear_norm(
     let k = s.len();
     let m = u.nrows();
     let ctc: f64 = c.iter().map(|x| x * x).sum();
-    let bbt = Mat::from_fn(k + 1, k + 1, |a, b| match (a < k, b < k) {
-        (true, true) => {
-            if a == b {
-                s[a] * s[a]
-            } else {
-                0.0
-            }
-        }
-        (true, false) => s[a] * vtc[a],
-        (false, true) => s[b] * vtc[b],
-        (false, false) => ctc,
-    });
     let q: Vec<f64> = (0..k).map(|col| u[(m - 1, col)]).collect();
     let rho = (1.0 - q.iter().map(|x| x * x).sum::<f64>()).max(0.0).sqrt();
-    let r = Mat::from_fn(k + 1, k + 1, |a, b| match (a < k, b < k) {
-        (true, true) => f64::from(u8::from(a == b)),
-        (true, false) => q[a],
-        (false, true) => 0.0,
-        (false, false) => rho,
+    // with B Bᵀ = [[D, w], [wᵀ, γ]] (D = S², w = S Vᵀc, γ = cᵀc), R (B Bᵀ) Rᵀ is
+    // [[D + q wᵀ + w qᵀ + γ q qᵀ, ρ (w + γ q)], [ρ (w + γ q)ᵀ, ρ² γ]]: O(k²), lower triangle
+    let w: Vec<f64> = (0..k).map(|a| s[a] * vtc[a]).collect();
+    let core = Mat::from_fn(k + 1, k + 1, |a, b| match (a < k, b < k) {
+        (true, true) => {
+            let d = if a == b { s[a] * s[a] } else { 0.0 };
+            d + q[a] * w[b] + w[a] * q[b] + ctc * q[a] * q[b]
+        }
+        (true, false) => rho * (w[a] + ctc * q[a]),
+        (false, true) => rho * (w[b] + ctc * q[b]),
+        (false, false) => rho * rho * ctc,
     });
-    let core = &r * &bbt * r.transpose();
-    let vals = core
-        .self_adjoint_eigenvalues(faer::Side::Lower)
-        .map_err(|e| {
-            SolverError::Linalg(LinalgError::Factorization(
-                "symmetric eigenvalues",
-                format!("{e:?}"),
-            ))
-        })?;
+    let (vals, _) = sym_evd_seq(core.as_ref(), false)?;
     Ok(vals.iter().map(|v| v.max(0.0).sqrt()).sum())
 }
 
@@ -1048,29 +1274,38 @@ impl IterativeSolver for TransductionFpc<'_> {
             }
             Some(mom) => {
                 // MFISTA: candidate from the extrapolated point, kept only if it is better
-                self.eval_with(mom.yz.as_ref(), &mom.yb, false);
-                let (cz, cb, fc, rank) = self.prox_step(mom.yz.as_ref(), &mom.yb, mu, it)?;
+                let Momentum {
+                    yz: mut y,
+                    mut yb,
+                    t,
+                } = mom;
+                self.eval_with(y.as_ref(), &yb, false);
+                let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it)?;
                 self.rank = rank;
-                let t_next = 0.5 * (1.0 + (1.0 + 4.0 * mom.t * mom.t).sqrt());
+                let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
                 let accepted = fc <= self.prev_obj;
-                let prev_z = std::mem::replace(&mut st.z, Mat::zeros(0, 0));
-                let prev_b = std::mem::take(&mut st.bias);
-                let (xz, xb) = if accepted {
-                    (cz.clone(), cb.clone())
+                // y = x_k + (t_k/t_{k+1})(z_k − x_k) + ((t_k − 1)/t_{k+1})(x_k − x_{k−1}), with
+                // x_k = z_k when the candidate is accepted (the middle term vanishes) and
+                // x_k = x_{k−1} otherwise (the last term vanishes); written into y's buffer
+                let (c1, c2) = (t / t_next, (t - 1.0) / t_next);
+                if accepted {
+                    add_scaled_diff(y.as_mut(), cz.as_ref(), c2, cz.as_ref(), st.z.as_ref());
+                    for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
+                        *v = c + c2 * (c - p);
+                    }
+                    st.z = cz;
+                    st.bias = cb;
                 } else {
-                    (prev_z.clone(), prev_b.clone())
-                };
-                // y = x_k + (t_k/t_{k+1})(z_k − x_k) + ((t_k − 1)/t_{k+1})(x_k − x_{k−1})
-                let (c1, c2) = (mom.t / t_next, (mom.t - 1.0) / t_next);
-                let yz = Mat::from_fn(xz.nrows(), xz.ncols(), |i, j| {
-                    xz[(i, j)] + c1 * (cz[(i, j)] - xz[(i, j)]) + c2 * (xz[(i, j)] - prev_z[(i, j)])
+                    add_scaled_diff(y.as_mut(), st.z.as_ref(), c1, cz.as_ref(), st.z.as_ref());
+                    for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
+                        *v = p + c1 * (c - p);
+                    }
+                }
+                self.momentum = Some(Momentum {
+                    yz: y,
+                    yb,
+                    t: t_next,
                 });
-                let yb: Vec<f64> = (0..xb.len())
-                    .map(|i| xb[i] + c1 * (cb[i] - xb[i]) + c2 * (xb[i] - prev_b[i]))
-                    .collect();
-                st.z = xz;
-                st.bias = xb;
-                self.momentum = Some(Momentum { yz, yb, t: t_next });
                 if accepted {
                     let rel =
                         (self.prev_obj - fc).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
@@ -1389,6 +1624,84 @@ pub fn fit_transduction_cv(
 mod tests {
     use super::*;
     use gimc_linalg::rng::{gaussian_mat, seeded};
+
+    /// A small problem with ±1 labels and features observed at random with probability `p`.
+    fn random_problem(t: usize, d: usize, n: usize, p: f64, seed: u64) -> TransductionProblem {
+        use rand::Rng;
+        let mut rng = seeded(seed);
+        let x = gaussian_mat(&mut rng, d, n, 1.0);
+        let (mut lr, mut lc, mut lv) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut fr, mut fc, mut fv) = (Vec::new(), Vec::new(), Vec::new());
+        for j in 0..n {
+            for i in 0..t {
+                if rng.random::<f64>() < p {
+                    lr.push(i);
+                    lc.push(j);
+                    lv.push(if x[(i % d, j)] > 0.0 { 1.0 } else { -1.0 });
+                }
+            }
+            for i in 0..d {
+                if rng.random::<f64>() < p {
+                    fr.push(i);
+                    fc.push(j);
+                    fv.push(x[(i, j)]);
+                }
+            }
+        }
+        TransductionProblem::new(
+            Observed::from_triplets(t, n, &lr, &lc, &lv).unwrap(),
+            Observed::from_triplets(d, n, &fr, &fc, &fv).unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn dense_feature_path_is_bitwise_the_sparse_one() {
+        let problem = random_problem(3, 8, 40, 0.6, 21);
+        for (variant, accelerate) in [
+            (TransductionVariant::Mc1, true),
+            (TransductionVariant::McB, true),
+            (TransductionVariant::McB, false),
+        ] {
+            let params = TransductionParams {
+                variant,
+                lambda: 0.5,
+                accelerate,
+                max_stage_iters: 200,
+                ..TransductionParams::default()
+            }
+            .check()
+            .unwrap();
+            let grid = mu_grid(&problem, &params, 4).unwrap();
+            let fit = |dense: bool| {
+                let mut rng = seeded(5);
+                let mut solver = TransductionFpc::new(&problem, params, &grid, &mut rng).unwrap();
+                if !dense {
+                    solver.dense = None;
+                } else {
+                    assert!(solver.dense.is_some());
+                }
+                let mut st = solver.initial_state().unwrap();
+                let report = run(&mut solver, &mut st, 2000, &mut NoObserver).unwrap();
+                (st.solutions, report.objective_trace)
+            };
+            let (a, ta) = fit(true);
+            let (b, tb) = fit(false);
+            assert_eq!(ta, tb);
+            assert_eq!(a.len(), grid.len());
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.z, y.z);
+                assert_eq!(x.bias, y.bias);
+                assert_eq!(x.objective, y.objective);
+            }
+        }
+        // a sparse feature block keeps the entry lists
+        let sparse = random_problem(2, 8, 40, 0.1, 22);
+        let params = TransductionParams::default().check().unwrap();
+        let grid = mu_grid(&sparse, &params, 2).unwrap();
+        let solver = TransductionFpc::new(&sparse, params, &grid, &mut seeded(1)).unwrap();
+        assert!(solver.dense.is_none());
+    }
 
     #[test]
     fn schedule_lands_on_grid_points() {
