@@ -67,6 +67,12 @@ pub(crate) fn matmul_unchecked(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f6
 /// The symmetric product `AᵀA` (d × d for an n × d `A`), computing one triangle through faer's
 /// triangular GEMM and mirroring it, so the result is exactly symmetric.
 pub fn gram_tn(a: MatRef<'_, f64>) -> Mat<f64> {
+    gram_tn_with(a, par())
+}
+
+/// [`gram_tn`] with an explicit parallelism (e.g. `Par::Seq` inside tasks that already fill
+/// the cores).
+pub fn gram_tn_with(a: MatRef<'_, f64>, parallelism: faer::Par) -> Mat<f64> {
     let d = a.ncols();
     let mut out = Mat::<f64>::zeros(d, d);
     triangular::matmul(
@@ -78,7 +84,7 @@ pub fn gram_tn(a: MatRef<'_, f64>) -> Mat<f64> {
         a,
         BlockStructure::Rectangular,
         1.0,
-        par(),
+        parallelism,
     );
     mirror_lower(out.as_mut());
     out

@@ -547,32 +547,13 @@ fn sym_evd_seq(g: MatRef<'_, f64>, vectors: bool) -> Result<(Vec<f64>, Mat<f64>)
 
 /// The symmetric product A Aᵀ (m ≤ n) or Aᵀ A, one triangle by a sequential GEMM, mirrored.
 fn gram_seq(a: MatRef<'_, f64>) -> Mat<f64> {
-    use faer::linalg::matmul::triangular::{self, BlockStructure};
-    let a = if a.nrows() <= a.ncols() {
+    // AᵀA of the (tall) operand
+    let tall = if a.nrows() <= a.ncols() {
         a.transpose()
     } else {
         a
     };
-    // AᵀA of the (tall) operand
-    let d = a.ncols();
-    let mut out = Mat::<f64>::zeros(d, d);
-    triangular::matmul(
-        out.as_mut(),
-        BlockStructure::TriangularLower,
-        Accum::Replace,
-        a.transpose(),
-        BlockStructure::Rectangular,
-        a,
-        BlockStructure::Rectangular,
-        1.0,
-        Par::Seq,
-    );
-    for j in 0..d {
-        for i in (j + 1)..d {
-            out[(j, i)] = out[(i, j)];
-        }
-    }
-    out
+    gimc_linalg::dense::gram_tn_with(tall, Par::Seq)
 }
 
 /// Ω_Y then Ω_X as (row of Z, column, value), each sorted by (column, row).
