@@ -137,10 +137,11 @@ impl Benchmark for ImcCgStep {
     }
 
     fn description(&self) -> &'static str {
-        "One CG step of the partial-Ω IMC W half-step (Hessian-vector product through the \
-         sampled-product kernel, DESIGN §3.2): n_x = n_y = 100,000, |Ω| = 10^7, d = 100, k = 20 \
-         (quick: n = 20,000, |Ω| = 10^6). Seconds per step from the difference of half-steps with \
-         5 and 15 CG iterations, so set-up cost cancels."
+        "One CG step of the partial-Ω IMC W half-step (Hessian-vector product by the per-row \
+         k × k grams in one blocked pass over Φ, plus the Kronecker preconditioner, DESIGN \
+         §3.2): n_x = n_y = 100,000, |Ω| = 10^7, d = 100, k = 20 (quick: n = 20,000, \
+         |Ω| = 10^6). Seconds per step from the difference of half-steps with 5 and 15 CG \
+         iterations, so set-up cost (grams, preconditioner basis) cancels."
     }
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
