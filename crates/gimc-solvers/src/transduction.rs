@@ -181,7 +181,8 @@ pub struct TransductionParams {
     /// How the shrinkage gets its singular triplets. Default [`ShrinkSvd::Auto`].
     pub svd: ShrinkSvd,
     /// Take each gradient step from the monotone-FISTA extrapolated point (restarted at every
-    /// μ stage) instead of the iterate. Default `false` (plain FPC, as in the paper).
+    /// μ stage and adaptively, see [`TransductionFpc`]) instead of the iterate. Default `false`
+    /// (plain FPC, as in the paper).
     pub accelerate: bool,
 }
 
@@ -698,8 +699,15 @@ impl Shrunk {
             None => {
                 let mut ac = vec![0.0; a.nrows()];
                 for (j, &cj) in c.iter().enumerate() {
-                    for (i, v) in ac.iter_mut().enumerate() {
-                        *v += a[(i, j)] * cj;
+                    let col = a.col(j);
+                    if let Some(col) = col.try_as_col_major() {
+                        for (v, &x) in ac.iter_mut().zip(col.as_slice()) {
+                            *v += x * cj;
+                        }
+                    } else {
+                        for (i, v) in ac.iter_mut().enumerate() {
+                            *v += col[i] * cj;
+                        }
                     }
                 }
                 (0..self.u.ncols())
@@ -828,7 +836,8 @@ pub struct TransductionState {
 
 /// FPC for MC-1 / MC-b in the [`IterativeSolver`] shape: one step is one gradient step plus
 /// shrinkage (and the MC-1 reset); the continuation over the schedule runs inside. Extras per
-/// record: `mu`, `stage`, `rank`, `rel_change`, `stage_end` (1 when the step ended a stage).
+/// record: `mu`, `stage`, `rank`, `rel_change`, `restart` (1 when an accelerated step dropped
+/// its momentum), `stage_end` (1 when the step ended a stage).
 ///
 /// MC-b is a proximal gradient method with steps below 2/L, so its objective never increases
 /// within a stage. MC-1 resets the last row to ones after the shrinkage, which is not the
@@ -837,8 +846,9 @@ pub struct TransductionState {
 ///
 /// With [`TransductionParams::accelerate`] the gradient step is taken from the extrapolated
 /// point of monotone FISTA (Beck & Teboulle 2009, MFISTA: the candidate replaces the iterate
-/// only when it lowers the objective), restarted at every μ stage; the objective then still
-/// never increases within a stage.
+/// only when it lowers the objective), restarted at every μ stage and adaptively within one
+/// (O'Donoghue & Candès 2015: after a rejected candidate, and when ⟨y − z_{k+1}, z_{k+1} − x_k⟩
+/// > 0); the objective then still never increases within a stage.
 #[derive(Debug)]
 pub struct TransductionFpc<'a> {
     problem: &'a TransductionProblem,
@@ -966,9 +976,19 @@ impl<'a> TransductionFpc<'a> {
         self.schedule.get(self.stage).map_or(f64::NAN, |s| s.0)
     }
 
-    /// The smooth loss f(Z, b) at a point, caching ∂f/∂z on Ω (one exp and one log1p per label
-    /// entry; without `with_loss` only the gradient is computed and 0 returned).
-    fn eval_with(&mut self, z: MatRef<'_, f64>, bias: &[f64], with_loss: bool) -> f64 {
+    /// The smooth loss f(Z, b) at a point (`with_loss`; else 0 is returned) and, with
+    /// `with_grad`, ∂f/∂z on Ω cached in `grad` (one exp per label entry, one log1p more for the
+    /// loss). The two are asked for separately where they are used separately (accelerated FPC
+    /// needs the gradient at the extrapolated point and the loss at the candidate): the feature
+    /// block's gradient-only pass then vectorises, its loss-only pass stores nothing. The loss
+    /// is summed in the same order in every mode.
+    fn eval_with(
+        &mut self,
+        z: MatRef<'_, f64>,
+        bias: &[f64],
+        with_loss: bool,
+        with_grad: bool,
+    ) -> f64 {
         let owned;
         let z = if z.row_stride() == 1 {
             z
@@ -991,12 +1011,14 @@ impl<'a> TransductionFpc<'a> {
                 if with_loss {
                     ly += (-m).max(0.0) + ex.ln_1p();
                 }
-                let sig = if m > 0.0 {
-                    ex / (1.0 + ex)
-                } else {
-                    1.0 / (1.0 + ex)
-                };
-                *g = -wy * y * sig;
+                if with_grad {
+                    let sig = if m > 0.0 {
+                        ex / (1.0 + ex)
+                    } else {
+                        1.0 / (1.0 + ex)
+                    };
+                    *g = -wy * y * sig;
+                }
             }
         }
         if let Some(df) = self.dense.as_mut() {
@@ -1007,10 +1029,25 @@ impl<'a> TransductionFpc<'a> {
                 let range = j * d..(j + 1) * d;
                 let (xc, mc) = (&df.x[range.clone()], &df.mask[range.clone()]);
                 let gc = &mut df.grad[range];
-                for i in 0..d {
-                    let r = (zc[i] - xc[i]) * mc[i];
-                    lx += 0.5 * r * r;
-                    gc[i] = wx * r;
+                match (with_loss, with_grad) {
+                    (true, true) => {
+                        for i in 0..d {
+                            let r = (zc[i] - xc[i]) * mc[i];
+                            lx += 0.5 * r * r;
+                            gc[i] = wx * r;
+                        }
+                    }
+                    (true, false) => {
+                        for ((&z, &x), &m) in zc.iter().zip(xc).zip(mc) {
+                            let r = (z - x) * m;
+                            lx += 0.5 * r * r;
+                        }
+                    }
+                    (false, _) => {
+                        for (((g, &z), &x), &m) in gc.iter_mut().zip(zc).zip(xc).zip(mc) {
+                            *g = wx * ((z - x) * m);
+                        }
+                    }
                 }
             }
             return wy * ly + wx * lx;
@@ -1021,14 +1058,16 @@ impl<'a> TransductionFpc<'a> {
             for ((&i, &x), g) in part.zip(&mut grad[r]) {
                 let r = col[i] - x;
                 lx += 0.5 * r * r;
-                *g = wx * r;
+                if with_grad {
+                    *g = wx * r;
+                }
             }
         }
         wy * ly + wx * lx
     }
 
     fn eval(&mut self, z: MatRef<'_, f64>, bias: &[f64]) -> f64 {
-        self.eval_with(z, bias, true)
+        self.eval_with(z, bias, true, true)
     }
 
     /// S_t(A) by the configured method.
@@ -1088,8 +1127,15 @@ impl<'a> TransductionFpc<'a> {
             if let Some(df) = self.dense.as_ref() {
                 // a zero gradient off Ω_X leaves those entries exactly as they are
                 let gc = &df.grad[j * df.d..(j + 1) * df.d];
-                for (i, &g) in gc.iter().enumerate() {
-                    col[df.t + i] -= tau_z * g;
+                let mut block = col.as_mut().subrows_mut(df.t, df.d);
+                if let Some(slice) = block.as_mut().try_as_col_major_mut() {
+                    for (v, &g) in slice.as_slice_mut().iter_mut().zip(gc) {
+                        *v -= tau_z * g;
+                    }
+                } else {
+                    for (i, &g) in gc.iter().enumerate() {
+                        block[i] -= tau_z * g;
+                    }
                 }
             } else {
                 for k in e.feature_ptr[j]..e.feature_ptr[j + 1] {
@@ -1105,7 +1151,8 @@ impl<'a> TransductionFpc<'a> {
                 }
             }
         }
-        if a.as_ref().has_nan() || new_b.iter().any(|b| !b.is_finite()) {
+        // one vectorised pass: a NaN or an infinity anywhere makes the sum non-finite
+        if !a.sum().is_finite() || new_b.iter().any(|b| !b.is_finite()) {
             return Err(SolverError::NonFinite {
                 solver: "transduction-fpc",
                 what: "gradient step",
@@ -1135,7 +1182,10 @@ impl<'a> TransductionFpc<'a> {
         } else {
             shrunk.s.iter().sum()
         };
-        let f = self.eval(new_z.as_ref(), &new_b) + mu * nuclear;
+        // plain FPC steps next from this point and needs its gradient; accelerated FPC steps
+        // from the extrapolated point and evaluates the gradient there
+        let with_grad = !self.params.accelerate;
+        let f = self.eval_with(new_z.as_ref(), &new_b, true, with_grad) + mu * nuclear;
         if !f.is_finite() {
             return Err(SolverError::NonFinite {
                 solver: "transduction-fpc",
@@ -1145,6 +1195,56 @@ impl<'a> TransductionFpc<'a> {
         }
         Ok((new_z, new_b, f, rank))
     }
+}
+
+/// ⟨y − z, z − x⟩ over the Z blocks and the biases (all Z of the same shape): the adaptive
+/// restart test of accelerated FPC.
+fn restart_product(
+    y: MatRef<'_, f64>,
+    yb: &[f64],
+    z: MatRef<'_, f64>,
+    zb: &[f64],
+    x: MatRef<'_, f64>,
+    xb: &[f64],
+) -> f64 {
+    // four partial sums: the result only decides a restart
+    let mut acc = [0.0; 4];
+    for j in 0..z.ncols() {
+        let (yc, zc, xc) = (y.col(j), z.col(j), x.col(j));
+        match (
+            yc.try_as_col_major(),
+            zc.try_as_col_major(),
+            xc.try_as_col_major(),
+        ) {
+            (Some(yc), Some(zc), Some(xc)) => {
+                let (yc, zc, xc) = (yc.as_slice(), zc.as_slice(), xc.as_slice());
+                let mut chunks = yc
+                    .chunks_exact(4)
+                    .zip(zc.chunks_exact(4))
+                    .zip(xc.chunks_exact(4));
+                for ((y4, z4), x4) in &mut chunks {
+                    for l in 0..4 {
+                        acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
+                    }
+                }
+                let tail = yc.len() - yc.len() % 4;
+                for i in tail..yc.len() {
+                    acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+                }
+            }
+            _ => {
+                for i in 0..z.nrows() {
+                    acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+                }
+            }
+        }
+    }
+    acc.iter().sum::<f64>()
+        + yb.iter()
+            .zip(zb)
+            .zip(xb)
+            .map(|((y, z), x)| (y - z) * (z - x))
+            .sum::<f64>()
 }
 
 /// out = a + c (b − d) entrywise (all of the same shape, unit row stride), column by column.
@@ -1243,6 +1343,7 @@ impl IterativeSolver for TransductionFpc<'_> {
     fn step(&mut self, st: &mut TransductionState, it: usize) -> Result<Progress, SolverError> {
         let mu = self.mu();
         let variant = self.params.variant;
+        let mut restarted = false;
         let (f, rel) = match self.momentum.take() {
             None => {
                 // plain FPC: the gradient at the iterate was cached by its evaluation
@@ -1260,16 +1361,37 @@ impl IterativeSolver for TransductionFpc<'_> {
                     mut yb,
                     t,
                 } = mom;
-                self.eval_with(y.as_ref(), &yb, false);
+                self.eval_with(y.as_ref(), &yb, false, true);
                 let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it)?;
                 self.rank = rank;
-                let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
-                let accepted = fc <= self.prev_obj;
-                // y = x_k + (t_k/t_{k+1})(z_k − x_k) + ((t_k − 1)/t_{k+1})(x_k − x_{k−1}), with
-                // x_k = z_k when the candidate is accepted (the middle term vanishes) and
-                // x_k = x_{k−1} otherwise (the last term vanishes); written into y's buffer
-                let (c1, c2) = (t / t_next, (t - 1.0) / t_next);
+                // t = 1: y is the iterate itself (a stage start or a restart), so the candidate
+                // is the plain FPC step. A rejected plain step ends the stage when it changes F
+                // by less than the tolerance (the iterate is stationary up to rounding); a larger
+                // increase (MC-1's reset is not a proximal step) is taken as plain FPC takes it.
+                // Rejecting it would only repeat the same step until `max_stage_iters`.
+                let from_iterate = t <= 1.0;
+                let change =
+                    (self.prev_obj - fc).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
+                let accepted = fc <= self.prev_obj || (from_iterate && change >= self.params.tol);
+                // adaptive restart (O'Donoghue & Candès 2015): momentum is dropped (t = 1, y =
+                // the iterate) when the candidate is rejected (function scheme) or when the
+                // step from y to the candidate points against the last change of the iterate,
+                // ⟨y − z_{k+1}, z_{k+1} − x_k⟩ > 0 (gradient scheme); without it the momentum
+                // builds up and MFISTA keeps rejecting (1,000 steps at the first μ of λ = 1 on
+                // yeast, where a restarted run needs tens)
+                let restart = !accepted
+                    || restart_product(y.as_ref(), &yb, cz.as_ref(), &cb, st.z.as_ref(), &st.bias)
+                        > 0.0;
+                let t_next = if restart {
+                    1.0
+                } else {
+                    0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt())
+                };
+                // y = x_{k+1} + ((t_k − 1)/t_{k+1})(x_{k+1} − x_k) with x_{k+1} = z_{k+1} (the
+                // candidate, accepted); MFISTA's term in z_{k+1} − x_{k+1} vanishes because a
+                // rejected candidate restarts. Written into y's buffer.
                 if accepted {
+                    let c2 = if restart { 0.0 } else { (t - 1.0) / t_next };
                     add_scaled_diff(y.as_mut(), cz.as_ref(), c2, cz.as_ref(), st.z.as_ref());
                     for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
                         *v = c + c2 * (c - p);
@@ -1277,23 +1399,21 @@ impl IterativeSolver for TransductionFpc<'_> {
                     st.z = cz;
                     st.bias = cb;
                 } else {
-                    add_scaled_diff(y.as_mut(), st.z.as_ref(), c1, cz.as_ref(), st.z.as_ref());
-                    for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
-                        *v = p + c1 * (c - p);
-                    }
+                    y.copy_from(st.z.as_ref());
+                    yb.copy_from_slice(&st.bias);
                 }
                 self.momentum = Some(Momentum {
                     yz: y,
                     yb,
                     t: t_next,
                 });
-                if accepted {
-                    let rel =
-                        (self.prev_obj - fc).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
-                    (fc, rel)
+                let rel = if accepted || from_iterate {
+                    change
                 } else {
-                    (self.prev_obj, f64::INFINITY)
-                }
+                    f64::INFINITY
+                };
+                restarted = restart;
+                (if accepted { fc } else { self.prev_obj }, rel)
             }
         };
         self.stage_iters += 1;
@@ -1302,6 +1422,7 @@ impl IterativeSolver for TransductionFpc<'_> {
             ("stage", self.stage as f64),
             ("rank", self.rank as f64),
             ("rel_change", rel),
+            ("restart", f64::from(u8::from(restarted))),
         ];
         let tol_met = rel < self.params.tol;
         let stage_end = tol_met || self.stage_iters >= self.params.max_stage_iters;

@@ -626,3 +626,38 @@ fn svm_per_label_learns_linear_labels() {
     let svms = svm_per_label_cv(x.as_ref(), &only_first, &params, &mut rng).unwrap();
     assert!(svms.c[1].is_nan() && svms.scores[(1, 7)].abs() == 1.0);
 }
+
+/// Accelerated MC-1 never spins on a rejected plain step: every stage of every path ends by the
+/// tolerance (before the adaptive restart and the plain-step rule, MC-1's reset made the same
+/// rejected candidate come back until `max_stage_iters`, 1,000 steps at the first μ of one λ
+/// in three on yeast).
+#[test]
+fn accelerated_mc1_stages_end_by_the_tolerance() {
+    let mut capped = Vec::new();
+    // seed 105 with λ = 1 hit the cap at its last μ before the fix
+    for seed in [104u64, 105] {
+        let mut rng = seeded(seed);
+        let p = planted(300, 40, 10, 5, 0.5, 0.8, 0.8, &mut rng);
+        let prob = problem(&p);
+        for lambda in [1e-1, 1.0] {
+            let par = TransductionParams {
+                variant: TransductionVariant::Mc1,
+                lambda,
+                max_stage_iters: 300,
+                accelerate: true,
+                ..Default::default()
+            }
+            .check()
+            .unwrap();
+            let grid = mu_grid(&prob, &par, 6).unwrap();
+            let path =
+                fit_transduction_path(&prob, &par, &grid, &mut seeded(3), &mut NoObserver).unwrap();
+            for s in &path.solutions {
+                if !s.converged {
+                    capped.push((seed, lambda, s.mu, s.iterations));
+                }
+            }
+        }
+    }
+    assert!(capped.is_empty(), "stages ended by the cap: {capped:?}");
+}

@@ -1,0 +1,102 @@
+//! Steps and time of one MC-1 / MC-b continuation path per λ on a real set at ω = 80 %
+//! (one trial's masks, the paper's μ grid of 6 points), and the held-out label error of every
+//! grid point on the unobserved labels: a profiling aid for the FPC of `mc1-yeast`.
+//!
+//! `cargo run --release -p gimc-experiments --example fpc_path_probe -- [yeast|emotions] [mc1|mcb]`
+#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+use std::time::Instant;
+
+use gimc_experiments::experiments::mc1_common::load_real;
+use gimc_linalg::Observed;
+use gimc_linalg::rng::{child, seeded};
+use gimc_solvers::iter::{IterationRecord, Observer, ObserverAction};
+use gimc_solvers::transduction::{
+    TransductionParams, TransductionProblem, TransductionVariant, fit_transduction_path, mu_grid,
+};
+
+struct Steps(Vec<usize>, usize);
+
+impl Observer for Steps {
+    fn observe(&mut self, r: &IterationRecord) -> ObserverAction {
+        if r.iteration > 0 {
+            let stage = r.extra("stage").unwrap_or(0.0) as usize;
+            if self.0.len() <= stage {
+                self.0.resize(stage + 1, 0);
+            }
+            self.0[stage] += 1;
+            self.1 += r.extra("restart").unwrap_or(0.0) as usize;
+        }
+        ObserverAction::Continue
+    }
+}
+
+fn main() {
+    let set = std::env::args().nth(1).unwrap_or_else(|| "yeast".into());
+    let variant = match std::env::args().nth(2).as_deref() {
+        Some("mcb") => TransductionVariant::McB,
+        _ => TransductionVariant::Mc1,
+    };
+    let data_dir = gimc_data::resolve_data_dir(None);
+    let (x, y) = load_real(&data_dir, &set, &["train", "test"], set == "yeast").unwrap();
+    let (d, n) = x.shape();
+    let t = y.nrows();
+    let mut r = child(&seeded(1), 0);
+    let ox = gimc_data::synth::sample_entries(d, n, 0.8, &mut r).unwrap();
+    let oy = gimc_data::synth::sample_entries(t, n, 0.8, &mut r).unwrap();
+    let obs = |m: &gimc_linalg::faer::Mat<f64>, e: &[(usize, usize)]| {
+        let rows: Vec<usize> = e.iter().map(|e| e.0).collect();
+        let cols: Vec<usize> = e.iter().map(|e| e.1).collect();
+        let vals: Vec<f64> = e.iter().map(|&(i, j)| m[(i, j)]).collect();
+        Observed::from_triplets(m.nrows(), m.ncols(), &rows, &cols, &vals).unwrap()
+    };
+    let problem = TransductionProblem::new(obs(&y, &oy), obs(&x, &ox)).unwrap();
+    let mut seen = vec![false; t * n];
+    for &(i, j) in &oy {
+        seen[i * n + j] = true;
+    }
+    let accelerate = std::env::var("FPC_PLAIN").is_err();
+    for lambda in [1e-3, 1e-2, 1e-1, 1.0] {
+        let params = TransductionParams {
+            variant,
+            lambda,
+            max_stage_iters: 1000,
+            accelerate,
+            ..TransductionParams::default()
+        }
+        .check()
+        .unwrap();
+        let grid = mu_grid(&problem, &params, 6).unwrap();
+        let mut steps = Steps(Vec::new(), 0);
+        let start = Instant::now();
+        let path =
+            fit_transduction_path(&problem, &params, &grid, &mut seeded(7), &mut steps).unwrap();
+        let secs = start.elapsed().as_secs_f64();
+        let errs: Vec<String> = path
+            .solutions
+            .iter()
+            .map(|s| {
+                let (mut wrong, mut all) = (0, 0);
+                for i in 0..t {
+                    for j in 0..n {
+                        if !seen[i * n + j] {
+                            all += 1;
+                            if y[(i, j)] * (s.z[(i, j)] + s.bias[i]) <= 0.0 {
+                                wrong += 1;
+                            }
+                        }
+                    }
+                }
+                format!("{:.2}", 100.0 * wrong as f64 / all as f64)
+            })
+            .collect();
+        let ranks: Vec<usize> = path.solutions.iter().map(|s| s.rank).collect();
+        println!(
+            "λ = {lambda:>6}: {:>5} steps in {secs:6.2} s; steps per stage {:?} ({} restarts); ranks {ranks:?}; \
+             label error {}",
+            path.iterations,
+            steps.0,
+            steps.1,
+            errs.join(" ")
+        );
+    }
+}
