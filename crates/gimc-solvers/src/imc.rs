@@ -893,9 +893,23 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                         conjugate_gradient(&op, b.as_ref(), x.as_mut(), cg)?
                     }
                     Some((view, weight)) => {
-                        // the B_i of the Ω term pay off when k is below the entries per line
-                        let grams = (k * n_side <= view.nnz())
-                            .then(|| omega_row_grams(view, qt.as_ref(), weight));
+                        // the B_i of the Ω term pay off when k is below the entries per line;
+                        // with dense features they also let the whole Hessian product run as
+                        // one blocked pass over Φ (`dense_row_gram_hessian`) instead of two
+                        // thin GEMMs that pack the n × D matrix again at every CG iteration,
+                        // which is most of the time for small k and sparse Ω (mushrooms at
+                        // |Ω| = n: k = 2). Applying the B_i costs n·k² against the pass's
+                        // 4·n·D·k, and they take n·k² memory, so k² ≤ D bounds both by Φ's.
+                        let dense_dim = match self.reduced(which) {
+                            Some(red) => Some(red.l.ncols()),
+                            None => match f {
+                                FeatureMatrix::Dense(m) => Some(m.ncols()),
+                                _ => None,
+                            },
+                        };
+                        let grams = (k * n_side <= view.nnz()
+                            || dense_dim.is_some_and(|d| k * k <= d))
+                        .then(|| omega_row_grams(view, qt.as_ref(), weight));
                         let other_counts = match which {
                             Which::W => OmegaView::cols(t_sampled(pr)?.a),
                             Which::H => OmegaView::rows(t_sampled(pr)?.a),
