@@ -140,14 +140,42 @@ pub(crate) struct CompletionShape {
     pub max_iter: usize,
 }
 
+/// Bytes an IMC half-step keeps for one side of n rows and D features (`gimc_solvers` imc.rs,
+/// DESIGN §3.2): for wide features (D > n) the row-space reduction V (D × n) and L = ΦV
+/// (n × n) with, for n ≤ [`gimc_solvers::PRECONDITIONER_MAX_DIM`], its preconditioner basis
+/// (n × n); otherwise, for D up to that bound, the preconditioner basis (D × D), the weighted Gram being formed (D × D) and its
+/// 1024-row block; and the per-row grams B_i (n × k²).
+pub(crate) fn imc_workspace_bytes(side: Side, rank: usize) -> u64 {
+    use gimc_solvers::PRECONDITIONER_MAX_DIM;
+    let (n, dim) = (side.rows, side.dim);
+    let grams = mat_bytes(n, rank.saturating_mul(rank));
+    let solve = if dim > n {
+        let basis = if n <= PRECONDITIONER_MAX_DIM {
+            mat_bytes(n, n)
+        } else {
+            0
+        };
+        mat_bytes(dim, n)
+            .saturating_add(mat_bytes(n, n))
+            .saturating_add(basis)
+    } else if dim <= PRECONDITIONER_MAX_DIM {
+        mat_bytes(dim, dim)
+            .saturating_mul(2)
+            .saturating_add(mat_bytes(1024.min(n), dim))
+    } else {
+        0
+    };
+    solve.saturating_add(grams)
+}
+
 /// Adds the peak of one completion fit to `t` (the data are counted by the caller):
 ///
 /// - held throughout: Φ (n_x × D_x), Ψ (n_y × D_y), W, H (D × r), the map parameters and the
 ///   best-validation snapshot;
 /// - plus the largest of
 ///   - the IMC steps: the residual on Ω and its sampled products (2|Ω|), P = ΦW, Q = ΨH and
-///     their gradients RQ, RᵀP (2(n_x + n_y)·r), the CG work vectors (8(D_x + D_y)·r) and the
-///     validation predictions;
+///     their gradients RQ, RᵀP (2(n_x + n_y)·r), the CG work vectors (8(D_x + D_y)·r), the
+///     validation predictions and the half-steps' workspace ([`imc_workspace_bytes`]);
 ///   - a map step on either side: ∂f/∂Φ and ∂f/∂Ψ (both formed, n_x·D_x + n_y·D_y), the
 ///     backward pass (two n × m blocks), U, g and the trial U (3·d·m), and the trial's
 ///     features (n × D and n × m).
@@ -176,7 +204,8 @@ pub(crate) fn add_completion(t: &mut Tally, s: &CompletionShape) {
             r.saturating_mul(2),
         ))
         .saturating_add(mat_bytes(x.dim.saturating_add(y.dim), r.saturating_mul(8)))
-        .saturating_add(mat_bytes(s.validation_nnz, 1));
+        .saturating_add(mat_bytes(s.validation_nnz, 1))
+        .saturating_add(imc_workspace_bytes(x, r).saturating_add(imc_workspace_bytes(y, r)));
     let (mut phase, mut name) = (imc, "IMC steps".to_string());
     if s.max_iter > 0 {
         let grads = mat_bytes(x.rows, x.dim).saturating_add(mat_bytes(y.rows, y.dim));
