@@ -137,10 +137,15 @@ pub(crate) fn frob_dot_unchecked(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 
     total
 }
 
-/// Dot product of two equally long slices with four interleaved partial sums (fixed order, so
-/// deterministic, and fast enough without `-ffast-math`).
+/// Dot product of two slices (over the shorter length) with four interleaved partial sums
+/// (fixed order, so deterministic, and vectorised without `-ffast-math`): the kernel of the
+/// workspace's sparse and row-wise products.
+///
+/// ```
+/// assert_eq!(gimc_linalg::dense::dot(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]), 32.0);
+/// ```
 #[inline]
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0.0f64; 4];
@@ -161,7 +166,7 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// `y += α·x` on equally long slices.
 #[inline]
-pub(crate) fn axpy_slice(alpha: f64, x: &[f64], y: &mut [f64]) {
+pub fn axpy_slice(alpha: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += alpha * xi;
     }

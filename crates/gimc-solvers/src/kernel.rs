@@ -14,6 +14,7 @@
 //! the number of threads.
 
 use gimc_linalg::Observed;
+use gimc_linalg::dense::{axpy_slice, dot};
 use gimc_linalg::faer::{MatMut, MatRef};
 use rayon::prelude::*;
 
@@ -70,31 +71,6 @@ fn grain(view: &OmegaView<'_>, per_entry: usize, per_line: usize) -> usize {
     (TASK_FLOPS / per.max(1)).max(1)
 }
 
-#[inline]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let mut ca = a.chunks_exact(4);
-    let mut cb = b.chunks_exact(4);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        acc[0] += x[0] * y[0];
-        acc[1] += x[1] * y[1];
-        acc[2] += x[2] * y[2];
-        acc[3] += x[3] * y[3];
-    }
-    let mut tail = 0.0;
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail += x * y;
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
-#[inline]
-fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
-    for (yi, xi) in y.iter_mut().zip(x) {
-        *yi += alpha * xi;
-    }
-}
-
 /// u_i = w · Σ_{e ∈ line i} (p_i · q_{idx[e]}) q_{idx[e]} for every outer line i.
 ///
 /// `pt` is k × n (column i = p_i), `qt` is k × m (column j = q_j), `out` is a row-major n × k
@@ -120,7 +96,7 @@ pub(crate) fn omega_gram_apply(
             let p = col(pt, i);
             for e in view.ptr[i]..view.ptr[i + 1] {
                 let q = col(qt, view.idx[e]);
-                axpy(weight * dot(p, q), q, u);
+                axpy_slice(weight * dot(p, q), q, u);
             }
         });
 }
@@ -145,7 +121,7 @@ pub(crate) fn omega_row_grams(view: OmegaView<'_>, qt: MatRef<'_, f64>, weight: 
             for e in view.ptr[i]..view.ptr[i + 1] {
                 let q = col(qt, view.idx[e]);
                 for (a, &qa) in q.iter().enumerate() {
-                    axpy(weight * qa, q, &mut b[a * k..(a + 1) * k]);
+                    axpy_slice(weight * qa, q, &mut b[a * k..(a + 1) * k]);
                 }
             }
         });
@@ -297,7 +273,7 @@ pub(crate) fn rowwise_ridge(
                         for a in 0..k {
                             let wa = w * q[a];
                             let row = &mut gram[a * k..a * k + a + 1];
-                            axpy(wa, &q[..=a], row);
+                            axpy_slice(wa, &q[..=a], row);
                         }
                     }
                 }
