@@ -1,3 +1,6 @@
+//! Micro-timings of the dense kernels behind gimc-fig1's IMC fits at n = 200 (the row-space
+//! reduction's QR, Q products, Φ·W, the n × n eigendecomposition), single-threaded:
+//! `RAYON_NUM_THREADS=1 cargo run --release -p gimc-experiments --example fig1_micro`.
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -48,5 +51,3 @@ fn main() {
         gimc_linalg::eig::sym_eig(g.as_ref()).unwrap()
     });
 }
-#[allow(dead_code)]
-fn unused() {}
