@@ -153,4 +153,62 @@ impl LearnableMap for RandomFourier {
             });
         Ok(x.tr_mul_dense(h.as_ref())?)
     }
+
+    /// As [`backward`](LearnableMap::backward), with cos S and sin S read from `features`
+    /// = φ(X) = m^{-1/2}[cos S, sin S] instead of recomputed: H = G_s ∘ Φ_cos − G_c ∘ Φ_sin.
+    fn backward_at(
+        &self,
+        x: &FeatureMatrix,
+        features: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+    ) -> Result<Mat<f64>> {
+        check_input("RandomFourier::backward_at", x, self.input_dim())?;
+        check_grad(
+            "RandomFourier::backward_at",
+            g,
+            x.nrows(),
+            self.output_dim(),
+        )?;
+        check_grad(
+            "RandomFourier::backward_at (features)",
+            features,
+            x.nrows(),
+            self.output_dim(),
+        )?;
+        let m = self.u.ncols();
+        let (g_cos, g_sin) = g.split_at_col(m);
+        let (f_cos, f_sin) = features.split_at_col(m);
+        let h = Mat::from_fn(x.nrows(), m, |i, r| {
+            g_sin[(i, r)] * f_cos[(i, r)] - g_cos[(i, r)] * f_sin[(i, r)]
+        });
+        Ok(x.tr_mul_dense(h.as_ref())?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimc_linalg::rng::{gaussian_mat, seeded};
+
+    /// The backward pass from the held features is the recomputing one up to rounding, and
+    /// rejects features of the wrong shape.
+    #[test]
+    fn backward_at_reuses_features_and_matches_backward() {
+        let mut rng = seeded(9);
+        let (n, d, m) = (17, 6, 11);
+        let map = RandomFourier::new(d, &RandomFourierParams::new(m, 0.3), &mut rng).unwrap();
+        let x = FeatureMatrix::dense(gaussian_mat(&mut rng, n, d, 1.0)).unwrap();
+        let g = gaussian_mat(&mut rng, n, 2 * m, 1.0);
+        let phi = map.forward(&x).unwrap();
+        let plain = map.backward(&x, g.as_ref()).unwrap();
+        let reused = map.backward_at(&x, phi.as_ref(), g.as_ref()).unwrap();
+        assert_eq!(reused.shape(), plain.shape());
+        assert!((&reused - &plain).norm_l2() <= 1e-12 * plain.norm_l2());
+        // features of other parameters give another (wrong) gradient: they are really read
+        let other = RandomFourier::new(d, &RandomFourierParams::new(m, 0.3), &mut rng).unwrap();
+        let stale = other.forward(&x).unwrap();
+        let wrong = map.backward_at(&x, stale.as_ref(), g.as_ref()).unwrap();
+        assert!((&wrong - &plain).norm_l2() > 1e-3 * plain.norm_l2());
+        assert!(map.backward_at(&x, phi.subcols(0, m), g.as_ref()).is_err());
+    }
 }

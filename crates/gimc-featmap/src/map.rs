@@ -67,6 +67,24 @@ pub trait LearnableMap: FeatureMap {
     /// X, i.e. the gradient of ⟨G, φ_U(X)⟩ with respect to U.
     fn backward(&self, x: &FeatureMatrix, g: MatRef<'_, f64>) -> Result<Mat<f64>>;
 
+    /// [`backward`](LearnableMap::backward) when the caller also holds `features` =
+    /// [`forward(x)`](FeatureMap::forward) at the current parameters (GIMC's alternation
+    /// always does): a map whose backward pass re-evaluates its forward nonlinearity may reuse
+    /// them (random Fourier features skip n·m sin/cos). Same value up to rounding; by default
+    /// `features` is ignored. Passing features of other parameters gives a wrong gradient.
+    ///
+    /// Errors: as [`backward`](LearnableMap::backward); a map that reads `features` checks
+    /// their shape (n × D).
+    fn backward_at(
+        &self,
+        x: &FeatureMatrix,
+        features: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+    ) -> Result<Mat<f64>> {
+        let _ = features;
+        self.backward(x, g)
+    }
+
     /// Number of scalar parameters.
     fn n_params(&self) -> usize {
         let p = self.params();
@@ -131,6 +149,14 @@ macro_rules! forward_learnable_map {
             }
             fn backward(&self, x: &FeatureMatrix, g: MatRef<'_, f64>) -> Result<Mat<f64>> {
                 (**self).backward(x, g)
+            }
+            fn backward_at(
+                &self,
+                x: &FeatureMatrix,
+                features: MatRef<'_, f64>,
+                g: MatRef<'_, f64>,
+            ) -> Result<Mat<f64>> {
+                (**self).backward_at(x, features, g)
             }
             fn n_params(&self) -> usize {
                 (**self).n_params()

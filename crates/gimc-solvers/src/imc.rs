@@ -412,12 +412,74 @@ pub struct ImcWorkspace<'p, 'a> {
 /// A wide dense side (D > n) in its row space: Φ = L Vᵀ with V (D × n) an orthonormal basis of
 /// the row space and L = ΦV (n × n). A sampled ridge half-step's minimiser lies in span V
 /// (the gradient is Φᵀ(·) + λW), so the half-step solves for α in W = Vα on the features L,
-/// whose Hessian products cost 4n²k instead of 4nDk; set-up 4nD·n once per features.
+/// whose Hessian products cost 4n²k instead of 4nDk.
+///
+/// Both come from one Householder QR Φᵀ = V R (set-up 2nD·n once per features): L = ΦV = Rᵀ,
+/// and V stays in Householder form, applied to the k columns of α or W (4nDk) instead of being
+/// formed (another 2nD·n) and multiplied.
 #[derive(Debug)]
 struct Reduced {
     l: FeatureMatrix,
-    v: Mat<f64>,
+    /// The QR factors of Φᵀ (Householder basis and coefficients of V).
+    qr: faer::linalg::solvers::Qr<f64>,
     basis: Option<PreconditionerBasis>,
+}
+
+impl Reduced {
+    /// The reduction of dense `phi` (n × D, D > n) with the line counts `counts` of its side
+    /// (for the preconditioner basis of L); `None` when L is not finite.
+    fn new(phi: MatRef<'_, f64>, counts: &[f64]) -> Option<Self> {
+        let qr = phi.transpose().qr();
+        let l = FeatureMatrix::dense(qr.thin_R().transpose().to_owned()).ok()?;
+        let basis = PreconditionerBasis::compute(Side::Features(&l), counts);
+        Some(Self { l, qr, basis })
+    }
+
+    /// The reduced dimension n (columns of V).
+    fn dim(&self) -> usize {
+        self.l.ncols()
+    }
+
+    fn scratch(&self, ncols: usize) -> faer::dyn_stack::MemBuffer {
+        faer::dyn_stack::MemBuffer::new(
+            faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+                self.qr.Q_basis().nrows(),
+                self.qr.Q_coeff().nrows(),
+                ncols,
+            ),
+        )
+    }
+
+    /// Vᵀx (n × k) for x (D × k).
+    fn v_t_mul(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let mut y = x.to_owned();
+        let mut buf = self.scratch(y.ncols());
+        faer::linalg::householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
+            self.qr.Q_basis(),
+            self.qr.Q_coeff(),
+            faer::Conj::No,
+            y.as_mut(),
+            faer::get_global_parallelism(),
+            faer::dyn_stack::MemStack::new(&mut buf),
+        );
+        y.subrows(0, self.dim()).to_owned()
+    }
+
+    /// Vα (D × k) for α (n × k).
+    fn v_mul(&self, alpha: MatRef<'_, f64>) -> Mat<f64> {
+        let mut y = Mat::<f64>::zeros(self.qr.Q_basis().nrows(), alpha.ncols());
+        y.as_mut().subrows_mut(0, self.dim()).copy_from(alpha);
+        let mut buf = self.scratch(y.ncols());
+        faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            self.qr.Q_basis(),
+            self.qr.Q_coeff(),
+            faer::Conj::No,
+            y.as_mut(),
+            faer::get_global_parallelism(),
+            faer::dyn_stack::MemStack::new(&mut buf),
+        );
+        y
+    }
 }
 
 fn t_sampled<'a>(pr: &ImcProblem<'a>) -> Result<Term<'a>, SolverError> {
@@ -548,15 +610,12 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             if self.problem.full.is_some() || phi.ncols() <= phi.nrows() {
                 return None;
             }
-            let v = gimc_linalg::dense::orthonormalize(phi.transpose());
-            let l = FeatureMatrix::dense(phi * &v).ok()?;
             let counts = match which {
                 Which::W => OmegaView::rows(t.a),
                 Which::H => OmegaView::cols(t.a),
             }
             .line_counts();
-            let basis = PreconditionerBasis::compute(Side::Features(&l), &counts);
-            Some(Reduced { l, v, basis })
+            Reduced::new(phi.as_ref(), &counts)
         })
         .as_ref()
     }
@@ -856,7 +915,16 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                 }
             }
         }
-        let b = side.tr_mul(aq.as_ref())?;
+        // a wide dense side is solved in its row space (see below), where the right-hand side
+        // Vᵀ Φᵀ (AQ) is Lᵀ (AQ): Φᵀ(AQ) itself is then never needed
+        let reduced = match side {
+            Side::Features(_) => self.reduced(which),
+            Side::Identity(_) => None,
+        };
+        let b = match reduced {
+            Some(red) => red.l.tr_mul_dense(aq.as_ref())?,
+            None => side.tr_mul(aq.as_ref())?,
+        };
         // the fully observed term's right factor w_F QᵀQ
         let c = pr.full.map(|t| gram_tn(q.as_ref()) * faer::Scale(t.weight));
         let sampled = pr.sampled.map(|t| (view(t.a), t.weight));
@@ -950,21 +1018,21 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                                 cg,
                             )
                         };
-                        match self.reduced(which) {
+                        match reduced {
                             // D > n: W = Vα with α the same half-step on the n × n features
-                            // L = ΦV (the minimiser lies in the row space of Φ = span V)
+                            // L = ΦV (the minimiser lies in the row space of Φ = span V); `b`
+                            // is already the reduced right-hand side Lᵀ(AQ)
                             Some(red) => {
-                                let b_red = red.v.transpose() * &b;
-                                let mut alpha = red.v.transpose() * x.as_ref();
+                                let mut alpha = red.v_t_mul(x.as_ref());
                                 let report = solve(
                                     &red.l,
                                     None,
                                     red.basis.as_ref(),
                                     grams,
-                                    b_red.as_ref(),
+                                    b.as_ref(),
                                     alpha.as_mut(),
                                 )?;
-                                x.copy_from(&red.v * &alpha);
+                                x.copy_from(red.v_mul(alpha.as_ref()));
                                 report
                             }
                             None => solve(
@@ -1758,6 +1826,34 @@ mod tests {
         let f_red = imc_objective(&dense, 0.05, w_red.as_ref(), h.as_ref()).unwrap();
         let f_plain = imc_objective(&dense, 0.05, w_plain.as_ref(), h.as_ref()).unwrap();
         assert!((f_red - f_plain).abs() <= 1e-9 * f_plain.abs());
+    }
+
+    /// The reduction of a wide Φ from one QR: L = Rᵀ reproduces Φ = L Vᵀ, and V applied in
+    /// Householder form has orthonormal columns (Vᵀ V α = α) spanning the row space of Φ.
+    #[test]
+    fn reduction_factors_reproduce_the_features() {
+        let (n, d, k) = (12, 40, 3);
+        let mut rng = seeded(5);
+        let phi = gaussian_mat(&mut rng, n, d, 1.0);
+        let red = Reduced::new(phi.as_ref(), &vec![1.0; n]).unwrap();
+        assert_eq!(red.dim(), n);
+        let l = match &red.l {
+            FeatureMatrix::Dense(l) => l.clone(),
+            FeatureMatrix::Sparse(_) => unreachable!("L is dense"),
+        };
+        // V (D × n) as Householder products on the identity
+        let v = red.v_mul(Mat::<f64>::identity(n, n).as_ref());
+        assert_eq!(v.shape(), (d, n));
+        let eye = v.transpose() * &v;
+        assert!((eye - Mat::<f64>::identity(n, n)).norm_l2() < 1e-12);
+        assert!((&l * v.transpose() - &phi).norm_l2() < 1e-12 * phi.norm_l2());
+        assert!((&phi * &v - &l).norm_l2() < 1e-12 * phi.norm_l2());
+        let alpha = gaussian_mat(&mut rng, n, k, 1.0);
+        let back = red.v_t_mul(red.v_mul(alpha.as_ref()).as_ref());
+        assert!((back - &alpha).norm_l2() < 1e-12 * alpha.norm_l2());
+        // Vᵀx agrees with the formed V on a vector with a component outside the row space
+        let x = gaussian_mat(&mut rng, d, k, 1.0);
+        assert!((red.v_t_mul(x.as_ref()) - v.transpose() * &x).norm_l2() < 1e-12 * x.norm_l2());
     }
 
     /// Finite differences of the objective against the factor gradients, for every

@@ -486,7 +486,12 @@ fn side_step<M: LearnableMap>(
     let Some(d) = d else {
         return Ok((None, 0));
     };
-    let g = map.backward(input, d.as_ref())?;
+    // `feats` is the map's forward pass at its current parameters (set at the start, then by
+    // every accepted trial; a failed search restores both), so the backward pass may reuse it
+    let g = match &*feats {
+        FeatureMatrix::Dense(f) => map.backward_at(input, f.as_ref(), d.as_ref())?,
+        FeatureMatrix::Sparse(_) => map.backward(input, d.as_ref())?,
+    };
     let g_sq = g.squared_norm_l2();
     if !g_sq.is_finite() {
         return Err(GimcError::NonFinite {

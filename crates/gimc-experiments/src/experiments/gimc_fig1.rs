@@ -45,6 +45,7 @@ use gimc_metrics::relative_frobenius_error;
 use gimc_solvers::{CgParams, ImcParams, ImcProblem, NoObserver, Side, fit_imc, fit_mc_als};
 use rayon::prelude::*;
 
+use super::mc1_common::SequentialFaer;
 use super::support::{featmap_err, holdout, mean_std, observed_from, rmse_on, solver_err};
 use crate::report::{Report, Table};
 use crate::{Context, Experiment, ExperimentError};
@@ -592,7 +593,12 @@ pub struct Fig1Cell {
 
 /// Runs every method of [`fig1_methods`] on every (seed, fraction) of `config`, (seed, fraction)
 /// pairs in parallel; returns the cells in (seed, fraction, method) order.
+///
+/// The (seed, fraction) tasks fill every core through rayon, so faer's own parallelism is
+/// switched off for the duration ([`SequentialFaer`]): every matrix here is at most
+/// 200 × 3200 and nested faer threads inside the tasks only synchronise.
 pub fn run_fig1(config: &Fig1Config, seed: u64) -> Result<Vec<Fig1Cell>, ExperimentError> {
+    let _seq = SequentialFaer::new();
     let base_rng = seeded(seed);
     let methods = fig1_methods();
     let toys: Vec<Fig1Toy> = (0..config.seeds)
