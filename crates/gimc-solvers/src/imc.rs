@@ -968,7 +968,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                         // which is most of the time for small k and sparse Ω (mushrooms at
                         // |Ω| = n: k = 2). Applying the B_i costs n·k² against the pass's
                         // 4·n·D·k, and they take n·k² memory, so k² ≤ D bounds both by Φ's.
-                        let dense_dim = match self.reduced(which) {
+                        let dense_dim = match reduced {
                             Some(red) => Some(red.l.ncols()),
                             None => match f {
                                 FeatureMatrix::Dense(m) => Some(m.ncols()),
