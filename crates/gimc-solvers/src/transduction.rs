@@ -847,8 +847,11 @@ pub struct TransductionState {
 /// With [`TransductionParams::accelerate`] the gradient step is taken from the extrapolated
 /// point of monotone FISTA (Beck & Teboulle 2009, MFISTA: the candidate replaces the iterate
 /// only when it lowers the objective), restarted at every μ stage and adaptively within one
-/// (O'Donoghue & Candès 2015: after a rejected candidate, and when ⟨y − z_{k+1}, z_{k+1} − x_k⟩
-/// > 0); the objective then still never increases within a stage.
+/// (O'Donoghue & Candès 2015: after a rejected candidate, and when the inner product
+/// ⟨y − z_{k+1}, z_{k+1} − x_k⟩ is positive). A candidate from the iterate itself is the plain
+/// FPC step: rejected, it ends the stage when it changes F by less than `tol`, and is taken
+/// otherwise. MC-b's objective therefore never increases within a stage; MC-1's can rise only
+/// where plain FPC's would (its reset).
 #[derive(Debug)]
 pub struct TransductionFpc<'a> {
     problem: &'a TransductionProblem,
@@ -1376,9 +1379,8 @@ impl IterativeSolver for TransductionFpc<'_> {
                 // adaptive restart (O'Donoghue & Candès 2015): momentum is dropped (t = 1, y =
                 // the iterate) when the candidate is rejected (function scheme) or when the
                 // step from y to the candidate points against the last change of the iterate,
-                // ⟨y − z_{k+1}, z_{k+1} − x_k⟩ > 0 (gradient scheme); without it the momentum
-                // builds up and MFISTA keeps rejecting (1,000 steps at the first μ of λ = 1 on
-                // yeast, where a restarted run needs tens)
+                // ⟨y − z_{k+1}, z_{k+1} − x_k⟩ > 0 (gradient scheme). (Restarts alone did not
+                // end the 1,000-step spins on yeast; the plain-step rule above did.)
                 let restart = !accepted
                     || restart_product(y.as_ref(), &yb, cz.as_ref(), &cb, st.z.as_ref(), &st.bias)
                         > 0.0;
