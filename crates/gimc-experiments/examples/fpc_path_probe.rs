@@ -2,7 +2,8 @@
 //! (one trial's masks, the paper's μ grid of 6 points), and the held-out label error of every
 //! grid point on the unobserved labels: a profiling aid for the FPC of `mc1-yeast`.
 //!
-//! `cargo run --release -p gimc-experiments --example fpc_path_probe -- [yeast|emotions] [mc1|mcb]`
+//! `cargo run --release -p gimc-experiments --example fpc_path_probe -- [yeast|emotions|synth] [mc1|mcb]`
+//! (`synth`: one trial of the `mc1-synthetic` setting ω = 40 %, n = 400, r = 2, σ² = 0.01)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -36,13 +37,28 @@ fn main() {
         Some("mcb") => TransductionVariant::McB,
         _ => TransductionVariant::Mc1,
     };
-    let data_dir = gimc_data::resolve_data_dir(None);
-    let (x, y) = load_real(&data_dir, &set, &["train", "test"], set == "yeast").unwrap();
-    let (d, n) = x.shape();
-    let t = y.nrows();
     let mut r = child(&seeded(1), 0);
-    let ox = gimc_data::synth::sample_entries(d, n, 0.8, &mut r).unwrap();
-    let oy = gimc_data::synth::sample_entries(t, n, 0.8, &mut r).unwrap();
+    let (x, y, ox, oy) = if set == "synth" {
+        // one trial of the mc1-synthetic setting ω = 40 %, n = 400, r = 2, σ² = 0.01
+        let params = gimc_data::synth::Mc1Params {
+            n: 400,
+            d: 20,
+            t: 10,
+            rank: 2,
+            noise_variance: 0.01,
+            observed_fraction: 0.4,
+            wb_variance: 10.0,
+        };
+        let data = gimc_data::synth::mc1_synthetic(&params, &mut r).unwrap();
+        (data.x, data.y, data.observed_x, data.observed_y)
+    } else {
+        let data_dir = gimc_data::resolve_data_dir(None);
+        let (x, y) = load_real(&data_dir, &set, &["train", "test"], set == "yeast").unwrap();
+        let ox = gimc_data::synth::sample_entries(x.nrows(), x.ncols(), 0.8, &mut r).unwrap();
+        let oy = gimc_data::synth::sample_entries(y.nrows(), y.ncols(), 0.8, &mut r).unwrap();
+        (x, y, ox, oy)
+    };
+    let (t, n) = y.shape();
     let obs = |m: &gimc_linalg::faer::Mat<f64>, e: &[(usize, usize)]| {
         let rows: Vec<usize> = e.iter().map(|e| e.0).collect();
         let cols: Vec<usize> = e.iter().map(|e| e.1).collect();

@@ -51,6 +51,8 @@ pub(crate) fn column_sums(h: MatRef<'_, f64>) -> Vec<f64> {
 /// Applies `f` to every entry of `z` in place, parallel over columns.
 pub(crate) fn par_map(z: &mut Mat<f64>, f: impl Fn(f64) -> f64 + Sync) {
     z.as_mut().par_col_iter_mut().for_each(|col| {
+        // f is typically a libm call after the GEMM that formed z (gimc_linalg::simd)
+        gimc_linalg::simd::clear_upper_state();
         for v in col.iter_mut() {
             *v = f(*v);
         }
@@ -68,6 +70,7 @@ pub(crate) fn par_zip_map(
         .par_col_iter_mut()
         .enumerate()
         .for_each(|(j, col)| {
+            gimc_linalg::simd::clear_upper_state();
             for (v, &gv) in col.iter_mut().zip(g.col(j).iter()) {
                 *v = f(*v, gv);
             }

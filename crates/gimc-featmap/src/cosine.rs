@@ -17,6 +17,7 @@ use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::check_finite;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::{GimcRng, gaussian_mat};
+use gimc_linalg::simd::clear_upper_state;
 use rand::Rng;
 use rayon::prelude::*;
 
@@ -93,6 +94,7 @@ impl FeatureMap for RandomCosine {
             .par_col_iter_mut()
             .zip(self.phases.par_iter())
             .for_each(|(col, &b)| {
+                clear_upper_state();
                 for v in col.iter_mut() {
                     *v = scale * (*v + b).cos();
                 }
@@ -123,6 +125,7 @@ impl LearnableMap for RandomCosine {
             .zip(self.phases.par_iter())
             .enumerate()
             .for_each(|(r, (col, &b))| {
+                clear_upper_state();
                 for (v, &gv) in col.iter_mut().zip(g.col(r).iter()) {
                     *v = -scale * gv * (*v + b).sin();
                 }

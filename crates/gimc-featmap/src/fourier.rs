@@ -12,6 +12,7 @@ use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::check_finite;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::{GimcRng, gaussian_mat};
+use gimc_linalg::simd::clear_upper_state;
 use rayon::prelude::*;
 
 use crate::Result;
@@ -109,6 +110,7 @@ impl FeatureMap for RandomFourier {
             .zip(sin_half.par_col_iter_mut())
             .enumerate()
             .for_each(|(r, (c, sn))| {
+                clear_upper_state();
                 for ((cv, sv), &v) in c.iter_mut().zip(sn.iter_mut()).zip(s.col_as_slice(r)) {
                     let (sin, cos) = v.sin_cos();
                     *cv = scale * cos;
@@ -142,6 +144,7 @@ impl LearnableMap for RandomFourier {
             .par_col_iter_mut()
             .enumerate()
             .for_each(|(r, col)| {
+                clear_upper_state();
                 for ((v, &gc), &gs) in col
                     .iter_mut()
                     .zip(g_cos.col(r).iter())

@@ -137,6 +137,8 @@ fn finish_block(kernel: &Kernel, g: &mut Mat<f64>, xx: &[f64], uu: &[f64]) {
         .par_col_iter_mut()
         .enumerate()
         .for_each(|(r, col)| {
+            // an exp per entry right after the GEMM that formed g (crate::simd)
+            crate::simd::clear_upper_state();
             let ur = uu.get(r).copied().unwrap_or(0.0);
             for (i, v) in col.iter_mut().enumerate() {
                 let xi = xx.get(i).copied().unwrap_or(0.0);

@@ -49,6 +49,8 @@
 //!   streams for parallel work ([`rng`]).
 //! - [`memory`]: the memory pre-flight: [`memory::available_bytes`], estimates and the
 //!   [`memory::InsufficientMemory`] refusal (issue 14).
+//! - [`simd::clear_upper_state`]: clears the dirty upper SIMD state faer's GEMMs leave, before
+//!   loops of libm calls (`exp`, `sin`, …) that it would otherwise slow down up to 30× ([`simd`]).
 //! - [`dense`] and [`sparse`]: dimension-checked dense helpers and the sprs ↔ faer products and
 //!   conversions; this is the only crate that converts between sprs and faer.
 //!
@@ -69,6 +71,7 @@ pub mod kernels;
 pub mod memory;
 pub mod observed;
 pub mod rng;
+pub mod simd;
 pub mod solve;
 pub mod sparse;
 pub mod svd;

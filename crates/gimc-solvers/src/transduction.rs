@@ -1000,6 +1000,8 @@ impl<'a> TransductionFpc<'a> {
             owned.as_ref()
         };
         let cols = col_slices(z);
+        // one exp (and log1p) per label entry, after the shrinkage's GEMMs (gimc_linalg::simd)
+        gimc_linalg::simd::clear_upper_state();
         let (wy, wx) = self.weights;
         let (mut ly, mut lx) = (0.0, 0.0);
         let e = &self.entries;

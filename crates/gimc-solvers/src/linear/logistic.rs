@@ -146,6 +146,8 @@ impl<'a> LogisticNewton<'a> {
 
     fn objective_at(&self, w: MatRef<'_, f64>) -> Result<(f64, Vec<f64>), SolverError> {
         let z = self.margins(w)?;
+        // log1p/exp per margin after the product that formed them (gimc_linalg::simd)
+        gimc_linalg::simd::clear_upper_state();
         let loss: f64 = z
             .iter()
             .zip(&self.y)
@@ -156,6 +158,7 @@ impl<'a> LogisticNewton<'a> {
 
     fn gradient(&self, w: MatRef<'_, f64>, z: &[f64]) -> Result<Mat<f64>, SolverError> {
         // ∇ = w + C Σ (σ(y z) − 1) y x
+        gimc_linalg::simd::clear_upper_state();
         let v: Vec<f64> = z
             .iter()
             .zip(&self.y)
@@ -189,6 +192,7 @@ impl IterativeSolver for LogisticNewton<'_> {
             p.extras = vec![("grad_norm", gnorm), ("cg_iters", 0.0), ("step", 0.0)];
             return Ok(p);
         }
+        gimc_linalg::simd::clear_upper_state();
         let dvec: Vec<f64> = z
             .iter()
             .zip(&self.y)
