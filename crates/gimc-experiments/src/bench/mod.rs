@@ -12,6 +12,7 @@ mod gimc_lff;
 mod imc;
 mod kmeans;
 mod peers;
+mod simd_state;
 
 use std::time::Instant;
 
@@ -81,6 +82,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(gimc_lff::GimcLffBibtex),
         Box::new(peers::KernelRidgePeers),
         Box::new(kmeans::KMeansPeer),
+        Box::new(simd_state::LibmAfterGemm),
     ]
 }
 
