@@ -294,6 +294,8 @@ pub(crate) fn rows_times_rows_map(
                     }
                 }
             }
+            // f is typically a kernel's exp, and this task's thread may have just run a GEMM
+            crate::simd::clear_upper_state();
             for c in 0..q {
                 let mut col = chunk.as_mut().col_mut(c);
                 for r in 0..h {
