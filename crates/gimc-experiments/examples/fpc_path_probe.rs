@@ -71,7 +71,12 @@ fn main() {
         seen[i * n + j] = true;
     }
     let accelerate = std::env::var("FPC_PLAIN").is_err();
-    for lambda in [1e-3, 1e-2, 1e-1, 1.0] {
+    // FPC_LAMBDA=x runs one λ only (for profiling one path)
+    let lambdas: Vec<f64> = match std::env::var("FPC_LAMBDA") {
+        Ok(v) => vec![v.parse().unwrap()],
+        Err(_) => vec![1e-3, 1e-2, 1e-1, 1.0],
+    };
+    for lambda in lambdas {
         let params = TransductionParams {
             variant,
             lambda,

@@ -103,7 +103,7 @@ impl FeatureMap for RandomFourier {
         let s = x.mul_dense(self.u.as_ref())?;
         let (n, m) = s.shape();
         let scale = self.scale();
-        let mut phi = Mat::<f64>::zeros(n, 2 * m);
+        let mut phi = gimc_linalg::dense::zeros_padded(n, 2 * m);
         let (cos_half, sin_half) = phi.as_mut().split_at_col_mut(m);
         cos_half
             .par_col_iter_mut()

@@ -155,7 +155,7 @@ impl FeatureMap for RandomMaclaurin {
         check_input("RandomMaclaurin::forward", x, self.input_dim())?;
         let s = self.projections(x)?;
         let (n, p, scale) = (x.nrows(), self.degree, self.scale());
-        let mut phi = Mat::<f64>::zeros(n, self.features);
+        let mut phi = gimc_linalg::dense::zeros_padded(n, self.features);
         phi.as_mut()
             .par_col_iter_mut()
             .enumerate()
@@ -194,7 +194,7 @@ impl LearnableMap for RandomMaclaurin {
         let (n, p, scale) = (x.nrows(), self.degree, self.scale());
         // Q_{:, r·p+l} = D^{-1/2} G_{:, r} ∘ Π_{l'≠l} S_{:, r·p+l'} (prefix/suffix products, no
         // division, so zeros in S are handled)
-        let mut q = Mat::<f64>::zeros(n, p * self.features);
+        let mut q = gimc_linalg::dense::zeros_padded(n, p * self.features);
         q.as_mut()
             .par_col_chunks_mut(p)
             .enumerate()

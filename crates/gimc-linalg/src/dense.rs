@@ -57,10 +57,56 @@ pub fn matmul_nt(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
     Ok(matmul_unchecked(a, b.transpose()))
 }
 
-/// `A·B` for operands whose shapes the caller has already checked.
+/// `A·B` for operands whose shapes the caller has already checked (the product has zero
+/// padding, see [`zeros_padded`], as it is often the next product's left operand).
 pub(crate) fn matmul_unchecked(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
+    let mut out = zeros_padded(a.nrows(), b.ncols());
     faer::linalg::matmul::matmul(out.as_mut(), Accum::Replace, a, b, 1.0, par());
+    out
+}
+
+/// A zero `nrows × ncols` matrix whose column padding is zero as well.
+///
+/// faer stores a `Mat<f64>` with each column padded to a multiple of 8 rows and leaves the
+/// padding uninitialised. faer's AVX-512 GEMM kernels (crate `private-gemm-x86`) read a
+/// column-major left operand in place and load its last, partial block of rows whole, padding
+/// included, discarding those lanes. Heap memory that last held integers reads as subnormal
+/// doubles, and every FMA on a subnormal lane takes a microcode assist: MC-1's 118 × 118 by
+/// 118 × 2,417 shrinkage product ran 0.8 ms with zero padding and 9 to 12 ms with stale padding,
+/// varying from run to run with the heap's history (bench `gemm-lhs-padding`). Allocate here
+/// every matrix that becomes a GEMM's left operand; faer never writes the padding, so it stays
+/// zero through later products into the matrix.
+///
+/// ```
+/// let a = gimc_linalg::dense::zeros_padded(118, 3);
+/// assert_eq!(a.shape(), (118, 3));
+/// assert_eq!(a.col_stride(), 120);
+/// ```
+pub fn zeros_padded(nrows: usize, ncols: usize) -> Mat<f64> {
+    let mut out = Mat::<f64>::zeros(nrows.next_multiple_of(8), ncols);
+    out.truncate(nrows, ncols);
+    out
+}
+
+/// [`zeros_padded`] filled with `f(i, j)`.
+pub fn padded_from_fn(
+    nrows: usize,
+    ncols: usize,
+    mut f: impl FnMut(usize, usize) -> f64,
+) -> Mat<f64> {
+    let mut out = zeros_padded(nrows, ncols);
+    for j in 0..ncols {
+        for (i, v) in out.col_mut(j).iter_mut().enumerate() {
+            *v = f(i, j);
+        }
+    }
+    out
+}
+
+/// A copy of `a` with zero padding (see [`zeros_padded`]).
+pub fn padded_copy(a: MatRef<'_, f64>) -> Mat<f64> {
+    let mut out = zeros_padded(a.nrows(), a.ncols());
+    out.copy_from(a);
     out
 }
 
@@ -74,7 +120,7 @@ pub fn gram_tn(a: MatRef<'_, f64>) -> Mat<f64> {
 /// the cores).
 pub fn gram_tn_with(a: MatRef<'_, f64>, parallelism: faer::Par) -> Mat<f64> {
     let d = a.ncols();
-    let mut out = Mat::<f64>::zeros(d, d);
+    let mut out = zeros_padded(d, d);
     triangular::matmul(
         out.as_mut(),
         BlockStructure::TriangularLower,
@@ -300,6 +346,26 @@ pub(crate) fn from_row_major(buf: &[f64], n: usize, k: usize) -> Mat<f64> {
 mod tests {
     use super::*;
     use crate::rng::{gaussian_mat, seeded};
+
+    #[test]
+    fn padded_matrices_keep_their_padding_rows_out_of_view() {
+        let mut rng = seeded(4);
+        let a = gaussian_mat(&mut rng, 13, 6, 1.0);
+        let b = gaussian_mat(&mut rng, 6, 9, 1.0);
+        for m in [
+            padded_copy(a.as_ref()),
+            padded_from_fn(13, 6, |i, j| a[(i, j)]),
+        ] {
+            assert_eq!(m.shape(), (13, 6));
+            // the stride covers the zeroed rows 13..16 that stay behind the view
+            assert_eq!(m.col_stride(), 16);
+            assert_eq!(m, a);
+            assert_eq!(&m * &b, &a * &b);
+        }
+        let z = zeros_padded(16, 2);
+        assert_eq!((z.col_stride(), z.norm_l2()), (16, 0.0));
+        assert_eq!(zeros_padded(0, 3).shape(), (0, 3));
+    }
 
     #[test]
     fn products_match_faer_operators() {

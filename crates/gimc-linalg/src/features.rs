@@ -139,9 +139,11 @@ impl FeatureMatrix {
                         ncols: m.ncols(),
                     });
                 }
-                Ok(Self::Dense(Mat::from_fn(rows.len(), m.ncols(), |r, j| {
-                    m[(rows[r], j)]
-                })))
+                Ok(Self::Dense(dense::padded_from_fn(
+                    rows.len(),
+                    m.ncols(),
+                    |r, j| m[(rows[r], j)],
+                )))
             }
             Self::Sparse(m) => Ok(Self::Sparse(sparse::csr_select_rows(m, rows)?)),
         }
@@ -260,7 +262,7 @@ impl FeatureMatrix {
             });
         }
         Ok(match self {
-            Self::Dense(m) => Self::Dense(Mat::from_fn(m.nrows(), m.ncols(), |i, j| {
+            Self::Dense(m) => Self::Dense(dense::padded_from_fn(m.nrows(), m.ncols(), |i, j| {
                 m[(i, j)] * scale[j]
             })),
             Self::Sparse(m) => {
@@ -332,7 +334,7 @@ impl Standardizer {
             return x.scale_columns(&self.scale);
         }
         match x {
-            FeatureMatrix::Dense(m) => Ok(FeatureMatrix::Dense(Mat::from_fn(
+            FeatureMatrix::Dense(m) => Ok(FeatureMatrix::Dense(dense::padded_from_fn(
                 m.nrows(),
                 m.ncols(),
                 |i, j| (m[(i, j)] - self.mean[j]) * self.scale[j],

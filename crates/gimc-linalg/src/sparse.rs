@@ -16,6 +16,7 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use sprs::CsMat;
 
+use crate::dense;
 use crate::error::dim_err;
 use crate::{LinalgError, Result};
 
@@ -136,7 +137,7 @@ const BLOCK: usize = 8;
 /// result is bitwise identical for any number of threads.
 pub(crate) fn rows_times_dense(m: &Compressed<'_>, b: MatRef<'_, f64>) -> Mat<f64> {
     let (n, k) = (m.outer, b.ncols());
-    let mut out = Mat::<f64>::zeros(n, k);
+    let mut out = dense::zeros_padded(n, k);
     if n == 0 || k == 0 || m.nnz() == 0 {
         return out;
     }
@@ -273,7 +274,7 @@ pub(crate) fn rows_times_rows_map(
     f: impl Fn(usize, usize, f64) -> f64 + Sync,
 ) -> Mat<f64> {
     let (p, q) = (m.outer, n.inner);
-    let mut out = Mat::<f64>::zeros(p, q);
+    let mut out = dense::zeros_padded(p, q);
     if p == 0 || q == 0 {
         return out;
     }
@@ -345,7 +346,7 @@ pub fn csr_outer_gram(a: &CsMat<f64>) -> Mat<f64> {
 
 /// The dense copy of a sparse matrix (either storage order).
 pub fn csr_to_dense(a: &CsMat<f64>) -> Mat<f64> {
-    let mut out = Mat::<f64>::zeros(a.rows(), a.cols());
+    let mut out = dense::zeros_padded(a.rows(), a.cols());
     let s = Compressed::stored(a);
     for o in 0..s.outer {
         let (idx, val) = s.row(o);

@@ -42,7 +42,8 @@ impl Svd {
 
     /// U diag(s) (m × r).
     pub fn u_scaled(&self) -> Mat<f64> {
-        Mat::from_fn(self.u.nrows(), self.s.len(), |i, j| {
+        // usually the left operand of U·S·Vᵀ: zero padding (see `dense::zeros_padded`)
+        crate::dense::padded_from_fn(self.u.nrows(), self.s.len(), |i, j| {
             self.u[(i, j)] * self.s[j]
         })
     }

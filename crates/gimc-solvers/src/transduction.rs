@@ -44,7 +44,7 @@ use gimc_linalg::faer::linalg::matmul::matmul;
 use gimc_linalg::faer::{Accum, Mat, MatMut, MatRef, Par};
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_linalg::svd::{RsvdParams, Svd, shrink_singular_values, thin_svd, top_k_svd_with};
-use gimc_linalg::{LinalgError, Observed, sym_eig};
+use gimc_linalg::{LinalgError, Observed, dense, sym_eig};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
 
@@ -743,8 +743,9 @@ fn gram_shrink(a: MatRef<'_, f64>, thresh: f64) -> Result<Shrunk, SolverError> {
     let s: Vec<f64> = sigma.iter().map(|s| s - thresh).collect();
     if wide && 2 * k >= m && k > 0 {
         // Z = P A with P = U diag(1 − t/σ) Uᵀ
-        let uw = Mat::from_fn(m, k, |r, c| basis[(r, c)] * s[c] / sigma[c]);
-        let mut p = Mat::<f64>::zeros(m, m);
+        // both are GEMM left operands: zero padding (see `dense::zeros_padded`)
+        let uw = dense::padded_from_fn(m, k, |r, c| basis[(r, c)] * s[c] / sigma[c]);
+        let mut p = dense::zeros_padded(m, m);
         matmul(
             p.as_mut(),
             Accum::Replace,
@@ -1119,7 +1120,8 @@ impl<'a> TransductionFpc<'a> {
         let variant = self.params.variant;
         let (tau_z, tau_b) = (self.tau_z, self.tau_b);
         // gradient step: A = Z − τ_Z ∇_Z f, b ← b − τ_b ∇_b f (DESIGN §3.5)
-        let mut a = z.to_owned();
+        // a GEMM left operand when Z is tall: zero padding (see `dense::zeros_padded`)
+        let mut a = dense::padded_copy(z);
         let mut new_b = bias.to_vec();
         let e = &self.entries;
         let mcb = variant == TransductionVariant::McB;

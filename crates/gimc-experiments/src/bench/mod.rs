@@ -8,6 +8,7 @@
 //! ratios measured in the same run. Tests never time anything: speed is shown here.
 
 mod gemm;
+mod gemm_padding;
 mod gimc_lff;
 mod imc;
 mod kmeans;
@@ -83,6 +84,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(peers::KernelRidgePeers),
         Box::new(kmeans::KMeansPeer),
         Box::new(simd_state::LibmAfterGemm),
+        Box::new(gemm_padding::GemmLhsPadding),
     ]
 }
 
