@@ -20,7 +20,8 @@ use gimc_linalg::{FeatureMatrix, Kernel};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Standardize, load_input, memory_budget, preflight, standardize, write_output,
+    Globals, Normalize, Standardize, load_input, memory_budget, normalize, preflight, standardize,
+    write_output,
 };
 
 /// Arguments of `gimc cluster`.
@@ -57,6 +58,9 @@ pub struct ClusterArgs {
     /// clustered): auto = for dense features only, as `gimc fit`.
     #[arg(long, value_enum, default_value_t = Standardize::Auto)]
     pub standardize: Standardize,
+    /// Normalise every row to unit norm after any standardisation.
+    #[arg(long, value_enum, default_value_t = Normalize::None)]
+    pub normalize: Normalize,
     /// Output file of the assignments (default stdout).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
@@ -138,6 +142,9 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     let mut ds = load_input(&a.target, &a.part, g)?;
     if standardize(&mut ds, a.standardize)?.is_some() {
         g.info(&format!("{}: features standardised", ds.name));
+    }
+    if normalize(&mut ds, a.normalize) != gimc_linalg::RowNorm::None {
+        g.info(&format!("{}: rows normalised to unit norm", ds.name));
     }
     let x = &ds.features;
     let n = x.nrows();

@@ -12,7 +12,7 @@ use gimc_data::{
     ColumnRef, Dataset, Format, Manifest, Targets, guess_format, load_named, load_path,
     resolve_data_dir,
 };
-use gimc_linalg::{FeatureMatrix, Standardizer};
+use gimc_linalg::{FeatureMatrix, RowNorm, Standardizer};
 
 /// Global options every subcommand sees.
 #[derive(Debug, Clone)]
@@ -274,6 +274,35 @@ pub enum Standardize {
     On,
     /// Never: the maps see the raw feature scales.
     Off,
+}
+
+/// Whether `gimc fit` / `gimc cluster` normalise the rows (after any standardisation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Normalize {
+    /// Rows as they are.
+    None,
+    /// Every row scaled to unit Euclidean norm (zero rows stay zero), as scikit-learn's
+    /// `normalize` and the Extreme Classification Repository's tools do.
+    L2,
+}
+
+impl Normalize {
+    /// The library's row normalisation.
+    pub fn row_norm(self) -> RowNorm {
+        match self {
+            Self::None => RowNorm::None,
+            Self::L2 => RowNorm::L2,
+        }
+    }
+}
+
+/// Applies `--normalize` to the set's rows in place and returns the normalisation.
+pub fn normalize(ds: &mut Dataset, mode: Normalize) -> RowNorm {
+    let norm = mode.row_norm();
+    if norm != RowNorm::None {
+        ds.features = ds.features.normalize_rows(norm);
+    }
+    norm
 }
 
 /// Features with at least this fraction of non-zero entries count as dense for

@@ -1,18 +1,20 @@
 //! `gimc fit`: multi-label / multi-class GIMC and IMC fits with model selection on a
 //! validation split (gimc::select_and_fit), saved as a versioned model file (MODEL_FORMAT.md).
-//! Dense features are standardised with the training statistics first (`--standardize`), and
-//! the transform is stored in the model for `gimc predict`.
+//! Dense features are standardised with the training statistics first (`--standardize`), rows
+//! are then normalised on request (`--normalize l2`), and both are stored in the model for
+//! `gimc predict`.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::{IterationInfo, SelectionParams, Task, estimate_selection, select_and_fit_observed};
+use gimc_linalg::{Preprocess, RowNorm};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Standardize, label_data, load_target, map_method, memory_budget, preflight,
-    standardize, write_output,
+    Globals, Normalize, Standardize, label_data, load_target, map_method, memory_budget, normalize,
+    preflight, standardize, write_output,
 };
 use crate::progress::FitProgress;
 
@@ -85,6 +87,10 @@ pub struct FitArgs {
     /// in the model and applied by `gimc predict`): auto = for dense features only.
     #[arg(long, value_enum, default_value_t = Standardize::Auto)]
     pub standardize: Standardize,
+    /// Normalise every row to unit norm after any standardisation (stored in the model and
+    /// applied by `gimc predict`).
+    #[arg(long, value_enum, default_value_t = Normalize::None)]
+    pub normalize: Normalize,
 }
 
 /// Runs `gimc fit`.
@@ -93,6 +99,9 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
         if a.standardize == Standardize::On {
             bail!("--standardize on: completion fits (--triplets) do not standardise features");
+        }
+        if a.normalize != Normalize::None {
+            bail!("--normalize: completion fits (--triplets) do not normalise rows");
         }
         let pick = |v: &[f64], what: &str| -> Result<f64> {
             match v {
@@ -122,6 +131,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     let name = ds.name.clone();
     let standardizer = standardize(&mut ds, a.standardize)?;
+    let row_norm = normalize(&mut ds, a.normalize);
     let data = label_data(ds)?;
     g.info(&format!(
         "fitting {} on {name}: {} rows, {} features, {} {}",
@@ -158,8 +168,13 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     progress.finish();
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());
-    gimc::persist::save_label_model_with_preprocess(&sel.model, standardizer.as_ref(), &a.out)
+    let preprocess = Preprocess {
+        standardizer,
+        row_norm,
+    };
+    gimc::persist::save_label_model_with_preprocess(&sel.model, &preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    let standardizer = preprocess.standardizer;
     if let Some(t) = &a.trace {
         // validation scores per iteration of the chosen setting in the selection fit (the
         // refit on all rows has no held-out part)
@@ -193,6 +208,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             "labels": data.n_labels(),
             "chosen": sel.chosen.describe(),
             "standardized": standardized,
+            "normalized": (row_norm != RowNorm::None).then(|| row_norm.name()),
             "validation_metric": metric,
             "validation_score": if best_val.is_finite() { Some(best_val) } else { None },
             "iterations": sel.history.len().saturating_sub(1),
@@ -222,6 +238,12 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             } else {
                 "features scaled (training standard deviation, stored in the model)\n"
             });
+        }
+        if row_norm != RowNorm::None {
+            s.push_str(&format!(
+                "rows normalised ({}, stored in the model)\n",
+                row_norm.name()
+            ));
         }
         s.push_str(&format!("model saved to {}\n", a.out.display()));
         write_output(None, &s)?;

@@ -59,7 +59,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
     if let (Some(pf), Some(r), Some(c)) = (&a.pairs, &a.row_features, &a.col_features) {
         return crate::completion::predict(&a.model, pf, r, c, a.out.as_ref(), g);
     }
-    let (model, standardizer) =
+    let (model, preprocess) =
         gimc::persist::load_label_model_with_preprocess(&a.model, &g.registry)?;
     let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     if ds.ncols() != model.input_dim() {
@@ -71,7 +71,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             model.input_dim()
         );
     }
-    if let Some(st) = &standardizer {
+    if let Some(st) = &preprocess.standardizer {
         // a centring transform needs dense rows (e.g. a dense set read from a LIBSVM file)
         if st.center && ds.features.is_sparse() {
             ds.features =
@@ -81,6 +81,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             .transform(&ds.features)
             .with_context(|| format!("{}: applying the model's standardisation", ds.name))?;
     }
+    ds.features = ds.features.normalize_rows(preprocess.row_norm);
     let k = match model.task() {
         Task::MultiClass if !a.scores => 1,
         _ => a.top_k,

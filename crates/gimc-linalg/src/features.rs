@@ -277,6 +277,102 @@ impl FeatureMatrix {
     }
 }
 
+/// A row normalisation: every row scaled to unit norm (scikit-learn's `normalize`; the
+/// Extreme Classification Repository's tools ship with `normalize = 1`). Rows of norm zero stay
+/// zero. Stateless, so the same transform applies to new rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RowNorm {
+    /// Rows as they are.
+    #[default]
+    None,
+    /// x_i ↦ x_i / ‖x_i‖₂.
+    L2,
+}
+
+impl RowNorm {
+    /// The name used on the command line and in model files (`none`, `l2`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::L2 => "l2",
+        }
+    }
+
+    /// The normalisation called `name` (`none`, `l2`), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(Self::None),
+            "l2" => Some(Self::L2),
+            _ => None,
+        }
+    }
+}
+
+impl FeatureMatrix {
+    /// The rows normalised by `norm`, keeping the representation (sparse stays sparse).
+    pub fn normalize_rows(&self, norm: RowNorm) -> FeatureMatrix {
+        let inv = |ss: f64| if ss > 0.0 { 1.0 / ss.sqrt() } else { 1.0 };
+        match (norm, self) {
+            (RowNorm::None, _) => self.clone(),
+            (RowNorm::L2, Self::Dense(m)) => {
+                let mut ss = vec![0.0; m.nrows()];
+                for j in 0..m.ncols() {
+                    for (s, v) in ss.iter_mut().zip(m.col_as_slice(j)) {
+                        *s += v * v;
+                    }
+                }
+                let scale: Vec<f64> = ss.into_iter().map(inv).collect();
+                Self::Dense(dense::padded_from_fn(m.nrows(), m.ncols(), |i, j| {
+                    m[(i, j)] * scale[i]
+                }))
+            }
+            (RowNorm::L2, Self::Sparse(m)) => {
+                let mut out = m.to_csr();
+                let indptr = out.indptr().raw_storage().to_vec();
+                let data = out.data_mut();
+                for w in indptr.windows(2) {
+                    let row = &mut data[w[0]..w[1]];
+                    let s = inv(row.iter().map(|v| v * v).sum());
+                    for v in row {
+                        *v *= s;
+                    }
+                }
+                Self::Sparse(out)
+            }
+        }
+    }
+}
+
+/// The transform a model's input rows go through before its feature maps: the per-column
+/// standardisation (if any), then the row normalisation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Preprocess {
+    /// Column standardisation learnt on the training rows (`None`: none).
+    pub standardizer: Option<Standardizer>,
+    /// Row normalisation applied after it.
+    pub row_norm: RowNorm,
+}
+
+impl Preprocess {
+    /// Whether the transform leaves rows unchanged.
+    pub fn is_identity(&self) -> bool {
+        self.standardizer.is_none() && self.row_norm == RowNorm::None
+    }
+
+    /// Applies the transform to `x` (the standardisation's number of columns).
+    pub fn apply(&self, x: &FeatureMatrix) -> Result<FeatureMatrix> {
+        let standardized;
+        let x = match &self.standardizer {
+            Some(st) => {
+                standardized = st.transform(x)?;
+                &standardized
+            }
+            None => x,
+        };
+        Ok(x.normalize_rows(self.row_norm))
+    }
+}
+
 /// Per-column affine transform x_j ↦ (x_j − mean_j)·scale_j learnt on training features.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standardizer {
@@ -368,6 +464,49 @@ mod tests {
             FeatureMatrix::dense(d).unwrap(),
             FeatureMatrix::sparse(s).unwrap(),
         )
+    }
+
+    #[test]
+    fn l2_rows_have_unit_norm_in_both_storages() {
+        let (d, s) = pair();
+        let (nd, ns) = (d.normalize_rows(RowNorm::L2), s.normalize_rows(RowNorm::L2));
+        assert!(ns.is_sparse());
+        let (dd, sd) = (nd.to_dense(), ns.to_dense());
+        let raw = d.to_dense();
+        for i in 0..raw.nrows() {
+            let norm = |m: &Mat<f64>| (0..m.ncols()).map(|j| m[(i, j)].powi(2)).sum::<f64>();
+            let n0 = norm(&raw);
+            // a zero row stays zero, every other row has unit norm and its direction
+            let want = if n0 > 0.0 { 1.0 } else { 0.0 };
+            assert!((norm(&dd) - want).abs() < 1e-12);
+            assert!((norm(&sd) - want).abs() < 1e-12);
+            for j in 0..raw.ncols() {
+                assert!((dd[(i, j)] * n0.sqrt() - raw[(i, j)]).abs() < 1e-12);
+                assert_eq!(dd[(i, j)], sd[(i, j)]);
+            }
+        }
+        assert_eq!(d.normalize_rows(RowNorm::None), d);
+    }
+
+    #[test]
+    fn preprocess_standardises_then_normalises() {
+        let (d, _) = pair();
+        let st = Standardizer::fit(&d, true).unwrap();
+        let pre = Preprocess {
+            standardizer: Some(st.clone()),
+            row_norm: RowNorm::L2,
+        };
+        assert!(!pre.is_identity() && Preprocess::default().is_identity());
+        let want = st.transform(&d).unwrap().normalize_rows(RowNorm::L2);
+        assert_eq!(pre.apply(&d).unwrap(), want);
+        assert!(
+            pre.apply(&FeatureMatrix::dense(Mat::zeros(2, 5)).unwrap())
+                .is_err()
+        );
+        for n in [RowNorm::None, RowNorm::L2] {
+            assert_eq!(RowNorm::from_name(n.name()), Some(n));
+        }
+        assert_eq!(RowNorm::from_name("l1"), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! the maps, so a user's map round-trips once its codec is registered, and a kind that is not
 //! registered is an error naming it. The built-in maps are stored exactly the same way.
 //!
-//! # Format `gimc-model`, versions 1 to 3
+//! # Format `gimc-model`, versions 1 to 4
 //! - **Tensors**: every matrix as a 2-D little-endian `F64` tensor in row-major order
 //!   (element (i, j) of an r × c matrix at position i·c + j):
 //!   - label models: `W` (D × L) and, for the i-th feature map (features concatenated in
@@ -21,19 +21,21 @@
 //!     k(X, U)·M; absent means M = I);
 //!   - label models with input standardisation (version 2): `preprocess.mean` and
 //!     `preprocess.scale` (1 × d each); rows are mapped x_j ↦ (x_j − mean_j)·scale_j before
-//!     the feature maps.
+//!     the feature maps (and before the row normalisation, if any).
 //! - **Metadata**: the safetensors header's `__metadata__` holds `"format": "gimc-model"`,
 //!   `"format_version"` and `"gimc"`, a JSON document ([`ModelMeta`]) with the model kind
 //!   (`labels` or `completion`), the method name, the task (`multi-label` / `multi-class`), λ,
 //!   the maps (kind, prefix, input dimension, output dimension, and the codec's own metadata
 //!   fields beside them: m, the kernel and its parameters, normalisation for the built-in
-//!   kinds), the input standardisation if any (version 2), the shape of every tensor, label
-//!   names, hyper-parameters and the writer.
+//!   kinds), the input standardisation if any (version 2), the row normalisation if any
+//!   (version 4: `"normalize": "l2"`, rows scaled to unit norm after the standardisation), the
+//!   shape of every tensor, label names, hyper-parameters and the writer.
 //!
 //! A file is written with the oldest version that holds it: 1 with only `random-fourier` and
 //! `nystrom` maps, 2 with a random-phase map (`random-cosine`) or a stored standardisation, 3
-//! with a map of any other registered kind (a user's map). Readers of older versions keep
-//! reading every file they can understand; this crate reads all three.
+//! with a map of any other registered kind (a user's map), 4 with a row normalisation. Readers
+//! of older versions keep reading every file they can understand (and refuse the newer ones,
+//! whose rows they would transform wrongly); this crate reads all four.
 //!
 //! Loading checks the format name and version, that every tensor is present with dtype F64 and
 //! the shape the metadata states, that the shapes are consistent (map input dimensions, W's
@@ -48,8 +50,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use gimc_featmap::FeatureMap;
-use gimc_linalg::Standardizer;
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::{Preprocess, RowNorm, Standardizer};
 use safetensors::tensor::{Dtype, SafeTensors, View};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map as JsonMap, Value};
@@ -64,7 +66,7 @@ use crate::{GimcError, Result};
 pub const FORMAT_NAME: &str = "gimc-model";
 /// The newest format version this crate writes and reads. Every file is written with the
 /// oldest version that can hold it (see the module documentation).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The prefix of the standardisation tensors (`preprocess.mean`, `preprocess.scale`).
 pub const PREPROCESS_PREFIX: &str = "preprocess";
@@ -74,7 +76,7 @@ pub const PREPROCESS_PREFIX: &str = "preprocess";
 pub struct ModelMeta {
     /// Always `gimc-model`.
     pub format: String,
-    /// Format version (the oldest that holds the file: 1, 2 or 3).
+    /// Format version (the oldest that holds the file: 1 to 4).
     pub version: u32,
     /// `labels` (multi-label / multi-class) or `completion` (Â = ΦWHᵀΨᵀ).
     pub kind: String,
@@ -92,6 +94,10 @@ pub struct ModelMeta {
     /// none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preprocess: Option<PreprocessMeta>,
+    /// The row normalisation applied after the standardisation (label models, version 4:
+    /// `l2`; absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<String>,
     /// Shape (rows, columns) of every tensor in the file.
     pub tensors: BTreeMap<String, [usize; 2]>,
     /// Label (class) names, one per column of W, or empty.
@@ -277,8 +283,9 @@ impl Writer {
     }
 }
 
-/// The oldest format version that can hold `meta`: 3 with a map of a kind other than the
-/// built-in ones, else 2 with a random-phase map or a stored standardisation, else 1.
+/// The oldest format version that can hold `meta`: 4 with a row normalisation, else 3 with a
+/// map of a kind other than the built-in ones, else 2 with a random-phase map or a stored
+/// standardisation, else 1.
 fn required_version(meta: &ModelMeta) -> u32 {
     let kind_version = |kind: &str| match kind {
         k if k == RandomFourierKind::KIND || k == NystromKind::KIND => 1,
@@ -286,7 +293,13 @@ fn required_version(meta: &ModelMeta) -> u32 {
         _ => 3,
     };
     let maps = meta.maps.iter().map(|m| kind_version(&m.kind)).max();
-    let pre = if meta.preprocess.is_some() { 2 } else { 1 };
+    let pre = if meta.normalize.is_some() {
+        4
+    } else if meta.preprocess.is_some() {
+        2
+    } else {
+        1
+    };
     maps.unwrap_or(1).max(pre)
 }
 
@@ -329,6 +342,7 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
         lambda,
         maps: Vec::new(),
         preprocess: None,
+        normalize: None,
         tensors: BTreeMap::new(),
         label_names: Vec::new(),
         hyper_parameters: BTreeMap::new(),
@@ -338,15 +352,15 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
 
 /// Serialises a label model to the bytes of a model file.
 pub fn label_model_to_bytes<M: AnyMap>(model: &LabelModel<M>) -> Result<Vec<u8>> {
-    label_model_to_bytes_with_preprocess(model, None)
+    label_model_to_bytes_with_preprocess(model, &Preprocess::default())
 }
 
-/// Serialises a label model and the standardisation its input rows need (`None`: none) to the
-/// bytes of a model file. The standardisation must have the model's input dimension, finite
-/// values and positive scales.
+/// Serialises a label model and the transform its input rows need (standardisation and row
+/// normalisation) to the bytes of a model file. A standardisation must have the model's input
+/// dimension, finite values and positive scales.
 pub fn label_model_to_bytes_with_preprocess<M: AnyMap>(
     model: &LabelModel<M>,
-    preprocess: Option<&Standardizer>,
+    preprocess: &Preprocess,
 ) -> Result<Vec<u8>> {
     let mut wr = Writer::default();
     for (i, m) in model.maps().iter().enumerate() {
@@ -354,8 +368,11 @@ pub fn label_model_to_bytes_with_preprocess<M: AnyMap>(
     }
     wr.add("W".to_string(), model.w());
     let mut meta = base_meta("labels", model.method(), model.lambda());
-    if let Some(st) = preprocess {
+    if let Some(st) = &preprocess.standardizer {
         meta.preprocess = Some(wr.add_preprocess(st, model.input_dim())?);
+    }
+    if preprocess.row_norm != RowNorm::None {
+        meta.normalize = Some(preprocess.row_norm.name().to_string());
     }
     meta.task = Some(model.task().name().to_string());
     meta.label_names = model.label_names().to_vec();
@@ -399,11 +416,11 @@ pub fn save_label_model<M: AnyMap>(model: &LabelModel<M>, path: &Path) -> Result
     write_file(path, &label_model_to_bytes(model)?)
 }
 
-/// Saves a label model with the standardisation of its input rows (see
+/// Saves a label model with the transform of its input rows (see
 /// [`label_model_to_bytes_with_preprocess`]).
 pub fn save_label_model_with_preprocess<M: AnyMap>(
     model: &LabelModel<M>,
-    preprocess: Option<&Standardizer>,
+    preprocess: &Preprocess,
     path: &Path,
 ) -> Result<()> {
     write_file(
@@ -421,8 +438,8 @@ pub fn save_completion_model<MR: AnyMap, MC: AnyMap>(
 }
 
 /// Loads a label model from `path`, rebuilding its maps with the codecs of `registry`. A file
-/// that stores an input standardisation is refused (its model would silently mis-predict raw
-/// rows): load it with [`load_label_model_with_preprocess`].
+/// that stores an input transform (standardisation or row normalisation) is refused (its model
+/// would silently mis-predict raw rows): load it with [`load_label_model_with_preprocess`].
 pub fn load_label_model(path: &Path, registry: &MapRegistry) -> Result<LabelModel> {
     let bytes = read_file(path)?;
     without_preprocess(label_model_from_bytes_named(
@@ -432,13 +449,13 @@ pub fn load_label_model(path: &Path, registry: &MapRegistry) -> Result<LabelMode
     )?)
 }
 
-/// Loads a label model and the standardisation its input rows need (`None` for files without
-/// one, e.g. every version-1 file). Apply it with [`Standardizer::transform`] before
+/// Loads a label model and the transform its input rows need (the identity for files without
+/// one, e.g. every version-1 file). Apply it with [`Preprocess::apply`] before
 /// [`LabelModel::scores`].
 pub fn load_label_model_with_preprocess(
     path: &Path,
     registry: &MapRegistry,
-) -> Result<(LabelModel, Option<Standardizer>)> {
+) -> Result<(LabelModel, Preprocess)> {
     let bytes = read_file(path)?;
     label_model_from_bytes_named(&bytes, &path.display().to_string(), registry)
 }
@@ -456,30 +473,31 @@ pub fn read_model_meta(path: &Path) -> Result<ModelMeta> {
     Ok(Reader::new(&bytes, &name)?.meta)
 }
 
-/// A label model from the bytes of a model file (refused if the file stores a
-/// standardisation, as in [`load_label_model`]).
+/// A label model from the bytes of a model file (refused if the file stores an input
+/// transform, as in [`load_label_model`]).
 pub fn label_model_from_bytes(bytes: &[u8], registry: &MapRegistry) -> Result<LabelModel> {
     without_preprocess(label_model_from_bytes_named(bytes, "<memory>", registry)?)
 }
 
-/// A label model and its input standardisation (if stored) from the bytes of a model file.
+/// A label model and its input transform (the identity if none is stored) from the bytes of
+/// a model file.
 pub fn label_model_with_preprocess_from_bytes(
     bytes: &[u8],
     registry: &MapRegistry,
-) -> Result<(LabelModel, Option<Standardizer>)> {
+) -> Result<(LabelModel, Preprocess)> {
     label_model_from_bytes_named(bytes, "<memory>", registry)
 }
 
-fn without_preprocess((model, pre): (LabelModel, Option<Standardizer>)) -> Result<LabelModel> {
-    match pre {
-        None => Ok(model),
-        Some(_) => Err(GimcError::InvalidInput {
-            what: "model file",
-            reason: "the model standardises its input rows; load it with \
-                     load_label_model_with_preprocess and transform the rows first"
-                .into(),
-        }),
+fn without_preprocess((model, pre): (LabelModel, Preprocess)) -> Result<LabelModel> {
+    if pre.is_identity() {
+        return Ok(model);
     }
+    Err(GimcError::InvalidInput {
+        what: "model file",
+        reason: "the model transforms its input rows (standardisation or row normalisation); \
+                 load it with load_label_model_with_preprocess and transform the rows first"
+            .into(),
+    })
 }
 
 /// A completion model from the bytes of a model file.
@@ -538,10 +556,10 @@ impl<'a> Reader<'a> {
             return Err(bad(format!(
                 "a version-{} file uses version-{needed} features ({})",
                 meta.version,
-                if needed == 3 {
-                    "a map kind that is not built in"
-                } else {
-                    "random-phase map or standardisation"
+                match needed {
+                    4 => "a row normalisation",
+                    3 => "a map kind that is not built in",
+                    _ => "random-phase map or standardisation",
                 }
             )));
         }
@@ -625,9 +643,25 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.bad(format!("map {}: {e}", meta.prefix)))
     }
 
-    /// The stored standardisation (if any), checked against the model's input dimension `d`:
-    /// both vectors of length d, finite, scales > 0, mean zero when not centring.
-    fn preprocess(&self, d: usize) -> Result<Option<Standardizer>> {
+    /// The stored input transform: the standardisation (if any), checked against the model's
+    /// input dimension `d` (both vectors of length d, finite, scales > 0, mean zero when not
+    /// centring), and the row normalisation (a known name).
+    fn preprocess(&self, d: usize) -> Result<Preprocess> {
+        let row_norm = match self.meta.normalize.as_deref() {
+            None => RowNorm::None,
+            Some(name) => match RowNorm::from_name(name) {
+                Some(n) if n != RowNorm::None => n,
+                _ => return Err(self.bad(format!("unknown row normalisation {name:?}"))),
+            },
+        };
+        Ok(Preprocess {
+            standardizer: self.standardizer(d)?,
+            row_norm,
+        })
+    }
+
+    /// The stored standardisation (if any), checked as [`Reader::preprocess`] says.
+    fn standardizer(&self, d: usize) -> Result<Option<Standardizer>> {
         let Some(PreprocessMeta::Standardize { input_dim, center }) = self.meta.preprocess else {
             return Ok(None);
         };
@@ -665,7 +699,7 @@ fn label_model_from_bytes_named(
     bytes: &[u8],
     name: &str,
     registry: &MapRegistry,
-) -> Result<(LabelModel, Option<Standardizer>)> {
+) -> Result<(LabelModel, Preprocess)> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("labels")?;
     let task = match rd.meta.task.as_deref() {
@@ -708,8 +742,8 @@ fn completion_model_from_bytes_named(
 ) -> Result<CompletionModel> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("completion")?;
-    if rd.meta.preprocess.is_some() {
-        return Err(rd.bad("a completion model cannot store a standardisation"));
+    if rd.meta.preprocess.is_some() || rd.meta.normalize.is_some() {
+        return Err(rd.bad("a completion model cannot store an input transform"));
     }
     let [row_meta, col_meta] = rd.meta.maps.as_slice() else {
         return Err(rd.bad("a completion model needs exactly two maps (row, column)"));

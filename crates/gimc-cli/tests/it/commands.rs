@@ -655,6 +655,79 @@ fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
     assert_one_line_error(&o, "--standardize", "bad --standardize");
 }
 
+/// A multi-class LIBSVM set whose class is the direction of a row and whose norm varies from
+/// 1 to 1,000 at random: separable for an RBF map on unit rows, not on the raw rows.
+fn direction_classes() -> PathBuf {
+    let mut s = String::new();
+    for i in 0..90 {
+        let c = i % 3;
+        let scale = 1.0 + 999.0 * (((i * 41) % 29) as f64 / 28.0);
+        let mut x = [0.2, 0.2, 0.2];
+        x[c] = 1.0;
+        x[(c + 1) % 3] += 0.1 * (((i * 13) % 7) as f64 / 7.0 - 0.5);
+        s.push_str(&format!(
+            "{} 1:{} 2:{} 3:{}\n",
+            c + 1,
+            scale * x[0],
+            scale * x[1],
+            scale * x[2]
+        ));
+    }
+    temp_file("directions3.svm", s.as_bytes())
+}
+
+#[test]
+fn row_normalisation_is_stored_in_the_model_and_applied_by_predict() {
+    let data = direction_classes();
+    let accuracy = |normalize: &str| {
+        let model = temp_file(&format!("dir-{normalize}.gimc"), b"");
+        let pred = temp_file(&format!("dir-{normalize}.pred"), b"");
+        let o = gimc(&[
+            "--json",
+            "fit",
+            p(&data),
+            "--m",
+            "30",
+            "--gamma",
+            "2",
+            "--lambda",
+            "0.01",
+            "--iters",
+            "2",
+            "--standardize",
+            "off",
+            "--normalize",
+            normalize,
+            "-o",
+            p(&model),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let fit: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let meta = gimc::persist::read_model_meta(&model).unwrap();
+        let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = gimc(&["--json", "eval", "--pred", p(&pred), "--truth", p(&data)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (
+            v["metrics"]["accuracy"].as_f64().unwrap(),
+            fit["normalized"].clone(),
+            meta,
+        )
+    };
+    let (l2, field, meta) = accuracy("l2");
+    assert_eq!(field, "l2");
+    assert_eq!((meta.normalize.as_deref(), meta.version), (Some("l2"), 4));
+    // predict normalises the raw rows as fit did: without it, rows of norm up to 1,000 would
+    // sit far outside every random feature's range
+    assert!(l2 >= 0.95, "training accuracy on unit rows {l2}");
+    let (raw, field, meta) = accuracy("none");
+    assert!(field.is_null() && meta.normalize.is_none() && meta.version == 1);
+    assert!(raw < l2, "raw {raw} vs unit rows {l2}");
+    let o = gimc(&["fit", p(&data), "--normalize", "l1"]);
+    assert_one_line_error(&o, "--normalize", "bad --normalize");
+}
+
 #[test]
 fn random_phase_fourier_methods_fit_and_predict() {
     for method in ["imc-rff-phase", "gimc-lff-phase"] {

@@ -19,7 +19,7 @@ use gimc::{
 };
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::rng::seeded;
-use gimc_linalg::{FeatureMatrix, Standardizer};
+use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, Standardizer};
 use safetensors::tensor::{Dtype, TensorView};
 
 use crate::common;
@@ -453,10 +453,17 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     .unwrap()
     .model;
     let path = temp_path("standardized.safetensors");
-    save_label_model_with_preprocess(&model, Some(&st), &path).unwrap();
-    let (back, back_st) = load_label_model_with_preprocess(&path, &reg()).unwrap();
+    let pre = Preprocess {
+        standardizer: Some(st.clone()),
+        row_norm: RowNorm::None,
+    };
+    save_label_model_with_preprocess(&model, &pre, &path).unwrap();
+    let (back, back_pre) = load_label_model_with_preprocess(&path, &reg()).unwrap();
     assert_same(&back, &model);
-    let back_st = back_st.expect("the standardisation is stored");
+    assert_eq!(back_pre.row_norm, RowNorm::None);
+    let back_st = back_pre
+        .standardizer
+        .expect("the standardisation is stored");
     assert_eq!(back_st, st);
     // prediction on raw rows through the loaded transform = the in-process prediction on the
     // standardised rows, bit for bit
@@ -491,18 +498,63 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     );
     // a scale-only (sparse) standardisation round trips too
     let scale_only = Standardizer::fit(&raw, false).unwrap();
-    let bytes = label_model_to_bytes_with_preprocess(&model, Some(&scale_only)).unwrap();
+    let only = |st: &Standardizer| Preprocess {
+        standardizer: Some(st.clone()),
+        row_norm: RowNorm::None,
+    };
+    let bytes = label_model_to_bytes_with_preprocess(&model, &only(&scale_only)).unwrap();
     let (_, s2) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
-    assert_eq!(s2, Some(scale_only));
+    assert_eq!(s2.standardizer, Some(scale_only));
     // saving a standardisation of the wrong width or with bad values is refused
     let mut wrong = st.clone();
     wrong.mean.push(0.0);
     wrong.scale.push(1.0);
-    assert!(label_model_to_bytes_with_preprocess(&model, Some(&wrong)).is_err());
+    assert!(label_model_to_bytes_with_preprocess(&model, &only(&wrong)).is_err());
     let mut nan = st.clone();
     nan.scale[1] = f64::NAN;
-    assert!(label_model_to_bytes_with_preprocess(&model, Some(&nan)).is_err());
+    assert!(label_model_to_bytes_with_preprocess(&model, &only(&nan)).is_err());
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_stored_row_normalisation_round_trips_as_version_4_and_predicts_like_the_in_process_model() {
+    let (raw, st, standardized) = badly_scaled();
+    let pre = Preprocess {
+        standardizer: Some(st),
+        row_norm: RowNorm::L2,
+    };
+    let z = pre.apply(&raw).unwrap();
+    let classes = standardized.classes().unwrap().to_vec();
+    let data = LabelData::multi_class(z, &classes, 3).unwrap();
+    let map = build("lff", data.features(), 8, 0.5, 4);
+    let model = fit_labels(&data, map, &LabelParams::default(), None, &mut NoObserver)
+        .unwrap()
+        .model;
+    let bytes = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
+    let (back, back_pre) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
+    assert_eq!(back_pre, pre);
+    // raw rows through the loaded transform score exactly as the in-process model's rows
+    assert_eq!(
+        back.scores(&back_pre.apply(&raw).unwrap()).unwrap(),
+        model.scores(data.features()).unwrap()
+    );
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let md = header.metadata().as_ref().unwrap();
+    assert_eq!(md["format_version"], "4");
+    let json: serde_json::Value = serde_json::from_str(&md["gimc"]).unwrap();
+    assert_eq!(json["normalize"], "l2");
+    // the plain loader refuses it, and a normalisation alone is enough for that
+    assert!(label_model_from_bytes(&bytes, &reg()).is_err());
+    let norm_only = Preprocess {
+        standardizer: None,
+        row_norm: RowNorm::L2,
+    };
+    let bytes = label_model_to_bytes_with_preprocess(&model, &norm_only).unwrap();
+    assert!(label_model_from_bytes(&bytes, &reg()).is_err());
+    // an unknown normalisation name is a format error, not a silent identity
+    let tampered = with_meta(&bytes, |j| j["normalize"] = "l7".into());
+    let err = label_model_with_preprocess_from_bytes(&tampered, &reg()).unwrap_err();
+    assert!(err.to_string().contains("row normalisation"), "{err}");
 }
 
 #[test]
@@ -519,9 +571,9 @@ fn version_1_files_without_preprocessing_still_load() {
     assert!(json.get("preprocess").is_none());
     assert!(!md["gimc"].contains("preprocess"));
     // both loaders read it; there is no standardisation to apply
-    let (back, st) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
+    let (back, pre) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
     assert_same(&back, &model);
-    assert!(st.is_none());
+    assert!(pre.is_identity());
     assert_eq!(
         back.scores(data.features()).unwrap(),
         model.scores(data.features()).unwrap()
@@ -566,8 +618,8 @@ fn version_1_files_without_preprocessing_still_load() {
         Some(md),
     )
     .unwrap();
-    let (old_model, old_st) = label_model_with_preprocess_from_bytes(&old, &reg()).unwrap();
-    assert!(old_st.is_none());
+    let (old_model, old_pre) = label_model_with_preprocess_from_bytes(&old, &reg()).unwrap();
+    assert!(old_pre.is_identity());
     assert_eq!(
         old_model.scores(data.features()).unwrap(),
         model.scores(data.features()).unwrap()
@@ -579,7 +631,11 @@ fn inconsistent_standardisations_are_rejected_on_load() {
     let (_, st, data) = badly_scaled();
     let model =
         LabelModel::fit_w(vec![build("lff", data.features(), 4, 0.5, 1)], &data, 1.0).unwrap();
-    let good = label_model_to_bytes_with_preprocess(&model, Some(&st)).unwrap();
+    let pre = Preprocess {
+        standardizer: Some(st),
+        row_norm: RowNorm::None,
+    };
+    let good = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
     assert!(label_model_with_preprocess_from_bytes(&good, &reg()).is_ok());
     let is_bad = |b: &[u8]| {
         matches!(
