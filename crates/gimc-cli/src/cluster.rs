@@ -20,8 +20,8 @@ use gimc_linalg::{FeatureMatrix, Kernel};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Normalize, Standardize, load_input, memory_budget, normalize, preflight, standardize,
-    write_output,
+    GammaArg, Globals, Normalize, Standardize, load_input, memory_budget, normalize, preflight,
+    standardize, write_output,
 };
 
 /// Arguments of `gimc cluster`.
@@ -42,9 +42,10 @@ pub struct ClusterArgs {
     /// Pairwise constraints: one `i j s` line per pair (0-based rows, s = 1 same / 0 different).
     #[arg(long, value_name = "FILE")]
     pub constraints: Option<PathBuf>,
-    /// RBF γ of the kernel / feature map.
-    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
-    pub gamma: f64,
+    /// RBF γ of the kernel / feature map: a number, `scale` = 1 / (d · Var X) on the features
+    /// as the map sees them (after --standardize and --normalize), or `F*scale`.
+    #[arg(long, default_value = "scale", allow_negative_numbers = true)]
+    pub gamma: GammaArg,
     /// Random features / landmarks m (Algorithm 2) or budget (OKMF).
     #[arg(long, default_value_t = 200)]
     pub m: usize,
@@ -148,6 +149,10 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     }
     let x = &ds.features;
     let n = x.nrows();
+    let gamma = a.gamma.resolve(x);
+    if matches!(a.gamma, GammaArg::Scale(_)) {
+        g.info(&format!("{}: γ = {gamma:.6} ({})", ds.name, a.gamma));
+    }
     let mut rng = seeded(g.seed);
     let method = a.method.clone().unwrap_or_else(|| {
         if a.constraints.is_some() {
@@ -181,7 +186,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                 m => {
                     let (family, learn) = crate::common::map_method(m, &g.registry)
                         .with_context(|| "with --constraints (or mccc)".to_string())?;
-                    let mut p = SemiSupParams::new(a.k, a.m, a.gamma).with_learn(learn);
+                    let mut p = SemiSupParams::new(a.k, a.m, gamma).with_learn(learn);
                     if !a.lambda.is_empty() {
                         p = p.with_lambdas(a.lambda.clone());
                     }
@@ -216,13 +221,13 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                     Ok(r.labels)
                 }
                 "kernel-kmeans" => {
-                    let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma: a.gamma });
+                    let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma });
                     let r = fit_kernel_kmeans(x, &p, &mut rng)?;
                     extra.push(("inertia".into(), r.inertia));
                     Ok(r.labels)
                 }
                 "okmf" => {
-                    let p = OkmfParams::new(a.k, Kernel::Rbf { gamma: a.gamma });
+                    let p = OkmfParams::new(a.k, Kernel::Rbf { gamma });
                     let r = fit_okmf(x, &p, &mut rng)?;
                     Ok(r.predict(x)?)
                 }

@@ -30,8 +30,8 @@ pub struct CompletionArgs<'a> {
     pub learn: bool,
     /// m, γ, λ, iterations, rank.
     pub m: usize,
-    /// RBF γ.
-    pub gamma: f64,
+    /// RBF γ (`scale` is resolved on each side's features).
+    pub gamma: crate::common::GammaArg,
     /// Ridge λ.
     pub lambda: f64,
     /// Outer iterations.
@@ -80,8 +80,12 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
         "--m",
     )?;
     let root = seeded(g.seed);
-    let row_map = a.family.build(&x, a.m, a.gamma, &mut child(&root, 1))?;
-    let col_map = a.family.build(&y, a.m, a.gamma, &mut child(&root, 2))?;
+    let row_map = a
+        .family
+        .build(&x, a.m, a.gamma.resolve(&x), &mut child(&root, 1))?;
+    let col_map = a
+        .family
+        .build(&y, a.m, a.gamma.resolve(&y), &mut child(&root, 2))?;
     let spinner = crate::progress::spinner(g, &format!("fitting {method}"));
     let fit = fit_completion(
         &data,

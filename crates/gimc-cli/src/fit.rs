@@ -13,8 +13,8 @@ use gimc_linalg::{Preprocess, RowNorm};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Normalize, Standardize, label_data, load_target, map_method, memory_budget, normalize,
-    preflight, standardize, write_output,
+    GammaArg, Globals, Normalize, Standardize, label_data, load_target, map_method, memory_budget,
+    normalize, preflight, standardize, write_output,
 };
 use crate::progress::FitProgress;
 
@@ -39,14 +39,16 @@ pub struct FitArgs {
     /// Number of random features / landmarks m (comma list = grid searched on validation).
     #[arg(long, default_value = "500", value_delimiter = ',')]
     pub m: Vec<usize>,
-    /// RBF width γ (comma list = grid).
+    /// RBF width γ (comma list = grid): a number, `scale` = 1 / (d · Var X) on the features as
+    /// the map sees them (after --standardize and --normalize; scikit-learn's rule), or
+    /// `F*scale`. The γ used is stored in the model.
     #[arg(
         long,
-        default_value = "0.002",
+        default_value = "scale",
         value_delimiter = ',',
         allow_negative_numbers = true
     )]
-    pub gamma: Vec<f64>,
+    pub gamma: Vec<GammaArg>,
     /// Ridge penalty λ (comma list = grid).
     #[arg(
         long,
@@ -109,6 +111,10 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
                 _ => bail!("--{what}: a completion fit takes one value (no grid)"),
             }
         };
+        let gamma = match a.gamma.as_slice() {
+            [g] => *g,
+            _ => bail!("--gamma: a completion fit takes one value (no grid)"),
+        };
         let m = match a.m.as_slice() {
             [m] => *m,
             _ => bail!("--m: a completion fit takes one value (no grid)"),
@@ -120,7 +126,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             family,
             learn,
             m,
-            gamma: pick(&a.gamma, "gamma")?,
+            gamma,
             lambda: pick(&a.lambda, "lambda")?,
             iters: a.iters,
             rank: a.rank,
@@ -147,7 +153,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     ));
     let budget = memory_budget()?;
     let params = SelectionParams {
-        gammas: a.gamma.clone(),
+        gammas: a.gamma.iter().map(|g| g.resolve(data.features())).collect(),
         lambdas: a.lambda.clone(),
         ms: a.m.clone(),
         max_iter: if learn { a.iters } else { 0 },

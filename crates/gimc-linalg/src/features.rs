@@ -277,6 +277,44 @@ impl FeatureMatrix {
     }
 }
 
+impl FeatureMatrix {
+    /// The data-adaptive RBF width γ = 1 / (d · Var X) (scikit-learn's `gamma = "scale"`), with
+    /// Var X the variance of all n·d entries (implicit zeros of sparse storage included): the
+    /// kernel exp(−γ‖x − y‖²) then sees squared distances in units of their typical size
+    /// 2·d·Var X. Computed on the features as the map sees them (after any standardisation or
+    /// row normalisation). A constant matrix (Var X = 0) gives γ = 1, as scikit-learn does.
+    ///
+    /// ```
+    /// use gimc_linalg::{FeatureMatrix, faer::Mat};
+    /// // entries 0, 1, 2, 3: variance 1.25 over d = 2 columns
+    /// let x = FeatureMatrix::dense(Mat::from_fn(2, 2, |i, j| (2 * i + j) as f64)).unwrap();
+    /// assert!((x.gamma_scale() - 1.0 / (2.0 * 1.25)).abs() < 1e-12);
+    /// ```
+    pub fn gamma_scale(&self) -> f64 {
+        let cells = self.nrows() as f64 * self.ncols() as f64;
+        let (sum, sumsq) = match self {
+            Self::Dense(m) => (0..m.ncols()).fold((0.0, 0.0), |(s, q), j| {
+                let col = m.col_as_slice(j);
+                (
+                    s + col.iter().sum::<f64>(),
+                    q + col.iter().map(|v| v * v).sum::<f64>(),
+                )
+            }),
+            Self::Sparse(m) => (m.data().iter().sum(), m.data().iter().map(|v| v * v).sum()),
+        };
+        if cells == 0.0 {
+            return 1.0;
+        }
+        let mean = sum / cells;
+        let var = (sumsq / cells - mean * mean).max(0.0);
+        if var > 0.0 && var.is_finite() {
+            1.0 / (self.ncols() as f64 * var)
+        } else {
+            1.0
+        }
+    }
+}
+
 /// A row normalisation: every row scaled to unit norm (scikit-learn's `normalize`; the
 /// Extreme Classification Repository's tools ship with `normalize = 1`). Rows of norm zero stay
 /// zero. Stateless, so the same transform applies to new rows.
@@ -486,6 +524,24 @@ mod tests {
             }
         }
         assert_eq!(d.normalize_rows(RowNorm::None), d);
+    }
+
+    #[test]
+    fn gamma_scale_is_one_over_d_times_the_entry_variance_in_both_storages() {
+        let (d, s) = pair();
+        let x = d.to_dense();
+        let (n, p) = x.shape();
+        let vals: Vec<f64> = (0..p).flat_map(|j| x.col_as_slice(j).to_vec()).collect();
+        let mean = vals.iter().sum::<f64>() / (n * p) as f64;
+        let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n * p) as f64;
+        let want = 1.0 / (p as f64 * var);
+        assert!((d.gamma_scale() - want).abs() < 1e-12 * want);
+        assert!((s.gamma_scale() - want).abs() < 1e-12 * want);
+        // scaling the data by c scales γ by 1/c²; constant data falls back to 1
+        let c = FeatureMatrix::dense(x.as_ref() * faer::Scale(3.0)).unwrap();
+        assert!((c.gamma_scale() - want / 9.0).abs() < 1e-12 * want);
+        let flat = FeatureMatrix::dense(Mat::from_fn(4, 3, |_, _| 2.5)).unwrap();
+        assert_eq!(flat.gamma_scale(), 1.0);
     }
 
     #[test]

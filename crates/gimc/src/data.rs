@@ -160,6 +160,19 @@ impl LabelData {
         &self.label_names
     }
 
+    /// The same targets with other features of the same n rows (e.g. the rows after a
+    /// [`gimc_linalg::Preprocess`]). Errors: a different row count or no columns, NaN / Inf.
+    pub fn with_features(&self, features: FeatureMatrix) -> Result<Self> {
+        Self::check_common(&features, self.nrows(), self.n_labels())?;
+        Ok(Self {
+            features,
+            labels: self.labels.clone(),
+            task: self.task,
+            classes: self.classes.clone(),
+            label_names: self.label_names.clone(),
+        })
+    }
+
     /// The rows `rows` (in that order), same task and names. Errors on an out-of-range row.
     pub fn select_rows(&self, rows: &[usize]) -> Result<Self> {
         if rows.is_empty() {
@@ -222,7 +235,17 @@ mod tests {
         assert!(LabelData::multi_label(x.clone(), bad.to_csr()).is_err());
         let mut nanx = Mat::<f64>::zeros(3, 2);
         nanx[(1, 1)] = f64::INFINITY;
-        let e = LabelData::multi_class(FeatureMatrix::Dense(nanx), &[0, 0, 0], 1).unwrap_err();
+        let e =
+            LabelData::multi_class(FeatureMatrix::Dense(nanx.clone()), &[0, 0, 0], 1).unwrap_err();
         assert!(e.to_string().contains("row 1"), "{e}");
+        // other features for the same rows keep the targets; a wrong shape or NaN is refused
+        let unit = d
+            .with_features(x.normalize_rows(gimc_linalg::RowNorm::L2))
+            .unwrap();
+        assert_eq!((unit.classes(), unit.labels()), (d.classes(), d.labels()));
+        assert_ne!(unit.features(), d.features());
+        let two_rows = FeatureMatrix::dense(Mat::zeros(2, 2)).unwrap();
+        assert!(d.with_features(two_rows).is_err());
+        assert!(d.with_features(FeatureMatrix::Dense(nanx)).is_err());
     }
 }

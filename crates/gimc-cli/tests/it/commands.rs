@@ -169,7 +169,7 @@ fn bad_training_files_and_arguments_give_one_line_errors() {
         (vec!["fit", p(&data), "--m", "0"], "invalid parameter m"),
         (
             vec!["fit", p(&data), "--gamma", "-1"],
-            "invalid parameter gamma",
+            "is not a positive number, `scale` or `F*scale`",
         ),
         (
             vec!["fit", p(&data), "--validation", "1.5"],
@@ -726,6 +726,48 @@ fn row_normalisation_is_stored_in_the_model_and_applied_by_predict() {
     assert!(raw < l2, "raw {raw} vs unit rows {l2}");
     let o = gimc(&["fit", p(&data), "--normalize", "l1"]);
     assert_one_line_error(&o, "--normalize", "bad --normalize");
+}
+
+#[test]
+fn gamma_scale_is_computed_on_the_rows_the_map_sees() {
+    // 6 rows, d = 2: entries 1..=12 (variance 143/12 over all entries)
+    let rows: String = (0..6)
+        .map(|i| format!("{} 1:{} 2:{}\n", i % 2 + 1, 2 * i + 1, 2 * i + 2))
+        .collect();
+    let data = temp_file("gscale.svm", rows.as_bytes());
+    let gamma_of = |args: &[&str]| {
+        let model = temp_file("gscale.gimc", b"");
+        let mut all = vec![
+            "-q",
+            "fit",
+            p(&data),
+            "--m",
+            "8",
+            "--iters",
+            "0",
+            "-o",
+            p(&model),
+        ];
+        all.extend_from_slice(args);
+        let o = gimc(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        gimc::persist::read_model_meta(&model)
+            .unwrap()
+            .hyper_parameters["gamma"]
+    };
+    let raw = 1.0 / (2.0 * 143.0 / 12.0);
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12 * b;
+    // the default is the scale rule, on the raw rows when nothing transforms them
+    assert!(close(gamma_of(&["--standardize", "off"]), raw));
+    assert!(close(
+        gamma_of(&["--standardize", "off", "--gamma", "0.5*scale"]),
+        raw / 2.0
+    ));
+    // standardised columns have mean 0 and variance 1, so the rule gives 1 / d
+    assert!(close(gamma_of(&["--standardize", "on"]), 0.5));
+    assert_eq!(gamma_of(&["--gamma", "0.25"]), 0.25);
+    let o = gimc(&["fit", p(&data), "--gamma", "scales"]);
+    assert_one_line_error(&o, "--gamma", "bad --gamma");
 }
 
 #[test]
