@@ -5,6 +5,7 @@
 //! the test P@1/3/5 of the validation pick per preprocessing.
 //!
 //! `cargo run --release -p gimc-experiments --example table2_norm_probe -- [bibtex|delicious] [m] [iters] [lambdas]`
+//! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -29,13 +30,25 @@ fn main() {
     let (train, test) = load_train_test(&data_dir, &key).unwrap();
     let registry = MapRegistry::builtin();
     let family = registry.family("lff").unwrap();
-    for norm in [RowNorm::None, RowNorm::L2] {
+    let list = |var: &str, default: &str| -> Vec<String> {
+        std::env::var(var)
+            .unwrap_or_else(|_| default.into())
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    let factors: Vec<f64> = list("PROBE_FACTORS", "0.25,0.5,1,2,4")
+        .iter()
+        .map(|f| f.parse().unwrap())
+        .collect();
+    let norms: Vec<RowNorm> = list("PROBE_NORMS", "none,l2")
+        .iter()
+        .map(|n| RowNorm::from_name(n).unwrap())
+        .collect();
+    for norm in norms {
         let (tr, te) = (normalized(&train, norm), normalized(&test, norm));
         let scale = tr.features().gamma_scale();
-        let mut gammas: Vec<f64> = [0.25, 0.5, 1.0, 2.0, 4.0]
-            .iter()
-            .map(|f| f * scale)
-            .collect();
+        let mut gammas: Vec<f64> = factors.iter().map(|f| f * scale).collect();
         if norm == RowNorm::None {
             gammas.push(fixed);
         }
