@@ -2,36 +2,27 @@
 //! Delicious (DESIGN §3.3, §4).
 //!
 //! Protocol. The manifest's train / test parts; dense sets would be standardised with training
-//! statistics (both sets here are sparse and used as distributed). Every choice — the rows'
-//! preprocessing (raw or L2-normalised), γ, λ and m of the baselines, the λ and iteration count
-//! of the learned maps, the λ of the combined W-step and which GIMC variant is reported as
-//! "GIMC (validation pick)" — is made on one seeded validation split (20 %) of the training rows
-//! (`gimc::validation_split`, the split `select_and_fit` uses with the same seed), never on the
-//! test rows; the chosen model is then refitted on all training rows.
-//!
-//! Preprocessing and γ (issue 15). IMC-RFF is selected over rows ∈ {raw, L2} × γ ∈ the scale
-//! rule 1 / (d · Var X) of those rows times [`SetConfig::gamma_factors`] × λ × m; the rows of
-//! its validation pick are the rows every method of the set then sees (one preprocessing per
-//! set, so that the combined model's two maps read the same rows). IMC-NYS is selected over the
-//! same γ multiples on those rows; GIMC-LFF / GIMC-LNYS start from their IMC pick's γ and choose
-//! λ from [`SetConfig::gimc_lambdas`] and the iteration count on validation.
+//! statistics (both sets here are used as distributed). Every choice — λ of the baselines, the
+//! iteration count of the learned maps, the λ of the combined W-step and which GIMC variant is
+//! reported as "GIMC (validation pick)" — is made on one seeded validation split (20 %) of the
+//! training rows (`gimc::validation_split`, the split `select_and_fit` uses with the same seed),
+//! never on the test rows; the chosen model is then refitted on all training rows.
 //!
 //! Methods:
-//! - linear ridge: W = (XᵀX + λI)⁻¹XᵀA on the set's rows (identity map), λ on validation;
+//! - linear ridge: W = (XᵀX + λI)⁻¹XᵀA on the raw features (identity map), λ on validation;
 //! - IMC-RFF / IMC-NYS: the same random Fourier / Nyström draws as the learned fits, not learned
-//!   (`select_and_fit` with `max_iter = 0`), rows (IMC-RFF), γ, λ and m on validation;
-//! - GIMC-LFF / GIMC-LNYS: Algorithm 1 (alternating, Armijo) started from IMC-RFF / IMC-NYS's
-//!   γ, λ and iteration count (≤ the cap) chosen by validation P@1;
+//!   (`select_and_fit` with `max_iter = 0`), λ on validation;
+//! - GIMC-LFF / GIMC-LNYS: Algorithm 1 (alternating, Armijo) started from IMC-RFF / IMC-NYS,
+//!   iteration count (≤ the cap) chosen by validation P@1;
 //! - combined LFF + LNYS: the two learned maps concatenated, W-step λ on validation
 //!   (`gimc::select_combined`);
 //! - GIMC (validation pick): whichever of LFF, LNYS and combined has the best validation P@1.
 //!
 //! Published rows (GIMC and the Extreme Classification Repository's SLEEC / FastXML / LEML) are
-//! shown beside ours; m ∈ {500, 1000} is chosen on validation for every kernel method (DESIGN
-//! §3.3 reports m = 1,000 above m = 500 on both sets). Before 2026-11-25 γ was fixed per set
-//! (DESIGN §3.3: Bibtex 0.002, Delicious 0.02 for LFF and 0.05 for LNYS) on raw rows; the
-//! `table2_norm_probe` example shows the validation evidence for the change (REPRODUCTION.md).
-//! The quick form runs Bibtex only with m = 100 and at most 4 outer iterations.
+//! shown beside ours; γ per set is the value of DESIGN §3.3 (Bibtex γ = 0.002 for both maps,
+//! Delicious γ = 0.02 for LFF and 0.05 for LNYS) and m ∈ {500, 1000} is chosen on validation
+//! for every kernel method (DESIGN §3.3 reports m = 1,000 above m = 500 on both sets). The quick
+//! form runs Bibtex only with m = 100 and at most 4 outer iterations.
 
 use std::path::Path;
 use std::time::Instant;
@@ -42,7 +33,6 @@ use gimc::{
 };
 use gimc_data::{Dataset, Targets, load_named};
 use gimc_featmap::Identity;
-use gimc_linalg::RowNorm;
 use gimc_linalg::rng::{child, seeded};
 
 use crate::report::{MISSING, Report, Table, format_value};
@@ -53,7 +43,7 @@ use crate::{Context, Experiment, ExperimentError};
 pub struct GimcTable2;
 
 /// The λ grid of the unlearned baselines (linear ridge, IMC-RFF, IMC-NYS, combined W-step).
-pub const BASELINE_LAMBDAS: [f64; 5] = [0.01, 0.1, 1.0, 10.0, 100.0];
+pub const BASELINE_LAMBDAS: [f64; 4] = [0.1, 1.0, 10.0, 100.0];
 
 /// Metric names of the records, in k order.
 pub const METRICS: [&str; 3] = ["P@1", "P@3", "P@5"];
@@ -77,16 +67,6 @@ pub fn published_rows(set: &str) -> Vec<(&'static str, [f64; 3])> {
     }
 }
 
-/// γ multiples of the scale rule searched on both sets: the validation optimum of IMC-RFF sits
-/// at 1/16 to 1/8 of the rule on Bibtex and Delicious, raw or L2 (`table2_norm_probe`).
-pub const GAMMA_FACTORS: [f64; 4] = [0.03125, 0.0625, 0.125, 0.25];
-
-/// The rows of `d` normalised by `norm` (same targets).
-pub fn with_rows(d: &LabelData, norm: RowNorm) -> Result<LabelData, ExperimentError> {
-    d.with_features(d.features().normalize_rows(norm))
-        .map_err(gimc_err)
-}
-
 /// Settings of one data set's run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetConfig {
@@ -96,10 +76,10 @@ pub struct SetConfig {
     pub key: &'static str,
     /// Candidate numbers of random features / landmarks m (chosen on validation).
     pub ms: Vec<usize>,
-    /// Candidate row preprocessings (chosen on validation by IMC-RFF).
-    pub norms: Vec<RowNorm>,
-    /// Candidate γ as multiples of the scale rule 1 / (d · Var X) of the preprocessed rows.
-    pub gamma_factors: Vec<f64>,
+    /// γ of the Fourier map.
+    pub gamma_lff: f64,
+    /// γ of the Nyström map.
+    pub gamma_lnys: f64,
     /// λ grid of the learned fits.
     pub gimc_lambdas: Vec<f64>,
     /// Cap on the outer iterations of the learned fits.
@@ -116,9 +96,9 @@ impl SetConfig {
                 name,
                 key: "bibtex",
                 ms: vec![500, 1000],
-                norms: vec![RowNorm::None, RowNorm::L2],
-                gamma_factors: GAMMA_FACTORS.to_vec(),
-                gimc_lambdas: vec![0.1, 1.0],
+                gamma_lff: 0.002,
+                gamma_lnys: 0.002,
+                gimc_lambdas: vec![1.0],
                 max_iter: 20,
                 seed,
             }),
@@ -126,9 +106,9 @@ impl SetConfig {
                 name,
                 key: "delicious",
                 ms: vec![500, 1000],
-                norms: vec![RowNorm::None, RowNorm::L2],
-                gamma_factors: GAMMA_FACTORS.to_vec(),
-                gimc_lambdas: vec![0.1, 1.0],
+                gamma_lff: 0.02,
+                gamma_lnys: 0.05,
+                gimc_lambdas: vec![1.0],
                 max_iter: 15,
                 seed,
             }),
@@ -142,8 +122,8 @@ impl SetConfig {
             name: "Bibtex",
             key: "bibtex",
             ms: vec![100],
-            norms: vec![RowNorm::None, RowNorm::L2],
-            gamma_factors: vec![0.0625, 0.125],
+            gamma_lff: 0.002,
+            gamma_lnys: 0.002,
             gimc_lambdas: vec![1.0],
             max_iter: 4,
             seed,
@@ -254,107 +234,46 @@ pub fn linear_ridge(
     })
 }
 
-/// Runs every method of the table on one set: IMC-RFF first, whose validation pick over rows ×
-/// γ × λ × m fixes the rows (raw or L2) of every other method (module documentation).
+/// Runs every method of the table on one set.
 pub fn run_set(
     cfg: &SetConfig,
     train: &LabelData,
     test: &LabelData,
 ) -> Result<Vec<MethodResult>, ExperimentError> {
+    let mut out = vec![linear_ridge(train, test, cfg.seed)?];
     let base = SelectionParams {
         ms: cfg.ms.clone(),
         seed: cfg.seed,
         ..SelectionParams::default()
     };
     let registry = MapRegistry::builtin();
-    let unlearned = |data: &LabelData, family, gammas: Vec<f64>| {
-        select_and_fit(
-            data,
+    let kinds = [
+        ("lff", cfg.gamma_lff, "RFF", "LFF"),
+        ("lnys", cfg.gamma_lnys, "NYS", "LNYS"),
+    ];
+    let mut learned = Vec::new();
+    for (family_name, gamma, fixed_name, learned_name) in kinds {
+        let family = registry.family(family_name).map_err(gimc_err)?;
+        // IMC-*: the same draws (same seed) with no learning.
+        let t = Instant::now();
+        let fixed = select_and_fit(
+            train,
             family,
             &SelectionParams {
-                gammas,
+                gammas: vec![gamma],
                 lambdas: BASELINE_LAMBDAS.to_vec(),
                 max_iter: 0,
                 ..base.clone()
             },
         )
-        .map_err(gimc_err)
-    };
-    let grid = |scale: f64| -> Vec<f64> { cfg.gamma_factors.iter().map(|f| f * scale).collect() };
-    // IMC-RFF over the preprocessings: its pick decides the rows of the whole set
-    let lff_family = registry.family("lff").map_err(gimc_err)?;
-    let t = Instant::now();
-    let mut best = None;
-    let mut by_rows = Vec::new();
-    for &norm in &cfg.norms {
-        let rows = with_rows(train, norm)?;
-        let scale = rows.features().gamma_scale();
-        let sel = unlearned(&rows, lff_family, grid(scale))?;
-        by_rows.push(format!(
-            "{} {:.2}",
-            norm.name(),
-            100.0 * sel.chosen.validation_score
-        ));
-        let better = match &best {
-            Some((_, b, _, _)) => {
-                let b: &gimc::Selection<_> = b;
-                sel.chosen.validation_score > b.chosen.validation_score
-            }
-            None => true,
-        };
-        if better {
-            best = Some((norm, sel, scale, rows));
-        }
-    }
-    let (norm, rff, scale, train) =
-        best.ok_or_else(|| ExperimentError::Failed("no row preprocessing to try".into()))?;
-    let test = with_rows(test, norm)?;
-    let (train, test) = (&train, &test);
-    let rff_result = MethodResult {
-        method: "IMC-RFF".into(),
-        setting: format!(
-            "rows={} m={} γ={:.5} ({}·scale) λ={} (validation P@1 by rows: {})",
-            norm.name(),
-            rff.chosen.m,
-            rff.chosen.gamma,
-            rff.chosen.gamma / scale,
-            rff.chosen.lambda,
-            by_rows.join(", ")
-        ),
-        precision: test_precision(&rff.model, test)?,
-        validation: 100.0 * rff.chosen.validation_score,
-        seconds: t.elapsed().as_secs_f64(),
-    };
-    let mut out = vec![linear_ridge(train, test, cfg.seed)?];
-    let mut learned = Vec::new();
-    let mut fixed_rows = vec![rff_result];
-    let t = Instant::now();
-    let nys = unlearned(
-        train,
-        registry.family("lnys").map_err(gimc_err)?,
-        grid(scale),
-    )?;
-    fixed_rows.push(MethodResult {
-        method: "IMC-NYS".into(),
-        setting: format!(
-            "rows={} m={} γ={:.5} ({}·scale) λ={}",
-            norm.name(),
-            nys.chosen.m,
-            nys.chosen.gamma,
-            nys.chosen.gamma / scale,
-            nys.chosen.lambda
-        ),
-        precision: test_precision(&nys.model, test)?,
-        validation: 100.0 * nys.chosen.validation_score,
-        seconds: t.elapsed().as_secs_f64(),
-    });
-    let kinds = [
-        ("lff", rff.chosen.gamma, "LFF"),
-        ("lnys", nys.chosen.gamma, "LNYS"),
-    ];
-    for ((family_name, gamma, learned_name), fixed) in kinds.into_iter().zip(fixed_rows) {
-        out.push(fixed);
-        let family = registry.family(family_name).map_err(gimc_err)?;
+        .map_err(gimc_err)?;
+        out.push(MethodResult {
+            method: format!("IMC-{fixed_name}"),
+            setting: format!("m={} γ={} λ={}", fixed.chosen.m, gamma, fixed.chosen.lambda),
+            precision: test_precision(&fixed.model, test)?,
+            validation: 100.0 * fixed.chosen.validation_score,
+            seconds: t.elapsed().as_secs_f64(),
+        });
         let t = Instant::now();
         let sel = select_and_fit(
             train,
@@ -367,7 +286,7 @@ pub fn run_set(
             },
         )
         .map_err(gimc_err)?;
-        // Validation P@1 by iteration of every (m, λ) tried, e.g. `m=500 λ=1: 60.1 62.3 … | …`.
+        // Validation P@1 by iteration of every m tried, e.g. `m=500: 60.1 62.3 … | m=1000: …`.
         let curve: Vec<String> = sel
             .candidates
             .iter()
@@ -377,14 +296,13 @@ pub fn run_set(
                     .iter()
                     .map(|s| format!("{:.1}", 100.0 * s))
                     .collect();
-                format!("m={} λ={}: {}", c.m, c.lambda, scores.join(" "))
+                format!("m={}: {}", c.m, scores.join(" "))
             })
             .collect();
         out.push(MethodResult {
             method: format!("GIMC-{learned_name}"),
             setting: format!(
-                "rows={} m={} γ={:.5} λ={} iterations={} (of ≤{}; validation P@1 by iteration: {})",
-                norm.name(),
+                "m={} γ={} λ={} iterations={} (of ≤{}; validation P@1 by iteration: {})",
                 sel.chosen.m,
                 gamma,
                 sel.chosen.lambda,
@@ -404,13 +322,12 @@ pub fn run_set(
     let comb = select_combined(train, learned, &BASELINE_LAMBDAS, 1).map_err(gimc_err)?;
     let comb_secs = t.elapsed().as_secs_f64() + out[2].seconds + out[4].seconds;
     let comb_setting = format!(
-        "rows={} LFF(m={}, γ={:.5}, {} it) + LNYS(m={}, γ={:.5}, {} it), W-step λ={}",
-        norm.name(),
+        "LFF(m={}, γ={}, {} it) + LNYS(m={}, γ={}, {} it), W-step λ={}",
         lff_chosen.m,
-        lff_chosen.gamma,
+        cfg.gamma_lff,
         lff_chosen.iterations,
         lnys_chosen.m,
-        lnys_chosen.gamma,
+        cfg.gamma_lnys,
         lnys_chosen.iterations,
         comb.lambda
     );
@@ -534,8 +451,8 @@ impl Experiment for GimcTable2 {
             }
             report.tables.push(table);
             report.note(format!(
-                "{}: rows {:?} (chosen by IMC-RFF's validation P@1, then used by every method), γ = scale rule 1/(d·Var X) of those rows × {:?}, m grid {:?}, GIMC λ grid {:?} at its IMC pick's γ, iteration cap {}, baseline λ grid {:?}, seed {}; every choice (rows, γ, m, λ, iterations, variant) on a 20 % validation split of train, refit on all of train.",
-                cfg.name, cfg.norms.iter().map(|n| n.name()).collect::<Vec<_>>(), cfg.gamma_factors, cfg.ms, cfg.gimc_lambdas, cfg.max_iter, BASELINE_LAMBDAS, cfg.seed
+                "{}: m grid {:?}, γ_LFF={}, γ_LNYS={}, GIMC λ grid {:?}, iteration cap {}, baseline λ grid {:?}, seed {}; every choice (m, λ, iterations, variant) on a 20 % validation split of train, refit on all of train.",
+                cfg.name, cfg.ms, cfg.gamma_lff, cfg.gamma_lnys, cfg.gimc_lambdas, cfg.max_iter, BASELINE_LAMBDAS, cfg.seed
             ));
         }
         if ctx.quick {
