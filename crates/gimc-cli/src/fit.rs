@@ -60,6 +60,10 @@ pub struct FitArgs {
     /// Maximum outer iterations of the map learning (chosen on validation, ≤ this).
     #[arg(long, default_value_t = 10)]
     pub iters: usize,
+    /// Step control of the map learning: cap every update of the map's parameters U at this
+    /// fraction ρ of ‖U‖_F (e.g. 0.1); default: only the first step is capped, at ρ = 1.
+    #[arg(long, value_name = "RHO")]
+    pub max_step: Option<f64>,
     /// Fraction of the training rows held out for model selection.
     #[arg(long, default_value_t = 0.2)]
     pub validation: f64,
@@ -161,6 +165,10 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         select_k: a.select_k,
         seed: g.seed,
         memory: budget,
+        line_search: gimc::LineSearchParams {
+            max_relative_step: a.max_step,
+            ..gimc::LineSearchParams::default()
+        },
         ..SelectionParams::default()
     };
     preflight(

@@ -5,7 +5,8 @@
 //! the test P@1/3/5 of the validation pick per preprocessing.
 //!
 //! `cargo run --release -p gimc-experiments --example table2_norm_probe -- [bibtex|delicious] [m] [iters] [lambdas]`
-//! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid)
+//! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid; `PROBE_FIXED_ONLY=1` tries
+//! only the table's fixed γ on raw rows; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -48,7 +49,11 @@ fn main() {
     for norm in norms {
         let (tr, te) = (normalized(&train, norm), normalized(&test, norm));
         let scale = tr.features().gamma_scale();
-        let mut gammas: Vec<f64> = factors.iter().map(|f| f * scale).collect();
+        let mut gammas: Vec<f64> = if std::env::var("PROBE_FIXED_ONLY").is_ok() {
+            Vec::new()
+        } else {
+            factors.iter().map(|f| f * scale).collect()
+        };
         if norm == RowNorm::None {
             gammas.push(fixed);
         }
@@ -62,19 +67,31 @@ fn main() {
                 ms: vec![m],
                 max_iter: iters,
                 seed: 2016,
+                line_search: gimc::LineSearchParams {
+                    max_relative_step: std::env::var("PROBE_MAX_STEP")
+                        .ok()
+                        .map(|v| v.parse().unwrap()),
+                    ..gimc::LineSearchParams::default()
+                },
                 ..SelectionParams::default()
             },
         )
         .unwrap();
         println!("{key} rows {}: γ_scale = {scale:.5}", norm.name());
         for c in &sel.candidates {
+            let curve: Vec<String> = c
+                .scores
+                .iter()
+                .map(|v| format!("{:.1}", 100.0 * v))
+                .collect();
             println!(
-                "  γ = {:.5} ({:.2}·scale) λ = {:<5} val P@1 {:.2} (iteration {})",
+                "  γ = {:.5} ({:.2}·scale) λ = {:<5} val P@1 {:.2} (iteration {}) curve {}",
                 c.gamma,
                 c.gamma / scale,
                 c.lambda,
                 100.0 * c.best_score,
-                c.best_iteration
+                c.best_iteration,
+                curve.join(" ")
             );
         }
         let e = sel.model.evaluate(&te, &[1, 3, 5]).unwrap();

@@ -21,6 +21,10 @@ pub struct LineSearchParams {
     /// Maximum number of halvings per search (so at most `max_halvings + 1` trials).
     /// Default 30.
     pub max_halvings: usize,
+    /// Step control on the map update: every first trial is capped so that the move
+    /// ‖η g‖_F is at most this fraction ρ of ‖U‖_F (a trust region relative to the map's own
+    /// size). `None` (the default) caps only the first search, at ρ = 1.
+    pub max_relative_step: Option<f64>,
 }
 
 impl Default for LineSearchParams {
@@ -30,6 +34,7 @@ impl Default for LineSearchParams {
             initial_step: None,
             growth: 2.0,
             max_halvings: 30,
+            max_relative_step: None,
         }
     }
 }
@@ -51,6 +56,9 @@ impl LineSearchParams {
         }
         if let Some(s) = self.initial_step {
             check_pos("line_search.initial_step", s)?;
+        }
+        if let Some(r) = self.max_relative_step {
+            check_pos("line_search.max_relative_step", r)?;
         }
         Ok(())
     }
@@ -110,8 +118,29 @@ pub(crate) fn armijo<T>(
 }
 
 /// The first trial step: `growth`·(last accepted) when there is one, else the configured
-/// initial step or min(‖U‖/‖g‖, 0.1·|f|/‖g‖²).
+/// initial step or min(‖U‖/‖g‖, 0.1·|f|/‖g‖²); with `max_relative_step` ρ, at most ρ‖U‖/‖g‖.
 pub(crate) fn first_step(
+    params: &LineSearchParams,
+    last: Option<f64>,
+    f: f64,
+    u_norm: f64,
+    g_norm: f64,
+) -> f64 {
+    let eta = unbounded_first_step(params, last, f, u_norm, g_norm);
+    match params.max_relative_step {
+        Some(rho) => {
+            let cap = rho * u_norm / g_norm;
+            if cap.is_finite() && cap > 0.0 {
+                eta.min(cap)
+            } else {
+                eta
+            }
+        }
+        None => eta,
+    }
+}
+
+fn unbounded_first_step(
     params: &LineSearchParams,
     last: Option<f64>,
     f: f64,
@@ -180,6 +209,27 @@ mod tests {
             ..p
         };
         assert_eq!(first_step(&q, None, 1.0, 3.0, 1.5), 0.1);
+        // the relative cap bounds every first trial, the grown one included: ρ‖U‖/‖g‖ = 0.2
+        let capped = LineSearchParams {
+            max_relative_step: Some(0.1),
+            ..p
+        };
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-15;
+        assert!(near(first_step(&capped, Some(0.25), 1.0, 3.0, 1.5), 0.2));
+        assert_eq!(first_step(&capped, Some(0.05), 1.0, 3.0, 1.5), 0.1);
+        assert!(near(first_step(&capped, None, 100.0, 3.0, 1.5), 0.2));
+        assert!(near(
+            first_step(&capped, None, 100.0, 0.0, 1.5),
+            0.1 * 100.0 / 2.25
+        ));
+        assert!(
+            LineSearchParams {
+                max_relative_step: Some(-1.0),
+                ..p
+            }
+            .check()
+            .is_err()
+        );
         assert!(LineSearchParams { sigma: 1.0, ..p }.check().is_err());
         assert!(LineSearchParams { growth: 0.5, ..p }.check().is_err());
         assert!(

@@ -7,7 +7,7 @@ use gimc::{
     CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LabelProblem,
     LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
 };
-use gimc_featmap::{FeatureMap, FourierFamily, MapFamily, NystromFamily};
+use gimc_featmap::{FeatureMap, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::seeded;
 use gimc_solvers::{FnObserver, IterationRecord, ObserverAction};
@@ -522,4 +522,56 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
         typed.model.col_map().params(),
         dynamic.model.col_map().params()
     );
+}
+
+#[test]
+fn a_relative_step_cap_bounds_every_map_update_and_the_objective_still_falls() {
+    let data = common::multilabel(40, 3, 4, 5);
+    let map = FourierFamily
+        .build(data.features(), 5, 0.3, &mut seeded(1))
+        .unwrap();
+    let rho = 0.01;
+    let capped = LabelParams {
+        max_iter: 4,
+        line_search: LineSearchParams {
+            max_relative_step: Some(rho),
+            ..LineSearchParams::default()
+        },
+        ..LabelParams::default()
+    };
+    // one iteration at a time, so that each update can be measured against the map it left
+    let mut u = map.params().to_owned();
+    let mut current = map.clone();
+    for _ in 0..3 {
+        let params = LabelParams {
+            max_iter: 1,
+            ..capped.clone()
+        };
+        let fit = fit_labels(&data, current.clone(), &params, None, &mut NoObserver).unwrap();
+        assert_monotone(&fit.objectives());
+        let next = fit.model.maps()[0].clone();
+        let moved = (next.params() - u.as_ref()).norm_l2();
+        assert!(
+            moved <= rho * u.norm_l2() * (1.0 + 1e-9),
+            "moved {moved} > {rho} · {}",
+            u.norm_l2()
+        );
+        u = next.params().to_owned();
+        current = next;
+    }
+    // the uncapped first update of the same start is larger than the cap allows
+    let free = LabelParams {
+        max_iter: 1,
+        ..LabelParams::default()
+    };
+    let fit = fit_labels(&data, map.clone(), &free, None, &mut NoObserver).unwrap();
+    let moved = (fit.model.maps()[0].params() - map.params()).norm_l2();
+    assert!(
+        moved > rho * map.params().norm_l2(),
+        "uncapped move {moved}"
+    );
+    // and the capped multi-iteration fit still lowers the objective below its start
+    let fit = fit_labels(&data, map, &capped, None, &mut NoObserver).unwrap();
+    let obj = fit.objectives();
+    assert!(obj.last().unwrap() < &obj[0], "{obj:?}");
 }
