@@ -62,7 +62,7 @@ pub struct FitArgs {
     pub iters: usize,
     /// Step control of the map learning: cap every update of the map's parameters U at this
     /// fraction ρ of ‖U‖_F (e.g. 0.1); default: only the first step is capped, at ρ = 1.
-    #[arg(long, value_name = "RHO")]
+    #[arg(long, value_name = "RHO", allow_negative_numbers = true)]
     pub max_step: Option<f64>,
     /// Fraction of the training rows held out for model selection.
     #[arg(long, default_value_t = 0.2)]
