@@ -64,6 +64,15 @@ pub struct FitArgs {
     /// fraction ρ of ‖U‖_F (e.g. 0.1); default: only the first step is capped, at ρ = 1.
     #[arg(long, value_name = "RHO", allow_negative_numbers = true)]
     pub max_step: Option<f64>,
+    /// Weight μ of a proximal term μ·f₀·‖U − U₀‖²/‖U₀‖² keeping the learned map near its random
+    /// start U₀ (f₀: the objective at the start); 0 = none.
+    #[arg(
+        long,
+        value_name = "MU",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub proximal: f64,
     /// Fraction of the training rows held out for model selection.
     #[arg(long, default_value_t = 0.2)]
     pub validation: f64,
@@ -169,6 +178,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             max_relative_step: a.max_step,
             ..gimc::LineSearchParams::default()
         },
+        proximal: a.proximal,
         ..SelectionParams::default()
     };
     preflight(

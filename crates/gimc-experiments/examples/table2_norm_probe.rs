@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p gimc-experiments --example table2_norm_probe -- [bibtex|delicious] [m] [iters] [lambdas]`
 //! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid; `PROBE_FIXED_ONLY=1` tries
-//! only the table's fixed γ on raw rows; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖)
+//! only the table's fixed γ on raw rows; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖; `PROBE_PROX=μ` adds the proximal term)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -73,6 +73,7 @@ fn main() {
                         .map(|v| v.parse().unwrap()),
                     ..gimc::LineSearchParams::default()
                 },
+                proximal: std::env::var("PROBE_PROX").map_or(0.0, |v| v.parse().unwrap()),
                 ..SelectionParams::default()
             },
         )

@@ -73,6 +73,11 @@ pub struct LabelParams {
     /// Whether to compute the training-set metrics each iteration (costs O(nDL) per
     /// iteration). Default true.
     pub eval_train: bool,
+    /// Weight μ ≥ 0 of a proximal term that keeps the learned map near its start U₀:
+    /// the map steps minimise f(W, U) + μ·f₀·‖U − U₀‖²_F / ‖U₀‖²_F, with f₀ the objective at the
+    /// start (so μ is free of the scales of f and U: moving U by its own size costs μ·f₀).
+    /// The recorded objective includes the term. Default 0 (none).
+    pub proximal: f64,
 }
 
 impl Default for LabelParams {
@@ -86,15 +91,17 @@ impl Default for LabelParams {
             eval_ks: vec![1, 3, 5],
             select_k: 1,
             eval_train: true,
+            proximal: 0.0,
         }
     }
 }
 
 impl LabelParams {
-    /// Checks λ ≥ 0, tol ≥ 0, select_k ≥ 1 and the line search.
+    /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1 and the line search.
     pub fn check(&self) -> Result<()> {
         check_nonneg("lambda", self.lambda)?;
         check_nonneg("tol", self.tol)?;
+        check_nonneg("proximal", self.proximal)?;
         if self.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }
@@ -356,6 +363,20 @@ where
             iteration: 0,
         });
     }
+    // the proximal term c·‖U − U₀‖² with c = μ·f₀/‖U₀‖² (zero at the start)
+    let u0 = map.params().to_owned();
+    let u0_sq = u0.squared_norm_l2();
+    let prox_c = if params.proximal > 0.0 && u0_sq > 0.0 {
+        params.proximal * f.abs() / u0_sq
+    } else {
+        0.0
+    };
+    let penalty = |u: gimc_linalg::faer::MatRef<'_, f64>| -> f64 {
+        if prox_c == 0.0 {
+            return 0.0;
+        }
+        prox_c * (u - u0.as_ref()).squared_norm_l2()
+    };
 
     let evaluate = |map: &M, feats: &LabelFeatures, w: &Mat<f64>| -> Result<_> {
         let train = if params.eval_train {
@@ -412,8 +433,12 @@ where
     if stop_reason != FitStop::Observer {
         for it in 1..=params.max_iter {
             let gphi = problem.phi_gradient(&feats, w.as_ref())?;
-            let g = map.backward(x, gphi.as_ref())?;
+            let mut g = map.backward(x, gphi.as_ref())?;
             drop(gphi);
+            if prox_c > 0.0 {
+                // ∇ c‖U − U₀‖² = 2c(U − U₀)
+                g += (map.params() - u0.as_ref()) * gimc_linalg::faer::Scale(2.0 * prox_c);
+            }
             let g_sq = g.squared_norm_l2();
             if !g_sq.is_finite() {
                 return Err(GimcError::NonFinite {
@@ -440,14 +465,15 @@ where
                     return Ok(None);
                 }
                 let tf = problem.features(std::slice::from_ref(&map))?;
+                let pen = penalty(map.params());
                 match params.scheme {
                     Scheme::Alternating => {
-                        let fv = problem.objective(&tf, w.as_ref())?;
+                        let fv = problem.objective(&tf, w.as_ref())? + pen;
                         Ok(Some((fv, (tf, None))))
                     }
                     Scheme::VariableProjection => match problem.w_step(&tf) {
                         Ok(tw) => {
-                            let fv = problem.objective(&tf, tw.as_ref())?;
+                            let fv = problem.objective(&tf, tw.as_ref())? + pen;
                             Ok(Some((fv, (tf, Some(tw)))))
                         }
                         Err(GimcError::Linalg(_)) => Ok(None),
@@ -468,7 +494,7 @@ where
                 Some(w) => w,
                 None => problem.w_step(&new_feats)?,
             };
-            let f_new = problem.objective(&new_feats, new_w.as_ref())?;
+            let f_new = problem.objective(&new_feats, new_w.as_ref())? + penalty(map.params());
             if !f_new.is_finite() {
                 return Err(GimcError::NonFinite {
                     what: "objective",

@@ -55,6 +55,9 @@ pub struct SelectionParams {
     /// The memory pre-flight: [`estimate_selection`] is checked against it before the split
     /// is made or any map drawn. Default [`MemoryBudget::Detect`] (the memory available now).
     pub memory: MemoryBudget,
+    /// Weight μ of the proximal term toward the random start ([`LabelParams::proximal`]).
+    /// Default 0.
+    pub proximal: f64,
 }
 
 impl Default for SelectionParams {
@@ -70,6 +73,7 @@ impl Default for SelectionParams {
             select_k: 1,
             seed: 0,
             memory: MemoryBudget::Detect,
+            proximal: 0.0,
         }
     }
 }
@@ -98,6 +102,12 @@ impl SelectionParams {
         if self.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }
+        if !(self.proximal >= 0.0 && self.proximal.is_finite()) {
+            return Err(param_err(
+                "proximal",
+                format!("must be finite and >= 0, got {}", self.proximal),
+            ));
+        }
         self.line_search.check()
     }
 
@@ -110,6 +120,7 @@ impl SelectionParams {
             select_k: self.select_k,
             eval_ks: vec![self.select_k],
             eval_train,
+            proximal: self.proximal,
             ..LabelParams::default()
         }
     }

@@ -575,3 +575,48 @@ fn a_relative_step_cap_bounds_every_map_update_and_the_objective_still_falls() {
     let obj = fit.objectives();
     assert!(obj.last().unwrap() < &obj[0], "{obj:?}");
 }
+
+#[test]
+fn a_proximal_term_keeps_the_map_near_its_start() {
+    let data = common::multilabel(40, 3, 4, 7);
+    let map = FourierFamily
+        .build(data.features(), 5, 0.3, &mut seeded(2))
+        .unwrap();
+    let moved = |proximal: f64| {
+        let params = LabelParams {
+            max_iter: 5,
+            proximal,
+            ..LabelParams::default()
+        };
+        let fit = fit_labels(&data, map.clone(), &params, None, &mut NoObserver).unwrap();
+        // the recorded objective includes the term and still never increases
+        assert_monotone(&fit.objectives());
+        (fit.model.maps()[0].params() - map.params()).norm_l2()
+    };
+    let (free, light, heavy) = (moved(0.0), moved(0.1), moved(100.0));
+    assert!(free > 0.0);
+    assert!(
+        heavy < light && light < free,
+        "moves {free} / {light} / {heavy}"
+    );
+    // a zero weight is exactly the plain fit
+    let plain = fit_labels(
+        &data,
+        map.clone(),
+        &LabelParams::default(),
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
+    let zero = LabelParams {
+        proximal: 0.0,
+        ..LabelParams::default()
+    };
+    let same = fit_labels(&data, map.clone(), &zero, None, &mut NoObserver).unwrap();
+    assert_eq!(plain.objectives(), same.objectives());
+    let bad = LabelParams {
+        proximal: -1.0,
+        ..LabelParams::default()
+    };
+    assert!(fit_labels(&data, map, &bad, None, &mut NoObserver).is_err());
+}
