@@ -45,20 +45,33 @@ fn main() {
             .map(|v| v.parse().unwrap())
             .collect()
     };
-    let gammas = list(3, if key == "bibtex" { "0.001,0.002,0.005" } else { "0.01,0.02,0.05" });
+    let gammas = list(
+        3,
+        if key == "bibtex" {
+            "0.001,0.002,0.005"
+        } else {
+            "0.01,0.02,0.05"
+        },
+    );
     let lambdas = list(4, "0.1,1,10");
     let data_dir = gimc_data::resolve_data_dir(None);
     let (train, test) = load_train_test(&data_dir, &key).unwrap();
     let rows = |d: &LabelData| d.with_features(d.features().normalize_rows(norm)).unwrap();
     let (train, test) = (rows(&train), rows(&test));
     let (tr, va) = validation_split(&train, 0.2, &mut child(&seeded(2016), 0)).unwrap();
-    let (fit, val) = (train.select_rows(&tr).unwrap(), train.select_rows(&va).unwrap());
+    let (fit, val) = (
+        train.select_rows(&tr).unwrap(),
+        train.select_rows(&va).unwrap(),
+    );
     let t = Instant::now();
     let mut best = (f64::NEG_INFINITY, 0.0, 0.0);
     for &g in &gammas {
         for (s, &l) in scores(&fit, &val, g, &lambdas).iter().zip(&lambdas) {
             let p1 = 100.0 * precision_at_k(s.as_ref(), val.labels(), 1).unwrap();
-            println!("{key} rows {}: γ = {g} λ = {l}: validation P@1 {p1:.2}", norm.name());
+            println!(
+                "{key} rows {}: γ = {g} λ = {l}: validation P@1 {p1:.2}",
+                norm.name()
+            );
             if p1 > best.0 {
                 best = (p1, g, l);
             }
