@@ -363,19 +363,17 @@ where
             iteration: 0,
         });
     }
-    // the proximal term c·‖U − U₀‖² with c = μ·f₀/‖U₀‖² (zero at the start)
-    let u0 = map.params().to_owned();
-    let u0_sq = u0.squared_norm_l2();
-    let prox_c = if params.proximal > 0.0 && u0_sq > 0.0 {
-        params.proximal * f.abs() / u0_sq
+    // the proximal term c·‖U − U₀‖² with c = μ·f₀/‖U₀‖² (zero at the start), when μ > 0
+    let prox: Option<(Mat<f64>, f64)> = if params.proximal > 0.0 {
+        let u0 = map.params().to_owned();
+        let sq = u0.squared_norm_l2();
+        (sq > 0.0).then(|| (u0, params.proximal * f.abs() / sq))
     } else {
-        0.0
+        None
     };
     let penalty = |u: gimc_linalg::faer::MatRef<'_, f64>| -> f64 {
-        if prox_c == 0.0 {
-            return 0.0;
-        }
-        prox_c * (u - u0.as_ref()).squared_norm_l2()
+        prox.as_ref()
+            .map_or(0.0, |(u0, c)| c * (u - u0.as_ref()).squared_norm_l2())
     };
 
     let evaluate = |map: &M, feats: &LabelFeatures, w: &Mat<f64>| -> Result<_> {
@@ -435,9 +433,9 @@ where
             let gphi = problem.phi_gradient(&feats, w.as_ref())?;
             let mut g = map.backward(x, gphi.as_ref())?;
             drop(gphi);
-            if prox_c > 0.0 {
+            if let Some((u0, c)) = &prox {
                 // ∇ c‖U − U₀‖² = 2c(U − U₀)
-                g += (map.params() - u0.as_ref()) * gimc_linalg::faer::Scale(2.0 * prox_c);
+                g += (map.params() - u0.as_ref()) * gimc_linalg::faer::Scale(2.0 * c);
             }
             let g_sq = g.squared_norm_l2();
             if !g_sq.is_finite() {
