@@ -81,7 +81,9 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             .transform(&ds.features)
             .with_context(|| format!("{}: applying the model's standardisation", ds.name))?;
     }
-    ds.features = ds.features.normalize_rows(preprocess.row_norm);
+    if preprocess.row_norm != gimc_linalg::RowNorm::None {
+        ds.features = ds.features.normalize_rows(preprocess.row_norm);
+    }
     let k = match model.task() {
         Task::MultiClass if !a.scores => 1,
         _ => a.top_k,

@@ -399,15 +399,11 @@ impl Preprocess {
 
     /// Applies the transform to `x` (the standardisation's number of columns).
     pub fn apply(&self, x: &FeatureMatrix) -> Result<FeatureMatrix> {
-        let standardized;
-        let x = match &self.standardizer {
-            Some(st) => {
-                standardized = st.transform(x)?;
-                &standardized
-            }
-            None => x,
-        };
-        Ok(x.normalize_rows(self.row_norm))
+        Ok(match (&self.standardizer, self.row_norm) {
+            (Some(st), RowNorm::None) => st.transform(x)?,
+            (Some(st), norm) => st.transform(x)?.normalize_rows(norm),
+            (None, norm) => x.normalize_rows(norm),
+        })
     }
 }
 

@@ -566,16 +566,29 @@ fn badly_scaled_multiclass() -> PathBuf {
     temp_file("scaled3.svm", s.as_bytes())
 }
 
+/// `gimc --json fit DATA ARGS… -o MODEL`, then `predict` on DATA and `eval` against it: the
+/// training accuracy, the JSON that `fit` printed and the model file (named after `tag`).
+fn fit_predict_eval(data: &Path, tag: &str, args: &[&str]) -> (f64, serde_json::Value, PathBuf) {
+    let model = temp_file(&format!("{tag}.gimc"), b"");
+    let pred = temp_file(&format!("{tag}.pred"), b"");
+    let mut all = vec!["--json", "fit", p(data)];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", p(&model)]);
+    let o = gimc(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fit: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = gimc(&["-q", "predict", p(data), "-m", p(&model), "-o", p(&pred)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc(&["--json", "eval", "--pred", p(&pred), "--truth", p(data)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    (v["metrics"]["accuracy"].as_f64().unwrap(), fit, model)
+}
+
 /// Fits the badly scaled set with `--standardize mode`, predicts it and returns the training
 /// accuracy from `gimc eval` and the `standardized` field of `fit --json`.
 fn fit_predict_accuracy(mode: &str, method: &str) -> (f64, serde_json::Value) {
-    let data = badly_scaled_multiclass();
-    let model = temp_file(&format!("scaled-{mode}-{method}.gimc"), b"");
-    let pred = temp_file(&format!("scaled-{mode}-{method}.pred"), b"");
-    let o = gimc(&[
-        "--json",
-        "fit",
-        p(&data),
+    let args = [
         "--method",
         method,
         "--m",
@@ -588,20 +601,13 @@ fn fit_predict_accuracy(mode: &str, method: &str) -> (f64, serde_json::Value) {
         "2",
         "--standardize",
         mode,
-        "-o",
-        p(&model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let fit: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = gimc(&["--json", "eval", "--pred", p(&pred), "--truth", p(&data)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    (
-        v["metrics"]["accuracy"].as_f64().unwrap(),
-        fit["standardized"].clone(),
-    )
+    ];
+    let (acc, fit, _) = fit_predict_eval(
+        &badly_scaled_multiclass(),
+        &format!("scaled-{mode}-{method}"),
+        &args,
+    );
+    (acc, fit["standardized"].clone())
 }
 
 #[test]
@@ -680,12 +686,7 @@ fn direction_classes() -> PathBuf {
 fn row_normalisation_is_stored_in_the_model_and_applied_by_predict() {
     let data = direction_classes();
     let accuracy = |normalize: &str| {
-        let model = temp_file(&format!("dir-{normalize}.gimc"), b"");
-        let pred = temp_file(&format!("dir-{normalize}.pred"), b"");
-        let o = gimc(&[
-            "--json",
-            "fit",
-            p(&data),
+        let args = [
             "--m",
             "30",
             "--gamma",
@@ -698,22 +699,10 @@ fn row_normalisation_is_stored_in_the_model_and_applied_by_predict() {
             "off",
             "--normalize",
             normalize,
-            "-o",
-            p(&model),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let fit: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        ];
+        let (acc, fit, model) = fit_predict_eval(&data, &format!("dir-{normalize}"), &args);
         let meta = gimc::persist::read_model_meta(&model).unwrap();
-        let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let o = gimc(&["--json", "eval", "--pred", p(&pred), "--truth", p(&data)]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        (
-            v["metrics"]["accuracy"].as_f64().unwrap(),
-            fit["normalized"].clone(),
-            meta,
-        )
+        (acc, fit["normalized"].clone(), meta)
     };
     let (l2, field, meta) = accuracy("l2");
     assert_eq!(field, "l2");
