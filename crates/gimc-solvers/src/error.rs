@@ -119,18 +119,13 @@ pub(crate) fn check_finite_mat(
     what: &'static str,
     m: faer::MatRef<'_, f64>,
 ) -> Result<(), SolverError> {
-    for j in 0..m.ncols() {
-        for i in 0..m.nrows() {
-            let v = m[(i, j)];
-            if !v.is_finite() {
-                return Err(SolverError::InvalidInput {
-                    what,
-                    reason: format!("non-finite value {v} at row {i}, column {j}"),
-                });
-            }
-        }
+    match gimc_linalg::dense::first_non_finite(m) {
+        Some((i, j, v)) => Err(SolverError::InvalidInput {
+            what,
+            reason: format!("non-finite value {v} at row {i}, column {j}"),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -404,8 +404,8 @@ pub struct ImcWorkspace<'p, 'a> {
     weighted_eig_phi: OnceCell<Option<PreconditionerBasis>>,
     weighted_eig_psi: OnceCell<Option<PreconditionerBasis>>,
     /// Row-space reductions of wide dense sides (D > n), see [`Reduced`].
-    reduced_phi: OnceCell<Option<Reduced>>,
-    reduced_psi: OnceCell<Option<Reduced>>,
+    reduced_phi: OnceCell<Option<Reduced<'a>>>,
+    reduced_psi: OnceCell<Option<Reduced<'a>>>,
     a_full_sq: f64,
 }
 
@@ -414,25 +414,62 @@ pub struct ImcWorkspace<'p, 'a> {
 /// (the gradient is Φᵀ(·) + λW), so the half-step solves for α in W = Vα on the features L,
 /// whose Hessian products cost 4n²k instead of 4nDk.
 ///
-/// Both come from one Householder QR Φᵀ = V R (set-up 2nD·n once per features): L = ΦV = Rᵀ,
-/// and V stays in Householder form, applied to the k columns of α or W (4nDk) instead of being
-/// formed (another 2nD·n) and multiplied.
+/// L is the Cholesky factor of the Gram ΦΦᵀ = L Lᵀ (set-up n²D for one triangle and n³/3),
+/// with V = Φᵀ L⁻ᵀ, so ΦV = L and VᵀV = I, never formed: it is applied to the k columns of α or
+/// W as a product with Φ and a triangular solve (2nDk + n²k). Cholesky QR loses orthogonality
+/// as ε κ(Φ)², so it is used only while every pivot keeps L_ii² ≥ [`REDUCTION_PIVOT`] · max_i
+/// (ΦΦᵀ)_ii (no row of Φ close to the span of the rows before it); otherwise one Householder QR
+/// Φᵀ = V R (2nD·n, four to five times the cost at D = 3,200, n = 200) gives L = Rᵀ and V in
+/// Householder form. Both give the same L up to the signs of its columns and rounding.
 #[derive(Debug)]
-struct Reduced {
+struct Reduced<'a> {
     l: FeatureMatrix,
-    /// The QR factors of Φᵀ (Householder basis and coefficients of V).
-    qr: faer::linalg::solvers::Qr<f64>,
+    basis_v: ReducedBasis<'a>,
     basis: Option<PreconditionerBasis>,
 }
 
-impl Reduced {
+/// Smallest accepted Cholesky pivot L_ii² of [`Reduced`], relative to the largest squared row
+/// norm of Φ: up to it, Cholesky QR's loss of orthogonality stays near ε κ(Φ)² ≤ 1e-10.
+const REDUCTION_PIVOT: f64 = 1e-6;
+
+/// How [`Reduced`] applies V.
+#[derive(Debug)]
+enum ReducedBasis<'a> {
+    /// V = Φᵀ L⁻ᵀ.
+    Cholesky(MatRef<'a, f64>),
+    /// V in Householder form (the QR factors of Φᵀ).
+    Householder(faer::linalg::solvers::Qr<f64>),
+}
+
+impl<'a> Reduced<'a> {
     /// The reduction of dense `phi` (n × D, D > n) with the line counts `counts` of its side
     /// (for the preconditioner basis of L); `None` when L is not finite.
-    fn new(phi: MatRef<'_, f64>, counts: &[f64]) -> Option<Self> {
-        let qr = phi.transpose().qr();
-        let l = FeatureMatrix::dense(qr.thin_R().transpose().to_owned()).ok()?;
+    fn new(phi: MatRef<'a, f64>, counts: &[f64]) -> Option<Self> {
+        let (l, basis_v) = match Self::cholesky(phi) {
+            Some(l) => (l, ReducedBasis::Cholesky(phi)),
+            None => {
+                let qr = phi.transpose().qr();
+                let l = qr.thin_R().transpose().to_owned();
+                (l, ReducedBasis::Householder(qr))
+            }
+        };
+        let l = FeatureMatrix::dense(l).ok()?;
         let basis = PreconditionerBasis::compute(Side::Features(&l), counts);
-        Some(Self { l, qr, basis })
+        Some(Self { l, basis_v, basis })
+    }
+
+    /// L with ΦΦᵀ = L Lᵀ when every pivot passes [`REDUCTION_PIVOT`].
+    fn cholesky(phi: MatRef<'_, f64>) -> Option<Mat<f64>> {
+        let g = gimc_linalg::dense::gram_tn_with(phi.transpose(), faer::get_global_parallelism());
+        let largest = (0..g.nrows()).map(|i| g[(i, i)]).fold(0.0, f64::max);
+        if !(largest.is_finite() && largest > 0.0) {
+            return None;
+        }
+        let llt = g.llt(faer::Side::Lower).ok()?;
+        let l = llt.L().to_owned();
+        (0..l.nrows())
+            .all(|i| l[(i, i)] * l[(i, i)] >= REDUCTION_PIVOT * largest)
+            .then_some(l)
     }
 
     /// The reduced dimension n (columns of V).
@@ -440,11 +477,19 @@ impl Reduced {
         self.l.ncols()
     }
 
-    fn scratch(&self, ncols: usize) -> faer::dyn_stack::MemBuffer {
+    /// L as a dense matrix.
+    fn l_dense(&self) -> MatRef<'_, f64> {
+        match &self.l {
+            FeatureMatrix::Dense(l) => l.as_ref(),
+            FeatureMatrix::Sparse(_) => unreachable!("L is built dense"),
+        }
+    }
+
+    fn scratch(qr: &faer::linalg::solvers::Qr<f64>, ncols: usize) -> faer::dyn_stack::MemBuffer {
         faer::dyn_stack::MemBuffer::new(
             faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
-                self.qr.Q_basis().nrows(),
-                self.qr.Q_coeff().nrows(),
+                qr.Q_basis().nrows(),
+                qr.Q_coeff().nrows(),
                 ncols,
             ),
         )
@@ -452,33 +497,73 @@ impl Reduced {
 
     /// Vᵀx (n × k) for x (D × k).
     fn v_t_mul(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let mut y = x.to_owned();
-        let mut buf = self.scratch(y.ncols());
-        faer::linalg::householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
-            self.qr.Q_basis(),
-            self.qr.Q_coeff(),
-            faer::Conj::No,
-            y.as_mut(),
-            faer::get_global_parallelism(),
-            faer::dyn_stack::MemStack::new(&mut buf),
-        );
-        y.subrows(0, self.dim()).to_owned()
+        let par = faer::get_global_parallelism();
+        match &self.basis_v {
+            ReducedBasis::Cholesky(phi) => {
+                // L⁻¹ (Φ x)
+                let mut y = gimc_linalg::dense::zeros_padded(phi.nrows(), x.ncols());
+                faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Replace, *phi, x, 1.0, par);
+                faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+                    self.l_dense(),
+                    y.as_mut(),
+                    par,
+                );
+                y
+            }
+            ReducedBasis::Householder(qr) => {
+                let mut y = x.to_owned();
+                let mut buf = Self::scratch(qr, y.ncols());
+                faer::linalg::householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
+                    qr.Q_basis(),
+                    qr.Q_coeff(),
+                    faer::Conj::No,
+                    y.as_mut(),
+                    par,
+                    faer::dyn_stack::MemStack::new(&mut buf),
+                );
+                y.subrows(0, self.dim()).to_owned()
+            }
+        }
     }
 
     /// Vα (D × k) for α (n × k).
     fn v_mul(&self, alpha: MatRef<'_, f64>) -> Mat<f64> {
-        let mut y = Mat::<f64>::zeros(self.qr.Q_basis().nrows(), alpha.ncols());
-        y.as_mut().subrows_mut(0, self.dim()).copy_from(alpha);
-        let mut buf = self.scratch(y.ncols());
-        faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-            self.qr.Q_basis(),
-            self.qr.Q_coeff(),
-            faer::Conj::No,
-            y.as_mut(),
-            faer::get_global_parallelism(),
-            faer::dyn_stack::MemStack::new(&mut buf),
-        );
-        y
+        let par = faer::get_global_parallelism();
+        match &self.basis_v {
+            ReducedBasis::Cholesky(phi) => {
+                // Φᵀ (L⁻ᵀ α)
+                let mut z = alpha.to_owned();
+                faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+                    self.l_dense().transpose(),
+                    z.as_mut(),
+                    par,
+                );
+                let mut y = Mat::<f64>::zeros(phi.ncols(), alpha.ncols());
+                faer::linalg::matmul::matmul(
+                    y.as_mut(),
+                    faer::Accum::Replace,
+                    phi.transpose(),
+                    z.as_ref(),
+                    1.0,
+                    par,
+                );
+                y
+            }
+            ReducedBasis::Householder(qr) => {
+                let mut y = Mat::<f64>::zeros(qr.Q_basis().nrows(), alpha.ncols());
+                y.as_mut().subrows_mut(0, self.dim()).copy_from(alpha);
+                let mut buf = Self::scratch(qr, y.ncols());
+                faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                    qr.Q_basis(),
+                    qr.Q_coeff(),
+                    faer::Conj::No,
+                    y.as_mut(),
+                    par,
+                    faer::dyn_stack::MemStack::new(&mut buf),
+                );
+                y
+            }
+        }
     }
 }
 
@@ -597,7 +682,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
 
     /// The row-space reduction of one side ([`Reduced`]): only for dense features with more
     /// columns than rows in a problem with a sampled term only.
-    fn reduced(&self, which: Which) -> Option<&Reduced> {
+    fn reduced(&self, which: Which) -> Option<&Reduced<'a>> {
         let (cell, side) = match which {
             Which::W => (&self.reduced_phi, self.problem.phi),
             Which::H => (&self.reduced_psi, self.problem.psi),
@@ -1828,32 +1913,41 @@ mod tests {
         assert!((f_red - f_plain).abs() <= 1e-9 * f_plain.abs());
     }
 
-    /// The reduction of a wide Φ from one QR: L = Rᵀ reproduces Φ = L Vᵀ, and V applied in
-    /// Householder form has orthonormal columns (Vᵀ V α = α) spanning the row space of Φ.
+    /// The reduction of a wide Φ reproduces Φ = L Vᵀ, and V (applied without being formed) has
+    /// orthonormal columns (Vᵀ V α = α) spanning the row space of Φ: by Cholesky QR on a
+    /// well-conditioned Φ, and by Householder QR when a row repeats (a zero pivot).
     #[test]
     fn reduction_factors_reproduce_the_features() {
         let (n, d, k) = (12, 40, 3);
         let mut rng = seeded(5);
         let phi = gaussian_mat(&mut rng, n, d, 1.0);
-        let red = Reduced::new(phi.as_ref(), &vec![1.0; n]).unwrap();
-        assert_eq!(red.dim(), n);
-        let l = match &red.l {
-            FeatureMatrix::Dense(l) => l.clone(),
-            FeatureMatrix::Sparse(_) => unreachable!("L is dense"),
-        };
-        // V (D × n) as Householder products on the identity
-        let v = red.v_mul(Mat::<f64>::identity(n, n).as_ref());
-        assert_eq!(v.shape(), (d, n));
-        let eye = v.transpose() * &v;
-        assert!((eye - Mat::<f64>::identity(n, n)).norm_l2() < 1e-12);
-        assert!((&l * v.transpose() - &phi).norm_l2() < 1e-12 * phi.norm_l2());
-        assert!((&phi * &v - &l).norm_l2() < 1e-12 * phi.norm_l2());
-        let alpha = gaussian_mat(&mut rng, n, k, 1.0);
-        let back = red.v_t_mul(red.v_mul(alpha.as_ref()).as_ref());
-        assert!((back - &alpha).norm_l2() < 1e-12 * alpha.norm_l2());
-        // Vᵀx agrees with the formed V on a vector with a component outside the row space
-        let x = gaussian_mat(&mut rng, d, k, 1.0);
-        assert!((red.v_t_mul(x.as_ref()) - v.transpose() * &x).norm_l2() < 1e-12 * x.norm_l2());
+        let mut repeated = phi.clone();
+        for j in 0..d {
+            repeated[(7, j)] = phi[(2, j)];
+        }
+        for (phi, cholesky) in [(phi, true), (repeated, false)] {
+            let red = Reduced::new(phi.as_ref(), &vec![1.0; n]).unwrap();
+            assert_eq!(
+                matches!(red.basis_v, ReducedBasis::Cholesky(_)),
+                cholesky,
+                "which factorisation"
+            );
+            assert_eq!(red.dim(), n);
+            let l = red.l_dense().to_owned();
+            // V (D × n) applied to the identity
+            let v = red.v_mul(Mat::<f64>::identity(n, n).as_ref());
+            assert_eq!(v.shape(), (d, n));
+            assert!((&l * v.transpose() - &phi).norm_l2() < 1e-12 * phi.norm_l2());
+            assert!((&phi * &v - &l).norm_l2() < 1e-12 * phi.norm_l2());
+            // Vᵀx agrees with the formed V on a vector with a component outside the row space
+            let x = gaussian_mat(&mut rng, d, k, 1.0);
+            assert!((red.v_t_mul(x.as_ref()) - v.transpose() * &x).norm_l2() < 1e-12 * x.norm_l2());
+            let eye = v.transpose() * &v;
+            assert!((eye - Mat::<f64>::identity(n, n)).norm_l2() < 1e-12);
+            let alpha = gaussian_mat(&mut rng, n, k, 1.0);
+            let back = red.v_t_mul(red.v_mul(alpha.as_ref()).as_ref());
+            assert!((back - &alpha).norm_l2() < 1e-12 * alpha.norm_l2());
+        }
     }
 
     /// Finite differences of the objective against the factor gradients, for every

@@ -89,18 +89,7 @@ impl<'a> Side<'a> {
             return Ok(());
         };
         let bad = match f {
-            FeatureMatrix::Dense(m) => {
-                let mut found = None;
-                'outer: for j in 0..m.ncols() {
-                    for (i, v) in m.col_as_slice(j).iter().enumerate() {
-                        if !v.is_finite() {
-                            found = Some((i, j, *v));
-                            break 'outer;
-                        }
-                    }
-                }
-                found
-            }
+            FeatureMatrix::Dense(m) => gimc_linalg::dense::first_non_finite(m.as_ref()),
             FeatureMatrix::Sparse(m) => m
                 .iter()
                 .find(|(v, _)| !v.is_finite())

@@ -877,6 +877,8 @@ pub struct TransductionFpc<'a> {
     dense: Option<DenseFeatures>,
     /// MFISTA: the extrapolated point (Z, b), the previous iterate and t_k.
     momentum: Option<Momentum>,
+    /// The gradient step's buffer, kept from step to step (see [`take_work`]).
+    work: Option<Mat<f64>>,
 }
 
 #[derive(Debug)]
@@ -931,6 +933,7 @@ impl<'a> TransductionFpc<'a> {
             grad: vec![0.0; problem.labels.len() + problem.features.len()],
             dense: DenseFeatures::new(problem),
             momentum: None,
+            work: None,
         })
     }
 
@@ -1108,23 +1111,16 @@ impl<'a> TransductionFpc<'a> {
         }
     }
 
-    /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
-    /// the rank of the shrunk matrix. Uses the gradient cached at that point.
-    fn prox_step(
-        &mut self,
-        z: MatRef<'_, f64>,
-        bias: &[f64],
-        mu: f64,
-        it: usize,
-    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
-        let variant = self.params.variant;
+    /// The gradient step A = Z − τ_Z ∇_Z f, b ← b − τ_b ∇_b f (DESIGN §3.5) from the point
+    /// (Z, b), using the gradient cached at that point by [`Self::eval_with`], into a buffer
+    /// with zero padding (a GEMM left operand when Z is tall; see `dense::zeros_padded`).
+    fn descent_from_cache(&mut self, z: MatRef<'_, f64>, bias: &[f64]) -> (Mat<f64>, Vec<f64>) {
         let (tau_z, tau_b) = (self.tau_z, self.tau_b);
-        // gradient step: A = Z − τ_Z ∇_Z f, b ← b − τ_b ∇_b f (DESIGN §3.5)
-        // a GEMM left operand when Z is tall: zero padding (see `dense::zeros_padded`)
-        let mut a = dense::padded_copy(z);
+        let mut a = take_work(&mut self.work, z.nrows(), z.ncols());
+        a.copy_from(z);
         let mut new_b = bias.to_vec();
         let e = &self.entries;
-        let mcb = variant == TransductionVariant::McB;
+        let mcb = self.params.variant == TransductionVariant::McB;
         for j in 0..a.ncols() {
             let mut col = a.col_mut(j);
             for k in e.label_ptr[j]..e.label_ptr[j + 1] {
@@ -1158,6 +1154,83 @@ impl<'a> TransductionFpc<'a> {
                 }
             }
         }
+        (a, new_b)
+    }
+
+    /// [`Self::descent_from_cache`] with the gradient at (Y, b) evaluated in the same pass over
+    /// the columns (accelerated FPC's step from the extrapolated point): no gradient array is
+    /// written and read back, and Y is read once. The same operations in the same order as
+    /// `eval_with(Y, b, false, true)` followed by [`Self::descent_from_cache`], so bitwise the
+    /// same A and b; the label gradients are still cached (as `eval_with` caches them).
+    fn descent_fused(&mut self, y: MatRef<'_, f64>, bias: &[f64]) -> (Mat<f64>, Vec<f64>) {
+        let Some(df) = self.dense.as_ref() else {
+            self.eval_with(y, bias, false, true);
+            return self.descent_from_cache(y, bias);
+        };
+        let mut a = take_work(&mut self.work, y.nrows(), y.ncols());
+        a.copy_from(y);
+        let (tau_z, tau_b) = (self.tau_z, self.tau_b);
+        let (wy, wx) = self.weights;
+        let (t, d) = (df.t, df.d);
+        let mut new_b = bias.to_vec();
+        let e = &self.entries;
+        let grad = &mut self.grad;
+        let mcb = self.params.variant == TransductionVariant::McB;
+        gimc_linalg::simd::clear_upper_state();
+        for j in 0..a.ncols() {
+            let mut col = a.col_mut(j);
+            let r = e.label_ptr[j]..e.label_ptr[j + 1];
+            for k in r {
+                let (i, yv) = (e.rows[k], e.vals[k]);
+                // m = y (z + b); d/dz log(1 + e^{−m}) = −y / (1 + e^{m}) (as in `eval_with`)
+                let m = yv * (col[i] + bias[i]);
+                let ex = (-m.abs()).exp();
+                let sig = if m > 0.0 {
+                    ex / (1.0 + ex)
+                } else {
+                    1.0 / (1.0 + ex)
+                };
+                let g = -wy * yv * sig;
+                grad[k] = g;
+                col[i] -= tau_z * g;
+                if mcb {
+                    new_b[i] -= tau_b * g;
+                }
+            }
+            let range = j * d..(j + 1) * d;
+            let (xc, mc) = (&df.x[range.clone()], &df.mask[range]);
+            let mut block = col.as_mut().subrows_mut(t, d);
+            if let Some(slice) = block.as_mut().try_as_col_major_mut() {
+                for ((v, &x), &m) in slice.as_slice_mut().iter_mut().zip(xc).zip(mc) {
+                    *v -= tau_z * (wx * ((*v - x) * m));
+                }
+            } else {
+                for i in 0..d {
+                    block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
+                }
+            }
+        }
+        (a, new_b)
+    }
+
+    /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
+    /// the rank of the shrunk matrix. With `fused`, the gradient at (Z, b) is evaluated in the
+    /// gradient step's pass ([`Self::descent_fused`]); else the one cached at that point is used.
+    fn prox_step(
+        &mut self,
+        z: MatRef<'_, f64>,
+        bias: &[f64],
+        mu: f64,
+        it: usize,
+        fused: bool,
+    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
+        let variant = self.params.variant;
+        let tau_z = self.tau_z;
+        let (a, new_b) = if fused {
+            self.descent_fused(z, bias)
+        } else {
+            self.descent_from_cache(z, bias)
+        };
         // one vectorised pass: a NaN or an infinity anywhere makes the sum non-finite
         if !a.sum().is_finite() || new_b.iter().any(|b| !b.is_finite()) {
             return Err(SolverError::NonFinite {
@@ -1189,6 +1262,7 @@ impl<'a> TransductionFpc<'a> {
         } else {
             shrunk.s.iter().sum()
         };
+        self.work = Some(a);
         // plain FPC steps next from this point and needs its gradient; accelerated FPC steps
         // from the extrapolated point and evaluates the gradient there
         let with_grad = !self.params.accelerate;
@@ -1204,54 +1278,68 @@ impl<'a> TransductionFpc<'a> {
     }
 }
 
-/// ⟨y − z, z − x⟩ over the Z blocks and the biases (all Z of the same shape): the adaptive
-/// restart test of accelerated FPC.
-fn restart_product(
-    y: MatRef<'_, f64>,
-    yb: &[f64],
-    z: MatRef<'_, f64>,
-    zb: &[f64],
-    x: MatRef<'_, f64>,
-    xb: &[f64],
+/// A buffer for the gradient step's A with zero padding: the one the last step left in `work`
+/// (its padding is still zero; every other entry is overwritten) or a new one.
+fn take_work(work: &mut Option<Mat<f64>>, nrows: usize, ncols: usize) -> Mat<f64> {
+    match work.take() {
+        Some(w) if w.nrows() == nrows && w.ncols() == ncols => w,
+        _ => dense::zeros_padded(nrows, ncols),
+    }
+}
+
+/// The adaptive restart test of accelerated FPC, ⟨y − z, z − x⟩ over the Z blocks and the
+/// biases (all Z of the same shape, unit row stride), returned, and in the same pass the
+/// extrapolation y ← z + c (z − x) written over y (each entry of y is read before it is
+/// written).
+fn restart_product_extrapolate(
+    mut y: MatMut<'_, f64>,
+    yb: &mut [f64],
+    (z, zb): (MatRef<'_, f64>, &[f64]),
+    (x, xb): (MatRef<'_, f64>, &[f64]),
+    c: f64,
 ) -> f64 {
     // four partial sums: the result only decides a restart
     let mut acc = [0.0; 4];
     for j in 0..z.ncols() {
-        let (yc, zc, xc) = (y.col(j), z.col(j), x.col(j));
+        let (zc, xc) = (z.col(j), x.col(j));
         match (
-            yc.try_as_col_major(),
+            y.as_mut().col_mut(j).try_as_col_major_mut(),
             zc.try_as_col_major(),
             xc.try_as_col_major(),
         ) {
             (Some(yc), Some(zc), Some(xc)) => {
-                let (yc, zc, xc) = (yc.as_slice(), zc.as_slice(), xc.as_slice());
+                let (yc, zc, xc) = (yc.as_slice_mut(), zc.as_slice(), xc.as_slice());
+                let len = yc.len();
+                let tail = len - len % 4;
                 let mut chunks = yc
-                    .chunks_exact(4)
+                    .chunks_exact_mut(4)
                     .zip(zc.chunks_exact(4))
                     .zip(xc.chunks_exact(4));
                 for ((y4, z4), x4) in &mut chunks {
                     for l in 0..4 {
                         acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
+                        y4[l] = z4[l] + c * (z4[l] - x4[l]);
                     }
                 }
-                let tail = yc.len() - yc.len() % 4;
-                for i in tail..yc.len() {
+                for i in tail..len {
                     acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+                    yc[i] = zc[i] + c * (zc[i] - xc[i]);
                 }
             }
             _ => {
                 for i in 0..z.nrows() {
-                    acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+                    acc[0] += (y[(i, j)] - zc[i]) * (zc[i] - xc[i]);
+                    y[(i, j)] = zc[i] + c * (zc[i] - xc[i]);
                 }
             }
         }
     }
-    acc.iter().sum::<f64>()
-        + yb.iter()
-            .zip(zb)
-            .zip(xb)
-            .map(|((y, z), x)| (y - z) * (z - x))
-            .sum::<f64>()
+    let mut bias_sum = 0.0;
+    for ((v, &z), &x) in yb.iter_mut().zip(zb).zip(xb) {
+        bias_sum += (*v - z) * (z - x);
+        *v = z + c * (z - x);
+    }
+    acc.iter().sum::<f64>() + bias_sum
 }
 
 /// out = a + c (b − d) entrywise (all of the same shape, unit row stride), column by column.
@@ -1354,7 +1442,7 @@ impl IterativeSolver for TransductionFpc<'_> {
         let (f, rel) = match self.momentum.take() {
             None => {
                 // plain FPC: the gradient at the iterate was cached by its evaluation
-                let (z, b, f, rank) = self.prox_step(st.z.as_ref(), &st.bias, mu, it)?;
+                let (z, b, f, rank) = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
                 self.rank = rank;
                 st.z = z;
                 st.bias = b;
@@ -1368,8 +1456,7 @@ impl IterativeSolver for TransductionFpc<'_> {
                     mut yb,
                     t,
                 } = mom;
-                self.eval_with(y.as_ref(), &yb, false, true);
-                let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it)?;
+                let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it, true)?;
                 self.rank = rank;
                 // t = 1: y is the iterate itself (a stage start or a restart), so the candidate
                 // is the plain FPC step. A rejected plain step ends the stage when it changes F
@@ -1385,26 +1472,39 @@ impl IterativeSolver for TransductionFpc<'_> {
                 // step from y to the candidate points against the last change of the iterate,
                 // ⟨y − z_{k+1}, z_{k+1} − x_k⟩ > 0 (gradient scheme). (Restarts alone did not
                 // end the 1,000-step spins on yeast; the plain-step rule above did.)
-                let restart = !accepted
-                    || restart_product(y.as_ref(), &yb, cz.as_ref(), &cb, st.z.as_ref(), &st.bias)
-                        > 0.0;
+                //
+                // y = x_{k+1} + ((t_k − 1)/t_{k+1})(x_{k+1} − x_k) with x_{k+1} = z_{k+1} (the
+                // candidate, accepted); MFISTA's term in z_{k+1} − x_{k+1} vanishes because a
+                // rejected candidate restarts. Written into y's buffer, in the same pass as the
+                // restart test; a restart (rare) then redoes it with coefficient 0.
+                let restart = if accepted {
+                    let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
+                    let c2 = (t - 1.0) / t_next;
+                    let product = restart_product_extrapolate(
+                        y.as_mut(),
+                        &mut yb,
+                        (cz.as_ref(), &cb),
+                        (st.z.as_ref(), &st.bias),
+                        c2,
+                    );
+                    if product > 0.0 {
+                        add_scaled_diff(y.as_mut(), cz.as_ref(), 0.0, cz.as_ref(), st.z.as_ref());
+                        for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
+                            *v = c + 0.0 * (c - p);
+                        }
+                    }
+                    st.z = cz;
+                    st.bias = cb;
+                    product > 0.0
+                } else {
+                    true
+                };
                 let t_next = if restart {
                     1.0
                 } else {
                     0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt())
                 };
-                // y = x_{k+1} + ((t_k − 1)/t_{k+1})(x_{k+1} − x_k) with x_{k+1} = z_{k+1} (the
-                // candidate, accepted); MFISTA's term in z_{k+1} − x_{k+1} vanishes because a
-                // rejected candidate restarts. Written into y's buffer.
-                if accepted {
-                    let c2 = if restart { 0.0 } else { (t - 1.0) / t_next };
-                    add_scaled_diff(y.as_mut(), cz.as_ref(), c2, cz.as_ref(), st.z.as_ref());
-                    for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
-                        *v = c + c2 * (c - p);
-                    }
-                    st.z = cz;
-                    st.bias = cb;
-                } else {
+                if !accepted {
                     y.copy_from(st.z.as_ref());
                     yb.copy_from_slice(&st.bias);
                 }
