@@ -1,7 +1,7 @@
 //! Helpers shared by the synthetic experiments (`gimc-fig1`, `imc-sample-complexity`,
 //! `pu-imc`): error conversion from the solver and feature-map crates, mean / standard
-//! deviation, random hold-out splits of an observed set, building Ω from triplets, and the area
-//! under the ROC curve.
+//! deviation, random hold-out splits of an observed set, building Ω from triplets, the area
+//! under the ROC curve, and a runner for single-threaded jobs side by side (`okmf-table2`).
 
 use gimc_linalg::Observed;
 use gimc_linalg::faer::MatRef;
@@ -119,6 +119,54 @@ pub(crate) fn auc(positives: &[f64], negatives: &[f64]) -> f64 {
     (rank_sum - np * (np + 1.0) / 2.0) / (np * nn)
 }
 
+/// Runs `job(i)` for i in 0..`count` on as many worker threads as there are cores, each job
+/// entirely on its own thread: every worker installs a one-thread rayon pool (so the library's
+/// row-parallel loops stay on it) and faer runs sequentially ([`SequentialFaer`]). For
+/// experiments that time single fits whose work is too fine-grained to share two cores (one
+/// fit per core keeps both busy, and a fit's wall time is its one-thread time). Results come
+/// back in job order; the first error (in job order) is returned.
+pub(crate) fn run_jobs_single_threaded<T: Send>(
+    count: usize,
+    job: impl Fn(usize) -> Result<T, ExperimentError> + Sync,
+) -> Result<Vec<T>, ExperimentError> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let _seq = super::mc1_common::SequentialFaer::new();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, count.max(1));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<T, ExperimentError>>>> =
+        Mutex::new((0..count).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        break;
+                    }
+                    let r = match &pool {
+                        Ok(pool) => pool.install(|| job(i)),
+                        Err(e) => Err(ExperimentError::Failed(format!("thread pool: {e}"))),
+                    };
+                    if let Ok(mut slots) = results.lock() {
+                        slots[i] = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    let slots = results
+        .into_inner()
+        .map_err(|_| ExperimentError::Failed("a worker thread panicked".into()))?;
+    slots
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ExperimentError::Failed("a job did not run".into()))))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,52 +214,4 @@ mod tests {
         assert!((m - 2.0).abs() < 1e-15 && (s - 1.0).abs() < 1e-15);
         assert_eq!(mean_std(&[4.0]), (4.0, 0.0));
     }
-}
-
-/// Runs `job(i)` for i in 0..`count` on as many worker threads as there are cores, each job
-/// entirely on its own thread: every worker installs a one-thread rayon pool (so the library's
-/// row-parallel loops stay on it) and faer runs sequentially ([`SequentialFaer`]). For
-/// experiments that time single fits whose work is too fine-grained to share two cores (one
-/// fit per core keeps both busy, and a fit's wall time is its one-thread time). Results come
-/// back in job order; the first error (in job order) is returned.
-pub(crate) fn run_jobs_single_threaded<T: Send>(
-    count: usize,
-    job: impl Fn(usize) -> Result<T, ExperimentError> + Sync,
-) -> Result<Vec<T>, ExperimentError> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let _seq = super::mc1_common::SequentialFaer::new();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .clamp(1, count.max(1));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<T, ExperimentError>>>> =
-        Mutex::new((0..count).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= count {
-                        break;
-                    }
-                    let r = match &pool {
-                        Ok(pool) => pool.install(|| job(i)),
-                        Err(e) => Err(ExperimentError::Failed(format!("thread pool: {e}"))),
-                    };
-                    if let Ok(mut slots) = results.lock() {
-                        slots[i] = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    let slots = results
-        .into_inner()
-        .map_err(|_| ExperimentError::Failed("a worker thread panicked".into()))?;
-    slots
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ExperimentError::Failed("a job did not run".into()))))
-        .collect()
 }
