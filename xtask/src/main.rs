@@ -48,6 +48,9 @@ enum Cmd {
         /// List the experiments and exit.
         #[arg(long)]
         list: bool,
+        /// Also the experiments a plain run skips (`--list` marks them).
+        #[arg(long, conflicts_with = "only")]
+        all: bool,
         /// First download the missing data files (`datasets fetch`; $GIMC_DATA_MIRROR applies).
         #[arg(long)]
         fetch: bool,
@@ -117,11 +120,15 @@ fn run(cli: Cli) -> Result<()> {
             out,
             seed,
             list,
+            all,
             fetch,
         } => {
             let mut args = vec!["reproduce".to_string()];
             if fetch {
                 args.push("--fetch".into());
+            }
+            if all {
+                args.push("--all".into());
             }
             for name in only {
                 args.extend(["--only".to_string(), name]);

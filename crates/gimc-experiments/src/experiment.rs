@@ -32,6 +32,11 @@ pub trait Experiment {
     /// Runs the experiment (quick or full form per `ctx.quick`) and returns its report.
     /// It must not write files itself; [`reproduce`] writes them.
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError>;
+    /// Why a plain `reproduce` (no `--only`, no `--all`) skips this experiment, or `None` when
+    /// it runs by default.
+    fn skipped_by_default(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Every experiment, in the order `reproduce` runs them.
@@ -50,7 +55,17 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(experiments::okmf_table2::OkmfTable2),
         Box::new(experiments::okmf_scaling::OkmfScaling),
         Box::new(experiments::gimc_table3::GimcTable3),
+        Box::new(experiments::gimc_table2_extended::GimcTable2Extended),
     ]
+}
+
+/// The experiments a plain `reproduce` skips, with the reason (see
+/// [`Experiment::skipped_by_default`]).
+pub fn skipped_by_default() -> Vec<(&'static str, &'static str)> {
+    registry()
+        .iter()
+        .filter_map(|e| e.skipped_by_default().map(|r| (e.name(), r)))
+        .collect()
 }
 
 /// The names of every registered experiment, in registry order.
@@ -58,14 +73,18 @@ pub fn experiment_names() -> Vec<&'static str> {
     registry().iter().map(|e| e.name()).collect()
 }
 
-/// The experiments named in `only` (in the order given, duplicates dropped), or all of them
-/// when `only` is empty.
+/// The experiments named in `only` (in the order given, duplicates dropped), or, when `only`
+/// is empty, every experiment that runs by default (all but [`skipped_by_default`]; the whole
+/// [`registry`] is `--all`).
 ///
 /// Errors: [`ExperimentError::UnknownExperiment`] for the first unknown name, listing the known
 /// ones.
 pub fn select(only: &[String]) -> Result<Vec<Box<dyn Experiment>>, ExperimentError> {
     if only.is_empty() {
-        return Ok(registry());
+        return Ok(registry()
+            .into_iter()
+            .filter(|e| e.skipped_by_default().is_none())
+            .collect());
     }
     let mut selected: Vec<Box<dyn Experiment>> = Vec::new();
     for name in only {

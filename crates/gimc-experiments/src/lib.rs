@@ -33,5 +33,6 @@ pub mod report;
 pub use error::ExperimentError;
 pub use experiment::{
     Context, Experiment, Outcome, Summary, experiment_names, registry, reproduce, select,
+    skipped_by_default,
 };
 pub use report::{Record, Report, Table, pivot_table, write_report};

@@ -19,7 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use gimc_data::fetch::{FetchParams, fetch_all};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
 use gimc_experiments::bench::{Measurement, peak_rss_bytes, render_markdown, select_benches};
-use gimc_experiments::{Context, reproduce, select};
+use gimc_experiments::{Context, registry, reproduce, select, skipped_by_default};
 
 /// Reproduce the tables and figures of the GIMC, MC-1 and OKMF papers.
 #[derive(Debug, Parser)]
@@ -216,7 +216,10 @@ struct ReproduceArgs {
     /// Master seed of every random draw.
     #[arg(long, default_value_t = 2016)]
     seed: u64,
-    /// List the selected experiments and exit.
+    /// Every experiment, including those a plain run skips (`--list` marks them).
+    #[arg(long, conflicts_with = "only")]
+    all: bool,
+    /// List the experiments (all of them, marking those skipped by default) and exit.
     #[arg(long)]
     list: bool,
     /// First download the data files that are missing (see `datasets fetch`).
@@ -225,14 +228,31 @@ struct ReproduceArgs {
 }
 
 fn run_reproduce(args: ReproduceArgs) -> Result<()> {
-    let selected = select(&args.only)?;
     if args.list {
         let mut stdout = std::io::stdout().lock();
-        for e in &selected {
+        let listed = if args.only.is_empty() {
+            registry()
+        } else {
+            select(&args.only)?
+        };
+        for e in &listed {
             writeln!(stdout, "{:<24} {}", e.name(), e.description())?;
+            if let Some(reason) = e.skipped_by_default() {
+                writeln!(
+                    stdout,
+                    "{:<24} (skipped by default: {reason}; run it with --only {} or --all)",
+                    "",
+                    e.name()
+                )?;
+            }
         }
         return Ok(());
     }
+    let selected = if args.all {
+        registry()
+    } else {
+        select(&args.only)?
+    };
     if args.fetch
         && let Err(e) = run_fetch(args.data_dir.clone(), &[])
     {
@@ -247,6 +267,14 @@ fn run_reproduce(args: ReproduceArgs) -> Result<()> {
     };
     let summary = reproduce(&ctx, &selected, &mut stdout)?;
     writeln!(stdout, "{summary}")?;
+    if args.only.is_empty() && !args.all {
+        for (name, reason) in skipped_by_default() {
+            writeln!(
+                stdout,
+                "skipped {name}: {reason} (run it with --only {name} or --all)"
+            )?;
+        }
+    }
     stdout.flush()?;
     if !summary.all_ok() {
         bail!(

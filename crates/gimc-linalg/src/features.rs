@@ -26,18 +26,7 @@ pub enum FeatureMatrix {
 impl FeatureMatrix {
     /// Wraps a dense matrix, rejecting NaN and infinite entries.
     pub fn dense(m: Mat<f64>) -> Result<Self> {
-        for j in 0..m.ncols() {
-            for i in 0..m.nrows() {
-                let value = m[(i, j)];
-                if !value.is_finite() {
-                    return Err(LinalgError::NonFinite {
-                        row: i,
-                        col: j,
-                        value,
-                    });
-                }
-            }
-        }
+        crate::dense::check_finite(m.as_ref())?;
         Ok(Self::Dense(m))
     }
 

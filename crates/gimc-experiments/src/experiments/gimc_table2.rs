@@ -151,7 +151,8 @@ fn gimc_err(e: gimc::GimcError) -> ExperimentError {
     ExperimentError::Failed(format!("gimc: {e}"))
 }
 
-fn to_label_data(d: &Dataset) -> Result<LabelData, ExperimentError> {
+/// A loaded part as [`LabelData`] (multi-label or multi-class, with label names).
+pub(crate) fn to_label_data(d: &Dataset) -> Result<LabelData, ExperimentError> {
     match &d.targets {
         Targets::Labels { matrix, names } => {
             LabelData::multi_label(d.features.clone(), matrix.clone())

@@ -5,6 +5,7 @@ pub mod gimc_fig1;
 pub mod gimc_fig2;
 pub mod gimc_multiclass;
 pub mod gimc_table2;
+pub mod gimc_table2_extended;
 pub mod gimc_table3;
 pub mod imc_sample_complexity;
 pub mod mc1_common;

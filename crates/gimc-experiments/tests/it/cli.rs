@@ -32,10 +32,18 @@ fn unknown_experiment_is_an_error_listing_known_ones() {
 fn select_keeps_order_and_drops_duplicates() {
     let s = select(&["datasets".into(), "datasets".into()]).unwrap();
     assert_eq!(s.len(), 1);
+    // the default selection is the registry without the experiments skipped by default
+    let skipped = gimc_experiments::skipped_by_default();
+    assert!(skipped.iter().any(|(n, _)| *n == "gimc-table2-extended"));
+    let default: Vec<&str> = select(&[]).unwrap().iter().map(|e| e.name()).collect();
     assert_eq!(
-        select(&[]).unwrap().len(),
+        default.len() + skipped.len(),
         gimc_experiments::registry().len()
     );
+    assert!(!default.contains(&"gimc-table2-extended"));
+    // named, it runs
+    let named = select(&["gimc-table2-extended".into()]).unwrap();
+    assert_eq!(named[0].name(), "gimc-table2-extended");
 }
 
 #[test]
@@ -49,4 +57,25 @@ fn list_prints_every_experiment() {
             "{name} missing from {text}"
         );
     }
+    // the experiments a plain run skips are marked, with how to run them
+    let marked = text
+        .lines()
+        .filter(|l| l.contains("skipped by default"))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        marked.len(),
+        gimc_experiments::skipped_by_default().len(),
+        "{text}"
+    );
+    assert!(
+        marked
+            .iter()
+            .all(|l| l.contains("--only gimc-table2-extended or --all"))
+    );
+    // --all and --only exclude each other
+    let out = bin()
+        .args(["reproduce", "--all", "--only", "datasets"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
 }
