@@ -161,7 +161,7 @@ pub fn test_oracle(
     let registry = MapRegistry::builtin();
     let family = registry.family(family_name).map_err(failed)?;
     let root = seeded(cfg.seed);
-    // (P@1, P@3, P@5, m, λ, iteration)
+    // ([P@1, P@3, P@5], m, λ, iteration) of the best test P@1 so far
     let mut best: Option<([f64; 3], usize, f64, usize)> = None;
     for &m in &cfg.ms {
         for &lambda in &cfg.gimc_lambdas {
@@ -321,8 +321,8 @@ impl Experiment for GimcTable2Extended {
                     "P@3",
                     "P@5",
                     "published GIMC P@1",
-                    "P@3",
-                    "P@5",
+                    "published GIMC P@3",
+                    "published GIMC P@5",
                     "validation P@1",
                     "time (s)",
                     "chosen setting",
