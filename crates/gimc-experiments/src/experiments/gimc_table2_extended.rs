@@ -31,7 +31,8 @@ use gimc_metrics::precision_at_k;
 use rand::seq::SliceRandom;
 
 use super::gimc_table2::{
-    METRICS, MethodResult, SetConfig, load_train_test, published_rows, run_set, to_label_data,
+    METRICS, MethodResult, SetConfig, load_train_test, published_rows, run_set, table_header,
+    to_label_data,
 };
 use super::support::mean_std;
 use crate::report::{MISSING, Report, Table, format_value};
@@ -315,21 +316,7 @@ impl Experiment for GimcTable2Extended {
                     train.nrows(),
                     test.nrows()
                 ),
-                [
-                    "row",
-                    "P@1",
-                    "P@3",
-                    "P@5",
-                    "published GIMC P@1",
-                    "published GIMC P@3",
-                    "published GIMC P@5",
-                    "validation P@1",
-                    "time (s)",
-                    "chosen setting",
-                ]
-                .iter()
-                .map(|s| (*s).to_string())
-                .collect(),
+                table_header("row"),
             );
             let mut push = |report: &mut Report,
                             method: &str,
