@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::{
-    MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc, fit_semisupervised,
+    Gamma, MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
+    fit_semisupervised,
 };
 use gimc_cluster::{
     KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
@@ -20,8 +21,8 @@ use gimc_linalg::{FeatureMatrix, Kernel};
 use serde_json::json;
 
 use crate::common::{
-    GammaArg, Globals, Normalize, Standardize, load_input, memory_budget, normalize, preflight,
-    standardize, write_output,
+    Globals, Normalize, Standardize, load_input, memory_budget, normalize, preflight, standardize,
+    write_output,
 };
 
 /// Arguments of `gimc cluster`.
@@ -45,7 +46,7 @@ pub struct ClusterArgs {
     /// RBF γ of the kernel / feature map: a number, `scale` = 1 / (d · Var X) on the features
     /// as the map sees them (after --standardize and --normalize), or `F*scale`.
     #[arg(long, default_value = "scale", allow_negative_numbers = true)]
-    pub gamma: GammaArg,
+    pub gamma: Gamma,
     /// Random features / landmarks m (Algorithm 2) or budget (OKMF).
     #[arg(long, default_value_t = 200)]
     pub m: usize,
@@ -150,7 +151,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     let x = &ds.features;
     let n = x.nrows();
     let gamma = a.gamma.resolve(x);
-    if matches!(a.gamma, GammaArg::Scale(_)) {
+    if matches!(a.gamma, Gamma::Scale(_)) {
         g.info(&format!("{}: γ = {gamma:.6} ({})", ds.name, a.gamma));
     }
     let mut rng = seeded(g.seed);

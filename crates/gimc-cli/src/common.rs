@@ -276,60 +276,6 @@ pub enum Standardize {
     Off,
 }
 
-/// An RBF width γ on the command line: a number, `scale` (scikit-learn's rule
-/// γ = 1 / (d · Var X), computed on the features as the map sees them, after any
-/// standardisation and row normalisation) or `F*scale` (F times that).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GammaArg {
-    /// A fixed γ > 0.
-    Value(f64),
-    /// F · 1 / (d · Var X).
-    Scale(f64),
-}
-
-impl GammaArg {
-    /// γ for the features `x` the map will see.
-    pub fn resolve(self, x: &FeatureMatrix) -> f64 {
-        match self {
-            Self::Value(g) => g,
-            Self::Scale(f) => f * x.gamma_scale(),
-        }
-    }
-}
-
-impl std::str::FromStr for GammaArg {
-    type Err = String;
-
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let positive = |v: &str| -> std::result::Result<f64, String> {
-            match v.trim().parse::<f64>() {
-                Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-                _ => Err(format!(
-                    "{s:?} is not a positive number, `scale` or `F*scale` (e.g. 0.5*scale)"
-                )),
-            }
-        };
-        let s_trim = s.trim();
-        if s_trim == "scale" {
-            return Ok(Self::Scale(1.0));
-        }
-        if let Some(f) = s_trim.strip_suffix("*scale") {
-            return positive(f).map(Self::Scale);
-        }
-        positive(s_trim).map(Self::Value)
-    }
-}
-
-impl std::fmt::Display for GammaArg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Value(g) => write!(f, "{g}"),
-            Self::Scale(k) if *k == 1.0 => write!(f, "scale"),
-            Self::Scale(k) => write!(f, "{k}*scale"),
-        }
-    }
-}
-
 /// Whether `gimc fit` / `gimc cluster` normalise the rows (after any standardisation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Normalize {

@@ -31,7 +31,7 @@ pub struct CompletionArgs<'a> {
     /// m, γ, λ, iterations, rank.
     pub m: usize,
     /// RBF γ (`scale` is resolved on each side's features).
-    pub gamma: crate::common::GammaArg,
+    pub gamma: gimc::Gamma,
     /// Ridge λ.
     pub lambda: f64,
     /// Outer iterations.

@@ -8,13 +8,15 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::{IterationInfo, SelectionParams, Task, estimate_selection, select_and_fit_observed};
+use gimc::{
+    Gamma, IterationInfo, SelectionParams, Task, estimate_selection, select_and_fit_observed,
+};
 use gimc_linalg::{Preprocess, RowNorm};
 use serde_json::json;
 
 use crate::common::{
-    GammaArg, Globals, Normalize, Standardize, label_data, load_target, map_method, memory_budget,
-    normalize, preflight, standardize, write_output,
+    Globals, Normalize, Standardize, label_data, load_target, map_method, memory_budget, normalize,
+    preflight, standardize, write_output,
 };
 use crate::progress::FitProgress;
 
@@ -48,7 +50,7 @@ pub struct FitArgs {
         value_delimiter = ',',
         allow_negative_numbers = true
     )]
-    pub gamma: Vec<GammaArg>,
+    pub gamma: Vec<Gamma>,
     /// Ridge penalty λ (comma list = grid).
     #[arg(
         long,
@@ -166,7 +168,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     ));
     let budget = memory_budget()?;
     let params = SelectionParams {
-        gammas: a.gamma.iter().map(|g| g.resolve(data.features())).collect(),
+        gammas: a.gamma.clone(),
         lambdas: a.lambda.clone(),
         ms: a.m.clone(),
         max_iter: if learn { a.iters } else { 0 },

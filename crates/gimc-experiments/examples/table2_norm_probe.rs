@@ -62,7 +62,7 @@ fn main() {
             &tr,
             family,
             &SelectionParams {
-                gammas,
+                gammas: gammas.iter().map(|&g| gimc::Gamma::Value(g)).collect(),
                 lambdas: lambdas.clone(),
                 ms: vec![m],
                 max_iter: iters,

@@ -92,7 +92,7 @@ fn main() {
     let set = a.get(1).map_or("bibtex", String::as_str);
     let kind = a.get(2).map_or("lff", String::as_str);
     let m: usize = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(500);
-    let gammas: Vec<f64> = list(a.get(4).map_or("0.002", String::as_str));
+    let gammas: Vec<gimc::Gamma> = list(a.get(4).map_or("0.002", String::as_str));
     let lambdas: Vec<f64> = list(a.get(5).map_or("1", String::as_str));
     let iters: usize = a.get(6).and_then(|s| s.parse().ok()).unwrap_or(10);
     let seed: u64 = a.get(7).and_then(|s| s.parse().ok()).unwrap_or(0);

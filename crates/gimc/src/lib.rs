@@ -2,7 +2,7 @@
 //! §3.3).
 //!
 //! ```
-//! use gimc::{LabelData, SelectionParams, select_and_fit};
+//! use gimc::{Gamma, LabelData, SelectionParams, select_and_fit};
 //! use gimc_featmap::FourierFamily;
 //! use gimc_linalg::FeatureMatrix;
 //! use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -27,7 +27,7 @@
 //! // GIMC-LFF: choose γ and the iteration count on a seeded validation split of the training
 //! // rows, then refit on all of them.
 //! let params = SelectionParams {
-//!     gammas: vec![0.5, 2.0],
+//!     gammas: vec![Gamma::Value(0.5), Gamma::Value(2.0)],
 //!     lambdas: vec![0.01],
 //!     ms: vec![50],
 //!     max_iter: 5,
@@ -35,7 +35,7 @@
 //!     ..SelectionParams::default()
 //! };
 //! let selection = select_and_fit(&train, &FourierFamily, &params)?;
-//! assert!(params.gammas.contains(&selection.chosen.gamma));
+//! assert!([0.5, 2.0].contains(&selection.chosen.gamma));
 //! let model = selection.model;
 //!
 //! // Predict the top-2 labels of the held-out rows and score the ranking.
@@ -95,6 +95,7 @@ pub use fit::{
     BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, estimate_fit_labels,
     fit_labels,
 };
+pub use gimc_linalg::Gamma;
 pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
 pub use linesearch::LineSearchParams;
 pub use maps::concat_features;

@@ -17,12 +17,13 @@
 //! [`MapRegistry`](crate::MapRegistry) — and the fitted models hold the family's map type.
 
 use gimc_featmap::{LearnableMap, MapFamily};
+use gimc_linalg::Gamma;
 use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::seq::SliceRandom;
 
 use crate::data::{LabelData, Task};
-use crate::error::{check_pos, param_err};
+use crate::error::param_err;
 use crate::fastpath::LabelProblem;
 use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
 use crate::linesearch::LineSearchParams;
@@ -34,8 +35,9 @@ use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Re
 /// The grid and protocol of [`select_and_fit`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SelectionParams {
-    /// Candidate γ values (each > 0). Default `[0.002]`.
-    pub gammas: Vec<f64>,
+    /// Candidate RBF widths, each a value > 0 or a multiple of the scale rule resolved on the
+    /// training features ([`Gamma`]). Default `[Gamma::SCALE]`, γ = 1 / (d · Var X).
+    pub gammas: Vec<Gamma>,
     /// Candidate λ values (each ≥ 0). Default `[1]`.
     pub lambdas: Vec<f64>,
     /// Candidate m values (each ≥ 1). Default `[500]`.
@@ -63,7 +65,7 @@ pub struct SelectionParams {
 impl Default for SelectionParams {
     fn default() -> Self {
         Self {
-            gammas: vec![0.002],
+            gammas: vec![Gamma::SCALE],
             lambdas: vec![1.0],
             ms: vec![500],
             max_iter: 10,
@@ -85,7 +87,7 @@ impl SelectionParams {
             return Err(GimcError::Empty("selection grid (gammas, lambdas, ms)"));
         }
         for &g in &self.gammas {
-            check_pos("gamma", g)?;
+            g.check()?;
         }
         for &l in &self.lambdas {
             crate::error::check_nonneg("lambda", l)?;
@@ -396,8 +398,14 @@ where
     let mut candidates = Vec::new();
     let mut best_val_model: Option<(f64, LabelModel<F::Map>)> = None;
     let total = params.ms.len() * params.gammas.len() * params.lambdas.len();
+    // γ from the rule is resolved once, on all of `data` (the rows the refit sees)
+    let gammas: Vec<f64> = params
+        .gammas
+        .iter()
+        .map(|g| g.resolve(data.features()))
+        .collect();
     for &m in &params.ms {
-        for &gamma in &params.gammas {
+        for &gamma in &gammas {
             for &lambda in &params.lambdas {
                 let stage = SelectionStage::Candidate {
                     index: candidates.len(),

@@ -32,6 +32,7 @@ use gimc_metrics::constraint_error;
 use gimc_solvers::NoObserver;
 use rand::seq::SliceRandom;
 
+use crate::Gamma;
 use crate::completion::{CompletionData, CompletionModel, CompletionParams, fit_completion};
 use crate::error::{input_err, param_err};
 use crate::{GimcError, Result};
@@ -47,8 +48,9 @@ pub struct SemiSupParams {
     /// Size m of the feature map (directions or landmarks, ≥ 1); the same initial draw is
     /// used for rows and columns.
     pub m: usize,
-    /// Inverse length scale γ > 0 of the feature map.
-    pub gamma: f64,
+    /// Inverse length scale γ of the feature map: a value > 0 or a multiple of the scale rule
+    /// resolved on the features passed to the fit ([`Gamma`]).
+    pub gamma: Gamma,
     /// Learn the maps (GIMC-LFF / GIMC-LNYS); `false` gives the unlearned baseline (IMC-RFF /
     /// IMC-NYS: just the IMC start). Default true.
     pub learn: bool,
@@ -72,11 +74,11 @@ impl SemiSupParams {
     /// `k` clusters with maps of size `m` and inverse length scale `gamma`: rank k, λ grid of
     /// the paper, 20 % held out, 10 outer iterations, k-means with 10 restarts, refit on all
     /// constraints.
-    pub fn new(k: usize, m: usize, gamma: f64) -> Self {
+    pub fn new(k: usize, m: usize, gamma: impl Into<Gamma>) -> Self {
         Self {
             k,
             m,
-            gamma,
+            gamma: gamma.into(),
             learn: true,
             lambdas: DEFAULT_LAMBDAS.to_vec(),
             holdout: 0.2,
@@ -115,7 +117,7 @@ impl SemiSupParams {
         if self.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
-        crate::error::check_pos("gamma", self.gamma)?;
+        self.gamma.check()?;
         if self.lambdas.is_empty() {
             return Err(GimcError::Empty("λ grid"));
         }
@@ -159,6 +161,8 @@ pub struct LambdaScore {
 pub struct SemiSupFit<M> {
     /// Cluster of every item (0..k).
     pub labels: Vec<usize>,
+    /// The map's γ (the resolved value when the parameter was a multiple of the scale rule).
+    pub gamma: f64,
     /// The chosen λ.
     pub lambda: f64,
     /// The chosen outer-iteration count (0: the unlearned IMC start).
@@ -367,8 +371,8 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
     // conflicting duplicates are reported here, before any work
     constraint_matrix(n, pairs)?;
     let base = child(rng, 0x5353_4331);
-    let draw =
-        || -> Result<F::Map> { Ok(family.build(x, params.m, params.gamma, &mut child(&base, 0))?) };
+    let gamma = params.gamma.resolve(x);
+    let draw = || -> Result<F::Map> { Ok(family.build(x, params.m, gamma, &mut child(&base, 0))?) };
     let dim = family.output_dim(params.m)?;
     if params.completion.rank >= dim {
         return Err(param_err(
@@ -449,6 +453,7 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
     let train_constraint_error = constraint_error(pairs, &labels)?;
     Ok(SemiSupFit {
         labels,
+        gamma,
         lambda,
         iterations,
         validation,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use custom_map::{LaplaceFamily, LaplaceFourier, registry};
 use gimc::persist::{label_model_from_bytes, label_model_to_bytes};
-use gimc::{AnyMap, LabelData, MapCodec, MapRegistry, SelectionParams, select_and_fit};
+use gimc::{AnyMap, Gamma, LabelData, MapCodec, MapRegistry, SelectionParams, select_and_fit};
 use gimc_data::{Targets, load_named};
 use gimc_featmap::{FeatureMap, LearnableMap, MapFamily};
 use gimc_linalg::FeatureMatrix;
@@ -83,7 +83,7 @@ fn selected_fitted_saved_loaded_and_refused_without_its_codec() {
     let data = blobs();
     let params = SelectionParams {
         ms: vec![20],
-        gammas: vec![0.1, 1.0],
+        gammas: vec![Gamma::Value(0.1), Gamma::Value(1.0)],
         lambdas: vec![0.1],
         max_iter: 4,
         seed: 3,
@@ -149,7 +149,7 @@ fn bibtex_small_grid_is_selected_on_validation() {
     let test = label_data(named.part("test").unwrap());
     let params = SelectionParams {
         ms: vec![100],
-        gammas: vec![0.003, 0.01],
+        gammas: vec![Gamma::Value(0.003), Gamma::Value(0.01)],
         lambdas: vec![1.0],
         max_iter: 3,
         ..SelectionParams::default()

@@ -19,7 +19,8 @@
 use std::time::Instant;
 
 use gimc::{
-    LabelData, LabelModel, MapRegistry, SelectionParams, Task, select_and_fit, validation_split,
+    Gamma, LabelData, LabelModel, MapRegistry, SelectionParams, Task, select_and_fit,
+    validation_split,
 };
 use gimc_featmap::Identity;
 use gimc_linalg::Observed;
@@ -217,7 +218,7 @@ pub fn run_set(
                     train,
                     family,
                     &SelectionParams {
-                        gammas: vec![gamma],
+                        gammas: vec![Gamma::Value(gamma)],
                         lambdas: vec![1.0],
                         ms: vec![m],
                         max_iter: iters,

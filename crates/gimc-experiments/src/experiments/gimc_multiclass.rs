@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use gimc::{LabelData, MapRegistry, SelectionParams, select_and_fit, validation_split};
+use gimc::{Gamma, LabelData, MapRegistry, SelectionParams, select_and_fit, validation_split};
 use gimc_data::{NamedOptions, load_named_part};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};
@@ -232,7 +232,7 @@ pub fn run_set(
                 train,
                 family,
                 &SelectionParams {
-                    gammas: gammas.clone(),
+                    gammas: gammas.iter().map(|&g| Gamma::Value(g)).collect(),
                     lambdas: cfg.lambdas.clone(),
                     ms: vec![cfg.m],
                     max_iter: iters,

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use gimc::{
-    LabelData, LabelModel, MapRegistry, SelectionParams, select_and_fit, select_combined,
+    Gamma, LabelData, LabelModel, MapRegistry, SelectionParams, select_and_fit, select_combined,
     validation_split,
 };
 use gimc_data::{Dataset, Targets, load_named};
@@ -281,7 +281,7 @@ pub fn run_set(
             train,
             family,
             &SelectionParams {
-                gammas: vec![gamma],
+                gammas: vec![Gamma::Value(gamma)],
                 lambdas: BASELINE_LAMBDAS.to_vec(),
                 max_iter: 0,
                 ..base.clone()
@@ -300,7 +300,7 @@ pub fn run_set(
             train,
             family,
             &SelectionParams {
-                gammas: vec![gamma],
+                gammas: vec![Gamma::Value(gamma)],
                 lambdas: cfg.gimc_lambdas.clone(),
                 max_iter: cfg.max_iter,
                 ..base.clone()

@@ -14,8 +14,8 @@ use gimc::persist::{
     save_label_model_with_preprocess,
 };
 use gimc::{
-    AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParams, GimcError, LabelData,
-    LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion, fit_labels,
+    AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParams, Gamma, GimcError,
+    LabelData, LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion, fit_labels,
 };
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::rng::seeded;
@@ -798,7 +798,7 @@ fn a_user_map_selects_saves_and_loads_once_its_codec_is_registered() {
     registry.register_codec::<Negated>().unwrap();
     assert!(registry.register_codec::<Negated>().is_err());
     let params = gimc::SelectionParams {
-        gammas: vec![0.1, 0.5],
+        gammas: vec![Gamma::Value(0.1), Gamma::Value(0.5)],
         ms: vec![5],
         max_iter: 2,
         seed: 7,

@@ -1,9 +1,9 @@
 //! Model selection on a validation split of the training data (DESIGN §4).
 
 use gimc::{
-    IterationRecord, LabelParams, MapRegistry, NoObserver, SelectionObserver, SelectionParams,
-    SelectionStage, fit_labels, select_and_fit, select_and_fit_observed, select_combined,
-    validation_split,
+    Gamma, IterationRecord, LabelParams, MapRegistry, NoObserver, SelectionObserver,
+    SelectionParams, SelectionStage, fit_labels, select_and_fit, select_and_fit_observed,
+    select_combined, validation_split,
 };
 use gimc_featmap::{CosineFamily, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::rng::{child, seeded};
@@ -14,7 +14,7 @@ use crate::common;
 fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
     let data = common::multilabel(150, 3, 4, 41);
     let params = SelectionParams {
-        gammas: vec![1e-4, 0.3],
+        gammas: vec![Gamma::Value(1e-4), Gamma::Value(0.3)],
         lambdas: vec![0.1, 1.0],
         ms: vec![6],
         max_iter: 4,
@@ -108,7 +108,7 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
         assert!((in_val - 0.25 * total).abs() <= 0.5 + 1e-9);
     }
     let params = SelectionParams {
-        gammas: vec![0.5],
+        gammas: vec![Gamma::Value(0.5)],
         ms: vec![10],
         max_iter: 3,
         ..SelectionParams::default()
@@ -128,7 +128,7 @@ fn bad_grids_are_parameter_errors() {
             ..SelectionParams::default()
         },
         SelectionParams {
-            gammas: vec![-1.0],
+            gammas: vec![Gamma::Value(-1.0)],
             ..SelectionParams::default()
         },
         SelectionParams {
@@ -154,7 +154,7 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
     let data = common::multilabel(120, 3, 4, 17);
     let base = SelectionParams {
         ms: vec![5],
-        gammas: vec![0.3],
+        gammas: vec![Gamma::Value(0.3)],
         max_iter: 2,
         seed: 3,
         ..SelectionParams::default()
@@ -223,7 +223,7 @@ impl SelectionObserver for Recorder {
 fn random_phase_fourier_selection_learns_and_reports_progress() {
     let data = common::multilabel(120, 3, 4, 43);
     let params = SelectionParams {
-        gammas: vec![0.05, 0.3],
+        gammas: vec![Gamma::Value(0.05), Gamma::Value(0.3)],
         lambdas: vec![0.1],
         ms: vec![5],
         max_iter: 3,
@@ -291,4 +291,34 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
     let want: Vec<usize> = (0..=sel.chosen.iterations).collect();
     assert_eq!(rec.iterations[2], want);
     assert_eq!(rec.iterations[2].len(), sel.history.len());
+}
+
+#[test]
+fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
+    let data = common::multilabel(120, 3, 4, 43);
+    let rule = data.features().gamma_scale();
+    let params = SelectionParams {
+        ms: vec![6],
+        max_iter: 1,
+        seed: 2,
+        ..SelectionParams::default()
+    };
+    assert_eq!(params.gammas, vec![Gamma::SCALE]);
+    let sel = select_and_fit(&data, &FourierFamily, &params).unwrap();
+    assert_eq!(sel.chosen.gamma, rule);
+    // a multiple of the rule, and a fixed value, are taken as given
+    let params = SelectionParams {
+        gammas: vec![Gamma::Scale(0.25), Gamma::Value(0.7)],
+        ..params
+    };
+    let sel = select_and_fit(&data, &FourierFamily, &params).unwrap();
+    let tried: Vec<f64> = sel.candidates.iter().map(|c| c.gamma).collect();
+    assert_eq!(tried, vec![0.25 * rule, 0.7]);
+    // a non-positive factor is refused before any work
+    let bad = SelectionParams {
+        gammas: vec![Gamma::Scale(0.0)],
+        ..params
+    };
+    let err = select_and_fit(&data, &FourierFamily, &bad).unwrap_err();
+    assert!(err.to_string().contains("gamma"), "{err}");
 }

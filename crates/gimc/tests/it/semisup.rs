@@ -117,3 +117,25 @@ fn invalid_constraints_give_typed_errors() {
         Err(GimcError::InvalidParameter { .. })
     ));
 }
+
+#[test]
+fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
+    let (x, _, pairs) = rings(120, 300, 5);
+    let mut p = SemiSupParams::new(2, 8, gimc::Gamma::Scale(2.0))
+        .with_learn(false)
+        .with_lambdas(vec![0.1]);
+    p.completion.start_iters = 5;
+    let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
+    assert_eq!(fit.gamma, 2.0 * x.gamma_scale());
+    let fixed = SemiSupParams {
+        gamma: 0.3.into(),
+        ..p.clone()
+    };
+    let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &fixed, &mut seeded(1)).unwrap();
+    assert_eq!(fit.gamma, 0.3);
+    let bad = SemiSupParams {
+        gamma: gimc::Gamma::Scale(f64::NAN),
+        ..p
+    };
+    assert!(fit_semisupervised(&x, &pairs, &FourierFamily, &bad, &mut seeded(1)).is_err());
+}
