@@ -10,6 +10,9 @@ use gimc_solvers::SolverError;
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum GimcError {
+    /// The caller's observer asked to stop (e.g. Ctrl-C); no result was produced.
+    #[error("interrupted")]
+    Interrupted,
     /// A hyper-parameter is outside its valid range.
     #[error("invalid parameter {name}: {reason}")]
     InvalidParameter {

@@ -296,6 +296,11 @@ pub trait SelectionObserver {
     fn fit_started(&mut self, _stage: &SelectionStage, _max_iter: usize) {}
     /// The running fit finished an outer iteration (iteration 0: the starting point).
     fn iteration(&mut self, _record: &IterationRecord) {}
+    /// Asked after every outer iteration: `true` stops the selection, which then returns
+    /// [`GimcError::Interrupted`] (a user's Ctrl-C, a deadline). Default never.
+    fn interrupted(&mut self) -> bool {
+        false
+    }
 }
 
 impl SelectionObserver for NoObserver {}
@@ -306,7 +311,11 @@ struct Forward<'a, S: SelectionObserver + ?Sized>(&'a mut S);
 impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
     fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
         self.0.iteration(record);
-        ObserverAction::Continue
+        if self.0.interrupted() {
+            ObserverAction::Stop
+        } else {
+            ObserverAction::Continue
+        }
     }
 }
 
@@ -418,6 +427,9 @@ where
                 let map = family.build(train.features(), m, gamma, &mut child(&root, 1))?;
                 let lp = params.label_params(lambda, params.max_iter, false);
                 let fit = fit_labels(&train, map, &lp, Some(&val), &mut Forward(&mut *observer))?;
+                if observer.interrupted() {
+                    return Err(GimcError::Interrupted);
+                }
                 let scores: Vec<f64> = fit
                     .history
                     .iter()
@@ -480,6 +492,9 @@ where
     )?;
     let lp = params.label_params(chosen.lambda, chosen.iterations, false);
     let fit = fit_labels(data, map, &lp, None, &mut Forward(&mut *observer))?;
+    if observer.interrupted() {
+        return Err(GimcError::Interrupted);
+    }
     let mut model = fit.model;
     model.set_method(format!("gimc-{}", chosen.family));
     let hp = model.hyper_parameters_mut();

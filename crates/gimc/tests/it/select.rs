@@ -322,3 +322,28 @@ fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
     let err = select_and_fit(&data, &FourierFamily, &bad).unwrap_err();
     assert!(err.to_string().contains("gamma"), "{err}");
 }
+
+#[test]
+fn an_observer_can_interrupt_the_selection() {
+    struct StopAfter(usize, usize);
+    impl SelectionObserver for StopAfter {
+        fn iteration(&mut self, _record: &IterationRecord) {
+            self.0 += 1;
+        }
+        fn interrupted(&mut self) -> bool {
+            self.0 >= self.1
+        }
+    }
+    let data = common::multilabel(120, 3, 4, 44);
+    let params = SelectionParams {
+        gammas: vec![Gamma::Value(0.3)],
+        ms: vec![6],
+        max_iter: 6,
+        ..SelectionParams::default()
+    };
+    let mut stop = StopAfter(0, 3);
+    let err = select_and_fit_observed(&data, &FourierFamily, &params, &mut stop).unwrap_err();
+    assert!(matches!(err, gimc::GimcError::Interrupted), "{err}");
+    // the fit stopped at the iteration that asked, not at the end of the grid
+    assert_eq!(stop.0, 3);
+}
