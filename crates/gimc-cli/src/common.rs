@@ -12,7 +12,7 @@ use gimc_data::{
     ColumnRef, Dataset, Format, Manifest, Targets, guess_format, load_named, load_path,
     resolve_data_dir,
 };
-use gimc_linalg::{FeatureMatrix, RowNorm, Standardizer};
+use gimc_linalg::{RowNorm, Standardizer};
 
 /// Global options every subcommand sees.
 #[derive(Debug, Clone)]
@@ -305,31 +305,20 @@ pub fn normalize(ds: &mut Dataset, mode: Normalize) -> RowNorm {
     norm
 }
 
-/// Features with at least this fraction of non-zero entries count as dense for
-/// `--standardize auto` even when the file format stores them sparse (LIBSVM).
-const DENSE_FRACTION: f64 = 0.5;
-
 /// Applies `--standardize` to the training set in place and returns the fitted transform
-/// (`None` when off). Dense features, or sparse-stored ones with at least
-/// [`DENSE_FRACTION`] non-zero entries (converted to dense storage), are centred and scaled;
-/// sparse ones are only scaled under `on` and left alone under `auto`.
+/// (`None` when off): the library's rule, [`gimc_linalg::FeatureMatrix::standardize_by`].
 pub fn standardize(ds: &mut Dataset, mode: Standardize) -> Result<Option<Standardizer>> {
-    if mode == Standardize::Off {
-        return Ok(None);
-    }
-    let x = &ds.features;
-    let cells = (x.nrows() as f64) * (x.ncols() as f64);
-    let dense = !x.is_sparse() || (cells > 0.0 && x.nnz() as f64 >= DENSE_FRACTION * cells);
-    if !dense && mode == Standardize::Auto {
-        return Ok(None);
-    }
-    if dense && x.is_sparse() {
-        ds.features = FeatureMatrix::dense(x.to_dense()).with_context(|| ds.name.clone())?;
-    }
-    let st = Standardizer::fit(&ds.features, dense)
+    let mode = match mode {
+        Standardize::Auto => gimc_linalg::StandardizeMode::Auto,
+        Standardize::On => gimc_linalg::StandardizeMode::On,
+        Standardize::Off => gimc_linalg::StandardizeMode::Off,
+    };
+    let out = ds
+        .features
+        .standardize_by(mode)
         .with_context(|| format!("{}: standardising the features", ds.name))?;
-    ds.features = st
-        .transform(&ds.features)
-        .with_context(|| format!("{}: standardising the features", ds.name))?;
-    Ok(Some(st))
+    Ok(out.map(|(x, st)| {
+        ds.features = x;
+        st
+    }))
 }

@@ -470,6 +470,62 @@ impl FeatureMatrix {
     }
 }
 
+/// Which feature matrices [`FeatureMatrix::standardize_by`] standardises (`gimc fit
+/// --standardize`, the Python estimators' `standardize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StandardizeMode {
+    /// Dense features (stored dense, or at least [`DENSE_FRACTION`] of the entries non-zero)
+    /// are centred and scaled; sparse ones are left alone.
+    #[default]
+    Auto,
+    /// Always: dense features are centred and scaled, sparse ones only scaled.
+    On,
+    /// Never.
+    Off,
+}
+
+/// Sparse-stored features with at least this fraction of non-zero entries count as dense for
+/// [`StandardizeMode::Auto`] (and are converted to dense storage to be centred).
+pub const DENSE_FRACTION: f64 = 0.5;
+
+impl FeatureMatrix {
+    /// Standardises the columns by `mode`: the transformed matrix and the transform learnt on
+    /// it, or `None` when `mode` leaves these features alone.
+    ///
+    /// ```
+    /// use gimc_linalg::{FeatureMatrix, StandardizeMode, faer::Mat};
+    /// let x = FeatureMatrix::dense(Mat::from_fn(4, 2, |i, j| (i * (j + 1)) as f64)).unwrap();
+    /// let (z, st) = x.standardize_by(StandardizeMode::Auto).unwrap().unwrap();
+    /// assert!(st.center);
+    /// assert!(z.to_dense().col(0).iter().sum::<f64>().abs() < 1e-12);
+    /// assert!(x.standardize_by(StandardizeMode::Off).unwrap().is_none());
+    /// ```
+    pub fn standardize_by(
+        &self,
+        mode: StandardizeMode,
+    ) -> Result<Option<(FeatureMatrix, Standardizer)>> {
+        if mode == StandardizeMode::Off {
+            return Ok(None);
+        }
+        let cells = (self.nrows() as f64) * (self.ncols() as f64);
+        let dense =
+            !self.is_sparse() || (cells > 0.0 && self.nnz() as f64 >= DENSE_FRACTION * cells);
+        if !dense && mode == StandardizeMode::Auto {
+            return Ok(None);
+        }
+        let owned;
+        let x = if dense && self.is_sparse() {
+            owned = FeatureMatrix::dense(self.to_dense())?;
+            &owned
+        } else {
+            self
+        };
+        let st = Standardizer::fit(x, dense)?;
+        let z = st.transform(x)?;
+        Ok(Some((z, st)))
+    }
+}
+
 /// The transform a model's input rows go through before its feature maps: the per-column
 /// standardisation (if any), then the row normalisation.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -81,7 +81,9 @@ pub use cg::{
 };
 pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
 pub use error::LinalgError;
-pub use features::{FeatureMatrix, Gamma, Preprocess, RowNorm, Standardizer};
+pub use features::{
+    DENSE_FRACTION, FeatureMatrix, Gamma, Preprocess, RowNorm, StandardizeMode, Standardizer,
+};
 pub use kernels::{Kernel, kernel_block, kernel_block_dense};
 pub use observed::{Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
 pub use rng::GimcRng;
