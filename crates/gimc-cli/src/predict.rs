@@ -9,7 +9,6 @@ use clap::Args;
 use gimc::Task;
 use serde_json::json;
 
-use gimc_linalg::FeatureMatrix;
 
 use crate::common::{Globals, load_target, write_output};
 
@@ -71,19 +70,9 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             model.input_dim()
         );
     }
-    if let Some(st) = &preprocess.standardizer {
-        // a centring transform needs dense rows (e.g. a dense set read from a LIBSVM file)
-        if st.center && ds.features.is_sparse() {
-            ds.features =
-                FeatureMatrix::dense(ds.features.to_dense()).with_context(|| ds.name.clone())?;
-        }
-        ds.features = st
-            .transform(&ds.features)
-            .with_context(|| format!("{}: applying the model's standardisation", ds.name))?;
-    }
-    if preprocess.row_norm != gimc_linalg::RowNorm::None {
-        ds.features = ds.features.normalize_rows(preprocess.row_norm);
-    }
+    ds.features = preprocess
+        .apply(&ds.features)
+        .with_context(|| format!("{}: applying the model's input transform", ds.name))?;
     let k = match model.task() {
         Task::MultiClass if !a.scores => 1,
         _ => a.top_k,

@@ -542,8 +542,18 @@ impl Preprocess {
         self.standardizer.is_none() && self.row_norm == RowNorm::None
     }
 
-    /// Applies the transform to `x` (the standardisation's number of columns).
+    /// Applies the transform to `x` (the standardisation's number of columns). Sparse rows
+    /// meet a centring standardisation as dense rows (the training features were dense, or
+    /// counted as dense by [`StandardizeMode::Auto`]).
     pub fn apply(&self, x: &FeatureMatrix) -> Result<FeatureMatrix> {
+        let densified;
+        let x = match &self.standardizer {
+            Some(st) if st.center && x.is_sparse() => {
+                densified = FeatureMatrix::dense(x.to_dense())?;
+                &densified
+            }
+            _ => x,
+        };
         Ok(match (&self.standardizer, self.row_norm) {
             (Some(st), RowNorm::None) => st.transform(x)?,
             (Some(st), norm) => st.transform(x)?.normalize_rows(norm),

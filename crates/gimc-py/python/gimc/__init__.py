@@ -1,0 +1,17 @@
+"""gimc: goal-directed inductive matrix completion with learned kernel feature maps.
+
+A Rust-backed package with scikit-learn's estimator conventions::
+
+    from gimc import GIMCClassifier
+    clf = GIMCClassifier(map="lff", m=500, random_state=0).fit(X_train, Y_train)
+    top5 = clf.predict_top_k(X_test, 5)
+
+Sparse SciPy input stays sparse; fits release the GIL and stop on Ctrl-C; fitted estimators
+pickle through the gimc model file format (``model_bytes_``).
+"""
+
+from . import metrics
+from ._classifier import GIMCClassifier
+
+__all__ = ["GIMCClassifier", "metrics"]
+__version__ = "0.1.0"

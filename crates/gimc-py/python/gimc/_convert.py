@@ -1,0 +1,64 @@
+"""Conversions between NumPy / SciPy inputs and the arrays the Rust functions borrow."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def features(X):
+    """A float64 2-D array, or the CSR tuple ``(indptr, indices, data, nrows, ncols)``.
+
+    Sparse input (any SciPy sparse matrix or array) stays sparse: it is converted to CSR with
+    sorted indices and no duplicates, never densified. Dense input must be 2-D and numeric.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        return (
+            np.ascontiguousarray(X.indptr, dtype=np.int64),
+            np.ascontiguousarray(X.indices, dtype=np.int64),
+            np.ascontiguousarray(X.data, dtype=np.float64),
+            int(X.shape[0]),
+            int(X.shape[1]),
+        )
+    X = np.asarray(X)
+    if X.dtype == object or not np.issubdtype(X.dtype, np.number):
+        raise TypeError(f"X must be numeric, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    return np.asarray(X, dtype=np.float64)
+
+
+def n_rows(X) -> int:
+    return int(X.shape[0])
+
+
+def n_cols(X) -> int:
+    return int(X.shape[1])
+
+
+def indicator_csr(Y):
+    """A 0/1 indicator matrix (dense or sparse) as ``(indptr, indices, nrows, ncols)``."""
+    Y = sp.csr_matrix(Y)
+    Y.eliminate_zeros()
+    if not Y.has_canonical_format:
+        Y = Y.copy()
+        Y.sum_duplicates()
+    return (
+        np.ascontiguousarray(Y.indptr, dtype=np.int64),
+        np.ascontiguousarray(Y.indices, dtype=np.int64),
+        int(Y.shape[0]),
+        int(Y.shape[1]),
+    )
+
+
+def is_multilabel(y) -> bool:
+    """Whether ``y`` is a label indicator matrix (2-D with more than one column) rather than a
+    vector of classes."""
+    if sp.issparse(y):
+        return True
+    y = np.asarray(y)
+    return y.ndim == 2 and y.shape[1] > 1

@@ -1,0 +1,34 @@
+"""Type stubs of the Rust extension module gimc._gimc (stateless functions)."""
+
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Csr = Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], int, int]
+Indicator = Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int, int]
+Features = Union[npt.NDArray[np.float64], Csr]
+
+def fit_labels(
+    x: Features,
+    classes: Optional[npt.NDArray[np.int64]],
+    n_classes: int,
+    labels: Optional[Indicator],
+    map: str,
+    m: Sequence[int],
+    gamma: Sequence[str],
+    alpha: Sequence[float],
+    max_iter: int,
+    validation_fraction: float,
+    select_k: int,
+    seed: int,
+    standardize: str,
+    normalize: str,
+    n_jobs: Optional[int] = None,
+) -> Tuple[bytes, dict]: ...
+def decision_function(model: bytes, x: Features) -> npt.NDArray[np.float64]: ...
+def top_k(model: bytes, x: Features, k: int) -> npt.NDArray[np.int64]: ...
+def model_info(model: bytes) -> dict: ...
+def precision_at_k(scores: npt.NDArray[np.float64], truth_csr: Indicator, k: int) -> float: ...
+def ndcg_at_k(scores: npt.NDArray[np.float64], truth_csr: Indicator, k: int) -> float: ...
+def gamma_scale(x: Features) -> float: ...

@@ -1,0 +1,388 @@
+//! `gimc._gimc`: the stateless Rust functions behind the Python package `gimc`.
+//!
+//! The estimators (pure Python, `python/gimc/`) hold their fitted state as NumPy arrays and as
+//! the bytes of a gimc model file (safetensors + JSON, MODEL_FORMAT.md), and call these
+//! functions with it. Features arrive as a C- or F-ordered float64 array or as the CSR arrays
+//! of a SciPy matrix (`(indptr, indices, data, nrows, ncols)`, int64 indices, sorted and
+//! without duplicates); sparse input stays sparse. Every fit and prediction runs with the GIL
+//! released; a fit runs on a worker thread while the calling thread polls for signals, so
+//! Ctrl-C stops it at the next outer iteration with `KeyboardInterrupt`. Library errors are
+//! raised as `ValueError` carrying the library's message.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
+use gimc::{
+    Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, SelectionObserver,
+    SelectionParams, SelectionStage, select_and_fit_observed,
+};
+use gimc_linalg::faer::Mat;
+use gimc_linalg::sprs::CsMat;
+use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+/// A library error as a Python `ValueError` with the library's message.
+fn value_err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Features from a float64 2-D array (copied into column-major storage) or a CSR tuple
+/// `(indptr, indices, data, nrows, ncols)` (kept sparse).
+fn features(x: &Bound<'_, PyAny>) -> PyResult<FeatureMatrix> {
+    if let Ok(a) = x.extract::<PyReadonlyArray2<'_, f64>>() {
+        let a = a.as_array();
+        let (n, d) = a.dim();
+        return FeatureMatrix::dense(Mat::from_fn(n, d, |i, j| a[[i, j]])).map_err(value_err);
+    }
+    let (indptr, indices, data, n, d) = x
+        .extract::<(
+            PyReadonlyArray1<'_, i64>,
+            PyReadonlyArray1<'_, i64>,
+            PyReadonlyArray1<'_, f64>,
+            usize,
+            usize,
+        )>()
+        .map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "features must be a float64 2-D array or a CSR tuple (indptr, indices, data, \
+                 nrows, ncols)",
+            )
+        })?;
+    FeatureMatrix::sparse(csr(&indptr, &indices, data.as_slice()?.to_vec(), n, d)?)
+        .map_err(value_err)
+}
+
+/// A CSR matrix from int64 index arrays (negative entries refused).
+fn csr(
+    indptr: &PyReadonlyArray1<'_, i64>,
+    indices: &PyReadonlyArray1<'_, i64>,
+    data: Vec<f64>,
+    n: usize,
+    d: usize,
+) -> PyResult<CsMat<f64>> {
+    let to_usize = |v: &[i64], what: &str| -> PyResult<Vec<usize>> {
+        v.iter()
+            .map(|&i| usize::try_from(i).map_err(|_| value_err(format!("negative {what} {i}"))))
+            .collect()
+    };
+    let indptr = to_usize(indptr.as_slice()?, "indptr entry")?;
+    let indices = to_usize(indices.as_slice()?, "column index")?;
+    CsMat::try_new((n, d), indptr, indices, data)
+        .map_err(|(_, _, _, e)| value_err(format!("invalid CSR matrix {n} x {d}: {e}")))
+}
+
+fn standardize_mode(s: &str) -> PyResult<StandardizeMode> {
+    match s {
+        "auto" => Ok(StandardizeMode::Auto),
+        "on" | "true" => Ok(StandardizeMode::On),
+        "off" | "false" => Ok(StandardizeMode::Off),
+        _ => Err(value_err(format!(
+            "standardize must be 'auto', True or False, got {s:?}"
+        ))),
+    }
+}
+
+fn row_norm(s: &str) -> PyResult<RowNorm> {
+    match s {
+        "none" => Ok(RowNorm::None),
+        "l2" => Ok(RowNorm::L2),
+        _ => Err(value_err(format!("normalize must be None or 'l2', got {s:?}"))),
+    }
+}
+
+/// The map family and whether it is learned, from the estimator's `map`.
+fn family_name(map: &str) -> PyResult<(&'static str, bool)> {
+    match map {
+        "lff" => Ok(("lff", true)),
+        "lnys" => Ok(("lnys", true)),
+        "rff" => Ok(("lff", false)),
+        "nys" => Ok(("lnys", false)),
+        _ => Err(value_err(format!(
+            "map must be 'lff', 'lnys', 'rff' or 'nys', got {map:?}"
+        ))),
+    }
+}
+
+/// Stops the selection when the polling thread saw a signal.
+struct Cancel<'a>(&'a AtomicBool);
+
+impl SelectionObserver for Cancel<'_> {
+    fn fit_started(&mut self, _stage: &SelectionStage, _max_iter: usize) {}
+    fn iteration(&mut self, _record: &IterationRecord) {}
+    fn interrupted(&mut self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs `work` on a worker thread (inside a pool of `n_jobs` threads when given) with the GIL
+/// released, polling for signals on the calling thread every 20 ms; a signal's exception (e.g.
+/// `KeyboardInterrupt`) sets the cancel flag and is raised once the work has stopped.
+fn run_interruptible<T: Send>(
+    py: Python<'_>,
+    n_jobs: Option<usize>,
+    work: impl FnOnce(&AtomicBool) -> Result<T, GimcError> + Send,
+) -> PyResult<T> {
+    let cancel = AtomicBool::new(false);
+    let pool = match n_jobs {
+        Some(n) => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| PyRuntimeError::new_err(format!("thread pool: {e}")))?,
+        ),
+        None => None,
+    };
+    let (result, signal) = py.detach(|| {
+        std::thread::scope(|s| {
+            let handle = s.spawn(|| match &pool {
+                Some(p) => p.install(|| work(&cancel)),
+                None => work(&cancel),
+            });
+            let mut signal: Option<PyErr> = None;
+            while !handle.is_finished() {
+                std::thread::sleep(Duration::from_millis(20));
+                if signal.is_none() {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        cancel.store(true, Ordering::Relaxed);
+                        signal = Some(e);
+                    }
+                }
+            }
+            let result = handle
+                .join()
+                .map_err(|_| PyRuntimeError::new_err("the gimc worker thread panicked"));
+            (result, signal)
+        })
+    });
+    if let Some(e) = signal {
+        return Err(e);
+    }
+    result?.map_err(value_err)
+}
+
+/// Fits a label model with model selection on a validation split (`gimc::select_and_fit`):
+/// multi-class when `classes` (int64, 0..n_classes) is given, else multi-label from the CSR
+/// indicator `labels = (indptr, indices, nrows, n_labels)`. Returns the model file's bytes
+/// (with the input transform) and a dict of the chosen setting.
+#[pyfunction]
+#[pyo3(signature = (x, classes, n_classes, labels, map, m, gamma, alpha, max_iter,
+                    validation_fraction, select_k, seed, standardize, normalize, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_labels<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    classes: Option<PyReadonlyArray1<'py, i64>>,
+    n_classes: usize,
+    labels: Option<(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, i64>, usize, usize)>,
+    map: &str,
+    m: Vec<usize>,
+    gamma: Vec<String>,
+    alpha: Vec<f64>,
+    max_iter: usize,
+    validation_fraction: f64,
+    select_k: usize,
+    seed: u64,
+    standardize: &str,
+    normalize: &str,
+    n_jobs: Option<usize>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let x = features(x)?;
+    let mode = standardize_mode(standardize)?;
+    let norm = row_norm(normalize)?;
+    let (family, learn) = family_name(map)?;
+    let gammas = gamma
+        .iter()
+        .map(|g| g.parse::<Gamma>().map_err(value_err))
+        .collect::<PyResult<Vec<_>>>()?;
+    let target = match (classes, labels) {
+        (Some(c), None) => {
+            let c: Vec<usize> = c
+                .as_slice()?
+                .iter()
+                .map(|&v| usize::try_from(v).map_err(|_| value_err(format!("negative class {v}"))))
+                .collect::<PyResult<_>>()?;
+            Target::Classes(c, n_classes)
+        }
+        (None, Some((indptr, indices, n, l))) => {
+            let nnz = indices.len()?;
+            Target::Labels(csr(&indptr, &indices, vec![1.0; nnz], n, l)?)
+        }
+        _ => return Err(value_err("give exactly one of classes and labels")),
+    };
+    let params = SelectionParams {
+        gammas,
+        lambdas: alpha,
+        ms: m,
+        max_iter: if learn { max_iter } else { 0 },
+        validation_fraction,
+        select_k,
+        seed,
+        ..SelectionParams::default()
+    };
+    let (bytes, chosen) = run_interruptible(py, n_jobs, |cancel| {
+        let (x, standardizer) = match x.standardize_by(mode)? {
+            Some((z, st)) => (z, Some(st)),
+            None => (x, None),
+        };
+        let x = if norm == RowNorm::None {
+            x
+        } else {
+            x.normalize_rows(norm)
+        };
+        let data = match target {
+            Target::Classes(c, k) => LabelData::multi_class(x, &c, k)?,
+            Target::Labels(a) => LabelData::multi_label(x, a)?,
+        };
+        let registry = MapRegistry::builtin();
+        let fam = registry.family(family)?;
+        let mut sel = select_and_fit_observed(&data, fam, &params, &mut Cancel(cancel))?;
+        sel.model.set_method(if learn {
+            format!("gimc-{family}")
+        } else {
+            format!("imc-{}", if family == "lff" { "rff" } else { "nys" })
+        });
+        let preprocess = Preprocess {
+            standardizer,
+            row_norm: norm,
+        };
+        let bytes = label_model_to_bytes_with_preprocess(&sel.model, &preprocess)?;
+        Ok((bytes, sel.chosen))
+    })?;
+    let info = PyDict::new(py);
+    info.set_item("m", chosen.m)?;
+    info.set_item("gamma", chosen.gamma)?;
+    info.set_item("alpha", chosen.lambda)?;
+    info.set_item("iterations", chosen.iterations)?;
+    info.set_item("validation_score", chosen.validation_score)?;
+    Ok((PyBytes::new(py, &bytes), info))
+}
+
+enum Target {
+    Classes(Vec<usize>, usize),
+    Labels(CsMat<f64>),
+}
+
+/// The model and its input transform from model-file bytes.
+fn load(bytes: &[u8]) -> Result<(LabelModel, Preprocess), GimcError> {
+    label_model_with_preprocess_from_bytes(bytes, &MapRegistry::builtin())
+}
+
+/// The n × L scores of the rows `x` (transformed as the model was trained).
+#[pyfunction]
+fn decision_function<'py>(
+    py: Python<'py>,
+    model: &[u8],
+    x: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let x = features(x)?;
+    let s = py
+        .detach(|| -> Result<Mat<f64>, GimcError> {
+            let (model, pre) = load(model)?;
+            let x = pre.apply(&x)?;
+            model.scores(&x)
+        })
+        .map_err(value_err)?;
+    let (n, l) = s.shape();
+    Ok(Array2::from_shape_fn((n, l), |(i, j)| s[(i, j)]).into_pyarray(py))
+}
+
+/// The indices of the k highest-scoring labels of every row, best first (n × k, int64).
+#[pyfunction]
+fn top_k<'py>(
+    py: Python<'py>,
+    model: &[u8],
+    x: &Bound<'py, PyAny>,
+    k: usize,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let x = features(x)?;
+    let top = py
+        .detach(|| -> Result<Vec<Vec<usize>>, GimcError> {
+            let (model, pre) = load(model)?;
+            let x = pre.apply(&x)?;
+            model.top_k(&x, k)
+        })
+        .map_err(value_err)?;
+    let width = top.first().map_or(0, Vec::len);
+    let out = Array2::from_shape_fn((top.len(), width), |(i, j)| {
+        top[i].get(j).map_or(-1, |&v| v as i64)
+    });
+    Ok(out.into_pyarray(py))
+}
+
+/// A dict of the model file's description: method, task, λ, input and label dimensions and
+/// the stored hyper-parameters.
+#[pyfunction]
+fn model_info<'py>(py: Python<'py>, model: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let (model, pre) = load(model).map_err(value_err)?;
+    let d = PyDict::new(py);
+    d.set_item("method", model.method())?;
+    d.set_item("task", model.task().name())?;
+    d.set_item("alpha", model.lambda())?;
+    d.set_item("n_features_in", model.input_dim())?;
+    d.set_item("n_labels", model.n_labels())?;
+    d.set_item("feature_dim", model.feature_dim())?;
+    d.set_item("standardized", pre.standardizer.is_some())?;
+    d.set_item("normalize", pre.row_norm.name())?;
+    for (k, v) in model.hyper_parameters() {
+        d.set_item(k, *v)?;
+    }
+    Ok(d)
+}
+
+/// Truth as a CSR 0/1 matrix from `(indptr, indices, nrows, ncols)`.
+fn truth(t: (PyReadonlyArray1<'_, i64>, PyReadonlyArray1<'_, i64>, usize, usize)) -> PyResult<CsMat<f64>> {
+    let nnz = t.1.len()?;
+    csr(&t.0, &t.1, vec![1.0; nnz], t.2, t.3)
+}
+
+fn scores_mat(s: &PyReadonlyArray2<'_, f64>) -> Mat<f64> {
+    let a = s.as_array();
+    let (n, l) = a.dim();
+    Mat::from_fn(n, l, |i, j| a[[i, j]])
+}
+
+/// Precision at k of the scores against the CSR truth (a fraction in [0, 1]).
+#[pyfunction]
+fn precision_at_k(
+    scores: PyReadonlyArray2<'_, f64>,
+    truth_csr: (PyReadonlyArray1<'_, i64>, PyReadonlyArray1<'_, i64>, usize, usize),
+    k: usize,
+) -> PyResult<f64> {
+    let t = truth(truth_csr)?;
+    gimc_metrics::precision_at_k(scores_mat(&scores).as_ref(), &t, k).map_err(value_err)
+}
+
+/// nDCG at k of the scores against the CSR truth (in [0, 1]).
+#[pyfunction]
+fn ndcg_at_k(
+    scores: PyReadonlyArray2<'_, f64>,
+    truth_csr: (PyReadonlyArray1<'_, i64>, PyReadonlyArray1<'_, i64>, usize, usize),
+    k: usize,
+) -> PyResult<f64> {
+    let t = truth(truth_csr)?;
+    gimc_metrics::ndcg_at_k(scores_mat(&scores).as_ref(), &t, k).map_err(value_err)
+}
+
+/// The RBF width of the scale rule, 1 / (d · Var X), for the features `x`.
+#[pyfunction]
+fn gamma_scale(x: &Bound<'_, PyAny>) -> PyResult<f64> {
+    Ok(features(x)?.gamma_scale())
+}
+
+/// The extension module.
+#[pymodule]
+fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fit_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(decision_function, m)?)?;
+    m.add_function(wrap_pyfunction!(top_k, m)?)?;
+    m.add_function(wrap_pyfunction!(model_info, m)?)?;
+    m.add_function(wrap_pyfunction!(precision_at_k, m)?)?;
+    m.add_function(wrap_pyfunction!(ndcg_at_k, m)?)?;
+    m.add_function(wrap_pyfunction!(gamma_scale, m)?)?;
+    Ok(())
+}
