@@ -197,7 +197,7 @@ fn fit_labels<'py>(
     let (family, learn) = family_name(map)?;
     let gammas = gamma
         .iter()
-        .map(|g| g.parse::<Gamma>().map_err(value_err))
+        .map(|g| g.parse::<Gamma>().map_err(|e| value_err(format!("gamma: {e}"))))
         .collect::<PyResult<Vec<_>>>()?;
     let target = match (classes, labels) {
         (Some(c), None) => {

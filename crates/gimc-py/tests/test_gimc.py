@@ -1,0 +1,215 @@
+"""Tests of the Python package: scikit-learn conventions, dense and sparse input, pickling,
+errors, Ctrl-C, the GIL, and agreement with the Rust library (through the `gimc` command
+line, whose path is $GIMC_BIN)."""
+
+import copy
+import os
+import pickle
+import signal
+import subprocess
+import threading
+import time
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_multilabel_classification
+
+import gimc
+from gimc import GIMCClassifier, _gimc
+
+
+@pytest.fixture(scope="module")
+def multilabel():
+    X, Y = make_multilabel_classification(
+        n_samples=500, n_features=25, n_classes=8, random_state=0
+    )
+    return X[:400], Y[:400], X[400:], Y[400:]
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    X, y = make_classification(
+        n_samples=500, n_features=10, n_informative=6, n_classes=3, random_state=1
+    )
+    names = np.array(["cat", "dog", "eel"])
+    return X[:350], names[y[:350]], X[350:], names[y[350:]]
+
+
+def small(**kw):
+    params = dict(m=60, max_iter=4, random_state=3)
+    params.update(kw)
+    return GIMCClassifier(**params)
+
+
+def test_sklearn_conventions(multiclass):
+    X, y, _, _ = multiclass
+    clf = small(alpha=[0.1, 1.0])
+    assert clf.get_params()["m"] == 60
+    assert clf.set_params(map="rff") is clf and clf.map == "rff"
+    cloned = clone(clf)
+    assert cloned.get_params() == clf.get_params()
+    assert not hasattr(cloned, "model_bytes_")
+    assert clf.fit(X, y) is clf
+    for attr in ("classes_", "n_features_in_", "best_params_", "n_iter_", "gamma_", "model_bytes_"):
+        assert hasattr(clf, attr)
+    assert clf.best_params_["alpha"] in (0.1, 1.0)
+    assert clf.n_iter_ == 0  # a fixed map has no outer iterations
+    assert list(clf.classes_) == ["cat", "dog", "eel"]
+
+
+def test_learned_map_beats_chance_and_top_k_is_consistent(multiclass):
+    X, y, Xt, yt = multiclass
+    clf = small().fit(X, y)
+    acc = clf.score(Xt, yt)
+    assert acc > 0.7, acc
+    top = clf.predict_top_k(Xt, 2)
+    assert top.shape == (len(Xt), 2)
+    assert np.array_equal(top[:, 0], clf.predict(Xt))
+    scores = clf.decision_function(Xt)
+    assert scores.shape == (len(Xt), 3)
+    assert np.array_equal(clf.classes_[np.argmax(scores, axis=1)], clf.predict(Xt))
+
+
+def test_default_gamma_is_the_scale_rule_on_the_standardised_features(multiclass):
+    X, y, _, _ = multiclass
+    clf = small(max_iter=0).fit(X, y)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    assert clf.gamma_ == pytest.approx(1.0 / (Z.shape[1] * Z.var()), rel=1e-9)
+    half = small(max_iter=0, gamma="0.5*scale").fit(X, y)
+    assert half.gamma_ == pytest.approx(0.5 * clf.gamma_, rel=1e-12)
+    fixed = small(max_iter=0, gamma=0.05).fit(X, y)
+    assert fixed.gamma_ == 0.05
+
+
+def test_sparse_input_gives_the_same_model_as_dense(multilabel):
+    X, Y, Xt, Yt = multilabel
+    dense = small(standardize=False).fit(X, Y)
+    sparse = small(standardize=False).fit(sp.csr_matrix(X), sp.csc_matrix(Y))
+    assert dense.best_params_ == sparse.best_params_
+    a = dense.decision_function(Xt)
+    b = sparse.decision_function(sp.csr_matrix(Xt))
+    assert np.allclose(a, b, rtol=1e-10, atol=1e-12)
+    pred = sparse.predict(sp.csr_matrix(Xt))
+    assert sp.issparse(pred)  # sparse training labels give sparse predictions
+    assert np.array_equal(pred.toarray(), dense.predict(Xt))
+
+
+def test_multilabel_score_is_precision_at_1(multilabel):
+    X, Y, Xt, Yt = multilabel
+    clf = small(normalize="l2").fit(X, Y)
+    scores = clf.decision_function(Xt)
+    top1 = np.argmax(scores, axis=1)
+    expected = np.mean(Yt[np.arange(len(Yt)), top1])
+    assert clf.score(Xt, Yt) == pytest.approx(expected)
+    assert clf.score(Xt, Yt) > 0.6
+
+
+def test_metrics_match_a_numpy_reference():
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(40, 9))
+    truth = (rng.random((40, 9)) < 0.3).astype(int)
+    for k in (1, 3, 5):
+        top = np.argsort(-scores, axis=1)[:, :k]
+        p = np.mean(np.take_along_axis(truth, top, axis=1).sum(axis=1) / k)
+        assert gimc.metrics.precision_at_k(truth, scores, k) == pytest.approx(p)
+        disc = 1.0 / np.log2(np.arange(2, k + 2))
+        dcg = (np.take_along_axis(truth, top, axis=1) * disc).sum(axis=1)
+        ideal = np.array([disc[: min(k, t)].sum() for t in truth.sum(axis=1)])
+        ok = ideal > 0
+        nd = np.where(ok, dcg / np.where(ok, ideal, 1), 0.0).mean()
+        assert gimc.metrics.ndcg_at_k(sp.csr_matrix(truth), scores, k) == pytest.approx(nd)
+    with pytest.raises(ValueError):
+        gimc.metrics.precision_at_k(truth[:, :5], scores, 1)
+
+
+def test_pickle_deepcopy_and_joblib_keep_the_model(multilabel, tmp_path):
+    X, Y, Xt, _ = multilabel
+    clf = small().fit(X, Y)
+    want = clf.decision_function(Xt)
+    for other in (
+        pickle.loads(pickle.dumps(clf)),
+        copy.deepcopy(clf),
+    ):
+        assert np.array_equal(other.decision_function(Xt), want)
+    path = tmp_path / "clf.joblib"
+    joblib.dump(clf, path)
+    assert np.array_equal(joblib.load(path).decision_function(Xt), want)
+    info = _gimc.model_info(clf.model_bytes_)
+    assert info["method"] == "gimc-lff" and info["n_labels"] == Y.shape[1]
+
+
+def test_bad_input_raises_python_errors(multiclass):
+    X, y, _, _ = multiclass
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        small().fit(bad, y)
+    with pytest.raises(ValueError, match="rows"):
+        small().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="map"):
+        small(map="nope").fit(X, y)
+    with pytest.raises(ValueError, match="gamma"):
+        small(gamma="-2").fit(X, y)
+    with pytest.raises(TypeError):
+        small().fit(np.array([["a", "b"]] * 10), np.arange(10) % 2)
+    clf = small().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :5])
+
+
+def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    X, y, Xt, _ = multiclass
+    classes = np.unique(y, return_inverse=True)[1]
+    csv = tmp_path / "train.csv"
+    with open(csv, "w") as f:
+        f.write(",".join(f"x{j}" for j in range(X.shape[1])) + ",class\n")
+        for row, c in zip(X, classes):
+            f.write(",".join(repr(float(v)) for v in row) + f",{c}\n")
+    model = tmp_path / "cli.gimc"
+    subprocess.run(
+        [gimc_bin, "-q", "--seed", "3", "--label-column", "last", "fit", str(csv),
+         "--method", "gimc-lff", "--m", "60", "--iters", "4", "-o", str(model)],
+        check=True,
+    )
+    clf = small().fit(X, classes)
+    cli = _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
+    assert np.array_equal(cli, clf.decision_function(Xt))
+
+
+def test_fit_releases_the_gil():
+    X, y = make_classification(n_samples=4000, n_features=40, random_state=0)
+    ticks = []
+    done = threading.Event()
+
+    def fit():
+        GIMCClassifier(m=300, max_iter=8, random_state=0, n_jobs=1).fit(X, y)
+        done.set()
+
+    t = threading.Thread(target=fit)
+    t.start()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    # the main thread kept running Python code while the fit ran
+    assert len(ticks) > 20, len(ticks)
+
+
+def test_ctrl_c_interrupts_a_long_fit():
+    X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
+    clf = GIMCClassifier(m=[400, 800], alpha=[0.1, 1.0], max_iter=60, random_state=0)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    elapsed = time.perf_counter() - start
+    timer.cancel()
+    assert elapsed < 15, elapsed
+    assert not hasattr(clf, "model_bytes_")
