@@ -91,7 +91,9 @@ fn row_norm(s: &str) -> PyResult<RowNorm> {
     match s {
         "none" => Ok(RowNorm::None),
         "l2" => Ok(RowNorm::L2),
-        _ => Err(value_err(format!("normalize must be None or 'l2', got {s:?}"))),
+        _ => Err(value_err(format!(
+            "normalize must be None or 'l2', got {s:?}"
+        ))),
     }
 }
 
@@ -146,11 +148,11 @@ fn run_interruptible<T: Send>(
             let mut signal: Option<PyErr> = None;
             while !handle.is_finished() {
                 std::thread::sleep(Duration::from_millis(20));
-                if signal.is_none() {
-                    if let Err(e) = Python::attach(|py| py.check_signals()) {
-                        cancel.store(true, Ordering::Relaxed);
-                        signal = Some(e);
-                    }
+                if signal.is_none()
+                    && let Err(e) = Python::attach(|py| py.check_signals())
+                {
+                    cancel.store(true, Ordering::Relaxed);
+                    signal = Some(e);
                 }
             }
             let result = handle
@@ -178,7 +180,12 @@ fn fit_labels<'py>(
     x: &Bound<'py, PyAny>,
     classes: Option<PyReadonlyArray1<'py, i64>>,
     n_classes: usize,
-    labels: Option<(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, i64>, usize, usize)>,
+    labels: Option<(
+        PyReadonlyArray1<'py, i64>,
+        PyReadonlyArray1<'py, i64>,
+        usize,
+        usize,
+    )>,
     map: &str,
     m: Vec<usize>,
     gamma: Vec<String>,
@@ -197,7 +204,10 @@ fn fit_labels<'py>(
     let (family, learn) = family_name(map)?;
     let gammas = gamma
         .iter()
-        .map(|g| g.parse::<Gamma>().map_err(|e| value_err(format!("gamma: {e}"))))
+        .map(|g| {
+            g.parse::<Gamma>()
+                .map_err(|e| value_err(format!("gamma: {e}")))
+        })
         .collect::<PyResult<Vec<_>>>()?;
     let target = match (classes, labels) {
         (Some(c), None) => {
@@ -335,7 +345,14 @@ fn model_info<'py>(py: Python<'py>, model: &[u8]) -> PyResult<Bound<'py, PyDict>
 }
 
 /// Truth as a CSR 0/1 matrix from `(indptr, indices, nrows, ncols)`.
-fn truth(t: (PyReadonlyArray1<'_, i64>, PyReadonlyArray1<'_, i64>, usize, usize)) -> PyResult<CsMat<f64>> {
+fn truth(
+    t: (
+        PyReadonlyArray1<'_, i64>,
+        PyReadonlyArray1<'_, i64>,
+        usize,
+        usize,
+    ),
+) -> PyResult<CsMat<f64>> {
     let nnz = t.1.len()?;
     csr(&t.0, &t.1, vec![1.0; nnz], t.2, t.3)
 }
@@ -350,7 +367,12 @@ fn scores_mat(s: &PyReadonlyArray2<'_, f64>) -> Mat<f64> {
 #[pyfunction]
 fn precision_at_k(
     scores: PyReadonlyArray2<'_, f64>,
-    truth_csr: (PyReadonlyArray1<'_, i64>, PyReadonlyArray1<'_, i64>, usize, usize),
+    truth_csr: (
+        PyReadonlyArray1<'_, i64>,
+        PyReadonlyArray1<'_, i64>,
+        usize,
+        usize,
+    ),
     k: usize,
 ) -> PyResult<f64> {
     let t = truth(truth_csr)?;
@@ -361,7 +383,12 @@ fn precision_at_k(
 #[pyfunction]
 fn ndcg_at_k(
     scores: PyReadonlyArray2<'_, f64>,
-    truth_csr: (PyReadonlyArray1<'_, i64>, PyReadonlyArray1<'_, i64>, usize, usize),
+    truth_csr: (
+        PyReadonlyArray1<'_, i64>,
+        PyReadonlyArray1<'_, i64>,
+        usize,
+        usize,
+    ),
     k: usize,
 ) -> PyResult<f64> {
     let t = truth(truth_csr)?;
