@@ -9,7 +9,6 @@ use clap::Args;
 use gimc::Task;
 use serde_json::json;
 
-
 use crate::common::{Globals, load_target, write_output};
 
 /// Arguments of `gimc predict`.

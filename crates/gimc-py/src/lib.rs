@@ -15,8 +15,9 @@ use std::time::Duration;
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
     Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, SelectionObserver,
-    SelectionParams, SelectionStage, select_and_fit_observed,
+    SelectionParams, SelectionStage, SemiSupParams, fit_semisupervised, select_and_fit_observed,
 };
+use gimc_linalg::rng::seeded;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
@@ -401,10 +402,92 @@ fn gamma_scale(x: &Bound<'_, PyAny>) -> PyResult<f64> {
     Ok(features(x)?.gamma_scale())
 }
 
+/// Semi-supervised clustering from pairwise constraints (GIMC Algorithm 2,
+/// `gimc::fit_semisupervised`, as `gimc cluster --constraints`): `pairs` is a p × 3 float64
+/// array of (i, j, 1 same / 0 different). Returns the cluster of every row and a dict of the
+/// chosen λ, iteration count, γ and the training constraint error. An empty `alpha` keeps the
+/// paper's λ grid.
+#[pyfunction]
+#[pyo3(signature = (x, pairs, k, map, m, gamma, alpha, max_iter, seed, standardize, normalize,
+                    n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_clusters<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    pairs: PyReadonlyArray2<'py, f64>,
+    k: usize,
+    map: &str,
+    m: usize,
+    gamma: &str,
+    alpha: Vec<f64>,
+    max_iter: usize,
+    seed: u64,
+    standardize: &str,
+    normalize: &str,
+    n_jobs: Option<usize>,
+) -> PyResult<(Bound<'py, numpy::PyArray1<i64>>, Bound<'py, PyDict>)> {
+    let x = features(x)?;
+    let mode = standardize_mode(standardize)?;
+    let norm = row_norm(normalize)?;
+    let (family, learn) = family_name(map)?;
+    let gamma: Gamma = gamma
+        .parse()
+        .map_err(|e| value_err(format!("gamma: {e}")))?;
+    let p = pairs.as_array();
+    if p.ncols() != 3 {
+        return Err(value_err(format!(
+            "constraints must be a (n_pairs, 3) array of (i, j, same), got {} columns",
+            p.ncols()
+        )));
+    }
+    let mut list = Vec::with_capacity(p.nrows());
+    for (r, row) in p.rows().into_iter().enumerate() {
+        let idx = |v: f64| -> PyResult<usize> {
+            if v >= 0.0 && v.fract() == 0.0 && v < usize::MAX as f64 {
+                Ok(v as usize)
+            } else {
+                Err(value_err(format!(
+                    "constraint {r}: row index {v} is not a non-negative integer"
+                )))
+            }
+        };
+        list.push((idx(row[0])?, idx(row[1])?, row[2]));
+    }
+    let fit = run_interruptible(py, n_jobs, |_cancel| {
+        let x = match x.standardize_by(mode)? {
+            Some((z, _)) => z,
+            None => x,
+        };
+        let x = if norm == RowNorm::None {
+            x
+        } else {
+            x.normalize_rows(norm)
+        };
+        let registry = MapRegistry::builtin();
+        let fam = registry.family(family)?;
+        let mut params = SemiSupParams::new(k, m, gamma).with_learn(learn);
+        if !alpha.is_empty() {
+            params = params.with_lambdas(alpha);
+        }
+        params.completion.max_iter = max_iter;
+        let r = fit_semisupervised(&x, &list, fam, &params, &mut seeded(seed))?;
+        Ok((r.labels, r.lambda, r.iterations, r.gamma, r.train_constraint_error))
+    })?;
+    let (labels, lambda, iterations, gamma, err) = fit;
+    let info = PyDict::new(py);
+    info.set_item("alpha", lambda)?;
+    info.set_item("iterations", iterations)?;
+    info.set_item("gamma", gamma)?;
+    info.set_item("train_constraint_error", err)?;
+    let labels: Vec<i64> = labels.into_iter().map(|c| c as i64).collect();
+    Ok((labels.into_pyarray(py), info))
+}
+
 /// The extension module.
 #[pymodule]
 fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(decision_function, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
     m.add_function(wrap_pyfunction!(model_info, m)?)?;

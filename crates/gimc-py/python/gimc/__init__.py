@@ -12,6 +12,7 @@ pickle through the gimc model file format (``model_bytes_``).
 
 from . import metrics
 from ._classifier import GIMCClassifier
+from ._cluster import SemiSupervisedClustering
 
-__all__ = ["GIMCClassifier", "metrics"]
+__all__ = ["GIMCClassifier", "SemiSupervisedClustering", "metrics"]
 __version__ = "0.1.0"

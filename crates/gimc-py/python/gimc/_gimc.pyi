@@ -26,6 +26,20 @@ def fit_labels(
     normalize: str,
     n_jobs: Optional[int] = None,
 ) -> Tuple[bytes, dict]: ...
+def fit_clusters(
+    x: Features,
+    pairs: npt.NDArray[np.float64],
+    k: int,
+    map: str,
+    m: int,
+    gamma: str,
+    alpha: Sequence[float],
+    max_iter: int,
+    seed: int,
+    standardize: str,
+    normalize: str,
+    n_jobs: Optional[int] = None,
+) -> Tuple[npt.NDArray[np.int64], dict]: ...
 def decision_function(model: bytes, x: Features) -> npt.NDArray[np.float64]: ...
 def top_k(model: bytes, x: Features, k: int) -> npt.NDArray[np.int64]: ...
 def model_info(model: bytes) -> dict: ...
