@@ -17,8 +17,8 @@ use gimc::{
     Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, SelectionObserver,
     SelectionParams, SelectionStage, SemiSupParams, fit_semisupervised, select_and_fit_observed,
 };
-use gimc_linalg::rng::seeded;
 use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::seeded;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
 use numpy::ndarray::Array2;
@@ -471,7 +471,13 @@ fn fit_clusters<'py>(
         }
         params.completion.max_iter = max_iter;
         let r = fit_semisupervised(&x, &list, fam, &params, &mut seeded(seed))?;
-        Ok((r.labels, r.lambda, r.iterations, r.gamma, r.train_constraint_error))
+        Ok((
+            r.labels,
+            r.lambda,
+            r.iterations,
+            r.gamma,
+            r.train_constraint_error,
+        ))
     })?;
     let (labels, lambda, iterations, gamma, err) = fit;
     let info = PyDict::new(py);

@@ -213,3 +213,50 @@ def test_ctrl_c_interrupts_a_long_fit():
     timer.cancel()
     assert elapsed < 15, elapsed
     assert not hasattr(clf, "model_bytes_")
+
+
+def _rings(n, seed):
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0, 2 * np.pi, n)
+    cls = (np.arange(n) % 2).astype(int)
+    r = np.where(cls == 0, 1.0, 3.0) + 0.1 * rng.normal(size=n)
+    X = np.c_[r * np.cos(t), r * np.sin(t)]
+    i, j = rng.integers(0, n, size=(2, 6 * n))
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    keep = lo != hi
+    uniq = np.unique(np.c_[lo[keep], hi[keep]], axis=0)  # distinct unordered pairs
+    i, j = uniq[:, 0], uniq[:, 1]
+    pairs = np.c_[i, j, (cls[i] == cls[j]).astype(float)]
+    return X, cls, pairs
+
+
+def test_semisupervised_clustering_separates_rings_and_matches_the_cli(tmp_path):
+    from gimc import SemiSupervisedClustering
+
+    X, cls, pairs = _rings(300, 0)
+    est = SemiSupervisedClustering(n_clusters=2, m=50, max_iter=5, random_state=4)
+    labels = est.fit_predict(X, pairs)
+    assert labels.shape == (300,)
+    agree = max(np.mean(labels == cls), np.mean(labels != cls))
+    assert agree > 0.95, agree
+    assert set(est.best_params_) == {"alpha", "iterations", "gamma"}
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    data = tmp_path / "rings.csv"
+    with open(data, "w") as f:
+        f.write("x,y,class\n")
+        for (a, b), c in zip(X, cls):
+            f.write(f"{a!r},{b!r},{c}\n")
+    cons = tmp_path / "pairs.txt"
+    with open(cons, "w") as f:
+        for i, j, s in pairs:
+            f.write(f"{int(i)} {int(j)} {int(s)}\n")
+    out = subprocess.run(
+        [gimc_bin, "-q", "--json", "--seed", "4", "--label-column", "last", "cluster", str(data),
+         "-k", "2", "--method", "gimc-lff", "--m", "50", "--iters", "5", "--constraints", str(cons)],
+        check=True, capture_output=True, text=True,
+    )
+    import json
+
+    assert np.array_equal(np.array(json.loads(out.stdout)["assignments"]), labels)
