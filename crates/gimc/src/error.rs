@@ -120,6 +120,11 @@ impl GimcError {
             | Self::InvalidInput { .. }
             | Self::Empty(_) => true,
             Self::Solver(e) => e.is_parameter_error(),
+            Self::Linalg(e) => matches!(
+                e,
+                gimc_linalg::LinalgError::InvalidParameter { .. }
+                    | gimc_linalg::LinalgError::DimensionMismatch { .. }
+            ),
             Self::Cluster(e) => matches!(
                 e,
                 gimc_cluster::ClusterError::InvalidParameter { .. }
