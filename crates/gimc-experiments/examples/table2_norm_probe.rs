@@ -6,7 +6,8 @@
 //!
 //! `cargo run --release -p gimc-experiments --example table2_norm_probe -- [bibtex|delicious] [m] [iters] [lambdas]`
 //! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid; `PROBE_FIXED_ONLY=1` tries
-//! only the table's fixed γ on raw rows; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖; `PROBE_PROX=μ` adds the proximal term)
+//! only the table's fixed γ on raw rows; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖; `PROBE_PROX=μ` adds the proximal term; `PROBE_SEED=S` replaces the
+//! table's seed 2016 for the split and the map draws)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -66,7 +67,7 @@ fn main() {
                 lambdas: lambdas.clone(),
                 ms: vec![m],
                 max_iter: iters,
-                seed: 2016,
+                seed: std::env::var("PROBE_SEED").map_or(2016, |v| v.parse().unwrap()),
                 line_search: gimc::LineSearchParams {
                     max_relative_step: std::env::var("PROBE_MAX_STEP")
                         .ok()
