@@ -47,9 +47,10 @@ pub struct ClusterArgs {
     /// as the map sees them (after --standardize and --normalize), or `F*scale`.
     #[arg(long, default_value = "scale", allow_negative_numbers = true)]
     pub gamma: Gamma,
-    /// Random features / landmarks m (Algorithm 2) or budget (OKMF).
-    #[arg(long, default_value_t = 200)]
-    pub m: usize,
+    /// Random features / landmarks m (Algorithm 2; default 200) or budget size (OKMF; default
+    /// 500, the paper's).
+    #[arg(long)]
+    pub m: Option<usize>,
     /// λ of Algorithm 2 (comma list = grid chosen on held-out constraints; default the paper's).
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub lambda: Vec<f64>,
@@ -187,7 +188,8 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                 m => {
                     let (family, learn) = crate::common::map_method(m, &g.registry)
                         .with_context(|| "with --constraints (or mccc)".to_string())?;
-                    let mut p = SemiSupParams::new(a.k, a.m, gamma).with_learn(learn);
+                    let mut p =
+                        SemiSupParams::new(a.k, a.m.unwrap_or(200), gamma).with_learn(learn);
                     if !a.lambda.is_empty() {
                         p = p.with_lambdas(a.lambda.clone());
                     }
@@ -228,7 +230,10 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                     Ok(r.labels)
                 }
                 "okmf" => {
-                    let p = OkmfParams::new(a.k, Kernel::Rbf { gamma });
+                    let mut p = OkmfParams::new(a.k, Kernel::Rbf { gamma });
+                    if let Some(m) = a.m {
+                        p.budget_size = m;
+                    }
                     let r = fit_okmf(x, &p, &mut rng)?;
                     Ok(r.predict(x)?)
                 }
