@@ -305,6 +305,59 @@ pub struct Okmf {
 }
 
 impl Okmf {
+    /// A model from its stored parts (a model kept outside Rust, e.g. by the Python package):
+    /// the budget B (p × d), the factor W (p × r), the kernel and the λ, α it was fitted with.
+    /// K_B is recomputed. Errors: shapes that disagree, an empty budget or factor, non-finite
+    /// values, an invalid kernel or λ < 0, α ≤ 0.
+    pub fn from_parts(
+        budget: Mat<f64>,
+        w: Mat<f64>,
+        kernel: Kernel,
+        lambda: f64,
+        alpha: f64,
+    ) -> Result<Self> {
+        kernel.check()?;
+        if budget.nrows() == 0 || w.ncols() == 0 || w.nrows() != budget.nrows() {
+            return Err(ClusterError::DimensionMismatch {
+                op: "Okmf::from_parts",
+                expected: format!(
+                    "W with {} rows (one per budget point) and r ≥ 1",
+                    budget.nrows()
+                ),
+                got: format!("W of {} × {}", w.nrows(), w.ncols()),
+            });
+        }
+        if !(lambda >= 0.0 && lambda.is_finite() && alpha > 0.0 && alpha.is_finite()) {
+            return Err(ClusterError::InvalidParameter {
+                name: "lambda / alpha",
+                reason: format!("need λ ≥ 0 and α > 0, finite; got λ = {lambda}, α = {alpha}"),
+            });
+        }
+        check_features(&FeatureMatrix::dense(budget.clone())?)?;
+        check_features(&FeatureMatrix::dense(w.clone())?)?;
+        let kernel_budget = budget_kernel(&kernel, budget.as_ref())?;
+        Ok(Self {
+            budget,
+            kernel_budget,
+            w,
+            loss_trace: Vec::new(),
+            n_steps: 0,
+            kernel,
+            lambda,
+            alpha,
+        })
+    }
+
+    /// λ, the weight of (λ/2)‖W‖².
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// α, the weight of (α/2)‖h‖².
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
     /// Number of clusters r.
     pub fn k(&self) -> usize {
         self.w.ncols()
@@ -595,11 +648,7 @@ pub fn fit_okmf_observed(
     let base = seeded(rng.random::<u64>());
     let p = params.budget_size.min(n);
     let budget = select_budget(x, params, p, &mut child(&base, 0))?;
-    let kb_budget = {
-        let kmat = kernel_block_dense(&params.kernel, budget.as_ref(), budget.as_ref())?;
-        // exactly symmetric
-        Mat::from_fn(p, p, |i, j| 0.5 * (kmat[(i, j)] + kmat[(j, i)]))
-    };
+    let kb_budget = budget_kernel(&params.kernel, budget.as_ref())?;
     let mut w = init_w(&kb_budget, params, &mut child(&base, 1))?;
     let lmax_kb = match params.step {
         OkmfStep::Normalized { .. } => {
@@ -689,6 +738,15 @@ pub fn fit_okmf_observed(
     })
 }
 
+/// K_B = k(B, B), made exactly symmetric.
+fn budget_kernel(kernel: &Kernel, budget: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let p = budget.nrows();
+    let kmat = kernel_block_dense(kernel, budget, budget)?;
+    Ok(Mat::from_fn(p, p, |i, j| {
+        0.5 * (kmat[(i, j)] + kmat[(j, i)])
+    }))
+}
+
 /// The budget B (p × d, dense).
 fn select_budget(
     x: &FeatureMatrix,
@@ -754,6 +812,33 @@ fn init_w(kb_budget: &Mat<f64>, params: &OkmfParams, rng: &mut GimcRng) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_rebuilt_from_its_parts_predicts_the_same() {
+        let x = FeatureMatrix::dense(Mat::from_fn(120, 2, |i, j| {
+            let c = if i % 2 == 0 { 3.0 } else { -3.0 };
+            c + ((i * 7 + j * 3) % 11) as f64 / 11.0
+        }))
+        .unwrap();
+        let params = OkmfParams::new(2, Kernel::Rbf { gamma: 0.5 })
+            .with_budget_size(20)
+            .with_epochs(3);
+        let fit = fit_okmf(&x, &params, &mut seeded(5)).unwrap();
+        let back = Okmf::from_parts(
+            fit.budget.clone(),
+            fit.w.clone(),
+            fit.kernel(),
+            fit.lambda(),
+            fit.alpha(),
+        )
+        .unwrap();
+        assert_eq!(back.predict(&x).unwrap(), fit.predict(&x).unwrap());
+        assert_eq!(back.kernel_budget, fit.kernel_budget);
+        let bad = Okmf::from_parts(fit.budget.clone(), Mat::zeros(3, 2), fit.kernel(), 0.0, 1.0);
+        assert!(matches!(bad, Err(ClusterError::DimensionMismatch { .. })));
+        let bad = Okmf::from_parts(fit.budget.clone(), fit.w.clone(), fit.kernel(), 0.0, 0.0);
+        assert!(matches!(bad, Err(ClusterError::InvalidParameter { .. })));
+    }
 
     #[test]
     fn feistel_is_a_permutation() {
