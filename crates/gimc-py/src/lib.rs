@@ -489,11 +489,225 @@ fn fit_clusters<'py>(
     Ok((labels.into_pyarray(py), info))
 }
 
+/// Input rows after the standardisation and row normalisation the estimator asks for, and the
+/// standardisation learnt (as `(mean, scale, center)` for the Python side to keep).
+fn preprocess(
+    x: FeatureMatrix,
+    mode: StandardizeMode,
+    norm: RowNorm,
+) -> Result<(FeatureMatrix, Option<gimc_linalg::Standardizer>), GimcError> {
+    let (x, st) = match x.standardize_by(mode)? {
+        Some((z, st)) => (z, Some(st)),
+        None => (x, None),
+    };
+    let x = if norm == RowNorm::None {
+        x
+    } else {
+        x.normalize_rows(norm)
+    };
+    Ok((x, st))
+}
+
+fn mat_to_py<'py>(py: Python<'py>, m: &Mat<f64>) -> Bound<'py, PyArray2<f64>> {
+    Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)]).into_pyarray(py)
+}
+
+fn mat_from_py(a: &PyReadonlyArray2<'_, f64>) -> Mat<f64> {
+    let a = a.as_array();
+    let (n, d) = a.dim();
+    Mat::from_fn(n, d, |i, j| a[[i, j]])
+}
+
+/// OKMF (online kernel matrix factorisation, `gimc_cluster::fit_okmf`, as `gimc cluster
+/// --method okmf`) with an RBF kernel. Returns the clusters of the rows and the model's parts:
+/// `budget` (p × d, in the transformed feature space), `w` (p × k), `gamma`, `lambda`, `alpha`,
+/// the standardisation (`mean`, `scale`, `center`, or None) and `loss_trace`.
+#[pyfunction]
+#[pyo3(signature = (x, k, budget_size, gamma, epochs, batch_size, seed, standardize, normalize,
+                    n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_okmf<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    k: usize,
+    budget_size: usize,
+    gamma: &str,
+    epochs: usize,
+    batch_size: usize,
+    seed: u64,
+    standardize: &str,
+    normalize: &str,
+    n_jobs: Option<usize>,
+) -> PyResult<(Bound<'py, numpy::PyArray1<i64>>, Bound<'py, PyDict>)> {
+    let x = features(x)?;
+    let mode = standardize_mode(standardize)?;
+    let norm = row_norm(normalize)?;
+    let gamma: Gamma = gamma
+        .parse()
+        .map_err(|e| value_err(format!("gamma: {e}")))?;
+    let (labels, model, st, g) = run_interruptible(py, n_jobs, |_cancel| {
+        let (x, st) = preprocess(x, mode, norm)?;
+        let g = gamma.resolve(&x);
+        let params = gimc_cluster::OkmfParams::new(k, gimc_linalg::Kernel::Rbf { gamma: g })
+            .with_budget_size(budget_size)
+            .with_epochs(epochs)
+            .with_batch_size(batch_size);
+        let model = gimc_cluster::fit_okmf(&x, &params, &mut seeded(seed))?;
+        let labels = model.predict(&x)?;
+        Ok((labels, model, st, g))
+    })?;
+    let info = PyDict::new(py);
+    info.set_item("budget", mat_to_py(py, &model.budget))?;
+    info.set_item("w", mat_to_py(py, &model.w))?;
+    info.set_item("gamma", g)?;
+    info.set_item("lambda", model.lambda())?;
+    info.set_item("alpha", model.alpha())?;
+    info.set_item("loss_trace", model.loss_trace.clone())?;
+    match st {
+        Some(st) => {
+            info.set_item("mean", st.mean.clone())?;
+            info.set_item("scale", st.scale.clone())?;
+            info.set_item("center", st.center)?;
+        }
+        None => info.set_item("mean", py.None())?,
+    }
+    let labels: Vec<i64> = labels.into_iter().map(|c| c as i64).collect();
+    Ok((labels.into_pyarray(py), info))
+}
+
+/// The OKMF clusters of new rows from a model's parts (see [`fit_okmf`]); `mean` / `scale` /
+/// `center` restore the standardisation (None: none) and `normalize` the row normalisation.
+#[pyfunction]
+#[pyo3(signature = (x, budget, w, gamma, lambda_, alpha, mean, scale, center, normalize))]
+#[allow(clippy::too_many_arguments)]
+fn okmf_predict<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    budget: PyReadonlyArray2<'py, f64>,
+    w: PyReadonlyArray2<'py, f64>,
+    gamma: f64,
+    lambda_: f64,
+    alpha: f64,
+    mean: Option<Vec<f64>>,
+    scale: Option<Vec<f64>>,
+    center: bool,
+    normalize: &str,
+) -> PyResult<Bound<'py, numpy::PyArray1<i64>>> {
+    let x = features(x)?;
+    let (budget, w) = (mat_from_py(&budget), mat_from_py(&w));
+    let pre = Preprocess {
+        standardizer: match (mean, scale) {
+            (Some(mean), Some(scale)) => Some(gimc_linalg::Standardizer {
+                mean,
+                scale,
+                center,
+            }),
+            (None, None) => None,
+            _ => return Err(value_err("give both mean and scale, or neither")),
+        },
+        row_norm: row_norm(normalize)?,
+    };
+    let labels = py
+        .detach(|| -> Result<Vec<usize>, GimcError> {
+            let model = gimc_cluster::Okmf::from_parts(
+                budget,
+                w,
+                gimc_linalg::Kernel::Rbf { gamma },
+                lambda_,
+                alpha,
+            )?;
+            let x = pre.apply(&x)?;
+            Ok(model.predict(&x)?)
+        })
+        .map_err(value_err)?;
+    let labels: Vec<i64> = labels.into_iter().map(|c| c as i64).collect();
+    Ok(labels.into_pyarray(py))
+}
+
+/// W, H and the fit's description.
+type ImcFit<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyDict>,
+);
+
+/// Inductive matrix completion by alternating minimisation with CG (`gimc_solvers::fit_imc`,
+/// as `gimc complete --method imc`): Z = X W (Y H)ᵀ fitted to the observed
+/// `(rows, cols, values)`. `x_rows` / `x_cols` are the row and column features (None: the
+/// identity, i.e. plain matrix completion on that side, with `n_rows` / `n_cols` entries).
+/// Returns W, H and a dict of the iterations, the final objective and the stop reason.
+#[pyfunction]
+#[pyo3(signature = (x_rows, n_rows, x_cols, n_cols, rows, cols, values, rank, alpha, max_iter,
+                    seed, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_imc<'py>(
+    py: Python<'py>,
+    x_rows: Option<&Bound<'py, PyAny>>,
+    n_rows: usize,
+    x_cols: Option<&Bound<'py, PyAny>>,
+    n_cols: usize,
+    rows: PyReadonlyArray1<'py, i64>,
+    cols: PyReadonlyArray1<'py, i64>,
+    values: PyReadonlyArray1<'py, f64>,
+    rank: usize,
+    alpha: f64,
+    max_iter: usize,
+    seed: u64,
+    n_jobs: Option<usize>,
+) -> PyResult<ImcFit<'py>> {
+    let fx = x_rows.map(features).transpose()?;
+    let fy = x_cols.map(features).transpose()?;
+    let idx = |v: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<usize>> {
+        v.as_slice()?
+            .iter()
+            .map(|&i| usize::try_from(i).map_err(|_| value_err(format!("negative {what} {i}"))))
+            .collect()
+    };
+    let (r, c) = (idx(&rows, "row index")?, idx(&cols, "column index")?);
+    let vals = values.as_slice()?.to_vec();
+    let model = run_interruptible(py, n_jobs, |_cancel| {
+        let n1 = fx.as_ref().map_or(n_rows, |f| f.nrows());
+        let n2 = fy.as_ref().map_or(n_cols, |f| f.nrows());
+        let omega = gimc_linalg::Observed::from_triplets(n1, n2, &r, &c, &vals)?;
+        let params = gimc_solvers::ImcParams {
+            rank,
+            lambda: alpha,
+            max_outer: max_iter,
+            ..gimc_solvers::ImcParams::default()
+        }
+        .check()?;
+        let phi = fx.as_ref().map_or(
+            gimc_solvers::Side::Identity(n1),
+            gimc_solvers::Side::Features,
+        );
+        let psi = fy.as_ref().map_or(
+            gimc_solvers::Side::Identity(n2),
+            gimc_solvers::Side::Features,
+        );
+        let problem = gimc_solvers::ImcProblem::partial(phi, psi, &omega)?;
+        Ok(gimc_solvers::fit_imc(
+            &problem,
+            &params,
+            None,
+            &mut seeded(seed),
+            &mut gimc_solvers::NoObserver,
+        )?)
+    })?;
+    let info = PyDict::new(py);
+    info.set_item("iterations", model.iterations)?;
+    info.set_item("objective", model.objective_trace.last().copied())?;
+    info.set_item("stop_reason", format!("{:?}", model.stop_reason))?;
+    Ok((mat_to_py(py, &model.w), mat_to_py(py, &model.h), info))
+}
+
 /// The extension module.
 #[pymodule]
 fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_labels, m)?)?;
     m.add_function(wrap_pyfunction!(fit_clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_okmf, m)?)?;
+    m.add_function(wrap_pyfunction!(okmf_predict, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_imc, m)?)?;
     m.add_function(wrap_pyfunction!(decision_function, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
     m.add_function(wrap_pyfunction!(model_info, m)?)?;

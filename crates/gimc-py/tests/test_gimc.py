@@ -247,7 +247,7 @@ def test_semisupervised_clustering_separates_rings_and_matches_the_cli(tmp_path)
     with open(data, "w") as f:
         f.write("x,y,class\n")
         for (a, b), c in zip(X, cls):
-            f.write(f"{a!r},{b!r},{c}\n")
+            f.write(f"{float(a)!r},{float(b)!r},{c}\n")
     cons = tmp_path / "pairs.txt"
     with open(cons, "w") as f:
         for i, j, s in pairs:
@@ -255,6 +255,91 @@ def test_semisupervised_clustering_separates_rings_and_matches_the_cli(tmp_path)
     out = subprocess.run(
         [gimc_bin, "-q", "--json", "--seed", "4", "--label-column", "last", "cluster", str(data),
          "-k", "2", "--method", "gimc-lff", "--m", "50", "--iters", "5", "--constraints", str(cons)],
+        check=True, capture_output=True, text=True,
+    )
+    import json
+
+    assert np.array_equal(np.array(json.loads(out.stdout)["assignments"]), labels)
+
+
+def _low_rank_with_features(seed=0):
+    rng = np.random.default_rng(seed)
+    X, Y = rng.normal(size=(60, 4)), rng.normal(size=(45, 4))
+    A, B = rng.normal(size=(4, 2)), rng.normal(size=(4, 2))
+    Z = X @ A @ (Y @ B).T
+    mask = rng.random(Z.shape) < 0.4
+    i, j = np.nonzero(mask)
+    return X, Y, Z, np.c_[i, j, Z[i, j]], np.nonzero(~mask)
+
+
+def test_inductive_matrix_completion_recovers_and_generalises(tmp_path):
+    from gimc import InductiveMatrixCompletion
+
+    X, Y, Z, entries, (hi, hj) = _low_rank_with_features()
+    est = InductiveMatrixCompletion(rank=2, alpha=1e-4, max_iter=50, random_state=5)
+    assert est.fit(X, Y, entries) is est
+    pred = est.predict(hi, hj)
+    rel = np.linalg.norm(pred - Z[hi, hj]) / np.linalg.norm(Z[hi, hj])
+    assert rel < 0.05, rel
+    # new rows predicted from their features alone
+    Xn = np.random.default_rng(9).normal(size=(5, 4))
+    direct = est.predict(np.repeat(np.arange(5), 45), np.tile(np.arange(45), 5), X=Xn)
+    assert np.allclose(direct, ((Xn @ est.W_) @ (Y @ est.H_).T).ravel())
+    # sparse features give the same model up to the CG tolerance (their products sum in
+    # another order)
+    sparse = InductiveMatrixCompletion(rank=2, alpha=1e-4, max_iter=50, random_state=5).fit(
+        sp.csr_matrix(X), sp.csr_matrix(Y), entries
+    )
+    other = sparse.predict(hi, hj)
+    assert np.linalg.norm(other - pred) / np.linalg.norm(pred) < 1e-5
+    with pytest.raises(ValueError):
+        est.predict([0], [999])
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    xf, yf, tf, af = (tmp_path / n for n in ("X.csv", "Y.csv", "obs.txt", "ask.txt"))
+    np.savetxt(xf, X, delimiter=",", fmt="%.17g")
+    np.savetxt(yf, Y, delimiter=",", fmt="%.17g")
+    with open(tf, "w") as f:
+        for i, j, v in entries:
+            f.write(f"{int(i)} {int(j)} {float(v)!r}\n")
+    with open(af, "w") as f:
+        for i, j in zip(hi, hj):
+            f.write(f"{i} {j}\n")
+    out = subprocess.run(
+        [gimc_bin, "-q", "--seed", "5", "complete", str(tf), "--method", "imc", "--row-features",
+         str(xf), "--col-features", str(yf), "--rank", "2", "--lambda", "0.0001", "--iters", "50",
+         "--entries", str(af)],
+        check=True, capture_output=True, text=True,
+    )
+    cli = np.array([float(l.split()[2]) for l in out.stdout.splitlines()])
+    assert np.allclose(cli, pred, rtol=1e-9, atol=1e-12)
+
+
+def test_okmf_clusters_blobs_predicts_new_rows_and_matches_the_cli(tmp_path):
+    from sklearn.datasets import make_blobs
+
+    from gimc import OKMF
+
+    X, y = make_blobs(n_samples=600, centers=3, n_features=5, random_state=0)
+    est = OKMF(n_clusters=3, budget_size=60, random_state=2)
+    labels = est.fit_predict(X)
+    from sklearn.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(y, labels) > 0.9
+    assert np.array_equal(est.predict(X), labels)
+    assert np.array_equal(pickle.loads(pickle.dumps(est)).predict(X[:50]), labels[:50])
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    data = tmp_path / "blobs.csv"
+    with open(data, "w") as f:
+        f.write(",".join(f"x{j}" for j in range(5)) + ",class\n")
+        for row, c in zip(X, y):
+            f.write(",".join(repr(float(v)) for v in row) + f",{c}\n")
+    out = subprocess.run(
+        [gimc_bin, "-q", "--json", "--seed", "2", "--label-column", "last", "cluster", str(data),
+         "-k", "3", "--method", "okmf", "--m", "60"],
         check=True, capture_output=True, text=True,
     )
     import json

@@ -13,6 +13,14 @@ pickle through the gimc model file format (``model_bytes_``).
 from . import metrics
 from ._classifier import GIMCClassifier
 from ._cluster import SemiSupervisedClustering
+from ._completion import InductiveMatrixCompletion
+from ._okmf import OKMF
 
-__all__ = ["GIMCClassifier", "SemiSupervisedClustering", "metrics"]
+__all__ = [
+    "GIMCClassifier",
+    "InductiveMatrixCompletion",
+    "OKMF",
+    "SemiSupervisedClustering",
+    "metrics",
+]
 __version__ = "0.1.0"

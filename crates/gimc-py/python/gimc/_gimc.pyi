@@ -40,6 +40,44 @@ def fit_clusters(
     normalize: str,
     n_jobs: Optional[int] = None,
 ) -> Tuple[npt.NDArray[np.int64], dict]: ...
+def fit_okmf(
+    x: Features,
+    k: int,
+    budget_size: int,
+    gamma: str,
+    epochs: int,
+    batch_size: int,
+    seed: int,
+    standardize: str,
+    normalize: str,
+    n_jobs: Optional[int] = None,
+) -> Tuple[npt.NDArray[np.int64], dict]: ...
+def okmf_predict(
+    x: Features,
+    budget: npt.NDArray[np.float64],
+    w: npt.NDArray[np.float64],
+    gamma: float,
+    lambda_: float,
+    alpha: float,
+    mean: Optional[Sequence[float]],
+    scale: Optional[Sequence[float]],
+    center: bool,
+    normalize: str,
+) -> npt.NDArray[np.int64]: ...
+def fit_imc(
+    x_rows: Optional[Features],
+    n_rows: int,
+    x_cols: Optional[Features],
+    n_cols: int,
+    rows: npt.NDArray[np.int64],
+    cols: npt.NDArray[np.int64],
+    values: npt.NDArray[np.float64],
+    rank: int,
+    alpha: float,
+    max_iter: int,
+    seed: int,
+    n_jobs: Optional[int] = None,
+) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], dict]: ...
 def decision_function(model: bytes, x: Features) -> npt.NDArray[np.float64]: ...
 def top_k(model: bytes, x: Features, k: int) -> npt.NDArray[np.int64]: ...
 def model_info(model: bytes) -> dict: ...

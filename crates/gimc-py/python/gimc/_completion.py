@@ -1,0 +1,123 @@
+"""InductiveMatrixCompletion: Z = X W (Y H)ᵀ from observed entries, with scikit-learn's
+conventions."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from . import _gimc
+from ._classifier import GIMCClassifier
+from ._convert import features
+
+
+def _side(X):
+    if X is None:
+        return None
+    return features(X)
+
+
+def _project(X, M):
+    """X M for a dense or SciPy sparse X (None: the rows of M themselves)."""
+    if X is None:
+        return np.asarray(M)
+    if sp.issparse(X):
+        return np.asarray(sp.csr_matrix(X, dtype=np.float64) @ M)
+    return np.asarray(X, dtype=np.float64) @ M
+
+
+class InductiveMatrixCompletion(BaseEstimator):
+    """Inductive matrix completion (IMC) by alternating minimisation with conjugate gradients:
+    the n₁ × n₂ matrix is modelled as Z = X W (Y H)ᵀ with row features X (n₁ × d₁), column
+    features Y (n₂ × d₂) and rank-k factors W, H, fitted to the observed entries with penalty
+    ``alpha`` (‖W‖² + ‖H‖²). Without features on a side, that side's factor is free (plain
+    matrix completion). New rows or columns are predicted from their features.
+
+    Parameters
+    ----------
+    rank : int, default=10
+    alpha : float, default=0.1
+        Ridge penalty λ.
+    max_iter : int, default=30
+        Alternations (each solves W then H by CG).
+    random_state : int, RandomState or None, default=None
+    n_jobs : int or None, default=None
+
+    Attributes
+    ----------
+    W_ : ndarray (d₁ × k, or n₁ × k without row features)
+    H_ : ndarray (d₂ × k, or n₂ × k without column features)
+    row_factors_, col_factors_ : ndarray
+        X W and Y H of the training rows and columns (n₁ × k, n₂ × k).
+    n_iter_ : int
+    objective_ : float
+    """
+
+    def __init__(self, rank=10, alpha=0.1, max_iter=30, random_state=None, n_jobs=None):
+        self.rank = rank
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, Y, entries, shape=None):
+        """Fit to ``entries``, an (n_obs, 3) array of (row, column, value). ``X`` / ``Y`` are
+        the row and column features (arrays or SciPy sparse; None for none, then ``shape``
+        gives the matrix size). Returns ``self``."""
+        e = np.asarray(entries, dtype=np.float64)
+        if e.ndim != 2 or e.shape[1] != 3:
+            raise ValueError(f"entries must have shape (n_obs, 3), got {e.shape}")
+        if len(e) == 0:
+            raise ValueError("no observed entries")
+        rows, cols = e[:, 0], e[:, 1]
+        for name, v in (("row", rows), ("column", cols)):
+            if np.any(v != np.floor(v)) or np.any(v < 0):
+                raise ValueError(f"{name} indices must be non-negative integers")
+        if not isinstance(self.rank, numbers.Integral) or self.rank < 1:
+            raise ValueError(f"rank must be an integer >= 1, got {self.rank!r}")
+        if shape is None:
+            shape = (
+                X.shape[0] if X is not None else int(rows.max()) + 1,
+                Y.shape[0] if Y is not None else int(cols.max()) + 1,
+            )
+        seed = GIMCClassifier(random_state=self.random_state)._seed()
+        W, H, info = _gimc.fit_imc(
+            _side(X),
+            int(shape[0]),
+            _side(Y),
+            int(shape[1]),
+            rows.astype(np.int64),
+            cols.astype(np.int64),
+            np.ascontiguousarray(e[:, 2]),
+            int(self.rank),
+            float(self.alpha),
+            int(self.max_iter),
+            seed,
+            self.n_jobs,
+        )
+        self.W_, self.H_ = W, H
+        self.row_factors_ = _project(X, W)
+        self.col_factors_ = _project(Y, H)
+        self.n_iter_ = info["iterations"]
+        self.objective_ = info["objective"]
+        self.shape_ = (int(shape[0]), int(shape[1]))
+        return self
+
+    def predict(self, rows, cols, X=None, Y=None):
+        """Predicted entries (rows[t], cols[t]). With ``X`` (``Y``) the row (column) indices
+        refer to those new feature rows (inductive prediction); otherwise to the training
+        matrix."""
+        check_is_fitted(self, "W_")
+        P = self.row_factors_ if X is None else _project(X, self.W_)
+        Q = self.col_factors_ if Y is None else _project(Y, self.H_)
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        if rows.shape != cols.shape:
+            raise ValueError(f"rows and cols differ in shape: {rows.shape} vs {cols.shape}")
+        if rows.size and (rows.min() < 0 or rows.max() >= len(P) or cols.min() < 0 or cols.max() >= len(Q)):
+            raise ValueError(f"an index is outside the {len(P)} × {len(Q)} matrix")
+        return np.einsum("ij,ij->i", P[rows], Q[cols])
