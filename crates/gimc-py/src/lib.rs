@@ -122,6 +122,20 @@ impl SelectionObserver for Cancel<'_> {
     }
 }
 
+/// Stops an iterative solver when the polling thread saw a signal (the solver returns its
+/// iterate; [`run_interruptible`] then raises the signal's exception).
+struct StopOnSignal<'a>(&'a AtomicBool);
+
+impl gimc_solvers::Observer for StopOnSignal<'_> {
+    fn observe(&mut self, _record: &gimc_solvers::IterationRecord) -> gimc_solvers::ObserverAction {
+        if self.0.load(Ordering::Relaxed) {
+            gimc_solvers::ObserverAction::Stop
+        } else {
+            gimc_solvers::ObserverAction::Continue
+        }
+    }
+}
+
 /// Runs `work` on a worker thread (inside a pool of `n_jobs` threads when given) with the GIL
 /// released, polling for signals on the calling thread every 20 ms; a signal's exception (e.g.
 /// `KeyboardInterrupt`) sets the cancel flag and is raised once the work has stopped.
@@ -665,7 +679,7 @@ fn fit_imc<'py>(
     };
     let (r, c) = (idx(&rows, "row index")?, idx(&cols, "column index")?);
     let vals = values.as_slice()?.to_vec();
-    let model = run_interruptible(py, n_jobs, |_cancel| {
+    let model = run_interruptible(py, n_jobs, |cancel| {
         let n1 = fx.as_ref().map_or(n_rows, |f| f.nrows());
         let n2 = fy.as_ref().map_or(n_cols, |f| f.nrows());
         let omega = gimc_linalg::Observed::from_triplets(n1, n2, &r, &c, &vals)?;
@@ -690,7 +704,7 @@ fn fit_imc<'py>(
             &params,
             None,
             &mut seeded(seed),
-            &mut gimc_solvers::NoObserver,
+            &mut StopOnSignal(cancel),
         )?)
     })?;
     let info = PyDict::new(py);

@@ -345,3 +345,21 @@ def test_okmf_clusters_blobs_predicts_new_rows_and_matches_the_cli(tmp_path):
     import json
 
     assert np.array_equal(np.array(json.loads(out.stdout)["assignments"]), labels)
+
+
+def test_ctrl_c_interrupts_a_long_completion_fit():
+    from gimc import InductiveMatrixCompletion
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(3000, 100)), rng.normal(size=(3000, 100))
+    idx = np.unique(rng.integers(0, 3000 * 3000, 200000))
+    entries = np.c_[idx // 3000, idx % 3000, rng.normal(size=len(idx))]
+    est = InductiveMatrixCompletion(rank=20, alpha=1e-3, max_iter=2000, random_state=0)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X, Y, entries)
+    timer.cancel()
+    assert time.perf_counter() - start < 10
+    assert not hasattr(est, "W_")
