@@ -1,6 +1,8 @@
 //! `gimc complete`: matrix completion of a triplets file (`i j value` per observed entry) by
-//! MC-ALS, or IMC when row and/or column feature files are given, writing predictions for the
-//! requested entries.
+//! MC-ALS, IMC by ALS + CG (row and/or column feature files), nuclear-norm MC or IMC by FPC,
+//! or PU-IMC (the observed entries are positives, the rest unlabelled), writing predictions for
+//! the requested entries. A λ grid is chosen by the RMSE on a held-out part of Ω, then the
+//! chosen λ is refitted on all of Ω.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +12,10 @@ use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::memory::{Tally, mat_bytes};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::{ImcParams, NoObserver, Side, fit_imc, fit_mc_als};
+use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
+use gimc_solvers::{
+    ImcModel, ImcParams, NoObserver, PuImcParams, Side, fit_imc, fit_mc_als, fit_pu_imc,
+};
 use serde_json::json;
 
 use crate::common::{Globals, check_memory, load_input, memory_budget, write_output};
@@ -23,7 +28,10 @@ pub struct CompleteArgs {
     /// Entries to predict: one `i j` line each (default: the observed entries).
     #[arg(long, value_name = "FILE")]
     pub entries: Option<PathBuf>,
-    /// Method: mc-als (no features) or imc (with --row-features / --col-features).
+    /// Method: mc-als (no features), imc (ALS + CG, with --row-features / --col-features),
+    /// mc-nuclear / imc-nuclear (nuclear-norm MC / IMC by FPC; λ is the nuclear-norm weight μ
+    /// and --rank is not used), pu-imc (PU IMC: the observed entries are positives, every
+    /// other entry an unlabelled 0, weighted by --rho).
     #[arg(long, default_value = "mc-als")]
     pub method: String,
     /// Row features (a data file: one row per matrix row); identity when absent.
@@ -35,9 +43,22 @@ pub struct CompleteArgs {
     /// Rank of the factorisation.
     #[arg(long, default_value_t = 10)]
     pub rank: usize,
-    /// Ridge penalty λ.
-    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
-    pub lambda: f64,
+    /// Penalty λ (ridge for ALS and PU-IMC, nuclear-norm weight for FPC); a comma list is a
+    /// grid chosen by the RMSE on --holdout of Ω.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.1",
+        allow_negative_numbers = true
+    )]
+    pub lambda: Vec<f64>,
+    /// Fraction of Ω held out to choose λ from a grid (seeded by --seed).
+    #[arg(long, default_value_t = 0.1)]
+    pub holdout: f64,
+    /// PU-IMC: the unlabelled entries' weight is 1 − α with α = (1 + ρ)/2, ρ ∈ [0, 1) the
+    /// assumed fraction of positives hidden among them.
+    #[arg(long, default_value_t = 0.5)]
+    pub rho: f64,
     /// Outer ALS iterations.
     #[arg(long, default_value_t = 20)]
     pub iters: usize,
@@ -155,41 +176,121 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let vals: Vec<f64> = t.entries.iter().map(|e| e.2).collect();
     let omega = Observed::from_triplets(nrows, ncols, &rows, &cols, &vals)
         .with_context(|| a.triplets.display().to_string())?;
-    let params = ImcParams {
-        rank: a.rank,
-        lambda: a.lambda,
-        max_outer: a.iters,
-        ..ImcParams::default()
-    }
-    .check()?;
     check_memory(
         &estimate(nrows, ncols, vals.len(), &rowf, &colf, a.rank),
         memory_budget()?,
         "--rank",
     )?;
-    let mut rng = seeded(g.seed);
     let phi = rowf.as_ref().map_or(Side::Identity(nrows), Side::Features);
     let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
-    let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-    let model = match a.method.as_str() {
-        "mc-als" if rowf.is_none() && colf.is_none() => {
-            fit_mc_als(&omega, &params, None, &mut rng, &mut NoObserver)
+    let features = rowf.is_some() || colf.is_some();
+    match a.method.as_str() {
+        "mc-als" | "mc-nuclear" if features => bail!(
+            "--method {} takes no feature files; use --method {}",
+            a.method,
+            if a.method == "mc-als" {
+                "imc"
+            } else {
+                "imc-nuclear"
+            }
+        ),
+        "imc-nuclear" if !features => {
+            bail!("--method imc-nuclear needs --row-features and/or --col-features")
         }
-        "mc-als" => {
-            spinner.finish();
-            bail!("--method mc-als takes no feature files; use --method imc")
-        }
-        "imc" => {
-            let problem = gimc_solvers::ImcProblem::partial(phi, psi, &omega)?;
-            fit_imc(&problem, &params, None, &mut rng, &mut NoObserver)
-        }
-        other => {
-            spinner.finish();
-            bail!("unknown method `{other}` (choose mc-als or imc)")
-        }
+        "mc-als" | "imc" | "mc-nuclear" | "imc-nuclear" | "pu-imc" => {}
+        other => bail!(
+            "unknown method `{other}` (choose mc-als, imc, mc-nuclear, imc-nuclear or pu-imc)"
+        ),
+    }
+    if a.lambda.is_empty() {
+        bail!("--lambda: give at least one value");
+    }
+    if !(a.rho >= 0.0 && a.rho < 1.0) {
+        bail!("--rho must be in [0, 1), got {}", a.rho);
+    }
+    let fit = |omega: &Observed, lambda: f64| -> Result<ImcModel> {
+        let mut rng = seeded(g.seed);
+        let imc = ImcParams {
+            rank: a.rank,
+            lambda,
+            max_outer: a.iters,
+            ..ImcParams::default()
+        };
+        Ok(match a.method.as_str() {
+            "mc-als" => fit_mc_als(omega, &imc.check()?, None, &mut rng, &mut NoObserver)?,
+            "imc" => {
+                let problem = gimc_solvers::ImcProblem::partial(phi, psi, omega)?;
+                fit_imc(&problem, &imc.check()?, None, &mut rng, &mut NoObserver)?
+            }
+            "mc-nuclear" | "imc-nuclear" => {
+                let p = FpcParams {
+                    mu: lambda,
+                    ..FpcParams::default()
+                }
+                .check()?;
+                if a.method == "mc-nuclear" {
+                    fit_nuclear_mc(omega, &p, &mut rng, &mut NoObserver)?
+                } else {
+                    let problem = gimc_solvers::ImcProblem::partial(phi, psi, omega)?;
+                    fit_nuclear_imc(&problem, &p, &mut rng, &mut NoObserver)?
+                }
+            }
+            _ => {
+                let p = PuImcParams {
+                    imc,
+                    alpha: 0.5 * (1.0 + a.rho),
+                }
+                .check()?;
+                fit_pu_imc(phi, psi, omega, &p, None, &mut rng, &mut NoObserver)?
+            }
+        })
     };
+    let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
+    let chosen = (|| -> Result<(f64, Vec<(f64, f64)>)> {
+        if a.lambda.len() == 1 {
+            return Ok((a.lambda[0], Vec::new()));
+        }
+        if !(a.holdout > 0.0 && a.holdout < 1.0) {
+            bail!("--holdout must be in (0, 1), got {}", a.holdout);
+        }
+        // a seeded held-out part of Ω, with entries on both sides of the split
+        let split =
+            gimc_data::split::split_rows(vals.len(), a.holdout, &mut seeded(g.seed ^ 0x686f_6c64))?;
+        if split.train.is_empty() || split.validation.is_empty() {
+            bail!(
+                "--holdout {} of {} observed entries leaves one side of the split empty",
+                a.holdout,
+                vals.len()
+            );
+        }
+        let (out, keep) = (&split.validation[..], &split.train[..]);
+        let pick = |idx: &[usize]| -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+            (
+                idx.iter().map(|&e| rows[e]).collect(),
+                idx.iter().map(|&e| cols[e]).collect(),
+                idx.iter().map(|&e| vals[e]).collect(),
+            )
+        };
+        let (kr, kc, kv) = pick(keep);
+        let train = Observed::from_triplets(nrows, ncols, &kr, &kc, &kv)?;
+        let held: Vec<(usize, usize)> = out.iter().map(|&e| (rows[e], cols[e])).collect();
+        let truth: Vec<f64> = out.iter().map(|&e| vals[e]).collect();
+        let mut scores = Vec::with_capacity(a.lambda.len());
+        for &lambda in &a.lambda {
+            let model = fit(&train, lambda)?;
+            let pred = model.predict_entries(phi, psi, &held)?;
+            scores.push((lambda, crate::common::rmse(&pred, &truth)));
+        }
+        let best =
+            scores.iter().copied().fold(
+                (f64::NAN, f64::INFINITY),
+                |b, s| if s.1 < b.1 { s } else { b },
+            );
+        Ok((best.0, scores))
+    })();
+    let model = chosen.and_then(|(lambda, scores)| Ok((lambda, scores, fit(&omega, lambda)?)));
     spinner.finish();
-    let model = model?;
+    let (lambda, scores, model) = model?;
     let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
     let fitted = model.predict_entries(phi, psi, &observed)?;
     let rmse = crate::common::rmse(&fitted, &vals);
@@ -207,7 +308,17 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
             .collect();
         format!(
             "{}\n",
-            serde_json::to_string(&json!({"train_rmse": rmse, "predictions": v}))?
+            serde_json::to_string(&json!({
+                "method": a.method,
+                "lambda": lambda,
+                "holdout_rmse": scores
+                    .iter()
+                    .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
+                    .collect::<Vec<_>>(),
+                "rank": model.rank(),
+                "train_rmse": rmse,
+                "predictions": v
+            }))?
         )
     } else {
         let mut s = String::new();
@@ -217,12 +328,15 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         s
     };
     write_output(a.out.as_deref(), &s)?;
+    for (l, r) in &scores {
+        g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
+    }
     g.info(&format!(
-        "{} on {nrows} × {ncols} with {} observed entries: rank {}, λ {}, training RMSE {rmse:.4}",
+        "{} on {nrows} × {ncols} with {} observed entries: rank {}, λ {lambda}{}, training RMSE {rmse:.4}",
         a.method,
         vals.len(),
-        a.rank,
-        a.lambda
+        model.rank(),
+        if scores.is_empty() { "" } else { " (chosen on the held-out entries)" },
     ));
     Ok(())
 }
