@@ -10,12 +10,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::memory::{Tally, mat_bytes};
-use gimc_linalg::rng::seeded;
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
-use gimc_solvers::{
-    ImcModel, ImcParams, NoObserver, PuImcParams, Side, fit_imc, fit_mc_als, fit_pu_imc,
-};
+use gimc_solvers::completion::{CompletionMethod, SelectedCompletion, fit_selected};
+use gimc_solvers::{NoObserver, Side};
 use serde_json::json;
 
 use crate::common::{Globals, check_memory, load_input, memory_budget, write_output};
@@ -184,113 +181,48 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let phi = rowf.as_ref().map_or(Side::Identity(nrows), Side::Features);
     let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
     let features = rowf.is_some() || colf.is_some();
-    match a.method.as_str() {
-        "mc-als" | "mc-nuclear" if features => bail!(
+    // the library checks these too; here the messages name the flags
+    let method = CompletionMethod::from_name(&a.method, a.rho)?;
+    match method {
+        CompletionMethod::McAls | CompletionMethod::McNuclear if features => bail!(
             "--method {} takes no feature files; use --method {}",
             a.method,
-            if a.method == "mc-als" {
+            if method == CompletionMethod::McAls {
                 "imc"
             } else {
                 "imc-nuclear"
             }
         ),
-        "imc-nuclear" if !features => {
+        CompletionMethod::ImcNuclear if !features => {
             bail!("--method imc-nuclear needs --row-features and/or --col-features")
         }
-        "mc-als" | "imc" | "mc-nuclear" | "imc-nuclear" | "pu-imc" => {}
-        other => bail!(
-            "unknown method `{other}` (choose mc-als, imc, mc-nuclear, imc-nuclear or pu-imc)"
-        ),
+        CompletionMethod::PuImc { rho } if !(0.0..1.0).contains(&rho) => {
+            bail!("--rho must be in [0, 1), got {rho}")
+        }
+        _ => {}
     }
     if a.lambda.is_empty() {
         bail!("--lambda: give at least one value");
     }
-    if !(a.rho >= 0.0 && a.rho < 1.0) {
-        bail!("--rho must be in [0, 1), got {}", a.rho);
-    }
-    let fit = |omega: &Observed, lambda: f64| -> Result<ImcModel> {
-        let mut rng = seeded(g.seed);
-        let imc = ImcParams {
-            rank: a.rank,
-            lambda,
-            max_outer: a.iters,
-            ..ImcParams::default()
-        };
-        Ok(match a.method.as_str() {
-            "mc-als" => fit_mc_als(omega, &imc.check()?, None, &mut rng, &mut NoObserver)?,
-            "imc" => {
-                let problem = gimc_solvers::ImcProblem::partial(phi, psi, omega)?;
-                fit_imc(&problem, &imc.check()?, None, &mut rng, &mut NoObserver)?
-            }
-            "mc-nuclear" | "imc-nuclear" => {
-                let p = FpcParams {
-                    mu: lambda,
-                    ..FpcParams::default()
-                }
-                .check()?;
-                if a.method == "mc-nuclear" {
-                    fit_nuclear_mc(omega, &p, &mut rng, &mut NoObserver)?
-                } else {
-                    let problem = gimc_solvers::ImcProblem::partial(phi, psi, omega)?;
-                    fit_nuclear_imc(&problem, &p, &mut rng, &mut NoObserver)?
-                }
-            }
-            _ => {
-                let p = PuImcParams {
-                    imc,
-                    alpha: 0.5 * (1.0 + a.rho),
-                }
-                .check()?;
-                fit_pu_imc(phi, psi, omega, &p, None, &mut rng, &mut NoObserver)?
-            }
-        })
-    };
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-    let chosen = (|| -> Result<(f64, Vec<(f64, f64)>)> {
-        if a.lambda.len() == 1 {
-            return Ok((a.lambda[0], Vec::new()));
-        }
-        if !(a.holdout > 0.0 && a.holdout < 1.0) {
-            bail!("--holdout must be in (0, 1), got {}", a.holdout);
-        }
-        // a seeded held-out part of Ω, with entries on both sides of the split
-        let split =
-            gimc_data::split::split_rows(vals.len(), a.holdout, &mut seeded(g.seed ^ 0x686f_6c64))?;
-        if split.train.is_empty() || split.validation.is_empty() {
-            bail!(
-                "--holdout {} of {} observed entries leaves one side of the split empty",
-                a.holdout,
-                vals.len()
-            );
-        }
-        let (out, keep) = (&split.validation[..], &split.train[..]);
-        let pick = |idx: &[usize]| -> (Vec<usize>, Vec<usize>, Vec<f64>) {
-            (
-                idx.iter().map(|&e| rows[e]).collect(),
-                idx.iter().map(|&e| cols[e]).collect(),
-                idx.iter().map(|&e| vals[e]).collect(),
-            )
-        };
-        let (kr, kc, kv) = pick(keep);
-        let train = Observed::from_triplets(nrows, ncols, &kr, &kc, &kv)?;
-        let held: Vec<(usize, usize)> = out.iter().map(|&e| (rows[e], cols[e])).collect();
-        let truth: Vec<f64> = out.iter().map(|&e| vals[e]).collect();
-        let mut scores = Vec::with_capacity(a.lambda.len());
-        for &lambda in &a.lambda {
-            let model = fit(&train, lambda)?;
-            let pred = model.predict_entries(phi, psi, &held)?;
-            scores.push((lambda, crate::common::rmse(&pred, &truth)));
-        }
-        let best =
-            scores.iter().copied().fold(
-                (f64::NAN, f64::INFINITY),
-                |b, s| if s.1 < b.1 { s } else { b },
-            );
-        Ok((best.0, scores))
-    })();
-    let model = chosen.and_then(|(lambda, scores)| Ok((lambda, scores, fit(&omega, lambda)?)));
+    let fit = fit_selected(
+        method,
+        phi,
+        psi,
+        &omega,
+        &a.lambda,
+        a.holdout,
+        a.rank,
+        a.iters,
+        g.seed,
+        &mut NoObserver,
+    );
     spinner.finish();
-    let (lambda, scores, model) = model?;
+    let SelectedCompletion {
+        lambda,
+        holdout_rmse: scores,
+        model,
+    } = fit?;
     let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
     let fitted = model.predict_entries(phi, psi, &observed)?;
     let rmse = crate::common::rmse(&fitted, &vals);

@@ -64,6 +64,7 @@
 
 #![deny(missing_docs)]
 
+pub mod completion;
 mod error;
 pub mod imc;
 pub mod iter;
