@@ -21,6 +21,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
+use gimc_solvers::completion::{CompletionMethod, fit_selected};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -639,23 +640,25 @@ fn okmf_predict<'py>(
 }
 
 /// W, H and the fit's description.
-type ImcFit<'py> = (
+type CompletionFit<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyDict>,
 );
 
-/// Inductive matrix completion by alternating minimisation with CG (`gimc_solvers::fit_imc`,
-/// as `gimc complete --method imc`): Z = X W (Y H)ᵀ fitted to the observed
-/// `(rows, cols, values)`. `x_rows` / `x_cols` are the row and column features (None: the
-/// identity, i.e. plain matrix completion on that side, with `n_rows` / `n_cols` entries).
-/// Returns W, H and a dict of the iterations, the final objective and the stop reason.
+/// Matrix completion by `method` (`gimc_solvers::completion::fit_selected`, as `gimc complete
+/// --method`): `mc-als`, `imc` (ALS + CG), `mc-nuclear` / `imc-nuclear` (FPC), `pu-imc`.
+/// Z = X W (Y H)ᵀ is fitted to the observed `(rows, cols, values)`; `x_rows` / `x_cols` are the
+/// row and column features (None: the identity, with `n_rows` / `n_cols` entries). A grid
+/// `alpha` is chosen by the RMSE on a held-out `holdout` fraction of Ω. Returns W, H and a
+/// dict of the chosen λ, the held-out RMSE per λ, the rank, the iterations and the objective.
 #[pyfunction]
-#[pyo3(signature = (x_rows, n_rows, x_cols, n_cols, rows, cols, values, rank, alpha, max_iter,
-                    seed, n_jobs=None))]
+#[pyo3(signature = (method, x_rows, n_rows, x_cols, n_cols, rows, cols, values, rank, alpha,
+                    holdout, rho, max_iter, seed, n_jobs=None))]
 #[allow(clippy::too_many_arguments)]
-fn fit_imc<'py>(
+fn fit_completion<'py>(
     py: Python<'py>,
+    method: &str,
     x_rows: Option<&Bound<'py, PyAny>>,
     n_rows: usize,
     x_cols: Option<&Bound<'py, PyAny>>,
@@ -664,11 +667,14 @@ fn fit_imc<'py>(
     cols: PyReadonlyArray1<'py, i64>,
     values: PyReadonlyArray1<'py, f64>,
     rank: usize,
-    alpha: f64,
+    alpha: Vec<f64>,
+    holdout: f64,
+    rho: f64,
     max_iter: usize,
     seed: u64,
     n_jobs: Option<usize>,
-) -> PyResult<ImcFit<'py>> {
+) -> PyResult<CompletionFit<'py>> {
+    let method = CompletionMethod::from_name(method, rho).map_err(value_err)?;
     let fx = x_rows.map(features).transpose()?;
     let fy = x_cols.map(features).transpose()?;
     let idx = |v: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<usize>> {
@@ -679,17 +685,10 @@ fn fit_imc<'py>(
     };
     let (r, c) = (idx(&rows, "row index")?, idx(&cols, "column index")?);
     let vals = values.as_slice()?.to_vec();
-    let model = run_interruptible(py, n_jobs, |cancel| {
+    let fit = run_interruptible(py, n_jobs, |cancel| {
         let n1 = fx.as_ref().map_or(n_rows, |f| f.nrows());
         let n2 = fy.as_ref().map_or(n_cols, |f| f.nrows());
         let omega = gimc_linalg::Observed::from_triplets(n1, n2, &r, &c, &vals)?;
-        let params = gimc_solvers::ImcParams {
-            rank,
-            lambda: alpha,
-            max_outer: max_iter,
-            ..gimc_solvers::ImcParams::default()
-        }
-        .check()?;
         let phi = fx.as_ref().map_or(
             gimc_solvers::Side::Identity(n1),
             gimc_solvers::Side::Features,
@@ -698,20 +697,31 @@ fn fit_imc<'py>(
             gimc_solvers::Side::Identity(n2),
             gimc_solvers::Side::Features,
         );
-        let problem = gimc_solvers::ImcProblem::partial(phi, psi, &omega)?;
-        Ok(gimc_solvers::fit_imc(
-            &problem,
-            &params,
-            None,
-            &mut seeded(seed),
+        Ok(fit_selected(
+            method,
+            phi,
+            psi,
+            &omega,
+            &alpha,
+            holdout,
+            rank,
+            max_iter,
+            seed,
             &mut StopOnSignal(cancel),
         )?)
     })?;
     let info = PyDict::new(py);
-    info.set_item("iterations", model.iterations)?;
-    info.set_item("objective", model.objective_trace.last().copied())?;
-    info.set_item("stop_reason", format!("{:?}", model.stop_reason))?;
-    Ok((mat_to_py(py, &model.w), mat_to_py(py, &model.h), info))
+    info.set_item("alpha", fit.lambda)?;
+    info.set_item("holdout_rmse", fit.holdout_rmse.clone())?;
+    info.set_item("rank", fit.model.rank())?;
+    info.set_item("iterations", fit.model.iterations)?;
+    info.set_item("objective", fit.model.objective_trace.last().copied())?;
+    info.set_item("stop_reason", format!("{:?}", fit.model.stop_reason))?;
+    Ok((
+        mat_to_py(py, &fit.model.w),
+        mat_to_py(py, &fit.model.h),
+        info,
+    ))
 }
 
 /// The extension module.
@@ -721,7 +731,7 @@ fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(fit_okmf, m)?)?;
     m.add_function(wrap_pyfunction!(okmf_predict, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_imc, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_completion, m)?)?;
     m.add_function(wrap_pyfunction!(decision_function, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
     m.add_function(wrap_pyfunction!(model_info, m)?)?;

@@ -363,3 +363,44 @@ def test_ctrl_c_interrupts_a_long_completion_fit():
     timer.cancel()
     assert time.perf_counter() - start < 10
     assert not hasattr(est, "W_")
+
+
+@pytest.mark.parametrize("method", ["mc-als", "mc-nuclear", "imc-nuclear", "pu-imc"])
+def test_matrix_completion_methods_match_gimc_complete(method, tmp_path):
+    from gimc import MatrixCompletion
+
+    X, Y, Z, entries, (hi, hj) = _low_rank_with_features(1)
+    features = method in ("imc-nuclear", "pu-imc")
+    alpha = [1.0, 0.01, 0.0001] if method != "pu-imc" else [0.1]
+    est = MatrixCompletion(method=method, rank=2, alpha=alpha, max_iter=30, random_state=6)
+    est.fit(X if features else None, Y if features else None, entries, shape=Z.shape)
+    pred = est.predict(hi, hj)
+    if len(alpha) > 1:
+        assert set(est.holdout_rmse_) == set(alpha)
+        assert est.alpha_ == min(est.holdout_rmse_, key=est.holdout_rmse_.get)
+    if method != "pu-imc":
+        rel = np.linalg.norm(pred - Z[hi, hj]) / np.linalg.norm(Z[hi, hj])
+        assert rel < (0.05 if method == "imc-nuclear" else 0.6), rel
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    xf, yf, tf, af = (tmp_path / n for n in ("X.csv", "Y.csv", "obs.txt", "ask.txt"))
+    np.savetxt(xf, X, delimiter=",", fmt="%.17g")
+    np.savetxt(yf, Y, delimiter=",", fmt="%.17g")
+    with open(tf, "w") as f:
+        for i, j, v in entries:
+            f.write(f"{int(i)} {int(j)} {float(v)!r}\n")
+    with open(af, "w") as f:
+        for i, j in zip(hi, hj):
+            f.write(f"{i} {j}\n")
+    args = [gimc_bin, "-q", "--json", "--seed", "6", "complete", str(tf), "--method", method,
+            "--rank", "2", "--iters", "30", "--lambda", ",".join(str(a) for a in alpha),
+            "--entries", str(af)]
+    if features:
+        args += ["--row-features", str(xf), "--col-features", str(yf)]
+    import json
+
+    out = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    assert out["lambda"] == est.alpha_
+    cli = np.array([t[2] for t in out["predictions"]])
+    assert np.allclose(cli, pred, rtol=1e-9, atol=1e-12)

@@ -13,12 +13,13 @@ pickle through the gimc model file format (``model_bytes_``).
 from . import metrics
 from ._classifier import GIMCClassifier
 from ._cluster import SemiSupervisedClustering
-from ._completion import InductiveMatrixCompletion
+from ._completion import InductiveMatrixCompletion, MatrixCompletion
 from ._okmf import OKMF
 
 __all__ = [
     "GIMCClassifier",
     "InductiveMatrixCompletion",
+    "MatrixCompletion",
     "OKMF",
     "SemiSupervisedClustering",
     "metrics",

@@ -1,4 +1,4 @@
-"""InductiveMatrixCompletion: Z = X W (Y H)ᵀ from observed entries, with scikit-learn's
+"""MatrixCompletion and InductiveMatrixCompletion: Z = X W (Y H)ᵀ from observed entries, with scikit-learn's
 conventions."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _gimc
-from ._classifier import GIMCClassifier
+from ._classifier import GIMCClassifier, _grid
 from ._convert import features
 
 
@@ -30,39 +30,11 @@ def _project(X, M):
     return np.asarray(X, dtype=np.float64) @ M
 
 
-class InductiveMatrixCompletion(BaseEstimator):
-    """Inductive matrix completion (IMC) by alternating minimisation with conjugate gradients:
-    the n₁ × n₂ matrix is modelled as Z = X W (Y H)ᵀ with row features X (n₁ × d₁), column
-    features Y (n₂ × d₂) and rank-k factors W, H, fitted to the observed entries with penalty
-    ``alpha`` (‖W‖² + ‖H‖²). Without features on a side, that side's factor is free (plain
-    matrix completion). New rows or columns are predicted from their features.
+class _Completion(BaseEstimator):
+    """The fit and prediction shared by the completion estimators."""
 
-    Parameters
-    ----------
-    rank : int, default=10
-    alpha : float, default=0.1
-        Ridge penalty λ.
-    max_iter : int, default=30
-        Alternations (each solves W then H by CG).
-    random_state : int, RandomState or None, default=None
-    n_jobs : int or None, default=None
-
-    Attributes
-    ----------
-    W_ : ndarray (d₁ × k, or n₁ × k without row features)
-    H_ : ndarray (d₂ × k, or n₂ × k without column features)
-    row_factors_, col_factors_ : ndarray
-        X W and Y H of the training rows and columns (n₁ × k, n₂ × k).
-    n_iter_ : int
-    objective_ : float
-    """
-
-    def __init__(self, rank=10, alpha=0.1, max_iter=30, random_state=None, n_jobs=None):
-        self.rank = rank
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+    def _method(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
 
     def fit(self, X, Y, entries, shape=None):
         """Fit to ``entries``, an (n_obs, 3) array of (row, column, value). ``X`` / ``Y`` are
@@ -85,7 +57,8 @@ class InductiveMatrixCompletion(BaseEstimator):
                 Y.shape[0] if Y is not None else int(cols.max()) + 1,
             )
         seed = GIMCClassifier(random_state=self.random_state)._seed()
-        W, H, info = _gimc.fit_imc(
+        W, H, info = _gimc.fit_completion(
+            self._method(),
             _side(X),
             int(shape[0]),
             _side(Y),
@@ -94,7 +67,9 @@ class InductiveMatrixCompletion(BaseEstimator):
             cols.astype(np.int64),
             np.ascontiguousarray(e[:, 2]),
             int(self.rank),
-            float(self.alpha),
+            _grid(self.alpha, "alpha", float),
+            float(getattr(self, "holdout", 0.1)),
+            float(getattr(self, "rho", 0.5)),
             int(self.max_iter),
             seed,
             self.n_jobs,
@@ -102,6 +77,9 @@ class InductiveMatrixCompletion(BaseEstimator):
         self.W_, self.H_ = W, H
         self.row_factors_ = _project(X, W)
         self.col_factors_ = _project(Y, H)
+        self.alpha_ = info["alpha"]
+        self.holdout_rmse_ = dict(info["holdout_rmse"])
+        self.rank_ = info["rank"]
         self.n_iter_ = info["iterations"]
         self.objective_ = info["objective"]
         self.shape_ = (int(shape[0]), int(shape[1]))
@@ -121,3 +99,90 @@ class InductiveMatrixCompletion(BaseEstimator):
         if rows.size and (rows.min() < 0 or rows.max() >= len(P) or cols.min() < 0 or cols.max() >= len(Q)):
             raise ValueError(f"an index is outside the {len(P)} × {len(Q)} matrix")
         return np.einsum("ij,ij->i", P[rows], Q[cols])
+
+
+class MatrixCompletion(_Completion):
+    """Matrix completion by any of gimc's methods, as ``gimc complete --method``:
+
+    - ``"mc-als"``: low-rank MC by alternating least squares (no features);
+    - ``"imc"``: inductive MC, Z = X W (Y H)ᵀ, by ALS + CG (features on either side);
+    - ``"mc-nuclear"`` / ``"imc-nuclear"``: nuclear-norm MC / IMC by fixed point continuation
+      (``alpha`` is the nuclear-norm weight; ``rank`` is not used);
+    - ``"pu-imc"``: PU IMC, the observed entries are positives and every other entry an
+      unlabelled 0 weighted 1 − (1 + ``rho``)/2.
+
+    ``alpha`` may be a list: it is then chosen by the RMSE on a seeded ``holdout`` fraction of
+    the observed entries and refitted on all of them (``holdout_rmse_`` keeps each value's).
+
+    Attributes
+    ----------
+    W_, H_ : ndarray
+        The factors (d × k with features on that side, else n × k).
+    row_factors_, col_factors_ : ndarray
+    alpha_ : float
+    holdout_rmse_ : dict
+    rank_, n_iter_, objective_
+    """
+
+    def __init__(
+        self,
+        method="imc",
+        rank=10,
+        alpha=0.1,
+        holdout=0.1,
+        rho=0.5,
+        max_iter=30,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.method = method
+        self.rank = rank
+        self.alpha = alpha
+        self.holdout = holdout
+        self.rho = rho
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _method(self) -> str:
+        return self.method
+
+
+class InductiveMatrixCompletion(_Completion):
+    """Inductive matrix completion (IMC) by alternating minimisation with conjugate gradients:
+    the n₁ × n₂ matrix is modelled as Z = X W (Y H)ᵀ with row features X (n₁ × d₁), column
+    features Y (n₂ × d₂) and rank-k factors W, H, fitted to the observed entries with penalty
+    ``alpha`` (‖W‖² + ‖H‖²). Without features on a side, that side's factor is free (plain
+    matrix completion). New rows or columns are predicted from their features. The same as
+    ``MatrixCompletion(method="imc")``.
+
+    Parameters
+    ----------
+    rank : int, default=10
+    alpha : float or list of float, default=0.1
+        Ridge penalty λ (a list is chosen on ``holdout`` of the entries).
+    holdout : float, default=0.1
+    max_iter : int, default=30
+        Alternations (each solves W then H by CG).
+    random_state : int, RandomState or None, default=None
+    n_jobs : int or None, default=None
+
+    Attributes
+    ----------
+    W_ : ndarray (d₁ × k, or n₁ × k without row features)
+    H_ : ndarray (d₂ × k, or n₂ × k without column features)
+    row_factors_, col_factors_ : ndarray
+        X W and Y H of the training rows and columns (n₁ × k, n₂ × k).
+    alpha_, holdout_rmse_, n_iter_, objective_
+    """
+
+    def __init__(self, rank=10, alpha=0.1, holdout=0.1, max_iter=30, random_state=None, n_jobs=None):
+        self.rank = rank
+        self.alpha = alpha
+        self.holdout = holdout
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _method(self) -> str:
+        return "imc"

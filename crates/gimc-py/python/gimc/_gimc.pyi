@@ -64,7 +64,8 @@ def okmf_predict(
     center: bool,
     normalize: str,
 ) -> npt.NDArray[np.int64]: ...
-def fit_imc(
+def fit_completion(
+    method: str,
     x_rows: Optional[Features],
     n_rows: int,
     x_cols: Optional[Features],
@@ -73,7 +74,9 @@ def fit_imc(
     cols: npt.NDArray[np.int64],
     values: npt.NDArray[np.float64],
     rank: int,
-    alpha: float,
+    alpha: Sequence[float],
+    holdout: float,
+    rho: float,
     max_iter: int,
     seed: int,
     n_jobs: Optional[int] = None,
