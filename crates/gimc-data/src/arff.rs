@@ -288,6 +288,8 @@ struct Row {
     labels: Vec<(usize, f64)>,
     class: Option<f64>,
     missing: Vec<usize>,
+    /// A label or class value was `?` (allowed under [`MissingPolicy::Mask`]).
+    unlabeled: bool,
 }
 
 /// [`read_arff`] on any reader; `path` names the source in errors.
@@ -379,12 +381,14 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
     let mut labels = CsrBuilder::new(n_labels);
     let mut class_values: Vec<f64> = Vec::new();
     let mut missing: Vec<(usize, usize)> = Vec::new();
+    let mut unlabeled: Vec<usize> = Vec::new();
     let mut any_sparse = false;
     let mut row = Row {
         features: Vec::new(),
         labels: Vec::new(),
         class: None,
         missing: Vec::new(),
+        unlabeled: false,
     };
 
     while let Some((ln, line)) = lines.next_line()? {
@@ -397,6 +401,7 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
         row.labels.clear();
         row.class = None;
         row.missing.clear();
+        row.unlabeled = false;
         if let Some(body) = t.strip_prefix('{') {
             any_sparse = true;
             let close = find_unquoted(body, '}')
@@ -472,6 +477,9 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
             class_values.push(row.class.unwrap_or(0.0));
         }
         missing.extend(row.missing.iter().map(|&c| (r, c)));
+        if row.unlabeled {
+            unlabeled.push(r);
+        }
     }
     let end = lines.count();
     let features = if any_sparse {
@@ -506,6 +514,7 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
         targets,
         feature_names,
         missing,
+        unlabeled,
     })
 }
 
@@ -590,7 +599,15 @@ fn set_value(
         }
         Role::Label(l) => {
             if is_missing {
-                return Err(loc.err(ln, format!("missing value '?' for label {:?}", attr.name)));
+                return match missing {
+                    MissingPolicy::Error => {
+                        Err(loc.err(ln, format!("missing value '?' for label {:?}", attr.name)))
+                    }
+                    MissingPolicy::Mask => {
+                        row.unlabeled = true;
+                        Ok(())
+                    }
+                };
             }
             let v = loc.number(ln, r, l, text, "label value")?;
             if v == 1.0 {
@@ -604,7 +621,15 @@ fn set_value(
         }
         Role::Class => {
             if is_missing {
-                return Err(loc.err(ln, format!("missing class value for {:?}", attr.name)));
+                return match missing {
+                    MissingPolicy::Error => {
+                        Err(loc.err(ln, format!("missing class value for {:?}", attr.name)))
+                    }
+                    MissingPolicy::Mask => {
+                        row.unlabeled = true;
+                        Ok(())
+                    }
+                };
             }
             row.class = Some(attr_value(attr, text, ln, r, 0, loc)?);
         }

@@ -189,6 +189,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
     let mut classes = ClassInterner::default();
     let mut values = Vec::new();
     let mut missing: Vec<(usize, usize)> = Vec::new(); // (row, kept-column index)
+    let mut unlabeled: Vec<usize> = Vec::new();
     let mut nrows = 0usize;
 
     let mut handle = |ln: usize, fields: &[&str], nrows: &mut usize| -> Result<()> {
@@ -199,11 +200,20 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         if let Some(t) = target {
             let s = fields[t];
             if is_missing_token(s) {
-                return Err(loc.err(ln, "missing target value"));
-            }
-            match opts.target_kind {
-                TargetKind::Classes => classes.push(s),
-                TargetKind::Values => values.push(loc.number(ln, r, t, s, "target")?),
+                if opts.missing == MissingPolicy::Error {
+                    return Err(loc.err(ln, "missing target value"));
+                }
+                // an unlabelled row: a placeholder target, the row recorded
+                unlabeled.push(r);
+                match opts.target_kind {
+                    TargetKind::Classes => classes.push_unlabeled(),
+                    TargetKind::Values => values.push(0.0),
+                }
+            } else {
+                match opts.target_kind {
+                    TargetKind::Classes => classes.push(s),
+                    TargetKind::Values => values.push(loc.number(ln, r, t, s, "target")?),
+                }
             }
         }
         for (k, &c) in kept.iter().enumerate() {
@@ -352,6 +362,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         targets,
         feature_names,
         missing: missing_out,
+        unlabeled,
     })
 }
 

@@ -161,6 +161,11 @@ pub struct Dataset {
     /// are stored as 0 in `features`. Empty unless a reader was asked to record missing values
     /// ([`crate::MissingPolicy::Mask`]).
     pub missing: Vec<(usize, usize)>,
+    /// Rows whose target was missing in the file (`?`, or an empty CSV cell), sorted: the rows
+    /// a transductive method predicts. Their targets hold a placeholder (no labels, class 0,
+    /// value 0). Empty unless a reader was asked to record missing values
+    /// ([`crate::MissingPolicy::Mask`]).
+    pub unlabeled: Vec<usize>,
 }
 
 /// Summary numbers of a [`Dataset`] (what `gimc data info` prints).
@@ -254,6 +259,7 @@ impl Dataset {
             targets,
             feature_names,
             missing: Vec::new(),
+            unlabeled: Vec::new(),
         };
         ds.check()?;
         Ok(ds)
@@ -416,12 +422,21 @@ impl Dataset {
             }
             out
         };
+        let unlabeled = if self.unlabeled.is_empty() {
+            Vec::new()
+        } else {
+            let set: std::collections::HashSet<usize> = self.unlabeled.iter().copied().collect();
+            (0..rows.len())
+                .filter(|&i| set.contains(&rows[i]))
+                .collect()
+        };
         Ok(Self {
             name: self.name.clone(),
             features,
             targets: self.targets.select_rows(rows)?,
             feature_names: self.feature_names.clone(),
             missing,
+            unlabeled,
         })
     }
 
@@ -546,9 +561,11 @@ impl Dataset {
             Targets::None => Targets::None,
         };
         let mut missing = Vec::new();
+        let mut unlabeled = Vec::new();
         let mut off = 0;
         for p in parts {
             missing.extend(p.missing.iter().map(|&(r, c)| (r + off, c)));
+            unlabeled.extend(p.unlabeled.iter().map(|&r| r + off));
             off += p.nrows();
         }
         Ok(Self {
@@ -557,6 +574,7 @@ impl Dataset {
             targets,
             feature_names: first.feature_names.clone(),
             missing,
+            unlabeled,
         })
     }
 

@@ -258,6 +258,12 @@ impl ClassInterner {
         self.rows.push(id);
     }
 
+    /// A row without a class (read as class 0 by [`Self::finish`]; the caller records the
+    /// row as unlabelled).
+    pub(crate) fn push_unlabeled(&mut self) {
+        self.rows.push(u32::MAX);
+    }
+
     /// Class per row and class names in class order.
     pub(crate) fn finish(self) -> (Vec<usize>, Vec<String>) {
         let numeric: Option<Vec<f64>> = self
@@ -293,7 +299,10 @@ impl ClassInterner {
             }
         };
         (
-            self.rows.iter().map(|&id| map[id as usize]).collect(),
+            self.rows
+                .iter()
+                .map(|&id| map.get(id as usize).copied().unwrap_or(0))
+                .collect(),
             names,
         )
     }

@@ -163,6 +163,7 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
         targets,
         feature_names: Vec::new(),
         missing: Vec::new(),
+        unlabeled: Vec::new(),
     })
 }
 

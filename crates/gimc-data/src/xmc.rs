@@ -102,6 +102,7 @@ pub fn parse_xmc<R: BufRead>(reader: R, path: &Path) -> Result<Dataset> {
         },
         feature_names: Vec::new(),
         missing: Vec::new(),
+        unlabeled: Vec::new(),
     })
 }
 

@@ -288,3 +288,54 @@ fn gzip_is_transparent_and_formats_are_guessed() {
     assert!(matches!(e, DataError::Io { .. }) && e.path().is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn missing_targets_mark_rows_unlabelled_under_mask_and_fail_otherwise() {
+    let p = Path::new("u");
+    let arff = "@relation r\n@attribute a numeric\n@attribute l1 {0,1}\n@attribute l2 {0,1}\n@data\n1,1,0\n2,?,1\n3,0,1\n4,?,?\n";
+    let labels = ArffTarget::Labels(vec!["l1".into(), "l2".into()]);
+    let ds = parse_arff(
+        arff.as_bytes(),
+        p,
+        &ArffOptions {
+            target: labels.clone(),
+            missing: MissingPolicy::Mask,
+        },
+    )
+    .unwrap();
+    assert_eq!(ds.unlabeled, vec![1, 3]);
+    let err = parse_arff(
+        arff.as_bytes(),
+        p,
+        &ArffOptions {
+            target: labels,
+            missing: MissingPolicy::Error,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.line(), Some(7), "{err}");
+    // a multi-class CSV with empty / `?` class cells
+    let csv = "x,y,class\n1,2,a\n3,4,\n5,6,b\n7,8,?\n";
+    let o = CsvOptions {
+        target: Some(ColumnRef::Last),
+        missing: MissingPolicy::Mask,
+        ..CsvOptions::default()
+    };
+    let ds = parse_csv(csv.as_bytes(), p, &o).unwrap();
+    assert_eq!(ds.unlabeled, vec![1, 3]);
+    let Targets::Classes { classes, names } = &ds.targets else {
+        panic!("classes expected")
+    };
+    assert_eq!(names, &vec!["a".to_string(), "b".to_string()]);
+    assert_eq!((classes[0], classes[2]), (0, 1));
+    // selecting rows and stacking parts keep the unlabelled rows
+    let sel = ds.select_rows(&[3, 0, 1]).unwrap();
+    assert_eq!(sel.unlabeled, vec![0, 2]);
+    let both = gimc_data::Dataset::vstack("b", &[&ds, &ds]).unwrap();
+    assert_eq!(both.unlabeled, vec![1, 3, 5, 7]);
+    let strict = CsvOptions {
+        missing: MissingPolicy::Error,
+        ..o
+    };
+    assert!(parse_csv(csv.as_bytes(), p, &strict).is_err());
+}
