@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use gimc::{DynFamily, LabelData, MapRegistry};
 use gimc_data::{
-    ColumnRef, Dataset, Format, Manifest, Targets, guess_format, load_named, load_path,
-    resolve_data_dir,
+    ColumnRef, Dataset, Format, Manifest, MissingPolicy, Targets, guess_format, load_named,
+    load_path, resolve_data_dir,
 };
 use gimc_linalg::{RowNorm, Standardizer};
 
@@ -152,9 +152,27 @@ pub fn load_target(target: Option<&str>, part: &str, g: &Globals) -> Result<Data
 /// ARFF finds its XML label file next to it), else a set name of the manifest whose part
 /// `part` is read from the data directory.
 pub fn load_input(target: &str, part: &str, g: &Globals) -> Result<Dataset> {
+    load_input_with(target, part, g, MissingPolicy::Error)
+}
+
+/// [`load_input`] with a policy for missing values in a file (`?`, empty CSV cells):
+/// [`MissingPolicy::Mask`] records missing features and unlabelled rows instead of refusing
+/// them (named sets have none).
+pub fn load_input_with(
+    target: &str,
+    part: &str,
+    g: &Globals,
+    missing: MissingPolicy,
+) -> Result<Dataset> {
     let path = Path::new(target);
     if path.exists() {
         let mut format = guess_format(path)?;
+        match &mut format {
+            Format::Arff(o) => o.missing = missing,
+            Format::Csv(o) => o.missing = missing,
+            Format::Mulan { missing: m, .. } => *m = missing,
+            _ => {}
+        }
         if let Some(col) = &g.label_column {
             match &mut format {
                 Format::Csv(o) => {

@@ -89,6 +89,7 @@ mod fit;
 mod plot;
 mod predict;
 mod progress;
+mod transduce;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -134,6 +135,9 @@ enum Command {
     Cluster(cluster::ClusterArgs),
     /// Complete a partially observed matrix (MC-ALS, or IMC with row / column features).
     Complete(complete::CompleteArgs),
+    /// Transductive multi-label / multi-class learning with missing features (MC-1 / MC-b):
+    /// predict the unlabelled rows of a file and impute its missing values.
+    Transduce(transduce::TransduceArgs),
     /// Sample a pairwise constraint file from a labelled set.
     Constraints(cluster::ConstraintArgs),
     /// Metrics of a prediction file against the truth.
@@ -168,6 +172,7 @@ fn run(cli: &Cli, registry: &MapRegistry) -> anyhow::Result<()> {
         Command::Predict(a) => predict::run(a, &g),
         Command::Cluster(a) => cluster::run(a, &g),
         Command::Complete(a) => complete::run(a, &g),
+        Command::Transduce(a) => transduce::run(a, &g),
         Command::Constraints(a) => cluster::run_constraints(a, &g),
         Command::Eval(a) => eval::run(a, &g),
         Command::Plot(a) => plot::run(a, &g),

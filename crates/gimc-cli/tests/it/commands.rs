@@ -1071,3 +1071,93 @@ fn cluster_standardises_dense_features_by_default() {
     assert!(auto_err.contains("features standardised"));
     assert!(!off_err.contains("features standardised"));
 }
+
+/// `gimc transduce` on a CSV with missing feature cells and unlabelled rows: the unlabelled
+/// rows of two well-separated classes are predicted (low-rank features: the class shifts every
+/// feature), the imputed matrix keeps the observed cells, and a file without unlabelled rows
+/// is refused with one line.
+#[test]
+fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
+    let (n, d) = (120usize, 8usize);
+    let value = |i: usize, j: usize| {
+        let class = (i % 2) as f64 * 2.0 - 1.0;
+        let wobble = (((i * 7 + j * 5) % 11) as f64 / 11.0 - 0.5) * 0.2;
+        class * (1.0 + 0.1 * j as f64) + wobble
+    };
+    let mut csv = (0..d).map(|j| format!("f{j},")).collect::<String>() + "class\n";
+    let mut hidden = Vec::new();
+    for i in 0..n {
+        for j in 0..d {
+            if (i * 13 + j * 7) % 5 == 0 {
+                csv.push(','); // a missing cell
+            } else {
+                csv.push_str(&format!("{},", value(i, j)));
+            }
+        }
+        if i % 4 == 1 {
+            hidden.push(i); // unlabelled
+        } else {
+            csv.push_str(if i % 2 == 0 { "neg" } else { "pos" });
+        }
+        csv.push('\n');
+    }
+    let data = temp_file("td.csv", csv.as_bytes());
+    let imputed = temp_file("td-imputed.csv", b"");
+    let o = gimc(&[
+        "-q",
+        "--json",
+        "--label-column",
+        "last",
+        "transduce",
+        p(&data),
+        "--folds",
+        "3",
+        "--lambda",
+        "0.1,1",
+        "--mu-count",
+        "4",
+        "--impute-out",
+        p(&imputed),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows: Vec<usize> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(rows, hidden);
+    let wrong = rows
+        .iter()
+        .zip(v["predicted"].as_array().unwrap())
+        .filter(|(i, p)| p[0].as_str().unwrap() != if *i % 2 == 0 { "neg" } else { "pos" })
+        .count();
+    assert!(
+        wrong <= 1,
+        "{wrong} of {} unlabelled rows wrong",
+        rows.len()
+    );
+    let text = std::fs::read_to_string(&imputed).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), n + 1);
+    for (i, line) in lines[1..].iter().enumerate() {
+        let cells: Vec<f64> = line.split(',').map(|c| c.parse().unwrap()).collect();
+        assert_eq!(cells.len(), d);
+        for (j, &c) in cells.iter().enumerate() {
+            if (i * 13 + j * 7) % 5 != 0 {
+                assert_eq!(c, value(i, j), "observed cell ({i}, {j}) changed");
+            } else {
+                // a missing cell is imputed on the right side of zero (its class's sign)
+                assert!(c * value(i, j) > 0.0, "cell ({i}, {j}) imputed as {c}");
+            }
+        }
+    }
+    let full = temp_file("td-full.csv", b"a,class\n1,x\n2,y\n");
+    let o = gimc(&["--label-column", "last", "transduce", p(&full)]);
+    assert_one_line_error(
+        &o,
+        "nothing to predict",
+        "transduce without unlabelled rows",
+    );
+}

@@ -1,0 +1,331 @@
+//! `gimc transduce`: MC-1 / MC-b transduction (Goldberg et al., NIPS 2010; DESIGN §3.5) on one
+//! data file whose missing feature values are marked (ARFF `?`, empty / `?` / `NA` CSV cells)
+//! and whose rows without labels (every label `?`, or an empty class cell) are the ones to
+//! predict. Labels (multi-label, or one-vs-rest ±1 for classes) and the observed features form
+//! one low-rank matrix; λ and μ are chosen by the same cross-validation over observed entries
+//! as the experiments (`gimc_solvers::fit_transduction_cv`). Writes the predicted labels of the
+//! unlabelled rows with their scores and, on request, the imputed feature matrix.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use gimc_data::{Dataset, MissingPolicy, Targets};
+use gimc_linalg::Observed;
+use gimc_linalg::rng::seeded;
+use gimc_solvers::{
+    TransductionCvParams, TransductionParams, TransductionProblem, TransductionVariant,
+    fit_transduction_cv,
+};
+use serde_json::json;
+
+use crate::common::{Globals, load_input_with, write_output};
+
+/// The transductive method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransduceMethod {
+    /// MC-1: a row of ones in the completed matrix carries the bias.
+    Mc1,
+    /// MC-b: an explicit bias per label.
+    Mcb,
+}
+
+/// Arguments of `gimc transduce`.
+#[derive(Args, Debug)]
+pub struct TransduceArgs {
+    /// The data: a file (ARFF / Mulan pair, or CSV with --label-column) with missing feature
+    /// values marked and the rows to predict left unlabelled.
+    pub target: String,
+    /// Part of a named set.
+    #[arg(long, default_value = "train")]
+    pub part: String,
+    /// MC-1 or MC-b.
+    #[arg(long, value_enum, default_value_t = TransduceMethod::Mc1)]
+    pub method: TransduceMethod,
+    /// λ candidates (label-loss weight), chosen by cross-validation.
+    #[arg(long, value_delimiter = ',', default_value = "0.001,0.01,0.1,1")]
+    pub lambda: Vec<f64>,
+    /// Cross-validation folds over the observed entries.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Length of the μ grid σ₁ηᵏ, k = 1..K (per λ).
+    #[arg(long, default_value_t = 6)]
+    pub mu_count: usize,
+    /// At most this many FPC steps per μ stage.
+    #[arg(long, default_value_t = 1000)]
+    pub max_stage_iters: usize,
+    /// Standardise every feature with the mean and standard deviation of its observed entries
+    /// (the transduction experiments do; the imputed features are written back in the file's
+    /// units).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub standardize: bool,
+    /// Write the imputed feature matrix (observed entries kept, missing ones filled) as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub impute_out: Option<PathBuf>,
+    /// Output file of the predictions (default stdout).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+/// The label side of the problem: the number of label rows t, the ±1 targets of the labelled
+/// rows as (label, row, ±1) (one label row per label, or per class one-vs-rest), the label
+/// names, and whether the data is multi-label.
+struct LabelSide {
+    t: usize,
+    entries: Vec<(usize, usize, f64)>,
+    names: Vec<String>,
+    multilabel: bool,
+}
+
+fn label_entries(ds: &Dataset) -> Result<LabelSide> {
+    let unlabeled: std::collections::HashSet<usize> = ds.unlabeled.iter().copied().collect();
+    let n = ds.nrows();
+    match &ds.targets {
+        Targets::Labels { matrix, names } => {
+            let l = matrix.cols();
+            let mut e = Vec::with_capacity((n - unlabeled.len()) * l);
+            for (i, row) in matrix.outer_iterator().enumerate() {
+                if unlabeled.contains(&i) {
+                    continue;
+                }
+                let mut y = vec![-1.0; l];
+                for (j, &v) in row.iter() {
+                    if v != 0.0 {
+                        y[j] = 1.0;
+                    }
+                }
+                e.extend(y.iter().enumerate().map(|(j, &v)| (j, i, v)));
+            }
+            let names = if names.len() == l {
+                names.clone()
+            } else {
+                (0..l).map(|j| format!("label{j}")).collect()
+            };
+            Ok(LabelSide {
+                t: l,
+                entries: e,
+                names,
+                multilabel: true,
+            })
+        }
+        Targets::Classes { classes, names } => {
+            let c = names
+                .len()
+                .max(classes.iter().map(|&k| k + 1).max().unwrap_or(0));
+            let mut e = Vec::with_capacity((n - unlabeled.len()) * c);
+            for (i, &k) in classes.iter().enumerate() {
+                if unlabeled.contains(&i) {
+                    continue;
+                }
+                e.extend((0..c).map(|j| (j, i, if j == k { 1.0 } else { -1.0 })));
+            }
+            let names = if names.len() == c {
+                names.clone()
+            } else {
+                (0..c).map(|j| format!("class{j}")).collect()
+            };
+            Ok(LabelSide {
+                t: c,
+                entries: e,
+                names,
+                multilabel: false,
+            })
+        }
+        _ => bail!(
+            "{}: transduction needs labels or classes (a multi-label ARFF / Mulan file, or a CSV \
+             with --label-column)",
+            ds.name
+        ),
+    }
+}
+
+/// Runs `gimc transduce`.
+pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
+    let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask)?;
+    let (n, d) = (ds.nrows(), ds.ncols());
+    if ds.unlabeled.is_empty() {
+        bail!(
+            "{}: every row is labelled, so there is nothing to predict (leave the labels of the \
+             rows to predict missing: `?` in ARFF, an empty class cell in CSV)",
+            ds.name
+        );
+    }
+    let LabelSide {
+        t,
+        entries: label_e,
+        names,
+        multilabel,
+    } = label_entries(&ds)?;
+    if label_e.is_empty() {
+        bail!("{}: no labelled rows to learn from", ds.name);
+    }
+    // observed features, feature-major (d × n), standardised on their observed entries
+    let x = ds.features.to_dense();
+    let missing: std::collections::HashSet<(usize, usize)> = ds.missing.iter().copied().collect();
+    let (mut mean, mut scale) = (vec![0.0; d], vec![1.0; d]);
+    if a.standardize {
+        for j in 0..d {
+            let vals: Vec<f64> = (0..n)
+                .filter(|&i| !missing.contains(&(i, j)))
+                .map(|i| x[(i, j)])
+                .collect();
+            if vals.is_empty() {
+                continue;
+            }
+            let m = vals.iter().sum::<f64>() / vals.len() as f64;
+            let var = vals.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / vals.len() as f64;
+            mean[j] = m;
+            scale[j] = if var > 0.0 { var.sqrt() } else { 1.0 };
+        }
+    }
+    let mut fr = Vec::with_capacity(n * d - missing.len());
+    let mut fc = Vec::with_capacity(n * d - missing.len());
+    let mut fv = Vec::with_capacity(n * d - missing.len());
+    for i in 0..n {
+        for j in 0..d {
+            if !missing.contains(&(i, j)) {
+                fr.push(j);
+                fc.push(i);
+                fv.push((x[(i, j)] - mean[j]) / scale[j]);
+            }
+        }
+    }
+    let features = Observed::from_triplets(d, n, &fr, &fc, &fv)
+        .with_context(|| format!("{}: the observed features", ds.name))?;
+    let (lr, lc, lv): (Vec<usize>, Vec<usize>, Vec<f64>) = {
+        let mut r = Vec::with_capacity(label_e.len());
+        let mut c = Vec::with_capacity(label_e.len());
+        let mut v = Vec::with_capacity(label_e.len());
+        for &(j, i, y) in &label_e {
+            r.push(j);
+            c.push(i);
+            v.push(y);
+        }
+        (r, c, v)
+    };
+    let labels = Observed::from_triplets(t, n, &lr, &lc, &lv)?;
+    let problem = TransductionProblem::new(labels, features)?;
+    let params = TransductionParams {
+        variant: match a.method {
+            TransduceMethod::Mc1 => TransductionVariant::Mc1,
+            TransduceMethod::Mcb => TransductionVariant::McB,
+        },
+        max_stage_iters: a.max_stage_iters,
+        accelerate: true,
+        ..TransductionParams::default()
+    }
+    .check()?;
+    let cv = TransductionCvParams {
+        folds: a.folds,
+        lambdas: a.lambda.clone(),
+        mu_count: a.mu_count,
+    };
+    g.info(&format!(
+        "{}: {n} rows ({} unlabelled), {d} features ({} missing), {t} {}; {}-fold cross-validation over λ ∈ {:?}",
+        ds.name,
+        ds.unlabeled.len(),
+        ds.missing.len(),
+        if multilabel { "labels" } else { "classes" },
+        a.folds,
+        a.lambda
+    ));
+    let spinner = crate::progress::spinner(g, &format!("transducing with {:?}", a.method));
+    let fit = fit_transduction_cv(&problem, &params, &cv, &mut seeded(g.seed));
+    spinner.finish();
+    let (sol, chosen) = fit?;
+    let scores = sol.label_scores();
+    let cv_error = a
+        .lambda
+        .iter()
+        .position(|&l| l == chosen.lambda)
+        .and_then(|li| {
+            chosen.grids[li]
+                .iter()
+                .position(|&m| m == chosen.mu)
+                .map(|mi| chosen.errors[li][mi])
+        })
+        .unwrap_or(f64::NAN);
+    // predictions of the unlabelled rows
+    let rows = &ds.unlabeled;
+    let predicted: Vec<Vec<usize>> = rows
+        .iter()
+        .map(|&i| {
+            if multilabel {
+                (0..t).filter(|&j| scores[(j, i)] > 0.0).collect()
+            } else {
+                let best = (0..t)
+                    .max_by(|&a, &b| scores[(a, i)].total_cmp(&scores[(b, i)]))
+                    .unwrap_or(0);
+                vec![best]
+            }
+        })
+        .collect();
+    let s = if g.json {
+        let v = json!({
+            "method": format!("{:?}", a.method).to_lowercase(),
+            "lambda": chosen.lambda,
+            "mu": chosen.mu,
+            "cv_label_error": cv_error,
+            "labels": names,
+            "rows": rows,
+            "predicted": predicted
+                .iter()
+                .map(|p| p.iter().map(|&j| names[j].clone()).collect::<Vec<_>>())
+                .collect::<Vec<_>>(),
+            "scores": rows
+                .iter()
+                .map(|&i| (0..t).map(|j| scores[(j, i)]).collect::<Vec<_>>())
+                .collect::<Vec<_>>(),
+        });
+        format!("{}\n", serde_json::to_string_pretty(&v)?)
+    } else {
+        let mut s = format!("row,predicted,{}\n", names.join(","));
+        for (&i, p) in rows.iter().zip(&predicted) {
+            let labels: Vec<&str> = p.iter().map(|&j| names[j].as_str()).collect();
+            let sc: Vec<String> = (0..t).map(|j| format!("{}", scores[(j, i)])).collect();
+            s.push_str(&format!("{i},{},{}\n", labels.join(" "), sc.join(",")));
+        }
+        s
+    };
+    write_output(a.out.as_deref(), &s)?;
+    if let Some(path) = &a.impute_out {
+        let imputed = sol.imputed_features();
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        );
+        let header: Vec<String> = (0..d)
+            .map(|j| {
+                ds.feature_names
+                    .get(j)
+                    .cloned()
+                    .unwrap_or_else(|| format!("f{j}"))
+            })
+            .collect();
+        writeln!(f, "{}", header.join(","))?;
+        for i in 0..n {
+            let row: Vec<String> = (0..d)
+                .map(|j| {
+                    let v = if missing.contains(&(i, j)) {
+                        imputed[(j, i)] * scale[j] + mean[j]
+                    } else {
+                        x[(i, j)]
+                    };
+                    format!("{v}")
+                })
+                .collect();
+            writeln!(f, "{}", row.join(","))?;
+        }
+        f.flush()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    g.info(&format!(
+        "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {cv_error:.2} %; {} rows predicted",
+        a.method,
+        chosen.lambda,
+        chosen.mu,
+        rows.len()
+    ));
+    Ok(())
+}
