@@ -12,12 +12,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use gimc_data::{Dataset, MissingPolicy, Targets};
-use gimc_linalg::Observed;
+use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
-use gimc_solvers::{
-    TransductionCvParams, TransductionParams, TransductionProblem, TransductionVariant,
-    fit_transduction_cv,
-};
+use gimc_solvers::transduction::data::transduce;
+use gimc_solvers::{TransductionCvParams, TransductionParams, TransductionVariant};
 use serde_json::json;
 
 use crate::common::{Globals, load_input_with, write_output};
@@ -160,52 +158,20 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
     if label_e.is_empty() {
         bail!("{}: no labelled rows to learn from", ds.name);
     }
-    // observed features, feature-major (d × n), standardised on their observed entries
-    let x = ds.features.to_dense();
+    // features with NaN in the missing cells; labels ±1 known, 0 unknown (n × t)
     let missing: std::collections::HashSet<(usize, usize)> = ds.missing.iter().copied().collect();
-    let (mut mean, mut scale) = (vec![0.0; d], vec![1.0; d]);
-    if a.standardize {
-        for j in 0..d {
-            let vals: Vec<f64> = (0..n)
-                .filter(|&i| !missing.contains(&(i, j)))
-                .map(|i| x[(i, j)])
-                .collect();
-            if vals.is_empty() {
-                continue;
-            }
-            let m = vals.iter().sum::<f64>() / vals.len() as f64;
-            let var = vals.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / vals.len() as f64;
-            mean[j] = m;
-            scale[j] = if var > 0.0 { var.sqrt() } else { 1.0 };
+    let dense = ds.features.to_dense();
+    let x = Mat::from_fn(n, d, |i, j| {
+        if missing.contains(&(i, j)) {
+            f64::NAN
+        } else {
+            dense[(i, j)]
         }
+    });
+    let mut y = Mat::<f64>::zeros(n, t);
+    for &(l, i, v) in &label_e {
+        y[(i, l)] = v;
     }
-    let mut fr = Vec::with_capacity(n * d - missing.len());
-    let mut fc = Vec::with_capacity(n * d - missing.len());
-    let mut fv = Vec::with_capacity(n * d - missing.len());
-    for i in 0..n {
-        for j in 0..d {
-            if !missing.contains(&(i, j)) {
-                fr.push(j);
-                fc.push(i);
-                fv.push((x[(i, j)] - mean[j]) / scale[j]);
-            }
-        }
-    }
-    let features = Observed::from_triplets(d, n, &fr, &fc, &fv)
-        .with_context(|| format!("{}: the observed features", ds.name))?;
-    let (lr, lc, lv): (Vec<usize>, Vec<usize>, Vec<f64>) = {
-        let mut r = Vec::with_capacity(label_e.len());
-        let mut c = Vec::with_capacity(label_e.len());
-        let mut v = Vec::with_capacity(label_e.len());
-        for &(j, i, y) in &label_e {
-            r.push(j);
-            c.push(i);
-            v.push(y);
-        }
-        (r, c, v)
-    };
-    let labels = Observed::from_triplets(t, n, &lr, &lc, &lv)?;
-    let problem = TransductionProblem::new(labels, features)?;
     let params = TransductionParams {
         variant: match a.method {
             TransduceMethod::Mc1 => TransductionVariant::Mc1,
@@ -231,31 +197,28 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         a.lambda
     ));
     let spinner = crate::progress::spinner(g, &format!("transducing with {:?}", a.method));
-    let fit = fit_transduction_cv(&problem, &params, &cv, &mut seeded(g.seed));
+    let fit = transduce(
+        x.as_ref(),
+        y.as_ref(),
+        a.standardize,
+        &params,
+        &cv,
+        &mut seeded(g.seed),
+    );
     spinner.finish();
-    let (sol, chosen) = fit?;
-    let scores = sol.label_scores();
-    let cv_error = a
-        .lambda
-        .iter()
-        .position(|&l| l == chosen.lambda)
-        .and_then(|li| {
-            chosen.grids[li]
-                .iter()
-                .position(|&m| m == chosen.mu)
-                .map(|mi| chosen.errors[li][mi])
-        })
-        .unwrap_or(f64::NAN);
+    let out = fit?;
+    let scores = &out.scores;
+    let cv_error = out.cv_label_error;
     // predictions of the unlabelled rows
     let rows = &ds.unlabeled;
     let predicted: Vec<Vec<usize>> = rows
         .iter()
         .map(|&i| {
             if multilabel {
-                (0..t).filter(|&j| scores[(j, i)] > 0.0).collect()
+                (0..t).filter(|&j| scores[(i, j)] > 0.0).collect()
             } else {
                 let best = (0..t)
-                    .max_by(|&a, &b| scores[(a, i)].total_cmp(&scores[(b, i)]))
+                    .max_by(|&a, &b| scores[(i, a)].total_cmp(&scores[(i, b)]))
                     .unwrap_or(0);
                 vec![best]
             }
@@ -264,8 +227,8 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
     let s = if g.json {
         let v = json!({
             "method": format!("{:?}", a.method).to_lowercase(),
-            "lambda": chosen.lambda,
-            "mu": chosen.mu,
+            "lambda": out.lambda,
+            "mu": out.mu,
             "cv_label_error": cv_error,
             "labels": names,
             "rows": rows,
@@ -275,7 +238,7 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
                 .collect::<Vec<_>>(),
             "scores": rows
                 .iter()
-                .map(|&i| (0..t).map(|j| scores[(j, i)]).collect::<Vec<_>>())
+                .map(|&i| (0..t).map(|j| scores[(i, j)]).collect::<Vec<_>>())
                 .collect::<Vec<_>>(),
         });
         format!("{}\n", serde_json::to_string_pretty(&v)?)
@@ -283,14 +246,13 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         let mut s = format!("row,predicted,{}\n", names.join(","));
         for (&i, p) in rows.iter().zip(&predicted) {
             let labels: Vec<&str> = p.iter().map(|&j| names[j].as_str()).collect();
-            let sc: Vec<String> = (0..t).map(|j| format!("{}", scores[(j, i)])).collect();
+            let sc: Vec<String> = (0..t).map(|j| format!("{}", scores[(i, j)])).collect();
             s.push_str(&format!("{i},{},{}\n", labels.join(" "), sc.join(",")));
         }
         s
     };
     write_output(a.out.as_deref(), &s)?;
     if let Some(path) = &a.impute_out {
-        let imputed = sol.imputed_features();
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?,
@@ -305,16 +267,7 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             .collect();
         writeln!(f, "{}", header.join(","))?;
         for i in 0..n {
-            let row: Vec<String> = (0..d)
-                .map(|j| {
-                    let v = if missing.contains(&(i, j)) {
-                        imputed[(j, i)] * scale[j] + mean[j]
-                    } else {
-                        x[(i, j)]
-                    };
-                    format!("{v}")
-                })
-                .collect();
+            let row: Vec<String> = (0..d).map(|j| format!("{}", out.imputed[(i, j)])).collect();
             writeln!(f, "{}", row.join(","))?;
         }
         f.flush()
@@ -323,8 +276,8 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
     g.info(&format!(
         "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {cv_error:.2} %; {} rows predicted",
         a.method,
-        chosen.lambda,
-        chosen.mu,
+        out.lambda,
+        out.mu,
         rows.len()
     ));
     Ok(())

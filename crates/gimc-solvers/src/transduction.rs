@@ -38,6 +38,7 @@
 //! Baselines (imputation followed by one linear SVM per label) are in [`baselines`].
 
 pub mod baselines;
+pub mod data;
 
 use gimc_linalg::faer;
 use gimc_linalg::faer::linalg::matmul::matmul;
