@@ -724,6 +724,70 @@ fn fit_completion<'py>(
     ))
 }
 
+/// MC-1 / MC-b transduction of a table (`gimc_solvers::transduction::data::transduce`, as
+/// `gimc transduce`): `x` n × d with NaN in the missing cells, `y` n × t with +1 / −1 known
+/// labels and 0 unknown. Returns the n × t scores, the n × d imputed features and a dict of the
+/// chosen λ, μ and the cross-validated label error (%).
+#[pyfunction]
+#[pyo3(signature = (x, y, method, lambdas, folds, mu_count, max_stage_iters, standardize, seed,
+                    n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn transduce<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray2<'py, f64>,
+    method: &str,
+    lambdas: Vec<f64>,
+    folds: usize,
+    mu_count: usize,
+    max_stage_iters: usize,
+    standardize: bool,
+    seed: u64,
+    n_jobs: Option<usize>,
+) -> PyResult<CompletionFit<'py>> {
+    let variant = match method {
+        "mc1" => gimc_solvers::TransductionVariant::Mc1,
+        "mcb" => gimc_solvers::TransductionVariant::McB,
+        _ => {
+            return Err(value_err(format!(
+                "method must be 'mc1' or 'mcb', got {method:?}"
+            )));
+        }
+    };
+    let (x, y) = (mat_from_py(&x), mat_from_py(&y));
+    let out = run_interruptible(py, n_jobs, |_cancel| {
+        let params = gimc_solvers::TransductionParams {
+            variant,
+            max_stage_iters,
+            accelerate: true,
+            ..gimc_solvers::TransductionParams::default()
+        }
+        .check()?;
+        let cv = gimc_solvers::TransductionCvParams {
+            folds,
+            lambdas,
+            mu_count,
+        };
+        Ok(gimc_solvers::transduction::data::transduce(
+            x.as_ref(),
+            y.as_ref(),
+            standardize,
+            &params,
+            &cv,
+            &mut seeded(seed),
+        )?)
+    })?;
+    let info = PyDict::new(py);
+    info.set_item("alpha", out.lambda)?;
+    info.set_item("mu", out.mu)?;
+    info.set_item("cv_label_error", out.cv_label_error)?;
+    Ok((
+        mat_to_py(py, &out.scores),
+        mat_to_py(py, &out.imputed),
+        info,
+    ))
+}
+
 /// The extension module.
 #[pymodule]
 fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -732,6 +796,7 @@ fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_okmf, m)?)?;
     m.add_function(wrap_pyfunction!(okmf_predict, m)?)?;
     m.add_function(wrap_pyfunction!(fit_completion, m)?)?;
+    m.add_function(wrap_pyfunction!(transduce, m)?)?;
     m.add_function(wrap_pyfunction!(decision_function, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;
     m.add_function(wrap_pyfunction!(model_info, m)?)?;

@@ -404,3 +404,60 @@ def test_matrix_completion_methods_match_gimc_complete(method, tmp_path):
     assert out["lambda"] == est.alpha_
     cli = np.array([t[2] for t in out["predictions"]])
     assert np.allclose(cli, pred, rtol=1e-9, atol=1e-12)
+
+
+def test_mc1_transducer_matches_gimc_transduce_on_hidden_emotions_cells(tmp_path):
+    from gimc import MC1Transducer
+
+    data_dir = os.environ.get("GIMC_DATA")
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not data_dir or not gimc_bin:
+        pytest.skip("GIMC_DATA and GIMC_BIN not set")
+    here = os.path.dirname(__file__)
+    script = os.path.join(here, "..", "..", "gimc-cli", "scripts", "hide_cells.py")
+    src = os.path.join(data_dir, "emotions", "emotions.arff")
+    out, truth = tmp_path / "emo-x.arff", tmp_path / "truth.txt"
+    subprocess.run(["python3", script, src, "6", str(out), str(truth)], check=True)
+    import shutil
+
+    shutil.copy(os.path.join(data_dir, "emotions", "emotions.xml"), tmp_path / "emo-x.xml")
+    import json
+
+    cli = json.loads(
+        subprocess.run(
+            [gimc_bin, "-q", "--json", "transduce", str(out), "--folds", "3", "--lambda", "0.1,1"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+    )
+    # the same table in Python: NaN for `?` features, NaN label rows for the hidden ones
+    rows = [l for l in open(out).read().split("@data")[1].split("\n") if l.strip()]
+    cells = [r.split(",") for r in rows]
+    X = np.array([[np.nan if v == "?" else float(v) for v in c[:-6]] for c in cells])
+    Y = np.array([[np.nan if v == "?" else float(v) for v in c[-6:]] for c in cells])
+    est = MC1Transducer(alpha=[0.1, 1.0], folds=3, random_state=0)
+    imputed = est.fit_transform(X, Y)
+    assert list(est.unlabeled_) == cli["rows"]
+    assert est.alpha_ == cli["lambda"] and est.mu_ == cli["mu"]
+    assert np.allclose(est.decision_[est.unlabeled_], np.array(cli["scores"]), rtol=1e-9, atol=1e-12)
+    known = ~np.isnan(X)
+    assert np.array_equal(imputed[known], X[known]) and not np.isnan(imputed).any()
+    hidden = {int(l.split()[0]): [int(v) for v in l.split()[1:]] for l in open(truth)}
+    pred = est.predict()
+    err = np.mean([pred[k, j] != hidden[r][j] for k, r in enumerate(est.unlabeled_) for j in range(6)])
+    assert err < 0.25, err
+
+
+def test_mc1_transducer_classes_with_minus_one_rows():
+    from gimc import MC1Transducer
+
+    rng = np.random.default_rng(0)
+    n = 150
+    cls = np.arange(n) % 3
+    X = np.eye(3)[cls] @ rng.normal(size=(3, 6)) * 3 + 0.1 * rng.normal(size=(n, 6))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    names = np.array(["a", "b", "c"])
+    y = names[cls].astype(object)
+    y[::5] = -1
+    y = np.where(y == -1, "-1", y)
+    est = MC1Transducer(alpha=[0.1, 1.0], folds=3, mu_count=4, random_state=1).fit(X, y)
+    assert np.mean(est.predict() == names[cls[::5]]) > 0.9

@@ -15,10 +15,12 @@ from ._classifier import GIMCClassifier
 from ._cluster import SemiSupervisedClustering
 from ._completion import InductiveMatrixCompletion, MatrixCompletion
 from ._okmf import OKMF
+from ._transduce import MC1Transducer
 
 __all__ = [
     "GIMCClassifier",
     "InductiveMatrixCompletion",
+    "MC1Transducer",
     "MatrixCompletion",
     "OKMF",
     "SemiSupervisedClustering",

@@ -81,6 +81,18 @@ def fit_completion(
     seed: int,
     n_jobs: Optional[int] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], dict]: ...
+def transduce(
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    method: str,
+    lambdas: Sequence[float],
+    folds: int,
+    mu_count: int,
+    max_stage_iters: int,
+    standardize: bool,
+    seed: int,
+    n_jobs: Optional[int] = None,
+) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], dict]: ...
 def decision_function(model: bytes, x: Features) -> npt.NDArray[np.float64]: ...
 def top_k(model: bytes, x: Features, k: int) -> npt.NDArray[np.int64]: ...
 def model_info(model: bytes) -> dict: ...
