@@ -1153,6 +1153,33 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
             }
         }
     }
+    // the imputation + SVM baselines run on the same file and predict the same rows
+    for method in ["mean-svm", "zero-svm", "fpc-svm"] {
+        let o = gimc(&[
+            "-q",
+            "--json",
+            "--label-column",
+            "last",
+            "transduce",
+            p(&data),
+            "--method",
+            method,
+            "--folds",
+            "3",
+            "--mu-count",
+            "4",
+        ]);
+        assert!(o.status.success(), "{method}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["method"], method);
+        let wrong = hidden
+            .iter()
+            .zip(v["predicted"].as_array().unwrap())
+            .filter(|(i, p)| p[0].as_str().unwrap() != if *i % 2 == 0 { "neg" } else { "pos" })
+            .count();
+        assert!(wrong <= 2, "{method}: {wrong} of {} wrong", hidden.len());
+        assert_eq!(v["svm_c"].as_array().unwrap().len(), 2);
+    }
     let full = temp_file("td-full.csv", b"a,class\n1,x\n2,y\n");
     let o = gimc(&["--label-column", "last", "transduce", p(&full)]);
     assert_one_line_error(

@@ -28,6 +28,9 @@ use gimc_linalg::Observed;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 
+use super::baselines::{
+    FpcImputeParams, SvmCvParams, impute_fpc_cv, impute_mean, impute_zero, svm_per_label_cv,
+};
 use super::{
     TransductionCvParams, TransductionProblem, ValidTransductionParams, fit_transduction_cv,
 };
@@ -47,21 +50,24 @@ pub struct Transduced {
     pub mu: f64,
     /// Cross-validated label error (%) at the chosen (λ, μ).
     pub cv_label_error: f64,
+    /// The SVM's C per label (baselines; empty for MC-1 / MC-b).
+    pub svm_c: Vec<f64>,
 }
 
-/// MC-1 / MC-b transduction (the variant of `params`) of the n × d features `x` (NaN: missing)
-/// and the n × t labels `y` (+1 / −1 known, 0 unknown). With `standardize`, every feature is
-/// centred and scaled by the mean and standard deviation of its observed cells first (the
-/// imputed cells are returned in the original units). Errors: shapes that disagree, infinite
-/// values, labels other than ±1 / 0, no known label, or no observed feature cell.
-pub fn transduce(
+/// The problem built from a table, and the standardisation applied to its features.
+struct Prepared {
+    problem: TransductionProblem,
+    mean: Vec<f64>,
+    scale: Vec<f64>,
+}
+
+/// Builds the transduction problem of `x` (NaN missing) and `y` (±1 known, 0 unknown),
+/// standardising each feature on its observed cells when asked.
+fn prepare(
     x: MatRef<'_, f64>,
     y: MatRef<'_, f64>,
     standardize: bool,
-    params: &ValidTransductionParams,
-    cv: &TransductionCvParams,
-    rng: &mut GimcRng,
-) -> Result<Transduced, SolverError> {
+) -> Result<Prepared, SolverError> {
     let (n, d) = x.shape();
     let t = y.ncols();
     if y.nrows() != n {
@@ -137,6 +143,112 @@ pub fn transduce(
         Observed::from_triplets(t, n, &lr, &lc, &lv)?,
         Observed::from_triplets(d, n, &fr, &fc, &fv)?,
     )?;
+    Ok(Prepared {
+        problem,
+        mean,
+        scale,
+    })
+}
+
+/// The result in the table's layout and units: scores (t × n → n × t) and the imputed
+/// features (d × n, standardised → n × d, observed cells as given).
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    x: MatRef<'_, f64>,
+    s: &Mat<f64>,
+    z: &Mat<f64>,
+    mean: &[f64],
+    scale: &[f64],
+    lambda: f64,
+    mu: f64,
+    cv_label_error: f64,
+    svm_c: Vec<f64>,
+) -> Transduced {
+    let (n, d) = x.shape();
+    Transduced {
+        scores: Mat::from_fn(n, s.nrows(), |i, l| s[(l, i)]),
+        imputed: Mat::from_fn(n, d, |i, j| {
+            let v = x[(i, j)];
+            if v.is_nan() {
+                z[(j, i)] * scale[j] + mean[j]
+            } else {
+                v
+            }
+        }),
+        lambda,
+        mu,
+        cv_label_error,
+        svm_c,
+    }
+}
+
+/// An imputation + SVM baseline of the transduction tables.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baseline {
+    /// Nuclear-norm completion of the features (μ by cross-validation), then SVMs.
+    FpcSvm(FpcImputeParams),
+    /// Missing cells set to their feature's observed mean, then SVMs.
+    MeanSvm,
+    /// Missing cells set to 0 (after any standardisation: the mean), then SVMs.
+    ZeroSvm,
+}
+
+/// A [`Baseline`] on the same table as [`transduce`]: impute the features, then one linear SVM
+/// per label with C chosen by cross-validation (`svm`). `lambda` and `cv_label_error` of the
+/// result are NaN; `mu` is FPC's (NaN otherwise); `svm_c` holds each label's C.
+pub fn transduce_baseline(
+    x: MatRef<'_, f64>,
+    y: MatRef<'_, f64>,
+    standardize: bool,
+    baseline: &Baseline,
+    svm: &SvmCvParams,
+    rng: &mut GimcRng,
+) -> Result<Transduced, SolverError> {
+    let Prepared {
+        problem,
+        mean,
+        scale,
+    } = prepare(x, y, standardize)?;
+    let (imputed, mu) = match baseline {
+        Baseline::FpcSvm(p) => {
+            let f = impute_fpc_cv(problem.features(), p, rng)?;
+            (f.x, f.mu)
+        }
+        Baseline::MeanSvm => (impute_mean(problem.features()), f64::NAN),
+        Baseline::ZeroSvm => (impute_zero(problem.features()), f64::NAN),
+    };
+    let svms = svm_per_label_cv(imputed.as_ref(), problem.labels(), svm, rng)?;
+    Ok(finish(
+        x,
+        &svms.scores,
+        &imputed,
+        &mean,
+        &scale,
+        f64::NAN,
+        mu,
+        f64::NAN,
+        svms.c,
+    ))
+}
+
+/// MC-1 / MC-b transduction (the variant of `params`) of the n × d features `x` (NaN: missing)
+/// and the n × t labels `y` (+1 / −1 known, 0 unknown). With `standardize`, every feature is
+/// centred and scaled by the mean and standard deviation of its observed cells first (the
+/// imputed cells are returned in the original units). Errors: shapes that disagree, infinite
+/// values, labels other than ±1 / 0, no known label, or no observed feature cell.
+pub fn transduce(
+    x: MatRef<'_, f64>,
+    y: MatRef<'_, f64>,
+    standardize: bool,
+    params: &ValidTransductionParams,
+    cv: &TransductionCvParams,
+    rng: &mut GimcRng,
+) -> Result<Transduced, SolverError> {
+    let Prepared {
+        problem,
+        mean,
+        scale,
+    } = prepare(x, y, standardize)?;
     let (sol, chosen) = fit_transduction_cv(&problem, params, cv, rng)?;
     let cv_label_error = cv
         .lambdas
@@ -149,20 +261,15 @@ pub fn transduce(
                 .map(|mi| chosen.errors[li][mi])
         })
         .unwrap_or(f64::NAN);
-    let s = sol.label_scores();
-    let z = sol.imputed_features();
-    Ok(Transduced {
-        scores: Mat::from_fn(n, t, |i, l| s[(l, i)]),
-        imputed: Mat::from_fn(n, d, |i, j| {
-            let v = x[(i, j)];
-            if v.is_nan() {
-                z[(j, i)] * scale[j] + mean[j]
-            } else {
-                v
-            }
-        }),
-        lambda: chosen.lambda,
-        mu: chosen.mu,
+    Ok(finish(
+        x,
+        &sol.label_scores(),
+        &sol.imputed_features(),
+        &mean,
+        &scale,
+        chosen.lambda,
+        chosen.mu,
         cv_label_error,
-    })
+        Vec::new(),
+    ))
 }
