@@ -745,17 +745,50 @@ fn transduce<'py>(
     seed: u64,
     n_jobs: Option<usize>,
 ) -> PyResult<CompletionFit<'py>> {
-    let variant = match method {
-        "mc1" => gimc_solvers::TransductionVariant::Mc1,
-        "mcb" => gimc_solvers::TransductionVariant::McB,
+    use gimc_solvers::transduction::data::{Baseline, transduce_baseline};
+    let (variant, baseline) = match method {
+        "mc1" => (gimc_solvers::TransductionVariant::Mc1, None),
+        "mcb" => (gimc_solvers::TransductionVariant::McB, None),
+        "fpc-svm" => (
+            gimc_solvers::TransductionVariant::Mc1,
+            Some(Baseline::FpcSvm(gimc_solvers::FpcImputeParams {
+                folds,
+                mu_count,
+                max_stage_iters,
+                accelerate: true,
+                ..gimc_solvers::FpcImputeParams::default()
+            })),
+        ),
+        "mean-svm" => (
+            gimc_solvers::TransductionVariant::Mc1,
+            Some(Baseline::MeanSvm),
+        ),
+        "zero-svm" => (
+            gimc_solvers::TransductionVariant::Mc1,
+            Some(Baseline::ZeroSvm),
+        ),
         _ => {
             return Err(value_err(format!(
-                "method must be 'mc1' or 'mcb', got {method:?}"
+                "method must be 'mc1', 'mcb', 'fpc-svm', 'mean-svm' or 'zero-svm', got {method:?}"
             )));
         }
     };
     let (x, y) = (mat_from_py(&x), mat_from_py(&y));
     let out = run_interruptible(py, n_jobs, |_cancel| {
+        if let Some(b) = &baseline {
+            let svm = gimc_solvers::SvmCvParams {
+                folds,
+                ..gimc_solvers::SvmCvParams::default()
+            };
+            return Ok(transduce_baseline(
+                x.as_ref(),
+                y.as_ref(),
+                standardize,
+                b,
+                &svm,
+                &mut seeded(seed),
+            )?);
+        }
         let params = gimc_solvers::TransductionParams {
             variant,
             max_stage_iters,
@@ -781,6 +814,7 @@ fn transduce<'py>(
     info.set_item("alpha", out.lambda)?;
     info.set_item("mu", out.mu)?;
     info.set_item("cv_label_error", out.cv_label_error)?;
+    info.set_item("svm_c", out.svm_c.clone())?;
     Ok((
         mat_to_py(py, &out.scores),
         mat_to_py(py, &out.imputed),

@@ -461,3 +461,8 @@ def test_mc1_transducer_classes_with_minus_one_rows():
     y = np.where(y == -1, "-1", y)
     est = MC1Transducer(alpha=[0.1, 1.0], folds=3, mu_count=4, random_state=1).fit(X, y)
     assert np.mean(est.predict() == names[cls[::5]]) > 0.9
+    base = MC1Transducer(method="mean-svm", folds=3, random_state=1).fit(X, y)
+    assert np.mean(base.predict() == names[cls[::5]]) > 0.9
+    assert base.svm_c_.shape == (3,) and np.isnan(base.alpha_)
+    with pytest.raises(ValueError, match="method"):
+        MC1Transducer(method="nope").fit(X, y)

@@ -25,7 +25,8 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {"mc1", "mcb"}, default="mc1"
+    method : {"mc1", "mcb", "fpc-svm", "mean-svm", "zero-svm"}, default="mc1"
+        MC-1 / MC-b, or an imputation + SVM baseline of the paper's tables.
     alpha : float or list of float, default=(0.001, 0.01, 0.1, 1.0)
         λ candidates (label-loss weight).
     folds : int, default=5
@@ -123,6 +124,7 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         self.decision_ = scores
         self.imputed_ = imputed
         self.alpha_, self.mu_, self.cv_label_error_ = info["alpha"], info["mu"], info["cv_label_error"]
+        self.svm_c_ = np.asarray(info["svm_c"])
         if self.multilabel_:
             pred = (scores > 0).astype(np.int64)
             self.transduction_ = np.where(np.isnan(Yf), pred, (Yf > 0).astype(np.int64))
