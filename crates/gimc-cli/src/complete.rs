@@ -28,7 +28,9 @@ pub struct CompleteArgs {
     /// Method: mc-als (no features), imc (ALS + CG, with --row-features / --col-features),
     /// mc-nuclear / imc-nuclear (nuclear-norm MC / IMC by FPC; λ is the nuclear-norm weight μ
     /// and --rank is not used), pu-imc (PU IMC: the observed entries are positives, every
-    /// other entry an unlabelled 0, weighted by --rho).
+    /// other entry an unlabelled 0, weighted by --rho), or GIMC with kernel feature maps on
+    /// both feature files (Algorithm 1): gimc-lff / gimc-lnys (learned), imc-rff / imc-nys
+    /// (fixed); m, γ, λ and the iteration count are chosen on --holdout of Ω.
     #[arg(long, default_value = "mc-als")]
     pub method: String,
     /// Row features (a data file: one row per matrix row); identity when absent.
@@ -56,6 +58,20 @@ pub struct CompleteArgs {
     /// assumed fraction of positives hidden among them.
     #[arg(long, default_value_t = 0.5)]
     pub rho: f64,
+    /// GIMC methods: random directions / landmarks m (a comma list is a grid).
+    #[arg(long, value_delimiter = ',', default_value = "200")]
+    pub m: Vec<usize>,
+    /// GIMC methods: RBF γ (a number, `scale`, or `F*scale`, resolved on each side's
+    /// features; a comma list is a grid).
+    #[arg(long, value_delimiter = ',', default_value = "scale")]
+    pub gamma: Vec<gimc::Gamma>,
+    /// GIMC methods: which maps are learned.
+    #[arg(long, value_enum, default_value_t = LearnSides::Both)]
+    pub learn: LearnSides,
+    /// GIMC methods: save the fitted model (apply it with `gimc predict --pairs`, also to new
+    /// rows or columns given their features).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
     /// Outer ALS iterations.
     #[arg(long, default_value_t = 20)]
     pub iters: usize,
@@ -142,6 +158,160 @@ fn estimate(
     t.finish()
 }
 
+/// Writes the predictions of `pairs`: `i j value` lines, or with `--json` the object `meta`
+/// with `"predictions": [[i, j, value], …]` added (indices 1-based with --one-based).
+fn write_predictions(
+    a: &CompleteArgs,
+    g: &Globals,
+    pairs: &[(usize, usize)],
+    pred: &[f64],
+    mut meta: serde_json::Value,
+) -> Result<()> {
+    let off = usize::from(a.one_based);
+    let s = if g.json {
+        let v: Vec<_> = pairs
+            .iter()
+            .zip(pred)
+            .map(|(&(i, j), &v)| json!([i + off, j + off, v]))
+            .collect();
+        meta["predictions"] = json!(v);
+        format!("{}\n", serde_json::to_string(&meta)?)
+    } else {
+        let mut s = String::new();
+        for (&(i, j), v) in pairs.iter().zip(pred) {
+            s.push_str(&format!("{} {} {v}\n", i + off, j + off));
+        }
+        s
+    };
+    write_output(a.out.as_deref(), &s)
+}
+
+/// Which maps a GIMC completion learns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LearnSides {
+    /// Both maps.
+    Both,
+    /// The row map only.
+    Rows,
+    /// The column map only.
+    Cols,
+}
+
+/// `gimc complete --method gimc-lff|gimc-lnys|imc-rff|imc-nys`: every (m, γ, λ) of the grid
+/// is fitted on Ω minus a seeded held-out part, scored by the relative error on it after every
+/// outer iteration; the best setting and iteration count are refitted on all of Ω.
+#[allow(clippy::too_many_arguments)]
+fn run_gimc(
+    a: &CompleteArgs,
+    g: &Globals,
+    family: &gimc::DynFamily,
+    learn: bool,
+    x: &FeatureMatrix,
+    y: &FeatureMatrix,
+    omega: &Observed,
+    entries: &[(usize, usize, f64)],
+) -> Result<(gimc::CompletionModel, Vec<serde_json::Value>, String)> {
+    use gimc::{CompletionData, CompletionParams, fit_completion};
+    use gimc_linalg::rng::{child, seeded};
+    if a.m.is_empty() || a.gamma.is_empty() {
+        bail!("--m and --gamma: give at least one value each");
+    }
+    if !(a.holdout > 0.0 && a.holdout < 1.0) {
+        bail!("--holdout must be in (0, 1), got {}", a.holdout);
+    }
+    let split =
+        gimc_data::split::split_rows(entries.len(), a.holdout, &mut seeded(g.seed ^ 0x686f_6c64))?;
+    if split.train.is_empty() || split.validation.is_empty() {
+        bail!(
+            "--holdout {} of {} observed entries leaves one side of the split empty",
+            a.holdout,
+            entries.len()
+        );
+    }
+    let part = |idx: &[usize]| -> Result<Observed> {
+        let r: Vec<usize> = idx.iter().map(|&e| entries[e].0).collect();
+        let c: Vec<usize> = idx.iter().map(|&e| entries[e].1).collect();
+        let v: Vec<f64> = idx.iter().map(|&e| entries[e].2).collect();
+        Ok(Observed::from_triplets(
+            omega.nrows(),
+            omega.ncols(),
+            &r,
+            &c,
+            &v,
+        )?)
+    };
+    let (train, held) = (part(&split.train)?, part(&split.validation)?);
+    let learn_rows = learn && a.learn != LearnSides::Cols;
+    let learn_cols = learn && a.learn != LearnSides::Rows;
+    let params = |lambda: f64, iters: usize| CompletionParams {
+        rank: a.rank,
+        lambda,
+        max_iter: if learn { iters } else { 0 },
+        learn_rows,
+        learn_cols,
+        memory: gimc::MemoryBudget::Detect,
+        ..CompletionParams::default()
+    };
+    let root = seeded(g.seed);
+    let build = |m: usize, gamma: gimc::Gamma| -> Result<(gimc::BoxedMap, gimc::BoxedMap)> {
+        Ok((
+            family.build(x, m, gamma.resolve(x), &mut child(&root, 1))?,
+            family.build(y, m, gamma.resolve(y), &mut child(&root, 2))?,
+        ))
+    };
+    let train_data = CompletionData::new(&train, x, y)?;
+    let mut scores = Vec::new();
+    let mut best: Option<(f64, usize, gimc::Gamma, f64, usize)> = None;
+    for &m in &a.m {
+        for &gamma in &a.gamma {
+            for &lambda in &a.lambda {
+                let (rm, cm) = build(m, gamma)?;
+                let fit = fit_completion(
+                    &train_data,
+                    rm,
+                    cm,
+                    &params(lambda, a.iters),
+                    Some(&held),
+                    &mut child(&root, 3),
+                    &mut NoObserver,
+                )?;
+                let (err, it) = fit
+                    .best
+                    .as_ref()
+                    .map_or((f64::INFINITY, 0), |b| (b.error, b.iteration));
+                scores.push(json!({"m": m, "gamma": gamma.to_string(), "lambda": lambda,
+                    "iterations": it, "holdout_relative_error": err}));
+                g.info(&format!(
+                    "m {m}, γ {gamma}, λ {lambda}: held-out relative error {err:.4} at iteration {it}"
+                ));
+                if best.is_none_or(|b| err < b.0) {
+                    best = Some((err, m, gamma, lambda, it));
+                }
+            }
+        }
+    }
+    let Some((err, m, gamma, lambda, it)) = best else {
+        bail!("empty grid")
+    };
+    let (rm, cm) = build(m, gamma)?;
+    let data = CompletionData::new(omega, x, y)?;
+    let fit = fit_completion(
+        &data,
+        rm,
+        cm,
+        &params(lambda, it),
+        None,
+        &mut child(&root, 3),
+        &mut NoObserver,
+    )?;
+    let chosen = format!(
+        "m {m}, γ {gamma} ({:.4} rows, {:.4} columns), λ {lambda}, {it} iterations (held-out relative error {err:.4})",
+        gamma.resolve(x),
+        gamma.resolve(y)
+    );
+    Ok((fit.model, scores, chosen))
+}
+
 /// Runs `gimc complete`.
 pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let rowf = match &a.row_features {
@@ -173,6 +343,47 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let vals: Vec<f64> = t.entries.iter().map(|e| e.2).collect();
     let omega = Observed::from_triplets(nrows, ncols, &rows, &cols, &vals)
         .with_context(|| a.triplets.display().to_string())?;
+    if a.method.starts_with("gimc-") || a.method == "imc-rff" || a.method == "imc-nys" {
+        let (Some(x), Some(y)) = (&rowf, &colf) else {
+            bail!(
+                "--method {} needs --row-features and --col-features",
+                a.method
+            );
+        };
+        let (family, learn) = crate::common::map_method(&a.method, &g.registry)?;
+        let entries: Vec<(usize, usize, f64)> = t.entries.clone();
+        let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
+        let out = run_gimc(a, g, family, learn, x, y, &omega, &entries);
+        spinner.finish();
+        let (model, scores, chosen) = out?;
+        if let Some(path) = &a.save {
+            gimc::persist::save_completion_model(&model, path)
+                .with_context(|| format!("saving the model to {}", path.display()))?;
+        }
+        let observed: Vec<(usize, usize)> =
+            rows.iter().copied().zip(cols.iter().copied()).collect();
+        let rmse = crate::common::rmse(&model.predict_entries(x, y, &observed)?, &vals);
+        let pairs = match &a.entries {
+            Some(p) => read_pairs(p, a.one_based)?,
+            None => observed,
+        };
+        let pred = model.predict_entries(x, y, &pairs)?;
+        write_predictions(
+            a,
+            g,
+            &pairs,
+            &pred,
+            json!({
+                "method": a.method, "chosen": chosen, "holdout": scores, "train_rmse": rmse,
+                "model": a.save.as_ref().map(|p| p.display().to_string()),
+            }),
+        )?;
+        g.info(&format!(
+            "{} on {nrows} × {ncols}: {chosen}; training RMSE {rmse:.4}",
+            a.method
+        ));
+        return Ok(());
+    }
     check_memory(
         &estimate(nrows, ncols, vals.len(), &rowf, &colf, a.rank),
         memory_budget()?,
@@ -231,35 +442,22 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         None => observed,
     };
     let pred = model.predict_entries(phi, psi, &pairs)?;
-    let off = usize::from(a.one_based);
-    let s = if g.json {
-        let v: Vec<_> = pairs
-            .iter()
-            .zip(&pred)
-            .map(|(&(i, j), &v)| json!([i + off, j + off, v]))
-            .collect();
-        format!(
-            "{}\n",
-            serde_json::to_string(&json!({
-                "method": a.method,
-                "lambda": lambda,
-                "holdout_rmse": scores
-                    .iter()
-                    .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
-                    .collect::<Vec<_>>(),
-                "rank": model.rank(),
-                "train_rmse": rmse,
-                "predictions": v
-            }))?
-        )
-    } else {
-        let mut s = String::new();
-        for (&(i, j), v) in pairs.iter().zip(&pred) {
-            s.push_str(&format!("{} {} {v}\n", i + off, j + off));
-        }
-        s
-    };
-    write_output(a.out.as_deref(), &s)?;
+    write_predictions(
+        a,
+        g,
+        &pairs,
+        &pred,
+        json!({
+            "method": a.method,
+            "lambda": lambda,
+            "holdout_rmse": scores
+                .iter()
+                .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
+                .collect::<Vec<_>>(),
+            "rank": model.rank(),
+            "train_rmse": rmse,
+        }),
+    )?;
     for (l, r) in &scores {
         g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
     }
