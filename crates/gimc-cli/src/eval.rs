@@ -35,6 +35,134 @@ pub struct EvalArgs {
     /// The ks of P@k (multi-label).
     #[arg(long, default_value = "1,3,5", value_delimiter = ',')]
     pub k: Vec<usize>,
+    /// The predictions are a `gimc transduce` output (CSV): the transductive label error (%)
+    /// over the predicted rows and every label (or the class error for classes).
+    #[arg(long)]
+    pub transduction: bool,
+    /// With --transduction: the file given to `gimc transduce` (its `?` / empty cells are the
+    /// missing ones) ...
+    #[arg(long, value_name = "FILE", requires = "imputed")]
+    pub input: Option<String>,
+    /// ... and its `--impute-out` file: the relative imputation error Σ(x − x̂)² / Σx² over
+    /// the missing cells, against the truth's features.
+    #[arg(long, value_name = "FILE", requires = "input")]
+    pub imputed: Option<PathBuf>,
+}
+
+/// `gimc eval --transduction`: label error of a `gimc transduce` output against the complete
+/// truth, and (with --input and --imputed) the relative imputation error of its missing cells.
+fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &str) -> Result<()> {
+    let truth = load_input(truth_name, &a.part, g)?;
+    let text = std::fs::read_to_string(pred_path)
+        .with_context(|| format!("cannot read {}", pred_path.display()))?;
+    let mut lines = text.lines().enumerate();
+    let Some((_, header)) = lines.next() else {
+        bail!("{}: empty file", pred_path.display());
+    };
+    let names: Vec<&str> = header.split(',').skip(2).collect();
+    if !header.starts_with("row,predicted,") || names.is_empty() {
+        bail!(
+            "{}:1: not a `gimc transduce` output (expected the header `row,predicted,<labels>`)",
+            pred_path.display()
+        );
+    }
+    let (mut wrong, mut total) = (0usize, 0usize);
+    for (no, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        let loc = || format!("{}:{}", pred_path.display(), no + 1);
+        let r: usize = f
+            .first()
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("{}: expected a row index", loc()))?;
+        if r >= truth.nrows() {
+            bail!(
+                "{}: row {r} is outside the truth's {} rows",
+                loc(),
+                truth.nrows()
+            );
+        }
+        let predicted: Vec<&str> = f.get(1).map_or(Vec::new(), |p| p.split(' ').collect());
+        match &truth.targets {
+            Targets::Labels { matrix, names: tn } => {
+                let row = matrix.outer_view(r).with_context(loc)?;
+                for (j, name) in names.iter().enumerate() {
+                    let truth_pos = row.get(j).is_some_and(|&v| v != 0.0);
+                    let name_here = tn.get(j).map_or(*name, String::as_str);
+                    wrong += usize::from(predicted.contains(&name_here) != truth_pos);
+                    total += 1;
+                }
+            }
+            Targets::Classes { classes, names: tn } => {
+                let want = tn.get(classes[r]).map_or("", String::as_str);
+                wrong += usize::from(predicted.first().copied() != Some(want));
+                total += 1;
+            }
+            _ => bail!("{}: the truth has no labels or classes", truth.name),
+        }
+    }
+    if total == 0 {
+        bail!("{}: no predicted rows", pred_path.display());
+    }
+    let mut metrics = vec![(
+        "label_error".to_string(),
+        100.0 * wrong as f64 / total as f64,
+    )];
+    if let (Some(input), Some(imputed)) = (&a.input, &a.imputed) {
+        let masked =
+            crate::common::load_input_with(input, &a.part, g, gimc_data::MissingPolicy::Mask)?;
+        let (n, d) = (truth.nrows(), truth.ncols());
+        if (masked.nrows(), masked.ncols()) != (n, d) {
+            bail!(
+                "{input}: {} × {} but the truth is {n} × {d}",
+                masked.nrows(),
+                masked.ncols()
+            );
+        }
+        // the `--impute-out` CSV: a header and only feature columns
+        let est = gimc_data::read_csv(
+            imputed,
+            &gimc_data::CsvOptions {
+                target: None,
+                ..gimc_data::CsvOptions::default()
+            },
+        )?;
+        if (est.nrows(), est.ncols()) != (n, d) {
+            bail!(
+                "{}: {} × {} but the truth is {n} × {d}",
+                imputed.display(),
+                est.nrows(),
+                est.ncols()
+            );
+        }
+        let mut observed = vec![true; n * d];
+        for &(i, j) in &masked.missing {
+            observed[i * d + j] = false;
+        }
+        let (t, e) = (truth.features.to_dense(), est.features.to_dense());
+        let flat = |m: &gimc_linalg::faer::Mat<f64>| -> Vec<f64> {
+            (0..n)
+                .flat_map(|i| (0..d).map(move |j| m[(i, j)]))
+                .collect()
+        };
+        metrics.push((
+            "relative_imputation_error".into(),
+            gimc_metrics::relative_imputation_error(&flat(&t), &flat(&e), &observed)?,
+        ));
+    }
+    let s = if g.json {
+        let m: serde_json::Map<String, serde_json::Value> =
+            metrics.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        format!("{}\n", serde_json::to_string_pretty(&m)?)
+    } else {
+        metrics
+            .iter()
+            .map(|(k, v)| format!("{k}: {v:.4}\n"))
+            .collect()
+    };
+    write_output(None, &s)
 }
 
 /// Reads a prediction file into one list of label indices (or values) per row.
@@ -136,6 +264,9 @@ fn resolve_files(a: &EvalArgs) -> Result<(PathBuf, String)> {
 /// Runs `gimc eval`.
 pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
     let (predictions, truth_name) = resolve_files(a)?;
+    if a.transduction {
+        return run_transduction(a, g, &predictions, &truth_name);
+    }
     let pred = read_predictions(&predictions)?;
     let truth = load_input(&truth_name, &a.part, g)?;
     let n = truth.nrows();

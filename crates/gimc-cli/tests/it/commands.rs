@@ -1180,6 +1180,56 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
         assert!(wrong <= 2, "{method}: {wrong} of {} wrong", hidden.len());
         assert_eq!(v["svm_c"].as_array().unwrap().len(), 2);
     }
+    // `gimc eval --transduction` against the complete table
+    let mut truth_csv = (0..d).map(|j| format!("f{j},")).collect::<String>() + "class\n";
+    for i in 0..n {
+        for j in 0..d {
+            truth_csv.push_str(&format!("{},", value(i, j)));
+        }
+        truth_csv.push_str(if i % 2 == 0 { "neg\n" } else { "pos\n" });
+    }
+    let truth = temp_file("td-truth.csv", truth_csv.as_bytes());
+    let pred = temp_file("td-pred.csv", b"");
+    let o = gimc(&[
+        "-q",
+        "--label-column",
+        "last",
+        "transduce",
+        p(&data),
+        "--folds",
+        "3",
+        "--lambda",
+        "0.1,1",
+        "--mu-count",
+        "4",
+        "--impute-out",
+        p(&imputed),
+        "-o",
+        p(&pred),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc(&[
+        "--json",
+        "--label-column",
+        "last",
+        "eval",
+        "--transduction",
+        p(&pred),
+        p(&truth),
+        "--input",
+        p(&data),
+        "--imputed",
+        p(&imputed),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let err = v["label_error"].as_f64().unwrap();
+    assert!(
+        err <= 100.0 / hidden.len() as f64 + 1e-9,
+        "label error {err} %"
+    );
+    let imp = v["relative_imputation_error"].as_f64().unwrap();
+    assert!(imp > 0.0 && imp < 0.1, "relative imputation error {imp}");
     let full = temp_file("td-full.csv", b"a,class\n1,x\n2,y\n");
     let o = gimc(&["--label-column", "last", "transduce", p(&full)]);
     assert_one_line_error(
