@@ -434,6 +434,24 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         holdout_rmse: scores,
         model,
     } = fit?;
+    if let Some(path) = &a.save {
+        // W and H on the raw features: identity maps in the completion model file
+        let (Some(x), Some(y)) = (&rowf, &colf) else {
+            bail!(
+                "--save: a model file needs --row-features and --col-features (it applies W and H \
+                 to feature rows; plain completion has none)"
+            );
+        };
+        let saved = gimc::CompletionModel::new(
+            Box::new(gimc_featmap::Identity::new(x.ncols())) as gimc::BoxedMap,
+            Box::new(gimc_featmap::Identity::new(y.ncols())) as gimc::BoxedMap,
+            model.w.clone(),
+            model.h.clone(),
+            lambda,
+        )?;
+        gimc::persist::save_completion_model(&saved, path)
+            .with_context(|| format!("saving the model to {}", path.display()))?;
+    }
     let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
     let fitted = model.predict_entries(phi, psi, &observed)?;
     let rmse = crate::common::rmse(&fitted, &vals);

@@ -3,21 +3,59 @@
 //! inputs.
 
 use gimc_linalg::FeatureMatrix;
-use gimc_linalg::faer::Mat;
+use gimc_linalg::faer::{Mat, MatRef};
 
 use crate::Result;
-use crate::map::{FeatureMap, check_input};
+use crate::error::dim_err;
+use crate::map::{FeatureMap, LearnableMap, check_input};
 
-/// φ(x) = x on R^d (D = d). Not learnable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// φ(x) = x on R^d (D = d). A [`LearnableMap`] with no parameters (a 0 × 0 U), so that plain
+/// IMC models (W, H on the raw features) live in the same model type and file format as GIMC's
+/// learned ones.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Identity {
     dim: usize,
+    none: Mat<f64>,
 }
 
 impl Identity {
     /// The identity on R^`dim`.
     pub fn new(dim: usize) -> Self {
-        Self { dim }
+        Self {
+            dim,
+            none: Mat::zeros(0, 0),
+        }
+    }
+}
+
+impl LearnableMap for Identity {
+    fn params(&self) -> MatRef<'_, f64> {
+        self.none.as_ref()
+    }
+
+    /// Accepts only the empty 0 × 0 parameter matrix.
+    fn set_params(&mut self, params: Mat<f64>) -> Result<()> {
+        if params.shape() != (0, 0) {
+            return Err(dim_err(
+                "Identity::set_params",
+                "a 0 x 0 matrix (the identity has no parameters)",
+                format!("{} x {}", params.nrows(), params.ncols()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The (empty) gradient; checks the shapes all the same.
+    fn backward(&self, x: &FeatureMatrix, g: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        check_input("Identity::backward", x, self.dim)?;
+        if g.shape() != (x.nrows(), self.dim) {
+            return Err(dim_err(
+                "Identity::backward",
+                format!("G of shape {} x {}", x.nrows(), self.dim),
+                format!("{} x {}", g.nrows(), g.ncols()),
+            ));
+        }
+        Ok(Mat::zeros(0, 0))
     }
 }
 

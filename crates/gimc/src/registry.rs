@@ -37,8 +37,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use gimc_featmap::{
-    CosineFamily, FeatureMap, FourierFamily, LearnableMap, MapFamily, Nystrom, NystromFamily,
-    RandomCosine, RandomFourier,
+    CosineFamily, FeatureMap, FourierFamily, Identity, LearnableMap, MapFamily, Nystrom,
+    NystromFamily, RandomCosine, RandomFourier,
 };
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
@@ -285,6 +285,7 @@ impl MapRegistry {
         r.decoders
             .insert(RandomCosine::KIND, decode_boxed::<RandomCosine>);
         r.decoders.insert(Nystrom::KIND, decode_boxed::<Nystrom>);
+        r.decoders.insert(Identity::KIND, decode_boxed::<Identity>);
         r
     }
 
@@ -447,6 +448,27 @@ impl MapCodec for RandomFourier {
         }
         let u = r.tensor("directions", (r.input_dim, m))?;
         Ok(RandomFourier::from_directions(u.clone())?)
+    }
+}
+
+/// The identity map Φ = X (plain IMC on the raw features): no tensors, `input_dim` =
+/// `output_dim` = d.
+impl MapCodec for Identity {
+    const KIND: &'static str = "identity";
+
+    fn encode(&self) -> Result<MapRecord> {
+        Ok(MapRecord::new(
+            Self::KIND,
+            self.input_dim(),
+            self.output_dim(),
+        ))
+    }
+
+    fn decode(r: &MapRecord) -> Result<Self> {
+        if r.input_dim == 0 || r.output_dim != r.input_dim {
+            return Err(r.bad("output_dim must equal input_dim >= 1"));
+        }
+        Ok(Identity::new(r.input_dim))
     }
 }
 

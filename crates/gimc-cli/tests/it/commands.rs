@@ -493,6 +493,7 @@ fn complete_nuclear_and_pu_methods() {
         }
     }
     let obs = temp_file("nuc.triplets", obs.as_bytes());
+    let nuc_model = temp_file("nuc.gimc", b"");
     let ask = temp_file("nuc.entries", ask.as_bytes());
     let rmse_of = |o: &std::process::Output| -> (f64, serde_json::Value) {
         assert!(o.status.success(), "{}", stderr(o));
@@ -558,12 +559,37 @@ fn complete_nuclear_and_pu_methods() {
         p(&y),
         "--lambda",
         "0.0001",
+        "--save",
+        p(&nuc_model),
     ]);
-    let (rmse, _) = rmse_of(&o);
+    let (rmse, v) = rmse_of(&o);
     assert!(
         rmse < 0.05 * scale,
         "imc-nuclear held-out RMSE {rmse} (scale {scale})"
     );
+    // the saved model (identity maps, W and H) predicts the same entries in a later process
+    let o = gimc(&[
+        "predict",
+        "--pairs",
+        p(&ask),
+        "--row-features",
+        p(&x),
+        "--col-features",
+        p(&y),
+        "-m",
+        p(&nuc_model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again: Vec<f64> = stdout(&o)
+        .lines()
+        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
+        .collect();
+    for (a, t) in again.iter().zip(v["predictions"].as_array().unwrap()) {
+        let b = t[2].as_f64().unwrap();
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+    }
+    let o = gimc(&["complete", p(&obs), "--save", p(&nuc_model)]);
+    assert_one_line_error(&o, "--save: a model file needs", "save without features");
     // PU-IMC runs and reports; the same features
     let o = gimc(&[
         "-q",
