@@ -262,6 +262,21 @@ def test_semisupervised_clustering_separates_rings_and_matches_the_cli(tmp_path)
     assert np.array_equal(np.array(json.loads(out.stdout)["assignments"]), labels)
 
 
+def _write_completion_files(tmp_path, X, Y, entries, hi, hj):
+    """The command line's inputs of a completion task: feature CSVs, the observed triplets and
+    the entries to predict (exact decimal round trips)."""
+    xf, yf, tf, af = (tmp_path / n for n in ("X.csv", "Y.csv", "obs.txt", "ask.txt"))
+    np.savetxt(xf, X, delimiter=",", fmt="%.17g")
+    np.savetxt(yf, Y, delimiter=",", fmt="%.17g")
+    with open(tf, "w") as f:
+        for i, j, v in entries:
+            f.write(f"{int(i)} {int(j)} {float(v)!r}\n")
+    with open(af, "w") as f:
+        for i, j in zip(hi, hj):
+            f.write(f"{i} {j}\n")
+    return xf, yf, tf, af
+
+
 def _low_rank_with_features(seed=0):
     rng = np.random.default_rng(seed)
     X, Y = rng.normal(size=(60, 4)), rng.normal(size=(45, 4))
@@ -297,15 +312,7 @@ def test_inductive_matrix_completion_recovers_and_generalises(tmp_path):
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:
         pytest.skip("GIMC_BIN (the gimc command line) not set")
-    xf, yf, tf, af = (tmp_path / n for n in ("X.csv", "Y.csv", "obs.txt", "ask.txt"))
-    np.savetxt(xf, X, delimiter=",", fmt="%.17g")
-    np.savetxt(yf, Y, delimiter=",", fmt="%.17g")
-    with open(tf, "w") as f:
-        for i, j, v in entries:
-            f.write(f"{int(i)} {int(j)} {float(v)!r}\n")
-    with open(af, "w") as f:
-        for i, j in zip(hi, hj):
-            f.write(f"{i} {j}\n")
+    xf, yf, tf, af = _write_completion_files(tmp_path, X, Y, entries, hi, hj)
     out = subprocess.run(
         [gimc_bin, "-q", "--seed", "5", "complete", str(tf), "--method", "imc", "--row-features",
          str(xf), "--col-features", str(yf), "--rank", "2", "--lambda", "0.0001", "--iters", "50",
@@ -384,15 +391,7 @@ def test_matrix_completion_methods_match_gimc_complete(method, tmp_path):
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:
         pytest.skip("GIMC_BIN (the gimc command line) not set")
-    xf, yf, tf, af = (tmp_path / n for n in ("X.csv", "Y.csv", "obs.txt", "ask.txt"))
-    np.savetxt(xf, X, delimiter=",", fmt="%.17g")
-    np.savetxt(yf, Y, delimiter=",", fmt="%.17g")
-    with open(tf, "w") as f:
-        for i, j, v in entries:
-            f.write(f"{int(i)} {int(j)} {float(v)!r}\n")
-    with open(af, "w") as f:
-        for i, j in zip(hi, hj):
-            f.write(f"{i} {j}\n")
+    xf, yf, tf, af = _write_completion_files(tmp_path, X, Y, entries, hi, hj)
     args = [gimc_bin, "-q", "--json", "--seed", "6", "complete", str(tf), "--method", method,
             "--rank", "2", "--iters", "30", "--lambda", ",".join(str(a) for a in alpha),
             "--entries", str(af)]

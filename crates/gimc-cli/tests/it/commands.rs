@@ -393,6 +393,23 @@ fn emotions_fit_predict_eval_reaches_a_p_at_1_floor() {
     assert!(p5 < p1, "P@5 = {p5}, P@1 = {p1}");
 }
 
+/// Feature row i of side s (3 deterministic values in [−1, 1]) for the side-information tests.
+fn side_feature(i: usize, s: usize) -> [f64; 3] {
+    let h = |k: usize| (((i * (7 + 2 * k) + s * 13 + k * 5) % 17) as f64) / 8.5 - 1.0;
+    [h(0), h(1), h(2)]
+}
+
+/// A CSV of `count` rows of [`side_feature`] for side `s`.
+fn side_features(name: &str, count: usize, s: usize) -> std::path::PathBuf {
+    let text: String = (0..count)
+        .map(|i| {
+            let f = side_feature(i, s);
+            format!("{},{},{}\n", f[0], f[1], f[2])
+        })
+        .collect();
+    temp_file(name, text.as_bytes())
+}
+
 /// MC-ALS recovers held-out entries of an exactly rank-2 matrix; bad entry files fail cleanly.
 #[test]
 fn complete_recovers_a_low_rank_matrix() {
@@ -463,22 +480,9 @@ fn complete_recovers_a_low_rank_matrix() {
 #[test]
 fn complete_nuclear_and_pu_methods() {
     let (n, m) = (40usize, 30usize);
-    let feat = |i: usize, s: usize| -> [f64; 3] {
-        let h = |k: usize| (((i * (7 + 2 * k) + s * 13 + k * 5) % 17) as f64) / 8.5 - 1.0;
-        [h(0), h(1), h(2)]
-    };
-    let rows = |count: usize, s: usize| {
-        (0..count)
-            .map(|i| {
-                let f = feat(i, s);
-                format!("{},{},{}\n", f[0], f[1], f[2])
-            })
-            .collect::<String>()
-    };
-    let x = temp_file("nx.csv", rows(n, 0).as_bytes());
-    let y = temp_file("ny.csv", rows(m, 1).as_bytes());
+    let (x, y) = (side_features("nx.csv", n, 0), side_features("ny.csv", m, 1));
     let value = |i: usize, j: usize| {
-        let (a, b) = (feat(i, 0), feat(j, 1));
+        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
         a[0] * b[0] + a[1] * b[1]
     };
     let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
@@ -630,22 +634,9 @@ fn complete_nuclear_and_pu_methods() {
 #[test]
 fn completion_with_side_features_fit_then_predict_pairs() {
     let (n, m) = (40usize, 30usize);
-    let feat = |i: usize, s: usize| -> [f64; 3] {
-        let h = |k: usize| (((i * (7 + 2 * k) + s * 13 + k * 5) % 17) as f64) / 8.5 - 1.0;
-        [h(0), h(1), h(2)]
-    };
-    let rows = |count: usize, s: usize| {
-        (0..count)
-            .map(|i| {
-                let f = feat(i, s);
-                format!("{},{},{}\n", f[0], f[1], f[2])
-            })
-            .collect::<String>()
-    };
-    let x = temp_file("X.csv", rows(n, 0).as_bytes());
-    let y = temp_file("Y.csv", rows(m, 1).as_bytes());
+    let (x, y) = (side_features("X.csv", n, 0), side_features("Y.csv", m, 1));
     let value = |i: usize, j: usize| {
-        let (a, b) = (feat(i, 0), feat(j, 1));
+        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
         a[0] * b[0] + a[1] * b[1]
     };
     let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
@@ -1271,22 +1262,9 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
 #[test]
 fn complete_with_learned_maps_selects_on_held_out_entries_and_saves_the_model() {
     let (n, m) = (40usize, 30usize);
-    let feat = |i: usize, s: usize| -> [f64; 3] {
-        let h = |k: usize| (((i * (7 + 2 * k) + s * 13 + k * 5) % 17) as f64) / 8.5 - 1.0;
-        [h(0), h(1), h(2)]
-    };
-    let rows = |count: usize, s: usize| {
-        (0..count)
-            .map(|i| {
-                let f = feat(i, s);
-                format!("{},{},{}\n", f[0], f[1], f[2])
-            })
-            .collect::<String>()
-    };
-    let x = temp_file("gx.csv", rows(n, 0).as_bytes());
-    let y = temp_file("gy.csv", rows(m, 1).as_bytes());
+    let (x, y) = (side_features("gx.csv", n, 0), side_features("gy.csv", m, 1));
     let value = |i: usize, j: usize| {
-        let (a, b) = (feat(i, 0), feat(j, 1));
+        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
         a[0] * b[0] + a[1] * b[1]
     };
     let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
