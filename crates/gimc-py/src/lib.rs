@@ -15,7 +15,8 @@ use std::time::Duration;
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
     Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, SelectionObserver,
-    SelectionParams, SelectionStage, SemiSupParams, fit_semisupervised, select_and_fit_observed,
+    SelectionParams, SelectionStage, SemiSupParams, fit_semisupervised_observed,
+    select_and_fit_observed,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
@@ -468,7 +469,7 @@ fn fit_clusters<'py>(
         };
         list.push((idx(row[0])?, idx(row[1])?, row[2]));
     }
-    let fit = run_interruptible(py, n_jobs, |_cancel| {
+    let fit = run_interruptible(py, n_jobs, |cancel| {
         let x = match x.standardize_by(mode)? {
             Some((z, _)) => z,
             None => x,
@@ -485,7 +486,14 @@ fn fit_clusters<'py>(
             params = params.with_lambdas(alpha);
         }
         params.completion.max_iter = max_iter;
-        let r = fit_semisupervised(&x, &list, fam, &params, &mut seeded(seed))?;
+        let r = fit_semisupervised_observed(
+            &x,
+            &list,
+            fam,
+            &params,
+            &mut seeded(seed),
+            &mut StopOnSignal(cancel),
+        )?;
         Ok((
             r.labels,
             r.lambda,

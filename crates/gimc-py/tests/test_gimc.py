@@ -465,3 +465,26 @@ def test_mc1_transducer_classes_with_minus_one_rows():
     assert base.svm_c_.shape == (3,) and np.isnan(base.alpha_)
     with pytest.raises(ValueError, match="method"):
         MC1Transducer(method="nope").fit(X, y)
+
+
+def test_ctrl_c_interrupts_semisupervised_clustering():
+    from gimc import SemiSupervisedClustering
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.normal(size=(n, 20))
+    cls = (X[:, 0] > 0).astype(int)
+    i, j = rng.integers(0, n, (2, 60000))
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    u = np.unique(np.c_[lo[lo != hi], hi[lo != hi]], axis=0)
+    pairs = np.c_[u, (cls[u[:, 0]] == cls[u[:, 1]]).astype(float)]
+    est = SemiSupervisedClustering(n_clusters=2, m=300, max_iter=30, alpha=[0.1], random_state=0)
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X, pairs)
+    timer.cancel()
+    # uninterrupted this fit takes minutes; it stops after the IMC start of the running fit
+    assert time.perf_counter() - start < 20
+    assert not hasattr(est, "labels_")

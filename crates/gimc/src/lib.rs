@@ -111,7 +111,7 @@ pub use select::{
 };
 pub use semisup::{
     DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, estimate_semisupervised,
-    fit_semisupervised,
+    fit_semisupervised, fit_semisupervised_observed,
 };
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).

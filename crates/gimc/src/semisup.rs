@@ -29,7 +29,7 @@ use gimc_linalg::FeatureMatrix;
 use gimc_linalg::memory::{MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_metrics::constraint_error;
-use gimc_solvers::NoObserver;
+use gimc_solvers::{NoObserver, Observer};
 use rand::seq::SliceRandom;
 
 use crate::Gamma;
@@ -226,6 +226,22 @@ struct OneFit<M> {
     spectral: SpectralKMeans,
 }
 
+/// Forwards to an observer and remembers whether it ever asked to stop.
+struct StopLatch<'a> {
+    inner: &'a mut dyn Observer,
+    stopped: bool,
+}
+
+impl Observer for StopLatch<'_> {
+    fn observe(&mut self, record: &gimc_solvers::IterationRecord) -> gimc_solvers::ObserverAction {
+        let action = self.inner.observe(record);
+        if action == gimc_solvers::ObserverAction::Stop {
+            self.stopped = true;
+        }
+        action
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn fit_one<M: LearnableMap>(
     x: &FeatureMatrix,
@@ -236,6 +252,7 @@ fn fit_one<M: LearnableMap>(
     lambda: f64,
     max_iter: usize,
     rng: &GimcRng,
+    observer: &mut dyn Observer,
 ) -> Result<OneFit<M>> {
     let n = x.nrows();
     let omega = constraint_matrix(n, train)?;
@@ -258,7 +275,7 @@ fn fit_one<M: LearnableMap>(
         &cp,
         val_omega.as_ref(),
         &mut child(rng, 1),
-        &mut NoObserver,
+        observer,
     )?;
     let iteration = fit.chosen_iteration();
     let start_obj = fit.start_objective();
@@ -351,6 +368,25 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
     params: &SemiSupParams,
     rng: &mut GimcRng,
 ) -> Result<SemiSupFit<F::Map>> {
+    fit_semisupervised_observed(x, pairs, family, params, rng, &mut NoObserver)
+}
+
+/// [`fit_semisupervised`], reporting every outer iteration of every completion fit (one per λ,
+/// then the refit) to `observer`. An observer that asks to stop (e.g. on Ctrl-C) ends the
+/// running fit, and the whole fit returns [`GimcError::Interrupted`].
+pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    family: &F,
+    params: &SemiSupParams,
+    rng: &mut GimcRng,
+    observer: &mut dyn Observer,
+) -> Result<SemiSupFit<F::Map>> {
+    let mut latch = StopLatch {
+        inner: observer,
+        stopped: false,
+    };
+    let observer = &mut latch;
     params.check()?;
     let n = x.nrows();
     if n == 0 {
@@ -412,7 +448,11 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
                 lambda,
                 max_iter,
                 &child(&base, 2),
+                &mut *observer,
             )?;
+            if observer.stopped {
+                return Err(GimcError::Interrupted);
+            }
             let score = LambdaScore {
                 lambda,
                 constraint_error: constraint_error(&val, &one.spectral.kmeans.labels)?,
@@ -445,7 +485,11 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
                 lambda,
                 iterations,
                 &child(&base, 3),
+                &mut *observer,
             )?;
+            if observer.stopped {
+                return Err(GimcError::Interrupted);
+            }
             (one.model, one.spectral)
         }
     };

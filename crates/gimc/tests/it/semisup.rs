@@ -139,3 +139,34 @@ fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
     };
     assert!(fit_semisupervised(&x, &pairs, &FourierFamily, &bad, &mut seeded(1)).is_err());
 }
+
+#[test]
+fn an_observer_that_stops_interrupts_the_whole_fit() {
+    struct StopAfter(usize);
+    impl gimc::Observer for StopAfter {
+        fn observe(&mut self, _r: &gimc::IterationRecord) -> gimc::ObserverAction {
+            self.0 += 1;
+            if self.0 >= 2 {
+                gimc::ObserverAction::Stop
+            } else {
+                gimc::ObserverAction::Continue
+            }
+        }
+    }
+    let (x, _, pairs) = rings(120, 400, 6);
+    let mut stop = StopAfter(0);
+    let err = gimc::fit_semisupervised_observed(
+        &x,
+        &pairs,
+        &FourierFamily,
+        &params(true),
+        &mut seeded(2),
+        &mut stop,
+    )
+    .unwrap_err();
+    assert!(matches!(err, GimcError::Interrupted), "{err}");
+    assert_eq!(
+        stop.0, 2,
+        "the fit went on after the observer asked to stop"
+    );
+}
