@@ -52,6 +52,10 @@
 //! - [`synth`]: the papers' seeded synthetic generators — the GIMC toy A = XYᵀ + N (§4
 //!   `gimc-fig1`), the MC-1 transduction data (§3.5), planted Gaussian IMC (§4
 //!   `imc-sample-complexity`), and 2-D rings and blobs for clustering (§4 `okmf-table2`).
+//! - [`synth_xmc`]: an extreme-multi-label generator at the scale of the Extreme Classification
+//!   Repository's sets (presets `amazoncat-13k`, `eurlex-4k`, `wiki10-31k`): Zipf feature and
+//!   label frequencies and a planted nonlinear label structure, streamed row by row to the XMC
+//!   text format ([`synth_xmc::write_xmc_synth`]).
 
 #![deny(missing_docs)]
 
@@ -67,6 +71,7 @@ mod manifest;
 mod named;
 pub mod split;
 pub mod synth;
+pub mod synth_xmc;
 mod xmc;
 
 pub use arff::{

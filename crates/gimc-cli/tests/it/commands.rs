@@ -1358,3 +1358,96 @@ fn complete_with_learned_maps_selects_on_held_out_entries_and_saves_the_model() 
         "gimc without Y",
     );
 }
+
+#[test]
+fn data_synth_xmc_writes_a_file_data_info_reads() {
+    let out = temp_file("synth-eurlex.txt", b"");
+    let o = gimc(&[
+        "data",
+        "synth",
+        "xmc",
+        "--preset",
+        "eurlex-4k",
+        "--rows",
+        "2000",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = stdout(&o);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(
+        line.contains("2000 rows × 5000 features, 3993 labels"),
+        "{line}"
+    );
+    // the file is an XMC text file of the declared shape
+    let o = gimc(&["--json", "data", "info", p(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s = &v[0];
+    assert_eq!(s["rows"], 2000);
+    assert_eq!(s["features"], 5000);
+    assert_eq!(s["labels_or_classes"], 3993);
+    assert_eq!(s["rows_without_label"], 0);
+    let card = s["label_cardinality"].as_f64().unwrap();
+    assert!((card / 5.31 - 1.0).abs() < 0.1, "label cardinality {card}");
+
+    // JSON summary; the subcommand's --seed is the global one, flags override the preset
+    let a = temp_file("synth-a.txt", b"");
+    let b = temp_file("synth-b.txt", b"");
+    let args = ["--preset", "eurlex-4k", "--rows", "50", "--labels", "100"];
+    let o = gimc(
+        &[
+            &["--json", "--seed", "3", "data", "synth", "xmc"],
+            &args[..],
+            &["-o", p(&a)],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["rows"].as_u64(), v["labels"].as_u64()),
+        (Some(50), Some(100))
+    );
+    assert_eq!(v["seed"], 3);
+    assert_eq!(
+        v["bytes"].as_u64(),
+        Some(std::fs::metadata(&a).unwrap().len())
+    );
+    let o = gimc(
+        &[
+            &["data", "synth", "xmc", "--seed", "3"],
+            &args[..],
+            &["-o", p(&b)],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+
+    // bad input: one-line errors naming the flag, and no file created
+    let bad = std::env::temp_dir().join(format!("gimc-cli-it-{}-never.txt", std::process::id()));
+    for (args, needle) in [
+        (vec!["--preset", "amazon"], "--preset"),
+        (vec!["--nnz-per-row", "0.5"], "--nnz-per-row"),
+        (vec!["--labels-per-row", "2000"], "--labels-per-row"),
+        (vec!["--rows", "0"], "--rows"),
+        (vec!["--rows", "many"], "--rows"),
+        (vec!["--feature-exponent", "-1"], "--feature-exponent"),
+    ] {
+        let o = gimc(&[&["data", "synth", "xmc"], &args[..], &["-o", p(&bad)]].concat());
+        assert_one_line_error(&o, needle, &args.join(" "));
+        assert!(!bad.exists(), "{args:?} created the output");
+    }
+    let o = gimc(&[
+        "data",
+        "synth",
+        "xmc",
+        "--rows",
+        "10",
+        "-o",
+        "/nonexistent-dir/x.txt",
+    ]);
+    assert_one_line_error(&o, "/nonexistent-dir/x.txt", "unwritable output");
+}

@@ -12,6 +12,7 @@ mod real_data;
 mod splits;
 mod synth;
 mod verify;
+mod xmc_synth;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
