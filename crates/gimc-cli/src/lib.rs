@@ -51,7 +51,7 @@
 //! - `constraints`: sample a constraint file from labelled data;
 //! - `eval`: P@k, accuracy, RMSE, clustering accuracy of a prediction file;
 //! - `plot`: SVG of a fit trace;
-//! - `data`: summaries of data sets.
+//! - `data`: summaries of data sets (`info`, `list`) and synthetic XMC-scale data (`synth xmc`).
 //!
 //! Errors, including bad arguments, are one clear line on stderr and exit status 1; no input
 //! makes it panic. Progress (indicatif) draws on stderr only, and only when it is a terminal.
