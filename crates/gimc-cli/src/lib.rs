@@ -46,10 +46,14 @@
 //! - `predict`: top-k labels or classes of new rows from a saved model;
 //! - `cluster`: the k-means family, and clustering from pairwise constraints by GIMC
 //!   Algorithm 2 or MCCC;
-//! - `complete`: complete a partially observed matrix (MC-ALS, or IMC with row / column
-//!   features);
+//! - `complete`: complete a partially observed matrix (MC-ALS, IMC by ALS, nuclear-norm MC /
+//!   IMC by FPC, PU-IMC, or GIMC with learned maps on row and column features), λ (and for
+//!   GIMC m, γ and the iteration count) chosen on held-out entries;
+//! - `transduce`: MC-1 / MC-b (or imputation + SVM baselines) on a file with missing feature
+//!   values and unlabelled rows;
 //! - `constraints`: sample a constraint file from labelled data;
-//! - `eval`: P@k, accuracy, RMSE, clustering accuracy of a prediction file;
+//! - `eval`: P@k, accuracy, RMSE, clustering accuracy of a prediction file, and the label and
+//!   imputation errors of a `transduce` output;
 //! - `plot`: SVG of a fit trace;
 //! - `data`: summaries of data sets (`info`, `list`) and synthetic XMC-scale data (`synth xmc`).
 //!
@@ -133,7 +137,8 @@ enum Command {
     Predict(predict::PredictArgs),
     /// Cluster rows (k-means family, or from pairwise constraints).
     Cluster(cluster::ClusterArgs),
-    /// Complete a partially observed matrix (MC-ALS, or IMC with row / column features).
+    /// Complete a partially observed matrix (MC-ALS, IMC, nuclear-norm MC / IMC, PU-IMC, or GIMC
+    /// with learned maps on row / column features).
     Complete(complete::CompleteArgs),
     /// Transductive multi-label / multi-class learning with missing features (MC-1 / MC-b):
     /// predict the unlabelled rows of a file and impute its missing values.
