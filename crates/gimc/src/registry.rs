@@ -553,8 +553,13 @@ mod tests {
         );
         assert_eq!(
             reg.codec_kinds(),
-            ["nystrom", "random-cosine", "random-fourier"]
+            ["identity", "nystrom", "random-cosine", "random-fourier"]
         );
+        // the identity (plain IMC's maps) has no family but decodes
+        let id: BoxedMap = Box::new(Identity::new(4));
+        let back = reg.decode(&id.encode().unwrap()).unwrap();
+        assert_eq!((back.input_dim(), back.output_dim()), (4, 4));
+        assert_eq!(back.kind(), "identity");
         let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(1), 30, 4, 1.0)).unwrap();
         for name in reg.family_names() {
             let map = reg
