@@ -410,6 +410,28 @@ fn side_features(name: &str, count: usize, s: usize) -> std::path::PathBuf {
     temp_file(name, text.as_bytes())
 }
 
+/// The bilinear matrix a₀b₀ + a₁b₁ of [`side_feature`] rows: `tenths`/10 of its entries
+/// observed (`i j value` lines), a fixed part of the rest asked for (`i j` lines), and the
+/// asked entries' true values.
+fn side_entries(n: usize, m: usize, tenths: usize) -> (String, String, Vec<f64>) {
+    let value = |i: usize, j: usize| {
+        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
+        a[0] * b[0] + a[1] * b[1]
+    };
+    let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
+    for i in 0..n {
+        for j in 0..m {
+            if (i * 13 + j * 7) % 10 < tenths {
+                obs.push_str(&format!("{i} {j} {}\n", value(i, j)));
+            } else if (i + 2 * j) % 5 == 0 {
+                ask.push_str(&format!("{i} {j}\n"));
+                truth.push(value(i, j));
+            }
+        }
+    }
+    (obs, ask, truth)
+}
+
 /// MC-ALS recovers held-out entries of an exactly rank-2 matrix; bad entry files fail cleanly.
 #[test]
 fn complete_recovers_a_low_rank_matrix() {
@@ -481,21 +503,7 @@ fn complete_recovers_a_low_rank_matrix() {
 fn complete_nuclear_and_pu_methods() {
     let (n, m) = (40usize, 30usize);
     let (x, y) = (side_features("nx.csv", n, 0), side_features("ny.csv", m, 1));
-    let value = |i: usize, j: usize| {
-        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
-        a[0] * b[0] + a[1] * b[1]
-    };
-    let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
-    for i in 0..n {
-        for j in 0..m {
-            if (i * 13 + j * 7) % 10 < 5 {
-                obs.push_str(&format!("{i} {j} {}\n", value(i, j)));
-            } else if (i + 2 * j) % 5 == 0 {
-                ask.push_str(&format!("{i} {j}\n"));
-                truth.push(value(i, j));
-            }
-        }
-    }
+    let (obs, ask, truth) = side_entries(n, m, 5);
     let obs = temp_file("nuc.triplets", obs.as_bytes());
     let nuc_model = temp_file("nuc.gimc", b"");
     let ask = temp_file("nuc.entries", ask.as_bytes());
@@ -635,21 +643,7 @@ fn complete_nuclear_and_pu_methods() {
 fn completion_with_side_features_fit_then_predict_pairs() {
     let (n, m) = (40usize, 30usize);
     let (x, y) = (side_features("X.csv", n, 0), side_features("Y.csv", m, 1));
-    let value = |i: usize, j: usize| {
-        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
-        a[0] * b[0] + a[1] * b[1]
-    };
-    let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
-    for i in 0..n {
-        for j in 0..m {
-            if (i * 13 + j * 7) % 10 < 5 {
-                obs.push_str(&format!("{i} {j} {}\n", value(i, j)));
-            } else if (i + 2 * j) % 5 == 0 {
-                ask.push_str(&format!("{i} {j}\n"));
-                truth.push(value(i, j));
-            }
-        }
-    }
+    let (obs, ask, truth) = side_entries(n, m, 5);
     let obs = temp_file("side.triplets", obs.as_bytes());
     let ask = temp_file("side.pairs", ask.as_bytes());
     let model = temp_file("side.gimc", b"");
@@ -1263,21 +1257,7 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
 fn complete_with_learned_maps_selects_on_held_out_entries_and_saves_the_model() {
     let (n, m) = (40usize, 30usize);
     let (x, y) = (side_features("gx.csv", n, 0), side_features("gy.csv", m, 1));
-    let value = |i: usize, j: usize| {
-        let (a, b) = (side_feature(i, 0), side_feature(j, 1));
-        a[0] * b[0] + a[1] * b[1]
-    };
-    let (mut obs, mut ask, mut truth) = (String::new(), String::new(), Vec::new());
-    for i in 0..n {
-        for j in 0..m {
-            if (i * 13 + j * 7) % 10 < 6 {
-                obs.push_str(&format!("{i} {j} {}\n", value(i, j)));
-            } else if (i + 2 * j) % 5 == 0 {
-                ask.push_str(&format!("{i} {j}\n"));
-                truth.push(value(i, j));
-            }
-        }
-    }
+    let (obs, ask, truth) = side_entries(n, m, 6);
     let obs = temp_file("g.triplets", obs.as_bytes());
     let ask = temp_file("g.entries", ask.as_bytes());
     let model = temp_file("g.gimc", b"");
