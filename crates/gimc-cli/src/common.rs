@@ -152,24 +152,28 @@ pub fn load_target(target: Option<&str>, part: &str, g: &Globals) -> Result<Data
 /// ARFF finds its XML label file next to it), else a set name of the manifest whose part
 /// `part` is read from the data directory.
 pub fn load_input(target: &str, part: &str, g: &Globals) -> Result<Dataset> {
-    load_input_with(target, part, g, MissingPolicy::Error)
+    load_input_with(target, part, g, MissingPolicy::Error, &[])
 }
 
-/// [`load_input`] with a policy for missing values in a file (`?`, empty CSV cells):
-/// [`MissingPolicy::Mask`] records missing features and unlabelled rows instead of refusing
-/// them (named sets have none).
+/// [`load_input`] with a policy for missing values in a file (`?`, empty CSV cells, and in CSV
+/// files the extra `missing_tokens`): [`MissingPolicy::Mask`] records missing features and
+/// unlabelled rows instead of refusing them (named sets have none).
 pub fn load_input_with(
     target: &str,
     part: &str,
     g: &Globals,
     missing: MissingPolicy,
+    missing_tokens: &[String],
 ) -> Result<Dataset> {
     let path = Path::new(target);
     if path.exists() {
         let mut format = guess_format(path)?;
         match &mut format {
             Format::Arff(o) => o.missing = missing,
-            Format::Csv(o) => o.missing = missing,
+            Format::Csv(o) => {
+                o.missing = missing;
+                o.missing_tokens = missing_tokens.to_vec();
+            }
             Format::Mulan { missing: m, .. } => *m = missing,
             _ => {}
         }

@@ -47,6 +47,10 @@ pub struct EvalArgs {
     /// the missing cells, against the truth's features.
     #[arg(long, value_name = "FILE", requires = "input")]
     pub imputed: Option<PathBuf>,
+    /// With --input: the extra CSV tokens that mark a missing cell (as `gimc transduce
+    /// --missing`).
+    #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
+    pub missing: Vec<String>,
 }
 
 /// `gimc eval --transduction`: label error of a `gimc transduce` output against the complete
@@ -111,8 +115,13 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
         100.0 * wrong as f64 / total as f64,
     )];
     if let (Some(input), Some(imputed)) = (&a.input, &a.imputed) {
-        let masked =
-            crate::common::load_input_with(input, &a.part, g, gimc_data::MissingPolicy::Mask)?;
+        let masked = crate::common::load_input_with(
+            input,
+            &a.part,
+            g,
+            gimc_data::MissingPolicy::Mask,
+            &a.missing,
+        )?;
         let (n, d) = (truth.nrows(), truth.ncols());
         if (masked.nrows(), masked.ncols()) != (n, d) {
             bail!(

@@ -74,6 +74,10 @@ pub struct TransduceArgs {
     /// Output file of the predictions (default stdout).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// A CSV cell value that marks a missing value, besides an empty cell, `?` and `NA`
+    /// (repeatable, e.g. `--missing -999 --missing NULL`).
+    #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
+    pub missing: Vec<String>,
 }
 
 /// The label side of the problem: the number of label rows t, the ±1 targets of the labelled
@@ -150,7 +154,7 @@ fn label_entries(ds: &Dataset) -> Result<LabelSide> {
 
 /// Runs `gimc transduce`.
 pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
-    let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask)?;
+    let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask, &a.missing)?;
     let (n, d) = (ds.nrows(), ds.ncols());
     if ds.unlabeled.is_empty() {
         bail!(

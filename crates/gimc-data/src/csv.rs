@@ -65,6 +65,9 @@ pub struct CsvOptions {
     pub nominal: NominalEncoding,
     /// Missing feature cells.
     pub missing: MissingPolicy,
+    /// Cell values read as missing besides the built-in ones (an empty cell, `?`, `NA`), e.g.
+    /// `-999` or `NULL` (`gimc transduce --missing TOKEN`). Compared after trimming.
+    pub missing_tokens: Vec<String>,
 }
 
 impl Default for CsvOptions {
@@ -77,6 +80,7 @@ impl Default for CsvOptions {
             drop: Vec::new(),
             nominal: NominalEncoding::OneHot,
             missing: MissingPolicy::Error,
+            missing_tokens: Vec::new(),
         }
     }
 }
@@ -113,8 +117,8 @@ impl Col {
     }
 }
 
-fn is_missing_token(s: &str) -> bool {
-    s.is_empty() || s == "?" || s == "NA"
+fn is_missing_token(s: &str, extra: &[String]) -> bool {
+    s.is_empty() || s == "?" || s == "NA" || extra.iter().any(|t| t.trim() == s)
 }
 
 fn resolve(
@@ -199,7 +203,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         let r = *nrows;
         if let Some(t) = target {
             let s = fields[t];
-            if is_missing_token(s) {
+            if is_missing_token(s, &opts.missing_tokens) {
                 if opts.missing == MissingPolicy::Error {
                     return Err(loc.err(ln, "missing target value"));
                 }
@@ -218,7 +222,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         }
         for (k, &c) in kept.iter().enumerate() {
             let s = fields[c];
-            if is_missing_token(s) {
+            if is_missing_token(s, &opts.missing_tokens) {
                 if opts.missing == MissingPolicy::Error {
                     return Err(loc.err(
                         ln,

@@ -365,6 +365,7 @@ fn read_part(
                 drop: p.drop.iter().cloned().map(ColumnRef::Name).collect(),
                 nominal,
                 missing: MissingPolicy::Error,
+                missing_tokens: Vec::new(),
             };
             read_csv(&path, &csv)?
         }

@@ -1241,6 +1241,46 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
     );
     let imp = v["relative_imputation_error"].as_f64().unwrap();
     assert!(imp > 0.0 && imp < 0.1, "relative imputation error {imp}");
+    // a user's own missing-value token (`--missing`): the same table with -999 for the cells
+    let with_token = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            let (feats, class) = cells.split_at(d);
+            let feats: Vec<&str> = feats
+                .iter()
+                .map(|c| if c.is_empty() { "-999" } else { c })
+                .collect();
+            format!("{},{}\n", feats.join(","), class.join(","))
+        })
+        .collect::<String>();
+    let token_file = temp_file("td-token.csv", with_token.as_bytes());
+    let token_imputed = temp_file("td-token-imputed.csv", b"");
+    let o = gimc(&[
+        "-q",
+        "--json",
+        "--label-column",
+        "last",
+        "transduce",
+        p(&token_file),
+        "--folds",
+        "3",
+        "--lambda",
+        "0.1,1",
+        "--mu-count",
+        "4",
+        "--missing",
+        "-999",
+        "--impute-out",
+        p(&token_imputed),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&token_imputed).unwrap(),
+        std::fs::read_to_string(&imputed).unwrap(),
+        "the -999 cells are imputed as the empty ones are"
+    );
     let full = temp_file("td-full.csv", b"a,class\n1,x\n2,y\n");
     let o = gimc(&["--label-column", "last", "transduce", p(&full)]);
     assert_one_line_error(

@@ -339,3 +339,23 @@ fn missing_targets_mark_rows_unlabelled_under_mask_and_fail_otherwise() {
     };
     assert!(parse_csv(csv.as_bytes(), p, &strict).is_err());
 }
+
+#[test]
+fn extra_missing_tokens_mark_cells_missing() {
+    let csv = "a,b,class\n1,-999,x\nNULL,2,y\n3,4,x\n";
+    let o = CsvOptions {
+        target: Some(ColumnRef::Last),
+        missing: MissingPolicy::Mask,
+        missing_tokens: vec!["-999".into(), " NULL ".into()],
+        ..CsvOptions::default()
+    };
+    let ds = parse_csv(csv.as_bytes(), Path::new("t"), &o).unwrap();
+    assert_eq!(ds.missing, vec![(0, 1), (1, 0)]);
+    // without the tokens, -999 is a number and NULL makes the column nominal
+    let plain = CsvOptions {
+        missing_tokens: Vec::new(),
+        ..o
+    };
+    let ds = parse_csv(csv.as_bytes(), Path::new("t"), &plain).unwrap();
+    assert!(ds.missing.is_empty());
+}
