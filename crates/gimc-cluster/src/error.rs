@@ -6,6 +6,12 @@ use gimc_linalg::LinalgError;
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum ClusterError {
+    /// The caller's observer asked to stop after this epoch (e.g. Ctrl-C); no model.
+    #[error("interrupted after epoch {epoch}")]
+    Interrupted {
+        /// The last epoch completed.
+        epoch: usize,
+    },
     /// A hyper-parameter is outside its valid range (reported by `check()`).
     #[error("invalid parameter {name}: {reason}")]
     InvalidParameter {

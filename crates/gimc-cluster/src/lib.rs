@@ -70,6 +70,6 @@ pub use kmeans::{
 pub use minibatch::{MiniBatchKMeansParams, fit_minibatch_kmeans};
 pub use okmf::{
     Okmf, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, fit_okmf, fit_okmf_observed,
-    okmf_sample_gradient, okmf_sample_objective,
+    fit_okmf_until, okmf_sample_gradient, okmf_sample_objective,
 };
 pub use spectral::{SpectralKMeans, constraint_matrix, spectral_kmeans};

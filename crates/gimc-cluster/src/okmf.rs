@@ -637,6 +637,20 @@ pub fn fit_okmf_observed(
     rng: &mut GimcRng,
     observer: &mut dyn FnMut(&OkmfEpoch),
 ) -> Result<Okmf> {
+    fit_okmf_until(x, params, rng, &mut |e| {
+        observer(e);
+        true
+    })
+}
+
+/// [`fit_okmf`] calling `observer` after every epoch; when it returns `false` the fit stops
+/// there with [`ClusterError::Interrupted`] (e.g. on Ctrl-C).
+pub fn fit_okmf_until(
+    x: &FeatureMatrix,
+    params: &OkmfParams,
+    rng: &mut GimcRng,
+    observer: &mut dyn FnMut(&OkmfEpoch) -> bool,
+) -> Result<Okmf> {
     let start = Instant::now();
     params.check()?;
     let n = x.nrows();
@@ -719,12 +733,15 @@ pub fn fit_okmf_observed(
         }
         let loss = loss_sum / n as f64 + 0.5 * params.lambda * w.squared_norm_l2();
         loss_trace.push(loss);
-        observer(&OkmfEpoch {
+        let go_on = observer(&OkmfEpoch {
             epoch,
             loss,
             step_size: gamma,
             seconds: start.elapsed().as_secs_f64(),
         });
+        if !go_on {
+            return Err(ClusterError::Interrupted { epoch });
+        }
     }
     Ok(Okmf {
         budget,

@@ -568,14 +568,16 @@ fn fit_okmf<'py>(
     let gamma: Gamma = gamma
         .parse()
         .map_err(|e| value_err(format!("gamma: {e}")))?;
-    let (labels, model, st, g) = run_interruptible(py, n_jobs, |_cancel| {
+    let (labels, model, st, g) = run_interruptible(py, n_jobs, |cancel| {
         let (x, st) = preprocess(x, mode, norm)?;
         let g = gamma.resolve(&x);
         let params = gimc_cluster::OkmfParams::new(k, gimc_linalg::Kernel::Rbf { gamma: g })
             .with_budget_size(budget_size)
             .with_epochs(epochs)
             .with_batch_size(batch_size);
-        let model = gimc_cluster::fit_okmf(&x, &params, &mut seeded(seed))?;
+        let model = gimc_cluster::fit_okmf_until(&x, &params, &mut seeded(seed), &mut |_| {
+            !cancel.load(Ordering::Relaxed)
+        })?;
         let labels = model.predict(&x)?;
         Ok((labels, model, st, g))
     })?;

@@ -490,3 +490,18 @@ def test_ctrl_c_interrupts_semisupervised_clustering():
     # uninterrupted this fit takes minutes; it stops after the IMC start of the running fit
     assert time.perf_counter() - start < 20
     assert not hasattr(est, "labels_")
+
+
+def test_ctrl_c_interrupts_okmf_at_the_end_of_an_epoch():
+    from gimc import OKMF
+
+    X = np.random.default_rng(0).normal(size=(200000, 20))
+    est = OKMF(n_clusters=5, budget_size=500, epochs=40, random_state=0)  # ~40 s whole
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X)
+    timer.cancel()
+    assert time.perf_counter() - start < 8
+    assert not hasattr(est, "labels_")

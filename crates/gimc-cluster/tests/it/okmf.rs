@@ -283,3 +283,24 @@ fn errors() {
     let w = Mat::<f64>::zeros(3, 2);
     assert!(okmf_sample_gradient(&[1.0, 2.0], kb.as_ref(), w.as_ref(), &[0.0, 0.0], 0.1).is_err());
 }
+
+#[test]
+fn an_observer_returning_false_stops_the_fit_after_that_epoch() {
+    let centres = Mat::from_fn(3, 2, |r, j| 4.0 * ((r + j) % 3) as f64);
+    let (x, _) = blobs(&centres, 200, 0.7, 13);
+    let fx = FeatureMatrix::dense(x).unwrap();
+    let params = OkmfParams::new(3, Kernel::Rbf { gamma: 0.5 })
+        .with_budget_size(60)
+        .with_epochs(6);
+    let mut epochs = Vec::new();
+    let err = gimc_cluster::fit_okmf_until(&fx, &params, &mut seeded(3), &mut |e| {
+        epochs.push(e.epoch);
+        e.epoch < 2
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, gimc_cluster::ClusterError::Interrupted { epoch: 2 }),
+        "{err}"
+    );
+    assert_eq!(epochs, vec![1, 2]);
+}
