@@ -1281,6 +1281,18 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
         std::fs::read_to_string(&imputed).unwrap(),
         "the -999 cells are imputed as the empty ones are"
     );
+    // the memory pre-flight refuses before any work, naming both figures and what to lower
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_gimc"))
+        .args(["--label-column", "last", "transduce", p(&data)])
+        .env("GIMC_MEMORY_LIMIT", "1M")
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &o,
+        "lower --folds or the λ grid",
+        "transduce memory pre-flight",
+    );
+    assert!(stderr(&o).contains("1.0 MiB available"), "{}", stderr(&o));
     let full = temp_file("td-full.csv", b"a,class\n1,x\n2,y\n");
     let o = gimc(&["--label-column", "last", "transduce", p(&full)]);
     assert_one_line_error(
