@@ -243,13 +243,14 @@ fn run_gimc(
     let (train, held) = (part(&split.train)?, part(&split.validation)?);
     let learn_rows = learn && a.learn != LearnSides::Cols;
     let learn_cols = learn && a.learn != LearnSides::Rows;
+    let budget = crate::common::memory_budget()?;
     let params = |lambda: f64, iters: usize| CompletionParams {
         rank: a.rank,
         lambda,
         max_iter: if learn { iters } else { 0 },
         learn_rows,
         learn_cols,
-        memory: gimc::MemoryBudget::Detect,
+        memory: budget,
         ..CompletionParams::default()
     };
     let root = seeded(g.seed);
