@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::{
-    Gamma, IterationInfo, SelectionParams, Task, estimate_selection, select_and_fit_observed,
+    Gamma, IterationInfo, Precision, SelectionParams, Storage, Task, estimate_selection,
+    select_and_fit_observed,
 };
 use gimc_linalg::{Preprocess, RowNorm};
 use serde_json::json;
@@ -108,6 +109,29 @@ pub struct FitArgs {
     /// applied by `gimc predict`).
     #[arg(long, value_enum, default_value_t = Normalize::None)]
     pub normalize: Normalize,
+    /// Hold the features Φ (rows × D) whole, or stream them in row blocks so that Φ is never
+    /// held (memory O(D² + D·L + block·D) besides the data; one more feature pass per
+    /// iteration). auto: stream only when the whole Φ would not fit the memory available.
+    #[arg(long, value_enum, default_value_t = Stream::Auto)]
+    pub stream: Stream,
+    /// Rows per streamed block (0: about 8 Mi entries of Φ per block).
+    #[arg(long, default_value_t = 0, value_name = "ROWS")]
+    pub block_rows: usize,
+    /// Arithmetic of the streamed block products: f64, or f32 (twice the GEMM rate; the sums
+    /// over blocks, the W-step and the line search stay f64). f32 implies streaming.
+    #[arg(long, default_value = "f64", value_name = "f64|f32")]
+    pub precision: Precision,
+}
+
+/// `gimc fit --stream`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stream {
+    /// Stream only when the whole Φ would not fit.
+    Auto,
+    /// Always stream.
+    On,
+    /// Never stream (a fit that does not fit is refused).
+    Off,
 }
 
 /// Runs `gimc fit`.
@@ -167,7 +191,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         }
     ));
     let budget = memory_budget()?;
-    let params = SelectionParams {
+    let mut params = SelectionParams {
         gammas: a.gamma.clone(),
         lambdas: a.lambda.clone(),
         ms: a.m.clone(),
@@ -182,6 +206,31 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         },
         proximal: a.proximal,
         ..SelectionParams::default()
+    };
+    let streamed = Storage::Streamed {
+        block_rows: a.block_rows,
+        precision: a.precision,
+    };
+    let asked = a.precision == Precision::F32 || a.block_rows > 0;
+    params.storage = match a.stream {
+        Stream::Off if asked => {
+            bail!("--precision f32 and --block-rows need the streamed path (--stream on or auto)")
+        }
+        Stream::On => streamed,
+        Stream::Auto if asked => streamed,
+        Stream::Off => Storage::Whole,
+        Stream::Auto => {
+            let whole = estimate_selection(&data, family, &params)?;
+            if gimc_linalg::memory::check_fits(&whole, budget).is_ok() {
+                Storage::Whole
+            } else {
+                g.info(&format!(
+                    "the whole features would need {}: streaming them in row blocks",
+                    gimc_linalg::memory::human_bytes(whole.bytes)
+                ));
+                streamed
+            }
+        }
     };
     preflight(
         g,
@@ -235,6 +284,8 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             "chosen": sel.chosen.describe(),
             "standardized": standardized,
             "normalized": (row_norm != RowNorm::None).then(|| row_norm.name()),
+            "streamed": params.storage.is_streamed(),
+            "precision": params.storage.precision().name(),
             "validation_metric": metric,
             "validation_score": if best_val.is_finite() { Some(best_val) } else { None },
             "iterations": sel.history.len().saturating_sub(1),

@@ -70,10 +70,11 @@ fn main() {
         let gu = map.backward(data.features(), g.as_ref()).unwrap();
         let t_b = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let gm = gimc_linalg::dense::gram_tn(feats.phi());
+        let gm = gimc_linalg::dense::gram_tn(feats.phi().unwrap());
         let t_gram = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let full = gimc_linalg::dense::matmul_tn(feats.phi(), feats.phi()).unwrap();
+        let full =
+            gimc_linalg::dense::matmul_tn(feats.phi().unwrap(), feats.phi().unwrap()).unwrap();
         let t_full = t.elapsed().as_secs_f64();
         println!(
             "full gram GEMM {t_full:.3} ({:.1} GFLOP/s) {}",
@@ -81,7 +82,7 @@ fn main() {
             full.nrows()
         );
         let t = Instant::now();
-        let _ = gimc_linalg::dense::matmul(feats.phi(), w.as_ref()).unwrap();
+        let _ = gimc_linalg::dense::matmul(feats.phi().unwrap(), w.as_ref()).unwrap();
         let t_pw = t.elapsed().as_secs_f64();
         println!(
             "rep {rep}: forward {t_fwd:.3}  gram+AtPhi {t_feat:.3} (gram alone {t_gram:.3}, {:.1} GFLOP/s)  \

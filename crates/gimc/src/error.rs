@@ -43,6 +43,10 @@ pub enum GimcError {
     /// A required input is empty (no rows, no observed entries, an empty grid).
     #[error("empty input: {0}")]
     Empty(&'static str),
+    /// Something asked for a whole-matrix quantity of a streamed fit (Storage::Streamed),
+    /// which never holds it.
+    #[error("{0} is not held by a streamed fit (it is formed one row block at a time)")]
+    Streamed(&'static str),
     /// The fit produced NaN or an infinite value and stopped instead of returning garbage.
     #[error("non-finite {what} at iteration {iteration}")]
     NonFinite {

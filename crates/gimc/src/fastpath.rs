@@ -30,6 +30,7 @@ use gimc_linalg::sprs::CsMat;
 use crate::data::LabelData;
 use crate::error::{check_nonneg, dim_err};
 use crate::maps::concat_features;
+use crate::streamed::{Storage, streamed_gradient, streamed_products};
 use crate::{GimcError, Result};
 
 /// Entries of the largest row-block buffer (block rows × L) used by the blocked products.
@@ -45,6 +46,8 @@ pub(crate) const BLOCK_ENTRIES: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabelFeatures {
     phi: OnceLock<Mat<f64>>,
+    /// Φ was streamed ([`Storage::Streamed`]): only the sums are held.
+    streamed: bool,
     factors: Option<(Mat<f64>, Mat<f64>)>,
     dim: usize,
     gram: Mat<f64>,
@@ -53,13 +56,24 @@ pub struct LabelFeatures {
 
 impl LabelFeatures {
     /// Φ (n × D), formed on first use when the features were built from factors.
-    pub fn phi(&self) -> MatRef<'_, f64> {
-        self.phi
+    ///
+    /// Errors: [`GimcError::Streamed`] when Φ was streamed and so is not held.
+    pub fn phi(&self) -> Result<MatRef<'_, f64>> {
+        if self.streamed {
+            return Err(GimcError::Streamed("the features Φ"));
+        }
+        Ok(self
+            .phi
             .get_or_init(|| match &self.factors {
                 Some((c, m)) => c * m,
                 None => Mat::zeros(0, self.dim),
             })
-            .as_ref()
+            .as_ref())
+    }
+
+    /// Whether Φ was streamed ([`Storage::Streamed`]): only ΦᵀΦ and AᵀΦ are held.
+    pub fn is_streamed(&self) -> bool {
+        self.streamed
     }
 
     /// ΦᵀΦ (D × D, exactly symmetric).
@@ -90,6 +104,7 @@ pub struct LabelProblem<'a> {
     data: &'a LabelData,
     lambda: f64,
     a_sq: f64,
+    storage: Storage,
 }
 
 impl<'a> LabelProblem<'a> {
@@ -100,7 +115,21 @@ impl<'a> LabelProblem<'a> {
             data,
             lambda,
             a_sq: csr_frob_sq(data.labels()),
+            storage: Storage::Whole,
         })
+    }
+
+    /// The same problem with Φ held as `storage` says (default [`Storage::Whole`]): streamed,
+    /// [`features`](Self::features) and [`gradient`](Self::gradient) form Φ one row block at a
+    /// time.
+    pub fn with_storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
+        self
+    }
+
+    /// How Φ is held.
+    pub fn storage(&self) -> Storage {
+        self.storage
     }
 
     /// The data.
@@ -116,6 +145,18 @@ impl<'a> LabelProblem<'a> {
     /// Φ = [φ_1(X), …] for the maps (one map normally; several for combined features), with
     /// ΦᵀΦ and AᵀΦ.
     pub fn features<M: FeatureMap>(&self, maps: &[M]) -> Result<LabelFeatures> {
+        if self.storage.is_streamed() {
+            let (gram, at_phi) =
+                streamed_products(maps, self.data.features(), self.data.labels(), self.storage)?;
+            return Ok(LabelFeatures {
+                phi: OnceLock::new(),
+                streamed: true,
+                dim: gram.ncols(),
+                factors: None,
+                gram,
+                at_phi,
+            });
+        }
         if let [one] = maps {
             let (c, m) = one.forward_factored(self.data.features())?;
             return match m {
@@ -150,6 +191,7 @@ impl<'a> LabelProblem<'a> {
         let at_phi = matmul(at_c.as_ref(), m.as_ref())?;
         Ok(LabelFeatures {
             phi: OnceLock::new(),
+            streamed: false,
             dim: m.ncols(),
             factors: Some((c, m)),
             gram,
@@ -172,6 +214,7 @@ impl<'a> LabelProblem<'a> {
         Ok(LabelFeatures {
             dim: phi.ncols(),
             phi: OnceLock::from(phi),
+            streamed: false,
             factors: None,
             gram,
             at_phi,
@@ -207,11 +250,11 @@ impl<'a> LabelProblem<'a> {
     /// ∂f/∂Φ = Φ(WWᵀ) − AWᵀ (n × D) at W.
     pub fn phi_gradient(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<Mat<f64>> {
         self.check_w(feats, w)?;
-        Ok(phi_gradient(feats.phi(), self.data.labels(), w)?)
+        Ok(phi_gradient(feats.phi()?, self.data.labels(), w)?)
     }
 
     /// ∂f/∂U at W for a single map (the one `feats` was computed with): the backward pass of
-    /// ∂f/∂Φ.
+    /// ∂f/∂Φ, summed over row blocks when Φ is streamed.
     pub fn gradient<M: LearnableMap>(
         &self,
         map: &M,
@@ -224,6 +267,16 @@ impl<'a> LabelProblem<'a> {
                 format!("output dimension {} (that of the features)", feats.dim()),
                 format!("{}", map.output_dim()),
             ));
+        }
+        if feats.is_streamed() {
+            self.check_w(feats, w)?;
+            return streamed_gradient(
+                map,
+                self.data.features(),
+                self.data.labels(),
+                w,
+                self.storage,
+            );
         }
         let g = self.phi_gradient(feats, w)?;
         Ok(map.backward(self.data.features(), g.as_ref())?)

@@ -28,7 +28,8 @@ use crate::data::LabelData;
 use crate::error::{check_nonneg, dim_err, param_err};
 use crate::fastpath::{LabelFeatures, LabelProblem};
 use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
-use crate::model::{Evaluation, LabelModel, evaluate_phi};
+use crate::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
+use crate::streamed::{Storage, row_block};
 use crate::{GimcError, Result};
 
 /// How the line search treats W (DESIGN §3.3).
@@ -78,6 +79,10 @@ pub struct LabelParams {
     /// start (so μ is free of the scales of f and U: moving U by its own size costs μ·f₀).
     /// The recorded objective includes the term. Default 0 (none).
     pub proximal: f64,
+    /// How Φ is held: whole (default) or streamed in row blocks, optionally with f32 block
+    /// products ([`Storage`]). Streamed, the training and validation metrics are formed block
+    /// by block as well.
+    pub storage: Storage,
 }
 
 impl Default for LabelParams {
@@ -92,6 +97,7 @@ impl Default for LabelParams {
             select_k: 1,
             eval_train: true,
             proximal: 0.0,
+            storage: Storage::Whole,
         }
     }
 }
@@ -295,6 +301,7 @@ pub fn estimate_fit_labels<M: LearnableMap + ?Sized>(
             m: map.n_params() / d,
             dim: map.output_dim(),
             max_iter: params.max_iter,
+            block_rows: params.storage.block_rows(data.nrows(), map.output_dim()),
         },
     );
     t.finish()
@@ -352,7 +359,7 @@ where
     let start = Instant::now();
     let task = data.task();
     let ks = params.ks();
-    let problem = LabelProblem::new(data, params.lambda)?;
+    let problem = LabelProblem::new(data, params.lambda)?.with_storage(params.storage);
     let mut map = map;
     let mut feats = problem.features(std::slice::from_ref(&map))?;
     let mut w = problem.w_step(&feats)?;
@@ -376,16 +383,39 @@ where
             .map_or(0.0, |(u0, c)| c * (u - u0.as_ref()).squared_norm_l2())
     };
 
+    // streamed: the rows' features one block at a time, as the fit forms them
+    let streamed_eval = |map: &M, w: &Mat<f64>, set: &LabelData| -> Result<Evaluation> {
+        let x = set.features();
+        let block = params.storage.block_rows(x.nrows(), map.output_dim());
+        let phi = |lo: usize, b: usize| Ok(map.forward(&*row_block(x, lo, b)?)?);
+        let src = PhiSource::Blocks {
+            n: x.nrows(),
+            block,
+            phi: &phi,
+        };
+        evaluate_phi(src, w.as_ref(), set, &ks)
+    };
     let evaluate = |map: &M, feats: &LabelFeatures, w: &Mat<f64>| -> Result<_> {
-        let train = if params.eval_train {
-            Some(evaluate_phi(feats.phi(), w.as_ref(), data, &ks)?)
-        } else {
-            None
+        let train = match (params.eval_train, feats.is_streamed()) {
+            (false, _) => None,
+            (true, false) => Some(evaluate_phi(
+                PhiSource::Whole(feats.phi()?),
+                w.as_ref(),
+                data,
+                &ks,
+            )?),
+            (true, true) => Some(streamed_eval(map, w, data)?),
         };
         let val = match validation {
+            Some(v) if params.storage.is_streamed() => Some(streamed_eval(map, w, v)?),
             Some(v) => {
                 let phi = crate::maps::concat_features(std::slice::from_ref(map), v.features())?;
-                Some(evaluate_phi(phi.as_ref(), w.as_ref(), v, &ks)?)
+                Some(evaluate_phi(
+                    PhiSource::Whole(phi.as_ref()),
+                    w.as_ref(),
+                    v,
+                    &ks,
+                )?)
             }
             None => None,
         };
@@ -427,12 +457,9 @@ where
     }
 
     let mut last_eta: Option<f64> = None;
-    let x = data.features();
     if stop_reason != FitStop::Observer {
         for it in 1..=params.max_iter {
-            let gphi = problem.phi_gradient(&feats, w.as_ref())?;
-            let mut g = map.backward(x, gphi.as_ref())?;
-            drop(gphi);
+            let mut g = problem.gradient(&map, &feats, w.as_ref())?;
             if let Some((u0, c)) = &prox {
                 // ∇ c‖U − U₀‖² = 2c(U − U₀)
                 g += (map.params() - u0.as_ref()) * gimc_linalg::faer::Scale(2.0 * c);

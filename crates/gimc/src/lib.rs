@@ -83,6 +83,7 @@ pub mod persist;
 pub mod registry;
 mod select;
 mod semisup;
+mod streamed;
 
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
@@ -113,6 +114,7 @@ pub use semisup::{
     DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, estimate_semisupervised,
     fit_semisupervised, fit_semisupervised_observed,
 };
+pub use streamed::{Precision, Storage};
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).
 pub use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction, Trace};

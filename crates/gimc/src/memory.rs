@@ -49,6 +49,9 @@ pub(crate) struct FitShape {
     pub dim: usize,
     /// Outer iterations (0: only the W-step at the initial map).
     pub max_iter: usize,
+    /// Rows of Φ held at once: n for the whole path, the block for the streamed one
+    /// ([`crate::Storage`]).
+    pub block_rows: usize,
 }
 
 /// Adds the peak of one fast-path fit to `t` (the data it reads are counted by the caller):
@@ -63,10 +66,22 @@ pub(crate) struct FitShape {
 ///     pre-activation or kernel block (n × m), ΦᵀΦ and AᵀΦ;
 ///   - the W-step and validation scoring: the Cholesky factor (D × D), the validation Φ
 ///     (n_val × D and n_val × m) and one block of scores.
+///
+/// Streamed ([`crate::Storage::Streamed`]), every n × · buffer above is one block of rows
+/// instead (validation rows too), and a block's AᵀΦ_B (L × D) and f32 copies are added.
 pub(crate) fn add_fit(t: &mut Tally, s: &FitShape) {
-    let (n, d, l, m, dd) = (s.rows, s.features, s.labels, s.m, s.dim);
+    let streamed = s.block_rows < s.rows.max(s.validation_rows);
+    let n = s.block_rows.min(s.rows);
+    let validation_rows = s.validation_rows.min(s.block_rows);
+    let (d, l, m, dd) = (s.features, s.labels, s.m, s.dim);
     let p = mat_bytes(d, m);
-    t.f64s("Φ", n, dd)
+    let per_block = if streamed {
+        // A_BᵀΦ_B before it is added in, and the f32 copies of a block and its product
+        mat_bytes(l, dd).saturating_add(mat_bytes(n, dd))
+    } else {
+        0
+    };
+    t.f64s(if streamed { "Φ block" } else { "Φ" }, n, dd)
         .f64s("ΦᵀΦ", dd, dd)
         .f64s("AᵀΦ", l, dd)
         .f64s("W", dd, l)
@@ -76,8 +91,8 @@ pub(crate) fn add_fit(t: &mut Tally, s: &FitShape) {
     }
     let block = (BLOCK_ENTRIES as u64).saturating_mul(8);
     let evaluate = mat_bytes(dd, dd)
-        .saturating_add(mat_bytes(s.validation_rows, dd))
-        .saturating_add(mat_bytes(s.validation_rows, m))
+        .saturating_add(mat_bytes(validation_rows, dd))
+        .saturating_add(mat_bytes(validation_rows, m))
         .saturating_add(block);
     let (mut phase, mut name) = (evaluate, "W-step and validation".to_string());
     if s.max_iter > 0 {
@@ -86,13 +101,19 @@ pub(crate) fn add_fit(t: &mut Tally, s: &FitShape) {
             .saturating_mul(if gram_form { 2 } else { 1 })
             .saturating_add(if gram_form { mat_bytes(dd, dd) } else { block })
             .saturating_add(mat_bytes(n, m).saturating_mul(2))
-            .saturating_add(p);
+            .saturating_add(p)
+            .saturating_add(if streamed {
+                p.saturating_add(per_block)
+            } else {
+                0
+            });
         let trial = p
             .saturating_mul(3)
             .saturating_add(mat_bytes(n, dd))
             .saturating_add(mat_bytes(n, m))
             .saturating_add(mat_bytes(dd, dd))
-            .saturating_add(mat_bytes(l, dd));
+            .saturating_add(mat_bytes(l, dd))
+            .saturating_add(per_block);
         if gradient >= phase {
             (phase, name) = (
                 gradient,

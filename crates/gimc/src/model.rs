@@ -19,6 +19,7 @@ use crate::error::{dim_err, param_err};
 use crate::fastpath::{BLOCK_ENTRIES, LabelProblem};
 use crate::maps::concat_features;
 use crate::registry::BoxedMap;
+use crate::streamed::{blocks, row_block};
 use crate::{GimcError, Result};
 
 /// Scores of a labelled set: P@k for the requested k (multi-label) or accuracy (multi-class),
@@ -220,23 +221,15 @@ impl<M: FeatureMap> LabelModel<M> {
         per_row: impl Fn(&[f64]) -> T + Sync,
     ) -> Result<Vec<T>> {
         self.check_input(x)?;
-        let n = x.nrows();
         let width = self.feature_dim().max(self.n_labels()).max(1);
-        let block = (BLOCK_ENTRIES / width).clamp(1, n.max(1));
-        let mut out = Vec::with_capacity(n);
-        let mut lo = 0;
-        while lo < n {
-            let b = block.min(n - lo);
-            let phi = if b == n {
-                concat_features(&self.maps, x)?
-            } else {
-                let rows: Vec<usize> = (lo..lo + b).collect();
-                concat_features(&self.maps, &x.select_rows(&rows)?)?
-            };
-            scores_then(phi.as_ref(), self.w.as_ref(), &per_row, &mut out);
-            lo += b;
+        let block = (BLOCK_ENTRIES / width).clamp(1, x.nrows().max(1));
+        let phi = |lo: usize, b: usize| concat_features(&self.maps, &*row_block(x, lo, b)?);
+        PhiSource::Blocks {
+            n: x.nrows(),
+            block,
+            phi: &phi,
         }
-        Ok(out)
+        .reduce(self.w.as_ref(), per_row)
     }
 
     /// The `k` highest-scoring labels of every row of `x`, best first (ties by the lower label
@@ -328,6 +321,43 @@ pub(crate) fn scores_then<T: Send>(
     out.extend(rows);
 }
 
+/// Where the features of the rows to score come from.
+pub(crate) enum PhiSource<'a> {
+    /// Φ itself, all rows.
+    Whole(MatRef<'a, f64>),
+    /// Φ formed block by block: `phi(lo, b)` gives the features of rows [lo, lo + b) of n.
+    Blocks {
+        /// Number of rows.
+        n: usize,
+        /// Rows per block.
+        block: usize,
+        /// The features of one block.
+        phi: &'a dyn Fn(usize, usize) -> Result<Mat<f64>>,
+    },
+}
+
+impl PhiSource<'_> {
+    /// The scores of every row (one block at a time), reduced per row by `per_row`, in row
+    /// order: no n × L matrix is formed.
+    pub(crate) fn reduce<T: Send>(
+        &self,
+        w: MatRef<'_, f64>,
+        per_row: impl Fn(&[f64]) -> T + Sync,
+    ) -> Result<Vec<T>> {
+        match self {
+            PhiSource::Whole(phi) => Ok(blocked_from_phi(*phi, w, per_row)),
+            PhiSource::Blocks { n, block, phi } => {
+                let mut out = Vec::with_capacity(*n);
+                for (lo, b) in blocks(*n, *block) {
+                    let p = phi(lo, b)?;
+                    scores_then(p.as_ref(), w, &per_row, &mut out);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
 /// Scores of a given Φ (all rows at once, blocked) reduced per row: used for the training-set
 /// metrics during a fit, where Φ is already available.
 pub(crate) fn blocked_from_phi<T: Send>(
@@ -339,11 +369,8 @@ pub(crate) fn blocked_from_phi<T: Send>(
     let width = phi.ncols().max(w.ncols()).max(1);
     let block = (BLOCK_ENTRIES / width).clamp(1, n.max(1));
     let mut out = Vec::with_capacity(n);
-    let mut lo = 0;
-    while lo < n {
-        let b = block.min(n - lo);
+    for (lo, b) in blocks(n, block) {
         scores_then(phi.subrows(lo, b), w, &per_row, &mut out);
-        lo += b;
     }
     out
 }
@@ -385,16 +412,16 @@ pub(crate) fn evaluation_from_topk(
     })
 }
 
-/// Evaluation from features Φ of `data`'s rows and W (blocked; no n × L matrix).
+/// Evaluation from the features of `data`'s rows and W (blocked; no n × L matrix).
 pub(crate) fn evaluate_phi(
-    phi: MatRef<'_, f64>,
+    phi: PhiSource<'_>,
     w: MatRef<'_, f64>,
     data: &LabelData,
     ks: &[usize],
 ) -> Result<Evaluation> {
     match data.classes() {
         Some(classes) => {
-            let pred = blocked_from_phi(phi, w, argmax);
+            let pred = phi.reduce(w, argmax)?;
             Ok(Evaluation {
                 precision: Vec::new(),
                 accuracy: Some(accuracy(&pred, classes)?),
@@ -405,7 +432,7 @@ pub(crate) fn evaluate_phi(
             if kmax == 0 {
                 return Ok(Evaluation::default());
             }
-            let topk = blocked_from_phi(phi, w, |s| top_k_indices(s, kmax));
+            let topk = phi.reduce(w, |s| top_k_indices(s, kmax))?;
             evaluation_from_topk(&topk, data, ks)
         }
     }

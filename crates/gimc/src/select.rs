@@ -29,7 +29,8 @@ use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
 use crate::linesearch::LineSearchParams;
 use crate::maps::concat_features;
 use crate::memory::{FitShape, PROCESS_BASE_BYTES, add_fit, feature_bytes, sparse_bytes};
-use crate::model::{LabelModel, evaluate_phi};
+use crate::model::{LabelModel, PhiSource, evaluate_phi};
+use crate::streamed::Storage;
 use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Result};
 
 /// The grid and protocol of [`select_and_fit`].
@@ -60,6 +61,8 @@ pub struct SelectionParams {
     /// Weight μ of the proximal term toward the random start ([`LabelParams::proximal`]).
     /// Default 0.
     pub proximal: f64,
+    /// How each fit holds Φ ([`LabelParams::storage`]). Default [`Storage::Whole`].
+    pub storage: Storage,
 }
 
 impl Default for SelectionParams {
@@ -76,6 +79,7 @@ impl Default for SelectionParams {
             seed: 0,
             memory: MemoryBudget::Detect,
             proximal: 0.0,
+            storage: Storage::Whole,
         }
     }
 }
@@ -123,6 +127,7 @@ impl SelectionParams {
             eval_ks: vec![self.select_k],
             eval_train,
             proximal: self.proximal,
+            storage: self.storage,
             ..LabelParams::default()
         }
     }
@@ -345,6 +350,7 @@ pub fn estimate_selection<F: MapFamily + ?Sized>(
             m,
             dim,
             max_iter,
+            block_rows: params.storage.block_rows(rows, dim),
         };
         let mut candidate = Tally::new("candidate fit", "m");
         add_fit(
@@ -561,9 +567,14 @@ pub fn select_combined<M: LearnableMap>(
     let mut scores = Vec::with_capacity(lambdas.len());
     for &lambda in lambdas {
         let w = LabelProblem::new(&train, lambda)?.w_step(&feats)?;
-        let score = evaluate_phi(phi_val.as_ref(), w.as_ref(), &val, &[select_k])?
-            .score(data.task(), select_k)
-            .unwrap_or(f64::NEG_INFINITY);
+        let score = evaluate_phi(
+            PhiSource::Whole(phi_val.as_ref()),
+            w.as_ref(),
+            &val,
+            &[select_k],
+        )?
+        .score(data.task(), select_k)
+        .unwrap_or(f64::NEG_INFINITY);
         scores.push((lambda, score));
     }
     let (lambda, validation_score) =

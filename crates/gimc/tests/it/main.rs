@@ -14,3 +14,4 @@ mod mccc;
 mod persist;
 mod select;
 mod semisup;
+mod streamed;

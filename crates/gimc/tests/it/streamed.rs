@@ -1,0 +1,141 @@
+//! The streamed fast path (Φ in row blocks, never whole) gives the whole-Φ sums, gradient and
+//! fit up to rounding, for every built-in map family (a factored Nyström map included), dense
+//! and sparse X, and f32 block products stay close to f64.
+
+use gimc::{LabelParams, LabelProblem, MapRegistry, NoObserver, Precision, Storage, fit_labels};
+use gimc_featmap::{FeatureMap, FourierFamily, MapFamily};
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::{gaussian_mat, seeded};
+
+use crate::common;
+
+fn rel(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
+    (a - b).norm_l2() / b.norm_l2().max(1e-300)
+}
+
+fn streamed(block_rows: usize, precision: Precision) -> Storage {
+    Storage::Streamed {
+        block_rows,
+        precision,
+    }
+}
+
+#[test]
+fn streamed_sums_and_gradient_equal_the_whole_ones() {
+    let registry = MapRegistry::builtin();
+    for sparse in [false, true] {
+        let data = if sparse {
+            common::multilabel_sparse(53, 9, 6, 5)
+        } else {
+            common::multilabel(53, 4, 6, 5)
+        };
+        // lff learns Fourier directions; lnys is factored (Φ = C·M, sums in C's space)
+        for (name, m) in [("lff", 7), ("lnys", 8), ("nys-whiten", 6), ("lff-phase", 5)] {
+            let map = registry
+                .family(name)
+                .unwrap()
+                .build(data.features(), m, 0.4, &mut seeded(9))
+                .unwrap();
+            let whole = LabelProblem::new(&data, 0.5).unwrap();
+            let fw = whole.features(std::slice::from_ref(&map)).unwrap();
+            let w = gaussian_mat(&mut seeded(3), map.output_dim(), data.n_labels(), 0.5);
+            let gw = whole.gradient(&map, &fw, w.as_ref()).unwrap();
+            // blocks of 1, 7 (last one short) and more rows than there are
+            for block in [1, 7, 500] {
+                let prob = LabelProblem::new(&data, 0.5)
+                    .unwrap()
+                    .with_storage(streamed(block, Precision::F64));
+                let fs = prob.features(std::slice::from_ref(&map)).unwrap();
+                assert!(fs.is_streamed() && fs.phi().is_err());
+                let what = format!("{name}, sparse {sparse}, block {block}");
+                assert!(
+                    rel(&fs.gram().to_owned(), &fw.gram().to_owned()) < 1e-12,
+                    "{what}"
+                );
+                assert!(
+                    rel(&fs.cross().to_owned(), &fw.cross().to_owned()) < 1e-12,
+                    "{what}"
+                );
+                let fo = prob.objective(&fs, w.as_ref()).unwrap();
+                let wo = whole.objective(&fw, w.as_ref()).unwrap();
+                assert!((fo - wo).abs() < 1e-10 * wo.abs(), "{what}: {fo} vs {wo}");
+                let gs = prob.gradient(&map, &fs, w.as_ref()).unwrap();
+                assert!(rel(&gs, &gw) < 1e-10, "{what}: gradient {}", rel(&gs, &gw));
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_gradient_in_the_blocked_form_when_labels_are_few() {
+    // 2L < D: G_B = (Φ_BW − A_B)Wᵀ instead of the Gram form
+    let data = common::multilabel_sparse(37, 6, 2, 8);
+    let map = FourierFamily
+        .build(data.features(), 20, 0.4, &mut seeded(1))
+        .unwrap();
+    assert!(2 * data.n_labels() < map.output_dim());
+    let w = gaussian_mat(&mut seeded(5), map.output_dim(), 2, 0.5);
+    let whole = LabelProblem::new(&data, 0.2).unwrap();
+    let gw = whole
+        .gradient(
+            &map,
+            &whole.features(std::slice::from_ref(&map)).unwrap(),
+            w.as_ref(),
+        )
+        .unwrap();
+    for precision in [Precision::F64, Precision::F32] {
+        let prob = LabelProblem::new(&data, 0.2)
+            .unwrap()
+            .with_storage(streamed(5, precision));
+        let fs = prob.features(std::slice::from_ref(&map)).unwrap();
+        let gs = prob.gradient(&map, &fs, w.as_ref()).unwrap();
+        let tol = if precision == Precision::F64 {
+            1e-10
+        } else {
+            1e-5
+        };
+        assert!(rel(&gs, &gw) < tol, "{precision:?}: {}", rel(&gs, &gw));
+    }
+}
+
+#[test]
+fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
+    let data = common::multilabel(120, 5, 7, 17);
+    let valid = common::multilabel(40, 5, 7, 18);
+    let map = FourierFamily
+        .build(data.features(), 12, 0.3, &mut seeded(2))
+        .unwrap();
+    let base = LabelParams {
+        max_iter: 5,
+        ..LabelParams::default()
+    };
+    let whole = fit_labels(&data, map.clone(), &base, Some(&valid), &mut NoObserver).unwrap();
+    let params = LabelParams {
+        storage: streamed(16, Precision::F64),
+        ..base.clone()
+    };
+    let st = fit_labels(&data, map.clone(), &params, Some(&valid), &mut NoObserver).unwrap();
+    assert_eq!(st.history.len(), whole.history.len());
+    for (a, b) in st.history.iter().zip(&whole.history) {
+        assert!((a.objective - b.objective).abs() < 1e-9 * b.objective.abs());
+        assert_eq!(a.validation, b.validation, "iteration {}", a.iteration);
+        assert_eq!(a.train, b.train, "iteration {}", a.iteration);
+    }
+    assert!(rel(&st.model.w().to_owned(), &whole.model.w().to_owned()) < 1e-8);
+    // f32 block products: a slightly perturbed problem, solved consistently
+    let params = LabelParams {
+        storage: streamed(16, Precision::F32),
+        ..base
+    };
+    let s32 = fit_labels(&data, map, &params, Some(&valid), &mut NoObserver).unwrap();
+    let (f32_last, f64_last) = (
+        s32.history.last().unwrap().objective,
+        whole.history.last().unwrap().objective,
+    );
+    assert!(
+        (f32_last - f64_last).abs() < 1e-3 * f64_last.abs(),
+        "{f32_last} vs {f64_last}"
+    );
+    let objs: Vec<f64> = s32.history.iter().map(|h| h.objective).collect();
+    assert!(objs.windows(2).all(|p| p[1] <= p[0]), "{objs:?}");
+}
