@@ -10,7 +10,7 @@
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::check_finite;
-use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::rng::{GimcRng, gaussian_mat};
 use gimc_linalg::simd::clear_upper_state;
 use rayon::prelude::*;
@@ -62,6 +62,17 @@ impl RandomFourier {
         let std = (2.0 * params.gamma).sqrt();
         Ok(Self {
             u: gaussian_mat(rng, input_dim, params.m, std),
+        })
+    }
+
+    /// H = G_s ∘ Φ_cos − G_c ∘ Φ_sin (n × m), the rows whose product XᵀH is ∂⟨G, φ⟩/∂U when
+    /// `features` = φ(X) = m^{-1/2}[cos S, sin S].
+    fn backward_rows(&self, features: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Mat<f64> {
+        let m = self.u.ncols();
+        let (g_cos, g_sin) = g.split_at_col(m);
+        let (f_cos, f_sin) = features.split_at_col(m);
+        Mat::from_fn(features.nrows(), m, |i, r| {
+            g_sin[(i, r)] * f_cos[(i, r)] - g_cos[(i, r)] * f_sin[(i, r)]
         })
     }
 
@@ -178,13 +189,31 @@ impl LearnableMap for RandomFourier {
             x.nrows(),
             self.output_dim(),
         )?;
-        let m = self.u.ncols();
-        let (g_cos, g_sin) = g.split_at_col(m);
-        let (f_cos, f_sin) = features.split_at_col(m);
-        let h = Mat::from_fn(x.nrows(), m, |i, r| {
-            g_sin[(i, r)] * f_cos[(i, r)] - g_cos[(i, r)] * f_sin[(i, r)]
-        });
-        Ok(x.tr_mul_dense(h.as_ref())?)
+        Ok(x.tr_mul_dense(self.backward_rows(features, g).as_ref())?)
+    }
+
+    /// As [`backward_at`](LearnableMap::backward_at), with XᵀH accumulated into `out` in place.
+    fn backward_add_at(
+        &self,
+        x: &FeatureMatrix,
+        features: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+        out: MatMut<'_, f64>,
+    ) -> Result<()> {
+        check_input("RandomFourier::backward_add_at", x, self.input_dim())?;
+        check_grad(
+            "RandomFourier::backward_add_at",
+            g,
+            x.nrows(),
+            self.output_dim(),
+        )?;
+        check_grad(
+            "RandomFourier::backward_add_at (features)",
+            features,
+            x.nrows(),
+            self.output_dim(),
+        )?;
+        Ok(x.tr_mul_dense_add(self.backward_rows(features, g).as_ref(), out)?)
     }
 }
 
@@ -213,5 +242,28 @@ mod tests {
         let wrong = map.backward_at(&x, stale.as_ref(), g.as_ref()).unwrap();
         assert!((&wrong - &plain).norm_l2() > 1e-3 * plain.norm_l2());
         assert!(map.backward_at(&x, phi.subcols(0, m), g.as_ref()).is_err());
+        // accumulated in place over two row blocks: the whole-X gradient plus what was there
+        let start = gaussian_mat(&mut rng, d, m, 1.0);
+        let mut acc = start.clone();
+        for (lo, b) in [(0, 9), (9, n - 9)] {
+            let rows: Vec<usize> = (lo..lo + b).collect();
+            let xb = x.select_rows(&rows).unwrap();
+            let pb = map.forward(&xb).unwrap();
+            map.backward_add_at(&xb, pb.as_ref(), g.subrows(lo, b), acc.as_mut())
+                .unwrap();
+        }
+        assert!((&acc - &start - &plain).norm_l2() <= 1e-12 * plain.norm_l2());
+        let sparse = FeatureMatrix::sparse(
+            gimc_linalg::sparse::dense_to_csr(x.to_dense().as_ref()).unwrap(),
+        )
+        .unwrap();
+        let mut acc_sparse = start.clone();
+        map.backward_add_at(&sparse, phi.as_ref(), g.as_ref(), acc_sparse.as_mut())
+            .unwrap();
+        assert!((&acc_sparse - &start - &plain).norm_l2() <= 1e-12 * plain.norm_l2());
+        assert!(
+            map.backward_add_at(&x, phi.as_ref(), g.as_ref(), acc.as_mut().subcols_mut(0, 1))
+                .is_err()
+        );
     }
 }

@@ -8,7 +8,7 @@
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::{self, check_finite};
-use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::sparse::csr_check_finite;
 
 use crate::Result;
@@ -85,6 +85,34 @@ pub trait LearnableMap: FeatureMap {
         self.backward(x, g)
     }
 
+    /// `out += ∂⟨G, φ_U(X)⟩/∂U`: [`backward_at`](LearnableMap::backward_at) added into `out`
+    /// (the shape of [`params`](LearnableMap::params)). A fit streamed over row blocks sums
+    /// one block's gradient at a time here; a map whose last step is a product XᵀH (random
+    /// Fourier features) accumulates it in place instead of allocating a d × m matrix per block.
+    /// By default the result of `backward_at` is added.
+    ///
+    /// Errors: as [`backward_at`](LearnableMap::backward_at), and when `out` has another shape
+    /// than the parameters.
+    fn backward_add_at(
+        &self,
+        x: &FeatureMatrix,
+        features: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+        mut out: MatMut<'_, f64>,
+    ) -> Result<()> {
+        let p = self.params();
+        if out.shape() != p.shape() {
+            return Err(dim_err(
+                "LearnableMap::backward_add_at",
+                format!("out of shape {} x {}", p.nrows(), p.ncols()),
+                format!("{} x {}", out.nrows(), out.ncols()),
+            ));
+        }
+        let grad = self.backward_at(x, features, g)?;
+        out += grad;
+        Ok(())
+    }
+
     /// Number of scalar parameters.
     fn n_params(&self) -> usize {
         let p = self.params();
@@ -157,6 +185,15 @@ macro_rules! forward_learnable_map {
                 g: MatRef<'_, f64>,
             ) -> Result<Mat<f64>> {
                 (**self).backward_at(x, features, g)
+            }
+            fn backward_add_at(
+                &self,
+                x: &FeatureMatrix,
+                features: MatRef<'_, f64>,
+                g: MatRef<'_, f64>,
+                out: MatMut<'_, f64>,
+            ) -> Result<()> {
+                (**self).backward_add_at(x, features, g, out)
             }
             fn n_params(&self) -> usize {
                 (**self).n_params()

@@ -6,7 +6,7 @@
 //! of threads. [`Standardizer`] implements the "features standardised" preprocessing; on sparse
 //! data it only scales (centring would densify).
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use sprs::CsMat;
 
 use crate::dense::{self, gram_nt, gram_tn};
@@ -89,6 +89,37 @@ impl FeatureMatrix {
         match self {
             Self::Dense(m) => dense::matmul_tn(m.as_ref(), g),
             Self::Sparse(m) => sparse::csr_tr_mul_dense(m, g),
+        }
+    }
+
+    /// `out += XᵀG` (d × k) without allocating the product: the backward passes of a fit
+    /// streamed over row blocks accumulate their block sums here.
+    pub fn tr_mul_dense_add(&self, g: MatRef<'_, f64>, out: MatMut<'_, f64>) -> Result<()> {
+        match self {
+            Self::Dense(m) => {
+                if m.nrows() != g.nrows() || out.shape() != (m.ncols(), g.ncols()) {
+                    return Err(dim_err(
+                        "tr_mul_dense_add",
+                        format!(
+                            "G with {} rows and out {} x {}",
+                            m.nrows(),
+                            m.ncols(),
+                            g.ncols()
+                        ),
+                        format!("{} rows and {} x {}", g.nrows(), out.nrows(), out.ncols()),
+                    ));
+                }
+                faer::linalg::matmul::matmul(
+                    out,
+                    faer::Accum::Add,
+                    m.transpose(),
+                    g,
+                    1.0,
+                    dense::par(),
+                );
+                Ok(())
+            }
+            Self::Sparse(m) => sparse::csr_tr_mul_dense_add(m, g, out),
         }
     }
 

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 use sprs::CsMat;
 
@@ -136,15 +136,21 @@ const BLOCK: usize = 8;
 /// output entry is accumulated by one task in increasing order of the stored entries, so the
 /// result is bitwise identical for any number of threads.
 pub(crate) fn rows_times_dense(m: &Compressed<'_>, b: MatRef<'_, f64>) -> Mat<f64> {
+    let mut out = dense::zeros_padded(m.outer, b.ncols());
+    rows_times_dense_add(m, b, out.as_mut());
+    out
+}
+
+/// `out += M·B` for the compressed rows of M, as [`rows_times_dense`] (same order of sums, so
+/// on a zero `out` the same bits); rows of M without entries leave `out` untouched.
+pub(crate) fn rows_times_dense_add(m: &Compressed<'_>, b: MatRef<'_, f64>, out: MatMut<'_, f64>) {
     let (n, k) = (m.outer, b.ncols());
-    let mut out = dense::zeros_padded(n, k);
     if n == 0 || k == 0 || m.nnz() == 0 {
-        return out;
+        return;
     }
     let inner = b.nrows();
     let rows_per_task = m.grain(2 * BLOCK).max(16);
-    out.as_mut()
-        .par_col_chunks_mut(BLOCK)
+    out.par_col_chunks_mut(BLOCK)
         .enumerate()
         .for_each(|(chunk, cols)| {
             let c0 = chunk * BLOCK;
@@ -162,6 +168,9 @@ pub(crate) fn rows_times_dense(m: &Compressed<'_>, b: MatRef<'_, f64>) -> Mat<f6
                     let r0 = block * rows_per_task;
                     for li in 0..dst.nrows() {
                         let (idx, val) = m.row(r0 + li);
+                        if idx.is_empty() {
+                            continue;
+                        }
                         let mut acc = [0.0f64; BLOCK];
                         for (&j, &v) in idx.iter().zip(val) {
                             let src = &packed[j * BLOCK..j * BLOCK + BLOCK];
@@ -170,12 +179,11 @@ pub(crate) fn rows_times_dense(m: &Compressed<'_>, b: MatRef<'_, f64>) -> Mat<f6
                             }
                         }
                         for (t, &a) in acc.iter().enumerate().take(w) {
-                            dst[(li, t)] = a;
+                            dst[(li, t)] += a;
                         }
                     }
                 });
         });
-    out
 }
 
 /// The fraction of entries of a dense matrix that are non-zero (1 for an empty matrix).
@@ -332,6 +340,30 @@ pub fn csr_tr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> 
         ));
     }
     Ok(rows_times_dense(&Compressed::rows_of_transpose(a), b))
+}
+
+/// `out += Aᵀ·B` for a sparse `A` (n × m) and a dense `B` (n × k), `out` m × k: as
+/// [`csr_tr_mul_dense`] without allocating the product (a sum over row blocks of A and B
+/// accumulates in place; rows of the result that no stored entry reaches are not touched).
+pub fn csr_tr_mul_dense_add(
+    a: &CsMat<f64>,
+    b: MatRef<'_, f64>,
+    out: MatMut<'_, f64>,
+) -> Result<()> {
+    if a.rows() != b.nrows() || out.shape() != (a.cols(), b.ncols()) {
+        return Err(dim_err(
+            "csr_tr_mul_dense_add",
+            format!(
+                "B with {} rows and out {} x {}",
+                a.rows(),
+                a.cols(),
+                b.ncols()
+            ),
+            format!("{} rows and {} x {}", b.nrows(), out.nrows(), out.ncols()),
+        ));
+    }
+    rows_times_dense_add(&Compressed::rows_of_transpose(a), b, out);
+    Ok(())
 }
 
 /// `AᵀA` (m × m, dense) for a sparse `A` (n × m); O(Σ_i nnz(row i)²), never densifying `A`.

@@ -301,7 +301,11 @@ pub fn estimate_fit_labels<M: LearnableMap + ?Sized>(
             m: map.n_params() / d,
             dim: map.output_dim(),
             max_iter: params.max_iter,
-            block_rows: params.storage.block_rows(data.nrows(), map.output_dim()),
+            block_rows: params.storage.block_rows(
+                data.nrows(),
+                data.features().ncols(),
+                map.output_dim(),
+            ),
         },
     );
     t.finish()
@@ -386,7 +390,9 @@ where
     // streamed: the rows' features one block at a time, as the fit forms them
     let streamed_eval = |map: &M, w: &Mat<f64>, set: &LabelData| -> Result<Evaluation> {
         let x = set.features();
-        let block = params.storage.block_rows(x.nrows(), map.output_dim());
+        let block = params
+            .storage
+            .block_rows(x.nrows(), x.ncols(), map.output_dim());
         let phi = |lo: usize, b: usize| Ok(map.forward(&*row_block(x, lo, b)?)?);
         let src = PhiSource::Blocks {
             n: x.nrows(),

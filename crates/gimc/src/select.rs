@@ -350,7 +350,9 @@ pub fn estimate_selection<F: MapFamily + ?Sized>(
             m,
             dim,
             max_iter,
-            block_rows: params.storage.block_rows(rows, dim),
+            block_rows: params
+                .storage
+                .block_rows(rows, data.features().ncols(), dim),
         };
         let mut candidate = Tally::new("candidate fit", "m");
         add_fit(

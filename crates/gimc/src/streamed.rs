@@ -99,12 +99,17 @@ impl Storage {
         matches!(self, Storage::Streamed { .. })
     }
 
-    /// The rows of one block for features of dimension `dim` (n when whole).
-    pub fn block_rows(self, n: usize, dim: usize) -> usize {
+    /// The rows of one block of n, for a map from `input_dim` to `dim` features (n when
+    /// whole). The default block holds max([`DEFAULT_BLOCK_ENTRIES`], input_dim · dim / 2)
+    /// entries of Φ: every block's pass also costs about the size of the map's parameters
+    /// (d·m = d·D/2 for random Fourier features, read by the forward pass and added to by the
+    /// gradient), so blocks much smaller than the map would be dominated by it.
+    pub fn block_rows(self, n: usize, input_dim: usize, dim: usize) -> usize {
         match self {
             Storage::Whole => n.max(1),
             Storage::Streamed { block_rows: 0, .. } => {
-                (DEFAULT_BLOCK_ENTRIES / dim.max(1)).clamp(1, n.max(1))
+                let entries = DEFAULT_BLOCK_ENTRIES.max(input_dim.saturating_mul(dim) / 2);
+                (entries / dim.max(1)).clamp(1, n.max(1))
             }
             Storage::Streamed { block_rows, .. } => block_rows.clamp(1, n.max(1)),
         }
@@ -217,7 +222,7 @@ pub(crate) fn streamed_products<M: FeatureMap>(
 ) -> Result<(Mat<f64>, Mat<f64>)> {
     let n = x.nrows();
     let dim: usize = maps.iter().map(FeatureMap::output_dim).sum();
-    let block = storage.block_rows(n, dim);
+    let block = storage.block_rows(n, x.ncols(), dim);
     let precision = storage.precision();
     // (Φ_B or C_B, M) of one block
     let forward = |xb: &FeatureMatrix| -> Result<(Mat<f64>, Option<Mat<f64>>)> {
@@ -300,11 +305,11 @@ pub(crate) fn streamed_gradient<M: LearnableMap>(
 ) -> Result<Mat<f64>> {
     let n = x.nrows();
     let (d, l) = w.shape();
-    let block = storage.block_rows(n, d);
+    let block = storage.block_rows(n, x.ncols(), d);
     let precision = storage.precision();
     // the Gram form 2bD² + sparse AWᵀ per block when 2L ≥ D, else (Φ_BW − A_B)Wᵀ
     let wwt = (2 * l >= d).then(|| gram_nt(w));
-    let mut total: Option<Mat<f64>> = None;
+    let mut total = Mat::<f64>::zeros(map.params().nrows(), map.params().ncols());
     for (lo, b) in blocks(n, block) {
         let xb = row_block(x, lo, b)?;
         let phi = map.forward(&xb)?;
@@ -328,13 +333,9 @@ pub(crate) fn streamed_gradient<M: LearnableMap>(
                 product(p.as_ref(), w.transpose(), precision)
             }
         };
-        let gu = map.backward_at(&xb, phi.as_ref(), g.as_ref())?;
-        match total.as_mut() {
-            Some(t) => *t += gu,
-            None => total = Some(gu),
-        }
+        map.backward_add_at(&xb, phi.as_ref(), g.as_ref(), total.as_mut())?;
     }
-    Ok(total.unwrap_or_else(|| Mat::zeros(map.params().nrows(), map.params().ncols())))
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -347,8 +348,9 @@ mod tests {
         assert_eq!(got, vec![(0, 4), (4, 4), (8, 2)]);
         assert_eq!(blocks(0, 4).count(), 0);
         assert_eq!(blocks(3, 0).count(), 3);
-        assert_eq!(Storage::STREAMED.block_rows(100, 1 << 22), 2);
-        assert_eq!(Storage::Whole.block_rows(100, 7), 100);
+        assert_eq!(Storage::STREAMED.block_rows(100, 1, 1 << 22), 2);
+        assert_eq!(Storage::Whole.block_rows(100, 5, 7), 100);
+        assert_eq!(Storage::STREAMED.block_rows(1000, 1 << 8, 1 << 20), 128);
         assert_eq!("f32".parse::<Precision>().unwrap(), Precision::F32);
         assert!("f16".parse::<Precision>().is_err());
     }
