@@ -22,7 +22,7 @@ use std::borrow::Cow;
 
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::FeatureMatrix;
-use gimc_linalg::dense::{check_finite, gram_nt, matmul, par, symmetrize};
+use gimc_linalg::dense::{check_finite, gram_nt, matmul, par, symmetrize, zeros_padded};
 use gimc_linalg::faer::linalg::matmul::matmul as gemm;
 use gimc_linalg::faer::linalg::matmul::triangular::{self, BlockStructure};
 use gimc_linalg::faer::{Accum, Mat, MatRef};
@@ -100,15 +100,16 @@ impl Storage {
     }
 
     /// The rows of one block of n, for a map from `input_dim` to `dim` features (n when
-    /// whole). The default block holds max([`DEFAULT_BLOCK_ENTRIES`], input_dim · dim / 2)
-    /// entries of Φ: every block's pass also costs about the size of the map's parameters
-    /// (d·m = d·D/2 for random Fourier features, read by the forward pass and added to by the
-    /// gradient), so blocks much smaller than the map would be dominated by it.
+    /// whole). The default block holds max([`DEFAULT_BLOCK_ENTRIES`], input_dim · dim / 4)
+    /// entries of Φ, half the size of the map's parameters: every block's pass also costs
+    /// about that size (d·m = d·D/2 for random Fourier features, read by the forward pass and
+    /// added to by the gradient), so blocks much smaller than the map would be dominated by
+    /// it, and much larger ones would only add memory.
     pub fn block_rows(self, n: usize, input_dim: usize, dim: usize) -> usize {
         match self {
             Storage::Whole => n.max(1),
             Storage::Streamed { block_rows: 0, .. } => {
-                let entries = DEFAULT_BLOCK_ENTRIES.max(input_dim.saturating_mul(dim) / 2);
+                let entries = DEFAULT_BLOCK_ENTRIES.max(input_dim.saturating_mul(dim) / 4);
                 (entries / dim.max(1)).clamp(1, n.max(1))
             }
             Storage::Streamed { block_rows, .. } => block_rows.clamp(1, n.max(1)),
@@ -162,7 +163,7 @@ fn add_gram_lower(out: &mut Mat<f64>, b: MatRef<'_, f64>, precision: Precision) 
             par(),
         ),
         Precision::F32 => {
-            let b32 = Mat::<f32>::from_fn(b.nrows(), b.ncols(), |i, j| b[(i, j)] as f32);
+            let b32 = to_f32(b);
             let d = b.ncols();
             let mut g32 = Mat::<f32>::zeros(d, d);
             triangular::matmul(
@@ -185,14 +186,27 @@ fn add_gram_lower(out: &mut Mat<f64>, b: MatRef<'_, f64>, precision: Precision) 
     }
 }
 
+/// The f32 copy of a matrix, with zero padding to 16 rows (faer's AVX-512 f32 kernels read a
+/// column-major left operand's padding, see `gimc_linalg::dense::zeros_padded`).
+fn to_f32(a: MatRef<'_, f64>) -> Mat<f32> {
+    let mut out = Mat::<f32>::zeros(a.nrows().next_multiple_of(16), a.ncols());
+    out.truncate(a.nrows(), a.ncols());
+    for j in 0..a.ncols() {
+        for (i, v) in out.col_mut(j).iter_mut().enumerate() {
+            *v = a[(i, j)] as f32;
+        }
+    }
+    out
+}
+
 /// A·B with the product in `precision` (f64 result).
 fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>, precision: Precision) -> Mat<f64> {
-    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
+    // a GEMM left operand in the next step (the blocked gradient form): zero padding
+    let mut out = zeros_padded(a.nrows(), b.ncols());
     match precision {
         Precision::F64 => gemm(out.as_mut(), Accum::Replace, a, b, 1.0, par()),
         Precision::F32 => {
-            let a32 = Mat::<f32>::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)] as f32);
-            let b32 = Mat::<f32>::from_fn(b.nrows(), b.ncols(), |i, j| b[(i, j)] as f32);
+            let (a32, b32) = (to_f32(a), to_f32(b));
             let mut o32 = Mat::<f32>::zeros(a.nrows(), b.ncols());
             gemm(
                 o32.as_mut(),
@@ -350,7 +364,7 @@ mod tests {
         assert_eq!(blocks(3, 0).count(), 3);
         assert_eq!(Storage::STREAMED.block_rows(100, 1, 1 << 22), 2);
         assert_eq!(Storage::Whole.block_rows(100, 5, 7), 100);
-        assert_eq!(Storage::STREAMED.block_rows(1000, 1 << 8, 1 << 20), 128);
+        assert_eq!(Storage::STREAMED.block_rows(1000, 1 << 8, 1 << 20), 64);
         assert_eq!("f32".parse::<Precision>().unwrap(), Precision::F32);
         assert!("f16".parse::<Precision>().is_err());
     }
