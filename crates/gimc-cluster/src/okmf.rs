@@ -65,6 +65,7 @@ use gimc_linalg::solve::Cholesky;
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block, kernel_block_dense, sym_eig};
 use rand::Rng;
 
+use crate::error::{check_nonneg, check_pos, param_err};
 use crate::kernel_kmeans::{KernelKMeansParams, kernel_kmeans_on_matrix};
 use crate::kmeans::check_features;
 use crate::{ClusterError, KMeansParams, Result, fit_kmeans};
@@ -227,7 +228,7 @@ impl OkmfParams {
     /// Checks the data-independent constraints: k, budget_size, epochs, batch_size ≥ 1,
     /// budget_size ≥ k, λ finite ≥ 0, α finite > 0, the step parameters and the kernel.
     pub fn check(&self) -> Result<()> {
-        let bad = |name, reason: String| Err(ClusterError::InvalidParameter { name, reason });
+        let bad = |name, reason: String| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1".into());
         }
@@ -243,18 +244,8 @@ impl OkmfParams {
         if self.batch_size == 0 {
             return bad("batch_size", "must be at least 1".into());
         }
-        if !(self.lambda.is_finite() && self.lambda >= 0.0) {
-            return bad(
-                "lambda",
-                format!("must be finite and >= 0, got {}", self.lambda),
-            );
-        }
-        if !(self.alpha.is_finite() && self.alpha > 0.0) {
-            return bad(
-                "alpha",
-                format!("must be finite and > 0, got {}", self.alpha),
-            );
-        }
+        check_nonneg("lambda", self.lambda)?;
+        check_pos("alpha", self.alpha)?;
         match self.step {
             OkmfStep::Normalized { eta0 } => {
                 if !(eta0.is_finite() && eta0 > 0.0 && eta0 < 2.0) {
@@ -262,9 +253,7 @@ impl OkmfParams {
                 }
             }
             OkmfStep::InverseScaling { gamma0 } => {
-                if !(gamma0.is_finite() && gamma0 > 0.0) {
-                    return bad("gamma0", format!("must be finite and > 0, got {gamma0}"));
-                }
+                check_pos("gamma0", gamma0)?;
             }
         }
         self.kernel.check()?;

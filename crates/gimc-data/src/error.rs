@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gimc_linalg::LinalgError;
+use gimc_linalg::{LinalgError, ParamError};
 
 /// Everything that can go wrong while reading, locating, verifying or generating data.
 #[derive(Debug, thiserror::Error)]
@@ -125,11 +125,13 @@ impl DataError {
             _ => None,
         }
     }
+}
 
-    pub(crate) fn param(name: &'static str, reason: impl Into<String>) -> Self {
-        Self::InvalidParameter {
-            name,
-            reason: reason.into(),
-        }
+/// The error helpers shared by every gimc crate, building [`DataError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonzero, param_err};
+
+impl From<ParamError> for DataError {
+    fn from(ParamError { name, reason }: ParamError) -> Self {
+        Self::InvalidParameter { name, reason }
     }
 }

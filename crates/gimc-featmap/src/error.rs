@@ -1,7 +1,7 @@
 //! The error type of `gimc-featmap`.
 
 use gimc_cluster::ClusterError;
-use gimc_linalg::LinalgError;
+use gimc_linalg::{DimError, LinalgError, ParamError};
 
 /// Everything that can go wrong when building, applying or differentiating a feature map.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -47,23 +47,17 @@ pub enum FeatMapError {
 /// Result alias of this crate.
 pub type Result<T, E = FeatMapError> = std::result::Result<T, E>;
 
-/// Shorthand for a [`FeatMapError::InvalidParameter`].
-pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> FeatMapError {
-    FeatMapError::InvalidParameter {
-        name,
-        reason: reason.into(),
+/// The error helpers shared by every gimc crate, building [`FeatMapError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
+
+impl From<ParamError> for FeatMapError {
+    fn from(ParamError { name, reason }: ParamError) -> Self {
+        Self::InvalidParameter { name, reason }
     }
 }
 
-/// Shorthand for a [`FeatMapError::DimensionMismatch`].
-pub(crate) fn dim_err(
-    op: &'static str,
-    expected: impl Into<String>,
-    got: impl Into<String>,
-) -> FeatMapError {
-    FeatMapError::DimensionMismatch {
-        op,
-        expected: expected.into(),
-        got: got.into(),
+impl From<DimError> for FeatMapError {
+    fn from(DimError { op, expected, got }: DimError) -> Self {
+        Self::DimensionMismatch { op, expected, got }
     }
 }

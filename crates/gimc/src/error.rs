@@ -2,12 +2,15 @@
 //! apart from fit errors (raised while iterating) and model-file errors (DESIGN §2 errors, §7).
 
 use gimc_featmap::FeatMapError;
-use gimc_linalg::LinalgError;
+use gimc_linalg::{DimError, LinalgError, ParamError};
 use gimc_metrics::MetricsError;
 use gimc_solvers::SolverError;
 
 /// Everything that can go wrong in GIMC fitting, prediction, model selection or model I/O.
-#[derive(Debug, thiserror::Error, PartialEq)]
+///
+/// Not `PartialEq`: [`GimcError::Io`] keeps the [`std::io::Error`] as its source; tests match
+/// the variant instead.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GimcError {
     /// The caller's observer asked to stop (e.g. Ctrl-C); no result was produced.
@@ -82,12 +85,13 @@ pub enum GimcError {
         known: String,
     },
     /// Reading or writing a file failed.
-    #[error("i/o error on {path}: {message}")]
+    #[error("i/o error on {path}: {source}")]
     Io {
         /// The file.
         path: String,
-        /// The operating system's message.
-        message: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
     },
     /// The estimated peak memory of a fit exceeds the memory available (the pre-flight of
     /// issue 14, raised before anything large is allocated): names both figures and the
@@ -140,24 +144,22 @@ impl GimcError {
 /// Result alias of this crate.
 pub type Result<T, E = GimcError> = std::result::Result<T, E>;
 
-/// Shorthand for a [`GimcError::InvalidParameter`].
-pub(crate) fn param_err(name: &'static str, reason: impl Into<String>) -> GimcError {
-    GimcError::InvalidParameter {
-        name,
-        reason: reason.into(),
+/// The error helpers shared by every gimc crate, building [`GimcError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
+
+impl From<ParamError> for GimcError {
+    fn from(ParamError { name, reason }: ParamError) -> Self {
+        Self::InvalidParameter { name, reason }
     }
 }
 
-/// Shorthand for a [`GimcError::DimensionMismatch`].
-pub(crate) fn dim_err(
-    what: &'static str,
-    expected: impl Into<String>,
-    got: impl Into<String>,
-) -> GimcError {
-    GimcError::DimensionMismatch {
-        what,
-        expected: expected.into(),
-        got: got.into(),
+impl From<DimError> for GimcError {
+    fn from(DimError { op, expected, got }: DimError) -> Self {
+        Self::DimensionMismatch {
+            what: op,
+            expected,
+            got,
+        }
     }
 }
 
@@ -167,26 +169,4 @@ pub(crate) fn input_err(what: &'static str, reason: impl Into<String>) -> GimcEr
         what,
         reason: reason.into(),
     }
-}
-
-/// Checks that `value` is finite and > 0.
-pub(crate) fn check_pos(name: &'static str, value: f64) -> Result<()> {
-    if !(value.is_finite() && value > 0.0) {
-        return Err(param_err(
-            name,
-            format!("must be finite and > 0, got {value}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks that `value` is finite and ≥ 0.
-pub(crate) fn check_nonneg(name: &'static str, value: f64) -> Result<()> {
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(param_err(
-            name,
-            format!("must be finite and >= 0, got {value}"),
-        ));
-    }
-    Ok(())
 }
