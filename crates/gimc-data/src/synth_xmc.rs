@@ -97,6 +97,7 @@
 
 use std::io::Write;
 
+use gimc_linalg::dense::dot;
 use gimc_linalg::rng::{GimcRng, gaussian_vec};
 use rand::Rng;
 
@@ -369,25 +370,6 @@ fn push_uint(line: &mut Vec<u8>, mut v: u64) {
 fn ceil_sqrt(n: usize) -> usize {
     let s = n.isqrt();
     if s * s == n { s } else { s + 1 }
-}
-
-/// aᵀb with four independent partial sums (a fixed order, so results are reproducible; the
-/// independent chains let the loop pipeline and vectorise).
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    let mut acc = [0.0; 4];
-    for (x, y) in ca.zip(cb) {
-        for k in 0..4 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// Scales `v` to unit norm (left as is when zero).
