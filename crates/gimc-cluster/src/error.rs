@@ -1,6 +1,6 @@
 //! The error type of `gimc-cluster`.
 
-use gimc_linalg::{DimError, LinalgError, ParamError};
+use gimc_linalg::LinalgError;
 
 /// Everything that can go wrong when fitting or applying a clustering.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -78,14 +78,4 @@ pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
 /// The error helpers shared by every gimc crate, building [`ClusterError`] variants.
 pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, param_err};
 
-impl From<ParamError> for ClusterError {
-    fn from(ParamError { name, reason }: ParamError) -> Self {
-        Self::InvalidParameter { name, reason }
-    }
-}
-
-impl From<DimError> for ClusterError {
-    fn from(DimError { op, expected, got }: DimError) -> Self {
-        Self::DimensionMismatch { op, expected, got }
-    }
-}
+gimc_linalg::shared_error_conversions!(ClusterError, op);

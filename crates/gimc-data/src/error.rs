@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gimc_linalg::{LinalgError, ParamError};
+use gimc_linalg::LinalgError;
 
 /// Everything that can go wrong while reading, locating, verifying or generating data.
 #[derive(Debug, thiserror::Error)]
@@ -130,8 +130,4 @@ impl DataError {
 /// The error helpers shared by every gimc crate, building [`DataError`] variants.
 pub(crate) use gimc_linalg::error::{check_nonzero, param_err};
 
-impl From<ParamError> for DataError {
-    fn from(ParamError { name, reason }: ParamError) -> Self {
-        Self::InvalidParameter { name, reason }
-    }
-}
+gimc_linalg::shared_error_conversions!(DataError);

@@ -1,7 +1,7 @@
 //! The error type of `gimc-featmap`.
 
 use gimc_cluster::ClusterError;
-use gimc_linalg::{DimError, LinalgError, ParamError};
+use gimc_linalg::LinalgError;
 
 /// Everything that can go wrong when building, applying or differentiating a feature map.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -50,14 +50,4 @@ pub type Result<T, E = FeatMapError> = std::result::Result<T, E>;
 /// The error helpers shared by every gimc crate, building [`FeatMapError`] variants.
 pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
 
-impl From<ParamError> for FeatMapError {
-    fn from(ParamError { name, reason }: ParamError) -> Self {
-        Self::InvalidParameter { name, reason }
-    }
-}
-
-impl From<DimError> for FeatMapError {
-    fn from(DimError { op, expected, got }: DimError) -> Self {
-        Self::DimensionMismatch { op, expected, got }
-    }
-}
+gimc_linalg::shared_error_conversions!(FeatMapError, op);

@@ -156,17 +156,34 @@ pub fn check_nonzero(name: &'static str, value: usize) -> Result<(), ParamError>
     Ok(())
 }
 
-impl From<ParamError> for LinalgError {
-    fn from(ParamError { name, reason }: ParamError) -> Self {
-        Self::InvalidParameter { name, reason }
-    }
+/// Implements `From<ParamError>` for a gimc error enum, onto its variant
+/// `InvalidParameter { name, reason }`, and, given the name of the field that holds the operation,
+/// `From<DimError>` onto its variant `DimensionMismatch { <field>, expected, got }`: the glue
+/// that lets [`param_err`], [`dim_err`] and the checks build that crate's errors.
+#[macro_export]
+macro_rules! shared_error_conversions {
+    ($ty:ty) => {
+        impl From<$crate::ParamError> for $ty {
+            fn from($crate::ParamError { name, reason }: $crate::ParamError) -> Self {
+                Self::InvalidParameter { name, reason }
+            }
+        }
+    };
+    ($ty:ty, $op:ident) => {
+        $crate::shared_error_conversions!($ty);
+        impl From<$crate::DimError> for $ty {
+            fn from($crate::DimError { op, expected, got }: $crate::DimError) -> Self {
+                Self::DimensionMismatch {
+                    $op: op,
+                    expected,
+                    got,
+                }
+            }
+        }
+    };
 }
 
-impl From<DimError> for LinalgError {
-    fn from(DimError { op, expected, got }: DimError) -> Self {
-        Self::DimensionMismatch { op, expected, got }
-    }
-}
+shared_error_conversions!(LinalgError, op);
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,8 @@
 //! done, kept separate from fit errors, which arise while a solver runs (DESIGN §2, errors;
 //! §7, solvers stop on NaN and report it).
 
+use gimc_linalg::LinalgError;
 use gimc_linalg::faer;
-use gimc_linalg::{DimError, LinalgError, ParamError};
 
 /// Everything that can go wrong in a solver.
 ///
@@ -74,21 +74,7 @@ impl SolverError {
 /// The error helpers shared by every gimc crate, building [`SolverError`] variants.
 pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
 
-impl From<ParamError> for SolverError {
-    fn from(ParamError { name, reason }: ParamError) -> Self {
-        Self::InvalidParameter { name, reason }
-    }
-}
-
-impl From<DimError> for SolverError {
-    fn from(DimError { op, expected, got }: DimError) -> Self {
-        Self::DimensionMismatch {
-            what: op,
-            expected,
-            got,
-        }
-    }
-}
+gimc_linalg::shared_error_conversions!(SolverError, what);
 
 /// Checks that every entry of a dense matrix is finite, naming the input and the position.
 pub(crate) fn check_finite_mat(

@@ -2,7 +2,7 @@
 //! apart from fit errors (raised while iterating) and model-file errors (DESIGN §2 errors, §7).
 
 use gimc_featmap::FeatMapError;
-use gimc_linalg::{DimError, LinalgError, ParamError};
+use gimc_linalg::LinalgError;
 use gimc_metrics::MetricsError;
 use gimc_solvers::SolverError;
 
@@ -147,21 +147,7 @@ pub type Result<T, E = GimcError> = std::result::Result<T, E>;
 /// The error helpers shared by every gimc crate, building [`GimcError`] variants.
 pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
 
-impl From<ParamError> for GimcError {
-    fn from(ParamError { name, reason }: ParamError) -> Self {
-        Self::InvalidParameter { name, reason }
-    }
-}
-
-impl From<DimError> for GimcError {
-    fn from(DimError { op, expected, got }: DimError) -> Self {
-        Self::DimensionMismatch {
-            what: op,
-            expected,
-            got,
-        }
-    }
-}
+gimc_linalg::shared_error_conversions!(GimcError, what);
 
 /// Shorthand for a [`GimcError::InvalidInput`].
 pub(crate) fn input_err(what: &'static str, reason: impl Into<String>) -> GimcError {
