@@ -74,3 +74,8 @@ pub enum ClusterError {
 
 /// Result alias of this crate.
 pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
+
+/// The error helpers shared by every gimc crate, building [`ClusterError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, param_err};
+
+gimc_linalg::shared_error_conversions!(ClusterError, op);

@@ -36,6 +36,7 @@ use gimc_linalg::{FeatureMatrix, dense::check_finite, sparse::csr_check_finite};
 use rand::Rng;
 use rayon::prelude::*;
 
+use crate::error::{check_nonneg, param_err};
 use crate::{ClusterError, Result};
 
 /// Rows handled by one rayon task in the assignment step.
@@ -108,12 +109,7 @@ impl KMeansParams {
     /// Checks the parameters that do not depend on the data: k ≥ 1, n_init ≥ 1, max_iter ≥ 1,
     /// tol finite and ≥ 0.
     pub fn check(&self) -> Result<()> {
-        let bad = |name, reason: &str| {
-            Err(ClusterError::InvalidParameter {
-                name,
-                reason: reason.to_string(),
-            })
-        };
+        let bad = |name, reason: &str| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1");
         }
@@ -123,9 +119,7 @@ impl KMeansParams {
         if self.max_iter == 0 {
             return bad("max_iter", "must be at least 1");
         }
-        if !(self.tol.is_finite() && self.tol >= 0.0) {
-            return bad("tol", &format!("must be finite and >= 0, got {}", self.tol));
-        }
+        check_nonneg("tol", self.tol)?;
         Ok(())
     }
 }

@@ -24,6 +24,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::Rng;
 
+use crate::error::param_err;
 use crate::kmeans::{KMeans, assign, check_features, cluster_sums, plus_plus};
 use crate::{ClusterError, Result};
 
@@ -89,12 +90,7 @@ impl MiniBatchKMeansParams {
 
     /// Checks k, batch_size, n_init ≥ 1 and that epochs or max_steps is positive.
     pub fn check(&self) -> Result<()> {
-        let bad = |name, reason: &str| {
-            Err(ClusterError::InvalidParameter {
-                name,
-                reason: reason.to_string(),
-            })
-        };
+        let bad = |name, reason: &str| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1");
         }

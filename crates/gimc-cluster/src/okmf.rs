@@ -60,11 +60,12 @@ use std::time::Instant;
 
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::kernels::kernel_diag;
-use gimc_linalg::rng::{GimcRng, child, seeded};
+use gimc_linalg::rng::{FeistelPermutation, GimcRng, child, seeded};
 use gimc_linalg::solve::Cholesky;
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block, kernel_block_dense, sym_eig};
 use rand::Rng;
 
+use crate::error::{check_nonneg, check_pos, param_err};
 use crate::kernel_kmeans::{KernelKMeansParams, kernel_kmeans_on_matrix};
 use crate::kmeans::check_features;
 use crate::{ClusterError, KMeansParams, Result, fit_kmeans};
@@ -227,7 +228,7 @@ impl OkmfParams {
     /// Checks the data-independent constraints: k, budget_size, epochs, batch_size ≥ 1,
     /// budget_size ≥ k, λ finite ≥ 0, α finite > 0, the step parameters and the kernel.
     pub fn check(&self) -> Result<()> {
-        let bad = |name, reason: String| Err(ClusterError::InvalidParameter { name, reason });
+        let bad = |name, reason: String| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1".into());
         }
@@ -243,18 +244,8 @@ impl OkmfParams {
         if self.batch_size == 0 {
             return bad("batch_size", "must be at least 1".into());
         }
-        if !(self.lambda.is_finite() && self.lambda >= 0.0) {
-            return bad(
-                "lambda",
-                format!("must be finite and >= 0, got {}", self.lambda),
-            );
-        }
-        if !(self.alpha.is_finite() && self.alpha > 0.0) {
-            return bad(
-                "alpha",
-                format!("must be finite and > 0, got {}", self.alpha),
-            );
-        }
+        check_nonneg("lambda", self.lambda)?;
+        check_pos("alpha", self.alpha)?;
         match self.step {
             OkmfStep::Normalized { eta0 } => {
                 if !(eta0.is_finite() && eta0 > 0.0 && eta0 < 2.0) {
@@ -262,9 +253,7 @@ impl OkmfParams {
                 }
             }
             OkmfStep::InverseScaling { gamma0 } => {
-                if !(gamma0.is_finite() && gamma0 > 0.0) {
-                    return bad("gamma0", format!("must be finite and > 0, got {gamma0}"));
-                }
+                check_pos("gamma0", gamma0)?;
             }
         }
         self.kernel.check()?;
@@ -567,60 +556,6 @@ fn batch_gradient(
     g
 }
 
-/// A seeded pseudo-random permutation of 0..n in O(1) memory: a 4-round Feistel network on
-/// the smallest even number of bits covering n, with cycle walking back into 0..n.
-#[derive(Debug, Clone)]
-struct FeistelPermutation {
-    n: u64,
-    half: u32,
-    mask: u64,
-    keys: [u64; 4],
-}
-
-impl FeistelPermutation {
-    fn new(n: usize, rng: &mut GimcRng) -> Self {
-        let n = n as u64;
-        let mut bits = 64 - n.saturating_sub(1).leading_zeros();
-        bits = bits.max(2);
-        if bits % 2 == 1 {
-            bits += 1;
-        }
-        let half = bits / 2;
-        let keys = [rng.random(), rng.random(), rng.random(), rng.random()];
-        Self {
-            n,
-            half,
-            mask: (1u64 << half) - 1,
-            keys,
-        }
-    }
-
-    fn encrypt(&self, v: u64) -> u64 {
-        let (mut l, mut r) = (v >> self.half, v & self.mask);
-        for &key in &self.keys {
-            let f = splitmix(r ^ key) & self.mask;
-            (l, r) = (r, l ^ f);
-        }
-        (l << self.half) | r
-    }
-
-    /// The image of `i` < n.
-    fn get(&self, i: usize) -> usize {
-        let mut v = self.encrypt(i as u64);
-        while v >= self.n {
-            v = self.encrypt(v);
-        }
-        v as usize
-    }
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Fits OKMF to the rows of `x` (module documentation). Draws one seed from `rng`; budget,
 /// initialisation and the epochs' orders use child streams of it.
 ///
@@ -855,23 +790,6 @@ mod tests {
         assert!(matches!(bad, Err(ClusterError::DimensionMismatch { .. })));
         let bad = Okmf::from_parts(fit.budget.clone(), fit.w.clone(), fit.kernel(), 0.0, 0.0);
         assert!(matches!(bad, Err(ClusterError::InvalidParameter { .. })));
-    }
-
-    #[test]
-    fn feistel_is_a_permutation() {
-        for n in [1usize, 2, 3, 7, 64, 100, 1000, 4097] {
-            let perm = FeistelPermutation::new(n, &mut seeded(n as u64));
-            let mut seen = vec![false; n];
-            for i in 0..n {
-                let v = perm.get(i);
-                assert!(v < n && !seen[v], "n = {n}");
-                seen[v] = true;
-            }
-        }
-        // different keys give different orders
-        let a = FeistelPermutation::new(1000, &mut seeded(1));
-        let b = FeistelPermutation::new(1000, &mut seeded(2));
-        assert!((0..1000).any(|i| a.get(i) != b.get(i)));
     }
 
     #[test]

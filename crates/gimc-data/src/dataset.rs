@@ -9,6 +9,7 @@ use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::sprs::CsMat;
 
+use crate::error::param_err;
 use crate::io::CsrBuilder;
 use crate::{DataError, Result};
 
@@ -68,7 +69,7 @@ impl Targets {
             )));
         };
         if names.len() != edges.len() + 1 {
-            return Err(DataError::param(
+            return Err(param_err(
                 "names",
                 format!(
                     "{} edges need {} names, got {}",
@@ -79,7 +80,7 @@ impl Targets {
             ));
         }
         if edges.iter().any(|e| !e.is_finite()) || edges.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(DataError::param(
+            return Err(param_err(
                 "edges",
                 "bin edges must be finite and strictly increasing",
             ));
@@ -398,7 +399,7 @@ impl Dataset {
         self.check()?;
         let n = self.nrows();
         if let Some(&bad) = rows.iter().find(|&&r| r >= n) {
-            return Err(DataError::param(
+            return Err(param_err(
                 "rows",
                 format!("row {bad} out of range for {n} rows"),
             ));
@@ -444,7 +445,7 @@ impl Dataset {
     /// lists must be equal).
     pub fn vstack(name: impl Into<String>, parts: &[&Dataset]) -> Result<Self> {
         let Some(first) = parts.first() else {
-            return Err(DataError::param("parts", "nothing to stack"));
+            return Err(param_err("parts", "nothing to stack"));
         };
         for p in parts {
             p.check()?;
@@ -583,13 +584,10 @@ impl Dataset {
     pub fn scale_columns(&mut self, columns: &[(usize, f64, f64)]) -> Result<()> {
         for &(c, lo, hi) in columns {
             if c >= self.ncols() {
-                return Err(DataError::param(
-                    "columns",
-                    format!("column {c} out of range"),
-                ));
+                return Err(param_err("columns", format!("column {c} out of range")));
             }
             if !(lo.is_finite() && hi.is_finite() && hi > lo) {
-                return Err(DataError::param(
+                return Err(param_err(
                     "columns",
                     format!("bad range [{lo}, {hi}] for column {c}"),
                 ));

@@ -125,11 +125,9 @@ impl DataError {
             _ => None,
         }
     }
-
-    pub(crate) fn param(name: &'static str, reason: impl Into<String>) -> Self {
-        Self::InvalidParameter {
-            name,
-            reason: reason.into(),
-        }
-    }
 }
+
+/// The error helpers shared by every gimc crate, building [`DataError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonzero, param_err};
+
+gimc_linalg::shared_error_conversions!(DataError);

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use gimc_linalg::rng::GimcRng;
 use rand::seq::SliceRandom;
 
+use crate::error::param_err;
 use crate::{DataError, Dataset, Result};
 
 /// A pairwise constraint (i, j, S_ij) with i < j and S_ij = 1 (same class) or 0.
@@ -27,7 +28,7 @@ fn check_fraction(name: &'static str, f: f64) -> Result<()> {
     if (0.0..=1.0).contains(&f) {
         Ok(())
     } else {
-        Err(DataError::param(name, format!("{f} is not in [0, 1]")))
+        Err(param_err(name, format!("{f} is not in [0, 1]")))
     }
 }
 
@@ -131,13 +132,13 @@ pub fn sample_pairs(classes: &[usize], count: usize, rng: &mut GimcRng) -> Resul
     let n = classes.len();
     let total = pair_count(n);
     if count > total {
-        return Err(DataError::param(
+        return Err(param_err(
             "count",
             format!("{count} pairs requested but only {total} exist among {n} items"),
         ));
     }
     if n.checked_mul(n).is_none() {
-        return Err(DataError::param("classes", "too many items"));
+        return Err(param_err("classes", "too many items"));
     }
     let picks = rand::seq::index::sample(rng, total, count);
     let mut pairs: Vec<Pair> = picks
@@ -187,14 +188,14 @@ pub fn balanced_subsample(
     let present = rows_by_class(classes);
     let c = present.len();
     if c == 0 {
-        return Err(DataError::param("classes", "no rows"));
+        return Err(param_err("classes", "no rows"));
     }
     let (base, extra) = (total / c, total % c);
     let mut out = Vec::with_capacity(total);
     for (k, rows) in present.iter().enumerate() {
         let want = base + usize::from(k < extra);
         if want > rows.len() {
-            return Err(DataError::param(
+            return Err(param_err(
                 "total",
                 format!("a class has {} rows but {want} are needed", rows.len()),
             ));

@@ -20,6 +20,7 @@ use gimc_linalg::faer::{Accum, Mat, MatRef, get_global_parallelism};
 use gimc_linalg::rng::{GimcRng, gaussian_mat, gaussian_vec};
 use rand::Rng;
 
+use crate::error::{check_nonzero, param_err};
 use crate::{DataError, Dataset, Result, Targets};
 
 fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
@@ -35,19 +36,11 @@ fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
     out
 }
 
-fn check_positive(name: &'static str, v: usize) -> Result<()> {
-    if v == 0 {
-        Err(DataError::param(name, "must be positive"))
-    } else {
-        Ok(())
-    }
-}
-
 fn check_fraction(name: &'static str, f: f64) -> Result<()> {
     if (0.0..=1.0).contains(&f) {
         Ok(())
     } else {
-        Err(DataError::param(name, format!("{f} is not in [0, 1]")))
+        Err(param_err(name, format!("{f} is not in [0, 1]")))
     }
 }
 
@@ -55,7 +48,7 @@ fn check_variance(name: &'static str, v: f64) -> Result<()> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
-        Err(DataError::param(
+        Err(param_err(
             name,
             format!("{v} is not a finite non-negative variance"),
         ))
@@ -125,18 +118,18 @@ pub struct Fig1Toy {
 /// GIMC Fig. 1 data (DESIGN §4 `gimc-fig1`): A = clean + N with the clean matrix given by
 /// `params.target` (XYᵀ by default). Draw order: X, Y, (B, C for [`Fig1Target::Tanh`]), then N.
 pub fn gimc_fig1_toy(params: &Fig1Params, rng: &mut GimcRng) -> Result<Fig1Toy> {
-    check_positive("n_rows", params.n_rows)?;
-    check_positive("n_cols", params.n_cols)?;
-    check_positive("dim", params.dim)?;
+    check_nonzero("n_rows", params.n_rows)?;
+    check_nonzero("n_cols", params.n_cols)?;
+    check_nonzero("dim", params.dim)?;
     check_variance("noise_variance", params.noise_variance)?;
     let x = gaussian_mat(rng, params.n_rows, params.dim, 1.0);
     let y = gaussian_mat(rng, params.n_cols, params.dim, 1.0);
     let clean = match params.target {
         Fig1Target::Bilinear => product(x.as_ref(), y.transpose()),
         Fig1Target::Tanh { hidden, scale } => {
-            check_positive("hidden", hidden)?;
+            check_nonzero("hidden", hidden)?;
             if !(scale.is_finite() && scale > 0.0) {
-                return Err(DataError::param(
+                return Err(param_err(
                     "scale",
                     format!("{scale} is not a finite positive standard deviation"),
                 ));
@@ -180,7 +173,7 @@ pub fn sample_entries(
     check_fraction("fraction", fraction)?;
     let total = nrows
         .checked_mul(ncols)
-        .ok_or_else(|| DataError::param("nrows", "matrix too large"))?;
+        .ok_or_else(|| param_err::<DataError>("nrows", "matrix too large"))?;
     let count = ((total as f64) * fraction).round() as usize;
     sample_count(nrows, ncols, count.min(total), rng)
 }
@@ -194,9 +187,9 @@ pub fn sample_count(
 ) -> Result<Vec<(usize, usize)>> {
     let total = nrows
         .checked_mul(ncols)
-        .ok_or_else(|| DataError::param("nrows", "matrix too large"))?;
+        .ok_or_else(|| param_err::<DataError>("nrows", "matrix too large"))?;
     if count > total {
-        return Err(DataError::param(
+        return Err(param_err(
             "count",
             format!("{count} entries requested from a {nrows} x {ncols} matrix"),
         ));
@@ -289,12 +282,12 @@ pub fn mc1_synthetic(params: &Mc1Params, rng: &mut GimcRng) -> Result<Mc1Data> {
         observed_fraction,
         wb_variance,
     } = *params;
-    check_positive("n", n)?;
-    check_positive("d", d)?;
-    check_positive("t", t)?;
-    check_positive("rank", rank)?;
+    check_nonzero("n", n)?;
+    check_nonzero("d", d)?;
+    check_nonzero("t", t)?;
+    check_nonzero("rank", rank)?;
     if rank > d.min(n) {
-        return Err(DataError::param(
+        return Err(param_err(
             "rank",
             format!("{rank} exceeds min(d, n) = {}", d.min(n)),
         ));
@@ -417,10 +410,10 @@ pub fn gaussian_imc(params: &GaussianImcParams, rng: &mut GimcRng) -> Result<Gau
         ("d_cols", d_cols),
         ("rank", rank),
     ] {
-        check_positive(name, v)?;
+        check_nonzero(name, v)?;
     }
     if rank > d_rows.min(d_cols) {
-        return Err(DataError::param(
+        return Err(param_err(
             "rank",
             format!(
                 "{rank} exceeds min(d_rows, d_cols) = {}",
@@ -456,7 +449,7 @@ pub fn gaussian_imc(params: &GaussianImcParams, rng: &mut GimcRng) -> Result<Gau
 /// coordinate. No linear separator exists (both classes surround the origin); the radius
 /// separates them when `noise_std` is well below 1. OKMF's synthetic set: n = 5,000.
 pub fn two_class_2d(n: usize, noise_std: f64, rng: &mut GimcRng) -> Result<Dataset> {
-    check_positive("n", n)?;
+    check_nonzero("n", n)?;
     check_variance("noise_std", noise_std)?;
     let mut x = Mat::<f64>::zeros(n, 2);
     let mut classes = Vec::with_capacity(n);
@@ -483,9 +476,9 @@ pub fn two_class_2d(n: usize, noise_std: f64, rng: &mut GimcRng) -> Result<Datas
 /// `n` points in `d` dimensions around `centres` centres drawn uniformly in [−10, 10]^d; point i
 /// belongs to class i mod `centres` and is its centre plus N(0, std²) noise per coordinate.
 pub fn blobs(n: usize, d: usize, centres: usize, std: f64, rng: &mut GimcRng) -> Result<Dataset> {
-    check_positive("n", n)?;
-    check_positive("d", d)?;
-    check_positive("centres", centres)?;
+    check_nonzero("n", n)?;
+    check_nonzero("d", d)?;
+    check_nonzero("centres", centres)?;
     check_variance("std", std)?;
     let c = Mat::from_fn(centres, d, |_, _| rng.random_range(-10.0..10.0));
     let mut x = Mat::<f64>::zeros(n, d);

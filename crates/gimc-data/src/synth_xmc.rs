@@ -97,9 +97,11 @@
 
 use std::io::Write;
 
+use gimc_linalg::dense::dot;
 use gimc_linalg::rng::{GimcRng, gaussian_vec};
 use rand::Rng;
 
+use crate::error::{check_nonzero, param_err};
 use crate::{DataError, Result};
 
 /// Concentration of the topic similarities, κ_f = BETA_TOPIC·√r.
@@ -176,7 +178,7 @@ impl XmcSynthParams {
         let key = name.trim().to_ascii_lowercase();
         let &(_, rows, features, labels, nnz_per_row, labels_per_row) =
             PRESETS.iter().find(|p| p.0 == key).ok_or_else(|| {
-                DataError::param(
+                param_err::<DataError>(
                     "preset",
                     format!(
                         "unknown preset {name:?} (known: {})",
@@ -204,16 +206,14 @@ impl XmcSynthParams {
             ("labels", self.labels),
             ("latent", self.latent),
         ] {
-            if v == 0 {
-                return Err(DataError::param(name, "must be positive"));
-            }
+            check_nonzero(name, v)?;
         }
         for (name, mean, max, what) in [
             ("nnz_per_row", self.nnz_per_row, self.features, "features"),
             ("labels_per_row", self.labels_per_row, self.labels, "labels"),
         ] {
             if !(mean.is_finite() && mean >= 1.0 && mean <= max as f64) {
-                return Err(DataError::param(
+                return Err(param_err(
                     name,
                     format!("{mean} is not in [1, {max}] (1 to the number of {what})"),
                 ));
@@ -224,14 +224,14 @@ impl XmcSynthParams {
             ("label_exponent", self.label_exponent),
         ] {
             if !(s.is_finite() && s > 0.0) {
-                return Err(DataError::param(
+                return Err(param_err(
                     name,
                     format!("{s} is not a finite positive exponent"),
                 ));
             }
         }
         if model_floats(self).is_none_or(|f| f > isize::MAX as usize / 8) {
-            return Err(DataError::param(
+            return Err(param_err(
                 "latent",
                 format!(
                     "the planted model ({} features and {} labels in {} latent dimensions) is \
@@ -372,25 +372,6 @@ fn ceil_sqrt(n: usize) -> usize {
     if s * s == n { s } else { s + 1 }
 }
 
-/// aᵀb with four independent partial sums (a fixed order, so results are reproducible; the
-/// independent chains let the loop pipeline and vectorise).
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    let mut acc = [0.0; 4];
-    for (x, y) in ca.zip(cb) {
-        for k in 0..4 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
 /// Scales `v` to unit norm (left as is when zero).
 fn normalise(v: &mut [f64]) {
     let norm = dot(v, v).sqrt();
@@ -403,7 +384,7 @@ fn normalise(v: &mut [f64]) {
 fn reserve(len: usize) -> Result<Vec<f64>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| {
-        DataError::param(
+        param_err::<DataError>(
             "latent",
             format!("cannot allocate the planted model ({len} numbers)"),
         )

@@ -15,7 +15,7 @@ use gimc_linalg::rng::{GimcRng, gaussian_mat, gaussian_vec};
 
 use crate::Result;
 use crate::affine::{affine, affine_backward, par_map, par_zip_map};
-use crate::error::invalid;
+use crate::error::{check_nonneg, check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
 /// The elementwise nonlinearity σ of an [`ActivationMap`].
@@ -102,20 +102,10 @@ impl ActivationParams {
     /// Checks m ≥ 1, γ finite and > 0, bias_std finite and ≥ 0.
     pub fn check(&self) -> Result<()> {
         if self.m == 0 {
-            return Err(invalid("m", "must be at least 1"));
+            return Err(param_err("m", "must be at least 1"));
         }
-        if !(self.gamma.is_finite() && self.gamma > 0.0) {
-            return Err(invalid(
-                "gamma",
-                format!("must be finite and > 0, got {}", self.gamma),
-            ));
-        }
-        if !(self.bias_std.is_finite() && self.bias_std >= 0.0) {
-            return Err(invalid(
-                "bias_std",
-                format!("must be finite and >= 0, got {}", self.bias_std),
-            ));
-        }
+        check_pos("gamma", self.gamma)?;
+        check_nonneg("bias_std", self.bias_std)?;
         Ok(())
     }
 }
@@ -145,7 +135,7 @@ impl ActivationMap {
     /// A map with explicit weights W = [U; bᵀ] ((d + 1) × m, m ≥ 1).
     pub fn from_weights(w: Mat<f64>, activation: Activation) -> Result<Self> {
         if w.nrows() == 0 || w.ncols() == 0 {
-            return Err(invalid(
+            return Err(param_err(
                 "w",
                 format!(
                     "need (d + 1) x m weights with m >= 1, got {} x {}",

@@ -31,7 +31,7 @@ use gimc_linalg::sparse::dense_to_csr;
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block};
 
 use crate::Result;
-use crate::error::{FeatMapError, invalid};
+use crate::error::{FeatMapError, check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap};
 
 /// The result of one check, with the measured value and the limit it was held to.
@@ -436,7 +436,7 @@ where
 {
     let n = x.nrows();
     if exact.shape() != (n, n) {
-        return Err(invalid(
+        return Err(param_err(
             "exact",
             format!(
                 "must be {n} x {n}, got {} x {}",
@@ -446,7 +446,7 @@ where
         ));
     }
     if cfg.trials == 0 {
-        return Err(invalid("trials", "must be at least 1"));
+        return Err(param_err("trials", "must be at least 1"));
     }
     let base = seeded(cfg.seed);
     let (mut dims, mut mean_err, mut max_err) = (vec![], vec![], vec![]);
@@ -479,7 +479,7 @@ where
         d.len()
     };
     if distinct < 2 {
-        return Err(invalid(
+        return Err(param_err(
             "sizes",
             "need at least two distinct output dimensions",
         ));
@@ -555,12 +555,7 @@ pub fn check_backward<M: LearnableMap + ?Sized>(
     cfg: &BackwardConfig,
 ) -> Result<ConformanceReport> {
     let mut rep = ConformanceReport::default();
-    if !(cfg.step.is_finite() && cfg.step > 0.0) {
-        return Err(invalid(
-            "step",
-            format!("must be finite and > 0, got {}", cfg.step),
-        ));
-    }
+    check_pos("step", cfg.step)?;
     let p0 = map.params().to_owned();
     let (rows, cols) = p0.shape();
     let g = gaussian_mat(rng, x.nrows(), map.output_dim(), 1.0);

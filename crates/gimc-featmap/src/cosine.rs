@@ -22,7 +22,7 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use crate::Result;
-use crate::error::invalid;
+use crate::error::param_err;
 use crate::fourier::RandomFourierParams;
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
@@ -47,16 +47,16 @@ impl RandomCosine {
     /// finite).
     pub fn from_parts(u: Mat<f64>, phases: Vec<f64>) -> Result<Self> {
         if u.ncols() == 0 {
-            return Err(invalid("n_features", "must be at least 1"));
+            return Err(param_err("n_features", "must be at least 1"));
         }
         if phases.len() != u.ncols() {
-            return Err(invalid(
+            return Err(param_err(
                 "phases",
                 format!("{} phases for {} directions", phases.len(), u.ncols()),
             ));
         }
         if let Some(p) = phases.iter().find(|p| !p.is_finite()) {
-            return Err(invalid("phases", format!("must be finite, got {p}")));
+            return Err(param_err("phases", format!("must be finite, got {p}")));
         }
         check_finite(u.as_ref())?;
         Ok(Self { u, phases })

@@ -47,23 +47,7 @@ pub enum FeatMapError {
 /// Result alias of this crate.
 pub type Result<T, E = FeatMapError> = std::result::Result<T, E>;
 
-/// Shorthand for a [`FeatMapError::InvalidParameter`].
-pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> FeatMapError {
-    FeatMapError::InvalidParameter {
-        name,
-        reason: reason.into(),
-    }
-}
+/// The error helpers shared by every gimc crate, building [`FeatMapError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
 
-/// Shorthand for a [`FeatMapError::DimensionMismatch`].
-pub(crate) fn dim_err(
-    op: &'static str,
-    expected: impl Into<String>,
-    got: impl Into<String>,
-) -> FeatMapError {
-    FeatMapError::DimensionMismatch {
-        op,
-        expected: expected.into(),
-        got: got.into(),
-    }
-}
+gimc_linalg::shared_error_conversions!(FeatMapError, op);

@@ -10,7 +10,7 @@ use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Kernel};
 
 use crate::Result;
-use crate::error::invalid;
+use crate::error::param_err;
 use crate::map::LearnableMap;
 use crate::{
     LandmarkInit, Nystrom, NystromNorm, NystromParams, RandomCosine, RandomFourier,
@@ -89,10 +89,10 @@ impl<F: MapFamily + ?Sized> MapFamily for Box<F> {
 /// Checks m ≥ 1 and returns `factor`·m, or an error when it overflows.
 pub fn scaled_dim(m: usize, factor: usize) -> Result<usize> {
     if m == 0 {
-        return Err(invalid("m", "must be at least 1"));
+        return Err(param_err("m", "must be at least 1"));
     }
     m.checked_mul(factor)
-        .ok_or_else(|| invalid("m", format!("{m} is too large")))
+        .ok_or_else(|| param_err("m", format!("{m} is too large")))
 }
 
 /// Random Fourier features for exp(−γ‖x − y‖²), Φ = m^{-1/2}[cos XU, sin XU] with u_r ~

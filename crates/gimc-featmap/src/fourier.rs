@@ -16,7 +16,7 @@ use gimc_linalg::simd::clear_upper_state;
 use rayon::prelude::*;
 
 use crate::Result;
-use crate::error::invalid;
+use crate::error::{check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
 /// Hyper-parameters of [`RandomFourier`].
@@ -37,14 +37,9 @@ impl RandomFourierParams {
     /// Checks m ≥ 1 and γ finite and > 0.
     pub fn check(&self) -> Result<()> {
         if self.m == 0 {
-            return Err(invalid("m", "must be at least 1"));
+            return Err(param_err("m", "must be at least 1"));
         }
-        if !(self.gamma.is_finite() && self.gamma > 0.0) {
-            return Err(invalid(
-                "gamma",
-                format!("must be finite and > 0, got {}", self.gamma),
-            ));
-        }
+        check_pos("gamma", self.gamma)?;
         Ok(())
     }
 }
@@ -79,7 +74,7 @@ impl RandomFourier {
     /// A map with the given directions U (d × m, m ≥ 1, finite).
     pub fn from_directions(u: Mat<f64>) -> Result<Self> {
         if u.ncols() == 0 {
-            return Err(invalid("m", "must be at least 1"));
+            return Err(param_err("m", "must be at least 1"));
         }
         check_finite(u.as_ref())?;
         Ok(Self { u })

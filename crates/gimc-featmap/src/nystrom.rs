@@ -32,7 +32,7 @@ use gimc_linalg::{
 
 use crate::Result;
 use crate::affine::{column_sums, par_zip_map};
-use crate::error::{FeatMapError, invalid};
+use crate::error::{FeatMapError, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
 /// Default relative eigenvalue threshold of the Nyström square root M = (E^†)^{1/2}.
@@ -110,7 +110,7 @@ impl NystromParams {
     /// Checks m ≥ 1, the kernel's parameters, rel_tol ∈ [0, 1) and the k-means parameters.
     pub fn check(&self) -> Result<()> {
         if self.m == 0 {
-            return Err(invalid("m", "must be at least 1"));
+            return Err(param_err("m", "must be at least 1"));
         }
         self.kernel.check()?;
         check_norm(&self.normalization)?;
@@ -129,7 +129,7 @@ fn check_norm(norm: &NystromNorm) -> Result<()> {
     if let NystromNorm::PinvSqrt { rel_tol } | NystromNorm::Whiten { rel_tol } = *norm
         && !(rel_tol.is_finite() && (0.0..1.0).contains(&rel_tol))
     {
-        return Err(invalid(
+        return Err(param_err(
             "rel_tol",
             format!("must be in [0, 1), got {rel_tol}"),
         ));
@@ -153,7 +153,7 @@ impl Nystrom {
         check_input("Nystrom::fit", x, x.ncols())?;
         let n = x.nrows();
         if params.m > n {
-            return Err(invalid(
+            return Err(param_err(
                 "m",
                 format!("{} landmarks requested from {n} rows", params.m),
             ));
@@ -179,7 +179,7 @@ impl Nystrom {
         kernel.check()?;
         check_norm(&norm)?;
         if landmarks.nrows() == 0 {
-            return Err(invalid("m", "must be at least 1"));
+            return Err(param_err("m", "must be at least 1"));
         }
         check_finite(landmarks.as_ref())?;
         let norm = match norm {
@@ -312,7 +312,7 @@ impl LearnableMap for Nystrom {
             } => {
                 let p = x.mul_dense(u.transpose())?;
                 let pm1 = i32::try_from(degree.saturating_sub(1)).map_err(|_| {
-                    invalid(
+                    param_err::<FeatMapError>(
                         "degree",
                         format!("{degree} is too large for the backward pass"),
                     )

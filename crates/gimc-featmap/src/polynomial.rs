@@ -22,7 +22,7 @@ use rayon::prelude::*;
 
 use crate::Result;
 use crate::affine::{affine, affine_backward};
-use crate::error::invalid;
+use crate::error::{check_nonneg, check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
 /// Hyper-parameters of [`RandomMaclaurin`].
@@ -53,22 +53,12 @@ impl PolynomialParams {
     /// homogenisation), 1 ≤ p ≤ 64.
     pub fn check(&self) -> Result<()> {
         if self.features == 0 {
-            return Err(invalid("features", "must be at least 1"));
+            return Err(param_err("features", "must be at least 1"));
         }
-        if !(self.gamma.is_finite() && self.gamma > 0.0) {
-            return Err(invalid(
-                "gamma",
-                format!("must be finite and > 0, got {}", self.gamma),
-            ));
-        }
-        if !(self.coef0.is_finite() && self.coef0 >= 0.0) {
-            return Err(invalid(
-                "coef0",
-                format!("must be finite and >= 0, got {}", self.coef0),
-            ));
-        }
+        check_pos("gamma", self.gamma)?;
+        check_nonneg("coef0", self.coef0)?;
         if !(1..=64).contains(&self.degree) {
-            return Err(invalid(
+            return Err(param_err(
                 "degree",
                 format!("must be in 1..=64, got {}", self.degree),
             ));
@@ -112,7 +102,7 @@ impl RandomMaclaurin {
     pub fn from_weights(w: Mat<f64>, gamma: f64, coef0: f64, degree: u32) -> Result<Self> {
         let p = degree as usize;
         if w.nrows() == 0 || p == 0 || !w.ncols().is_multiple_of(p) {
-            return Err(invalid(
+            return Err(param_err(
                 "w",
                 format!(
                     "need (d + 1) x (p·D) weights with p = {degree}, got {} x {}",

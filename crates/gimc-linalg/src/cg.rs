@@ -10,7 +10,7 @@ use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Mat, MatMut, MatRef};
 
 use crate::dense::{self, axpy_unchecked, frob_dot_unchecked};
-use crate::error::dim_err;
+use crate::error::{check_nonneg, dim_err};
 use crate::{LinalgError, Result};
 
 /// A linear operator 𝒜 on matrices of a fixed shape, symmetric positive (semi)definite under the
@@ -161,13 +161,7 @@ impl Default for CgParams {
 impl CgParams {
     /// Checks that `tol` is finite and non-negative.
     pub fn check(&self) -> Result<()> {
-        if !(self.tol.is_finite() && self.tol >= 0.0) {
-            return Err(LinalgError::InvalidParameter {
-                name: "tol",
-                reason: format!("must be finite and >= 0, got {}", self.tol),
-            });
-        }
-        Ok(())
+        Ok(check_nonneg("tol", self.tol)?)
     }
 }
 

@@ -65,7 +65,7 @@
 pub mod cg;
 pub mod dense;
 pub mod eig;
-mod error;
+pub mod error;
 pub mod features;
 pub mod kernels;
 pub mod memory;
@@ -80,7 +80,7 @@ pub use cg::{
     CgParams, CgReport, LinearOperator, conjugate_gradient, preconditioned_conjugate_gradient,
 };
 pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
-pub use error::LinalgError;
+pub use error::{DimError, LinalgError, ParamError};
 pub use features::{
     DENSE_FRACTION, FeatureMatrix, Gamma, Preprocess, RowNorm, StandardizeMode, Standardizer,
 };

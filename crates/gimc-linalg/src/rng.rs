@@ -2,10 +2,11 @@
 //!
 //! Every random draw in gimc comes from a [`GimcRng`] (ChaCha8) created from an explicit seed and
 //! passed in by the caller. [`child`] derives independent streams for parallel work so that
-//! results do not depend on the number of threads.
+//! results do not depend on the number of threads. [`FeistelPermutation`] visits 0..n in a
+//! seeded pseudo-random order in O(1) memory.
 
 use faer::Mat;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
 /// The generator used throughout gimc.
@@ -73,6 +74,61 @@ pub fn gaussian_vec(rng: &mut GimcRng, len: usize, std: f64) -> Vec<f64> {
         .collect()
 }
 
+/// A seeded pseudo-random permutation of 0..n in O(1) memory: a 4-round Feistel network on
+/// the smallest even number of bits covering n, with cycle walking back into 0..n.
+#[derive(Debug, Clone)]
+pub struct FeistelPermutation {
+    n: u64,
+    half: u32,
+    mask: u64,
+    keys: [u64; 4],
+}
+
+impl FeistelPermutation {
+    /// A permutation of 0..n keyed by four draws from `rng`.
+    pub fn new(n: usize, rng: &mut GimcRng) -> Self {
+        let n = n as u64;
+        let mut bits = 64 - n.saturating_sub(1).leading_zeros();
+        bits = bits.max(2);
+        if bits % 2 == 1 {
+            bits += 1;
+        }
+        let half = bits / 2;
+        let keys = [rng.random(), rng.random(), rng.random(), rng.random()];
+        Self {
+            n,
+            half,
+            mask: (1u64 << half) - 1,
+            keys,
+        }
+    }
+
+    fn encrypt(&self, v: u64) -> u64 {
+        let (mut l, mut r) = (v >> self.half, v & self.mask);
+        for &key in &self.keys {
+            let f = splitmix(r ^ key) & self.mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half) | r
+    }
+
+    /// The image of `i` < n.
+    pub fn get(&self, i: usize) -> usize {
+        let mut v = self.encrypt(i as u64);
+        while v >= self.n {
+            v = self.encrypt(v);
+        }
+        v as usize
+    }
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +185,22 @@ mod tests {
         let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64;
         assert!(mean.abs() < 0.02, "mean {mean}");
         assert!((var - 4.0).abs() < 0.05, "var {var}");
+    }
+
+    #[test]
+    fn feistel_is_a_permutation() {
+        for n in [1usize, 2, 3, 7, 64, 100, 1000, 4097] {
+            let perm = FeistelPermutation::new(n, &mut seeded(n as u64));
+            let mut seen = vec![false; n];
+            for i in 0..n {
+                let v = perm.get(i);
+                assert!(v < n && !seen[v], "n = {n}");
+                seen[v] = true;
+            }
+        }
+        // different keys give different orders
+        let a = FeistelPermutation::new(1000, &mut seeded(1));
+        let b = FeistelPermutation::new(1000, &mut seeded(2));
+        assert!((0..1000).any(|i| a.get(i) != b.get(i)));
     }
 }

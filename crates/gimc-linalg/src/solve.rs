@@ -8,7 +8,7 @@ use faer::linalg::solvers::{Llt, LltError, Solve};
 use faer::{Mat, MatRef, Side};
 
 use crate::dense::{self, check_finite, check_square};
-use crate::error::dim_err;
+use crate::error::{check_nonneg, dim_err};
 use crate::{FeatureMatrix, LinalgError, Result};
 
 /// A Cholesky factorisation A = LLᵀ of a symmetric positive definite matrix, to solve with
@@ -69,13 +69,7 @@ pub fn cholesky_solve(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>
 }
 
 fn check_lambda(lambda: f64) -> Result<()> {
-    if !(lambda.is_finite() && lambda >= 0.0) {
-        return Err(LinalgError::InvalidParameter {
-            name: "lambda",
-            reason: format!("must be finite and >= 0, got {lambda}"),
-        });
-    }
-    Ok(())
+    Ok(check_nonneg("lambda", lambda)?)
 }
 
 /// Solves (G + λI) W = R for a symmetric PSD Gram matrix `gram` and λ ≥ 0 (λ = 0 needs `gram`

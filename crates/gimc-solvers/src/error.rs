@@ -71,48 +71,10 @@ impl SolverError {
     }
 }
 
-/// Shorthand for an [`SolverError::InvalidParameter`].
-pub(crate) fn param_err(name: &'static str, reason: impl Into<String>) -> SolverError {
-    SolverError::InvalidParameter {
-        name,
-        reason: reason.into(),
-    }
-}
+/// The error helpers shared by every gimc crate, building [`SolverError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
 
-/// Shorthand for a [`SolverError::DimensionMismatch`].
-pub(crate) fn dim_err(
-    what: &'static str,
-    expected: impl Into<String>,
-    got: impl Into<String>,
-) -> SolverError {
-    SolverError::DimensionMismatch {
-        what,
-        expected: expected.into(),
-        got: got.into(),
-    }
-}
-
-/// Checks that `value` is finite and ≥ 0.
-pub(crate) fn check_nonneg(name: &'static str, value: f64) -> Result<(), SolverError> {
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(param_err(
-            name,
-            format!("must be finite and >= 0, got {value}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks that `value` is finite and > 0.
-pub(crate) fn check_pos(name: &'static str, value: f64) -> Result<(), SolverError> {
-    if !(value.is_finite() && value > 0.0) {
-        return Err(param_err(
-            name,
-            format!("must be finite and > 0, got {value}"),
-        ));
-    }
-    Ok(())
-}
+gimc_linalg::shared_error_conversions!(SolverError, what);
 
 /// Checks that every entry of a dense matrix is finite, naming the input and the position.
 pub(crate) fn check_finite_mat(
@@ -134,8 +96,8 @@ mod tests {
 
     #[test]
     fn classification_of_errors() {
-        assert!(param_err("lambda", "x").is_parameter_error());
-        assert!(dim_err("phi", "3", "4").is_parameter_error());
+        assert!(param_err::<SolverError>("lambda", "x").is_parameter_error());
+        assert!(dim_err::<SolverError>("phi", "3", "4").is_parameter_error());
         assert!(SolverError::Empty("omega").is_parameter_error());
         let fit = SolverError::NonFinite {
             solver: "imc",

@@ -7,7 +7,10 @@ use gimc_metrics::MetricsError;
 use gimc_solvers::SolverError;
 
 /// Everything that can go wrong in GIMC fitting, prediction, model selection or model I/O.
-#[derive(Debug, thiserror::Error, PartialEq)]
+///
+/// Not `PartialEq`: [`GimcError::Io`] keeps the [`std::io::Error`] as its source; tests match
+/// the variant instead.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GimcError {
     /// The caller's observer asked to stop (e.g. Ctrl-C); no result was produced.
@@ -86,12 +89,13 @@ pub enum GimcError {
         known: String,
     },
     /// Reading or writing a file failed.
-    #[error("i/o error on {path}: {message}")]
+    #[error("i/o error on {path}: {source}")]
     Io {
         /// The file.
         path: String,
-        /// The operating system's message.
-        message: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
     },
     /// The estimated peak memory of a fit exceeds the memory available (the pre-flight of
     /// issue 14, raised before anything large is allocated): names both figures and the
@@ -144,26 +148,10 @@ impl GimcError {
 /// Result alias of this crate.
 pub type Result<T, E = GimcError> = std::result::Result<T, E>;
 
-/// Shorthand for a [`GimcError::InvalidParameter`].
-pub(crate) fn param_err(name: &'static str, reason: impl Into<String>) -> GimcError {
-    GimcError::InvalidParameter {
-        name,
-        reason: reason.into(),
-    }
-}
+/// The error helpers shared by every gimc crate, building [`GimcError`] variants.
+pub(crate) use gimc_linalg::error::{check_nonneg, check_pos, dim_err, param_err};
 
-/// Shorthand for a [`GimcError::DimensionMismatch`].
-pub(crate) fn dim_err(
-    what: &'static str,
-    expected: impl Into<String>,
-    got: impl Into<String>,
-) -> GimcError {
-    GimcError::DimensionMismatch {
-        what,
-        expected: expected.into(),
-        got: got.into(),
-    }
-}
+gimc_linalg::shared_error_conversions!(GimcError, what);
 
 /// Shorthand for a [`GimcError::InvalidInput`].
 pub(crate) fn input_err(what: &'static str, reason: impl Into<String>) -> GimcError {
@@ -171,26 +159,4 @@ pub(crate) fn input_err(what: &'static str, reason: impl Into<String>) -> GimcEr
         what,
         reason: reason.into(),
     }
-}
-
-/// Checks that `value` is finite and > 0.
-pub(crate) fn check_pos(name: &'static str, value: f64) -> Result<()> {
-    if !(value.is_finite() && value > 0.0) {
-        return Err(param_err(
-            name,
-            format!("must be finite and > 0, got {value}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks that `value` is finite and ≥ 0.
-pub(crate) fn check_nonneg(name: &'static str, value: f64) -> Result<()> {
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(param_err(
-            name,
-            format!("must be finite and >= 0, got {value}"),
-        ));
-    }
-    Ok(())
 }

@@ -393,9 +393,9 @@ pub fn completion_model_to_bytes<MR: AnyMap, MC: AnyMap>(
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |e: std::io::Error| GimcError::Io {
+    let io = |source: std::io::Error| GimcError::Io {
         path: path.display().to_string(),
-        message: e.to_string(),
+        source,
     };
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
@@ -405,9 +405,9 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| GimcError::Io {
+    std::fs::read(path).map_err(|source| GimcError::Io {
         path: path.display().to_string(),
-        message: e.to_string(),
+        source,
     })
 }
 

@@ -23,7 +23,7 @@ use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::seq::SliceRandom;
 
 use crate::data::{LabelData, Task};
-use crate::error::param_err;
+use crate::error::{check_nonneg, param_err};
 use crate::fastpath::LabelProblem;
 use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
 use crate::linesearch::LineSearchParams;
@@ -108,12 +108,7 @@ impl SelectionParams {
         if self.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }
-        if !(self.proximal >= 0.0 && self.proximal.is_finite()) {
-            return Err(param_err(
-                "proximal",
-                format!("must be finite and >= 0, got {}", self.proximal),
-            ));
-        }
+        check_nonneg("proximal", self.proximal)?;
         self.line_search.check()
     }
 

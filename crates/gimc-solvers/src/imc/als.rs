@@ -1,0 +1,225 @@
+//! IMC by alternating minimisation (ALS, the LEML scheme): the parameters, the factors, the
+//! [`ImcAls`] solver in the shape of [`IterativeSolver`](crate::IterativeSolver) and
+//! [`fit_imc`].
+
+use gimc_linalg::cg::CgParams;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::GimcRng;
+
+use crate::SolverError;
+use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
+use crate::iter::{IterativeSolver, Observer, Progress, relative_decrease, run};
+
+use super::predict::ImcModel;
+use super::problem::ImcProblem;
+use super::spectral::init_factors;
+use super::workspace::ImcWorkspace;
+
+/// How W, H are initialised when no warm start is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImcInit {
+    /// H from the top-k right singular vectors of Φᵀ A Ψ (a D_x × D_y operator, never formed),
+    /// W from the left ones, scaled by √σ and then by the scalar that minimises the loss along
+    /// ΦWHᵀΨᵀ; the classical spectral start of provable IMC / MC.
+    #[default]
+    Spectral,
+    /// Independent N(0, 1/D) entries.
+    Random,
+}
+
+/// Hyper-parameters of [`fit_imc`] / [`fit_mc_als`](super::fit_mc_als).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImcParams {
+    /// Rank k: 1 ≤ k < min(D_x, D_y). Default 10.
+    pub rank: usize,
+    /// Ridge weight λ ≥ 0 on ‖W‖² + ‖H‖². Default 0.1.
+    pub lambda: f64,
+    /// Maximum number of alternations (W-step + H-step). Default 20.
+    pub max_outer: usize,
+    /// Stop when the relative decrease of f over one alternation is ≤ `tol`. Default 1e-6.
+    pub tol: f64,
+    /// CG stopping rule for each half-step with features (warm-started). Default tol 1e-6,
+    /// 50 iterations.
+    pub cg: CgParams,
+    /// Initialisation when no warm start is passed. Default [`ImcInit::Spectral`].
+    pub init: ImcInit,
+}
+
+impl Default for ImcParams {
+    fn default() -> Self {
+        Self {
+            rank: 10,
+            lambda: 0.1,
+            max_outer: 20,
+            tol: 1e-6,
+            cg: CgParams {
+                tol: 1e-6,
+                max_iter: 50,
+            },
+            init: ImcInit::Spectral,
+        }
+    }
+}
+
+/// [`ImcParams`] that passed [`ImcParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidImcParams(ImcParams);
+
+impl ValidImcParams {
+    /// The checked parameters.
+    pub fn params(&self) -> &ImcParams {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ValidImcParams {
+    type Target = ImcParams;
+    fn deref(&self) -> &ImcParams {
+        &self.0
+    }
+}
+
+impl ImcParams {
+    /// Checks the parameters that do not depend on the data (the rank is also checked against
+    /// the problem's dimensions by the fit).
+    pub fn check(&self) -> Result<ValidImcParams, SolverError> {
+        if self.rank == 0 {
+            return Err(param_err("rank", "must be >= 1"));
+        }
+        check_nonneg("lambda", self.lambda)?;
+        check_nonneg("tol", self.tol)?;
+        check_nonneg("cg.tol", self.cg.tol)?;
+        Ok(ValidImcParams(*self))
+    }
+}
+
+/// Checks 1 ≤ k < min(D_x, D_y).
+pub(crate) fn check_rank(rank: usize, dx: usize, dy: usize) -> Result<(), SolverError> {
+    let m = dx.min(dy);
+    if rank == 0 || rank >= m {
+        return Err(param_err(
+            "rank",
+            format!("must satisfy 1 <= rank < min(D_x, D_y) = {m}, got {rank}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The IMC factors, the state of [`ImcAls`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImcFactors {
+    /// W (D_x × k).
+    pub w: Mat<f64>,
+    /// H (D_y × k).
+    pub h: Mat<f64>,
+}
+
+/// The alternating-minimisation solver (one step = a W half-step then an H half-step), in the
+/// shape of [`IterativeSolver`]. Extras per step: `cg_iters_w`, `cg_iters_h`.
+#[derive(Debug)]
+pub struct ImcAls<'p, 'a> {
+    ws: ImcWorkspace<'p, 'a>,
+    params: ValidImcParams,
+    prev: f64,
+}
+
+impl<'p, 'a> ImcAls<'p, 'a> {
+    /// A solver for `problem`.
+    pub fn new(problem: &'p ImcProblem<'a>, params: ValidImcParams) -> Self {
+        Self {
+            ws: ImcWorkspace::new(problem),
+            params,
+            prev: f64::INFINITY,
+        }
+    }
+
+    /// The workspace (objective, residual, gradients at any point).
+    pub fn workspace(&self) -> &ImcWorkspace<'p, 'a> {
+        &self.ws
+    }
+}
+
+impl IterativeSolver for ImcAls<'_, '_> {
+    type State = ImcFactors;
+
+    fn name(&self) -> &'static str {
+        "imc-als"
+    }
+
+    fn init(&mut self, state: &mut ImcFactors) -> Result<Progress, SolverError> {
+        let f = self
+            .ws
+            .objective(self.params.lambda, state.w.as_ref(), state.h.as_ref())?;
+        self.prev = f;
+        Ok(Progress::new(f, false))
+    }
+
+    fn step(&mut self, state: &mut ImcFactors, _it: usize) -> Result<Progress, SolverError> {
+        let p = &self.params;
+        let rw = self
+            .ws
+            .w_step(p.lambda, state.h.as_ref(), state.w.as_mut(), &p.cg)?;
+        let rh = self
+            .ws
+            .h_step(p.lambda, state.w.as_ref(), state.h.as_mut(), &p.cg)?;
+        let f = self
+            .ws
+            .objective(p.lambda, state.w.as_ref(), state.h.as_ref())?;
+        let converged = relative_decrease(self.prev, f) <= p.tol;
+        self.prev = f;
+        Ok(Progress {
+            objective: f,
+            extras: vec![
+                ("cg_iters_w", rw.cg_iterations as f64),
+                ("cg_iters_h", rh.cg_iterations as f64),
+            ],
+            converged,
+        })
+    }
+}
+
+/// Fits IMC (DESIGN §3.2) by alternating minimisation: W-step then H-step per iteration, each a
+/// warm-started ridge solve, until the relative decrease of f is ≤ `tol` or `max_outer`
+/// alternations. `init` is a warm start (W, H) (e.g. the previous GIMC iterate); without it the
+/// factors come from `params.init`, drawing from `rng`.
+pub fn fit_imc(
+    problem: &ImcProblem<'_>,
+    params: &ValidImcParams,
+    init: Option<(Mat<f64>, Mat<f64>)>,
+    rng: &mut GimcRng,
+    observer: &mut impl Observer,
+) -> Result<ImcModel, SolverError> {
+    let (dx, dy) = problem.dims();
+    check_rank(params.rank, dx, dy)?;
+    let mut state = match init {
+        Some((w, h)) => {
+            let shape_ok = w.shape() == (dx, params.rank) && h.shape() == (dy, params.rank);
+            if !shape_ok {
+                return Err(dim_err(
+                    "initial factors (W, H)",
+                    format!("{dx} x {k} and {dy} x {k}", k = params.rank),
+                    format!(
+                        "{} x {} and {} x {}",
+                        w.nrows(),
+                        w.ncols(),
+                        h.nrows(),
+                        h.ncols()
+                    ),
+                ));
+            }
+            check_finite_mat("initial W", w.as_ref())?;
+            check_finite_mat("initial H", h.as_ref())?;
+            ImcFactors { w, h }
+        }
+        None => init_factors(problem, params.rank, params.init, rng)?,
+    };
+    let mut solver = ImcAls::new(problem, *params);
+    let report = run(&mut solver, &mut state, params.max_outer, observer)?;
+    Ok(ImcModel {
+        w: state.w,
+        h: state.h,
+        objective_trace: report.objective_trace,
+        iterations: report.iterations,
+        stop_reason: report.stop_reason,
+    })
+}

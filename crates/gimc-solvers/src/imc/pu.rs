@@ -1,0 +1,83 @@
+//! PU (biased) IMC (DESIGN §3.2): observed positives weighted α, every unobserved entry a
+//! target 0 weighted 1 − α.
+
+use gimc_linalg::Observed;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::GimcRng;
+
+use crate::error::param_err;
+use crate::iter::Observer;
+use crate::{Side, SolverError};
+
+use super::als::{ImcParams, ValidImcParams, fit_imc};
+use super::predict::ImcModel;
+use super::problem::ImcProblem;
+
+/// Parameters of PU-IMC: the IMC parameters and α.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PuImcParams {
+    /// The IMC parameters.
+    pub imc: ImcParams,
+    /// Weight α ∈ (0, 1] of observed positives (1 − α on unlabeled entries). Default 0.75,
+    /// i.e. (1 + ρ)/2 for ρ = 0.5.
+    pub alpha: f64,
+}
+
+impl Default for PuImcParams {
+    fn default() -> Self {
+        Self {
+            imc: ImcParams::default(),
+            alpha: 0.75,
+        }
+    }
+}
+
+/// [`PuImcParams`] that passed [`PuImcParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidPuImcParams {
+    imc: ValidImcParams,
+    alpha: f64,
+}
+
+impl ValidPuImcParams {
+    /// The checked IMC parameters.
+    pub fn imc(&self) -> &ValidImcParams {
+        &self.imc
+    }
+    /// α.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+}
+
+impl PuImcParams {
+    /// Checks the IMC parameters and α ∈ (0, 1].
+    pub fn check(&self) -> Result<ValidPuImcParams, SolverError> {
+        let imc = self.imc.check()?;
+        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err(param_err(
+                "alpha",
+                format!("must be in (0, 1], got {}", self.alpha),
+            ));
+        }
+        Ok(ValidPuImcParams {
+            imc,
+            alpha: self.alpha,
+        })
+    }
+}
+
+/// PU (biased) IMC (DESIGN §3.2): fits [`ImcProblem::pu`] built from `phi`, `psi` and the
+/// observed positives.
+pub fn fit_pu_imc(
+    phi: Side<'_>,
+    psi: Side<'_>,
+    positives: &Observed,
+    params: &ValidPuImcParams,
+    init: Option<(Mat<f64>, Mat<f64>)>,
+    rng: &mut GimcRng,
+    observer: &mut impl Observer,
+) -> Result<ImcModel, SolverError> {
+    let problem = ImcProblem::pu(phi, psi, positives, params.alpha)?;
+    fit_imc(&problem, &params.imc, init, rng, observer)
+}

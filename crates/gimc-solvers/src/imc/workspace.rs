@@ -1,0 +1,619 @@
+//! The prepared IMC problem ([`ImcWorkspace`]): the objective f(W, H), its gradients with
+//! respect to the factors and the features, and the half-steps (a warm-started CG ridge solve,
+//! or an exact row-wise one for an identity side), with the free-function shorthands that build
+//! a fresh workspace.
+
+use std::cell::{OnceCell, RefCell};
+
+use gimc_linalg::cg::{
+    CgParams, LinearOperator, SylvesterOperator, conjugate_gradient,
+    preconditioned_conjugate_gradient,
+};
+use gimc_linalg::dense::{frob_dot, gram_tn};
+use gimc_linalg::faer;
+use gimc_linalg::faer::{Mat, MatMut, MatRef};
+use gimc_linalg::{FeatureMatrix, Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
+use rayon::prelude::*;
+
+use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
+use crate::kernel::{OmegaView, omega_row_grams, rowwise_ridge};
+use crate::{Side, SolverError};
+
+use super::hessian::{KroneckerPreconditioner, PreconditionerBasis, Reduced, SampledHessian};
+use super::problem::{ImcProblem, Term};
+
+/// What one half-step did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HalfStepReport {
+    /// CG iterations (0 for the exact row-wise solve).
+    pub cg_iterations: usize,
+    /// Final relative CG residual (0 for the exact solve).
+    pub relative_residual: f64,
+    /// Whether the half-step was solved exactly (identity side) rather than by CG.
+    pub exact: bool,
+}
+
+/// ∂f/∂Φ and ∂f/∂Ψ of the loss part of f (DESIGN §3.3: (RQ)Wᵀ and (RᵀP)Hᵀ, with the fully
+/// observed term in Gram form), `None` for an identity side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureGradients {
+    /// ∂f/∂Φ (n_x × D_x).
+    pub d_phi: Option<Mat<f64>>,
+    /// ∂f/∂Ψ (n_y × D_y).
+    pub d_psi: Option<Mat<f64>>,
+}
+
+/// ∂f/∂W and ∂f/∂H, regulariser included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactorGradients {
+    /// ∂f/∂W (D_x × k).
+    pub d_w: Mat<f64>,
+    /// ∂f/∂H (D_y × k).
+    pub d_h: Mat<f64>,
+}
+
+/// Which factor a half-step updates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    W,
+    H,
+}
+
+/// A prepared [`ImcProblem`]: caches ΦᵀΦ, ΨᵀΨ (for the fully observed term), Φᵀ, Ψᵀ in CSR
+/// form (sparse features) and ‖A_F‖², so repeated objective evaluations and half-steps (ALS, or
+/// GIMC alternating them with feature updates) do not redo that work.
+#[derive(Debug)]
+pub struct ImcWorkspace<'p, 'a> {
+    problem: &'p ImcProblem<'a>,
+    gram_phi: OnceCell<Option<Mat<f64>>>,
+    gram_psi: OnceCell<Option<Mat<f64>>>,
+    phi_t: OnceCell<Option<FeatureMatrix>>,
+    psi_t: OnceCell<Option<FeatureMatrix>>,
+    /// Eigendecompositions of the count-weighted Grams Φᵀ diag(|Ω_i|) Φ and Ψᵀ diag(|Ω^j|) Ψ
+    /// of the Kronecker preconditioner ([`KroneckerPreconditioner`]).
+    weighted_eig_phi: OnceCell<Option<PreconditionerBasis>>,
+    weighted_eig_psi: OnceCell<Option<PreconditionerBasis>>,
+    /// Row-space reductions of wide dense sides (D > n), see [`Reduced`].
+    reduced_phi: OnceCell<Option<Reduced<'a>>>,
+    reduced_psi: OnceCell<Option<Reduced<'a>>>,
+    a_full_sq: f64,
+}
+
+fn t_sampled<'a>(pr: &ImcProblem<'a>) -> Result<Term<'a>, SolverError> {
+    pr.sampled
+        .ok_or_else(|| param_err("problem", "no sampled term"))
+}
+
+impl<'p, 'a> ImcWorkspace<'p, 'a> {
+    /// Prepares `problem` (the caches are filled lazily).
+    pub fn new(problem: &'p ImcProblem<'a>) -> Self {
+        let a_full_sq = problem.full.map_or(0.0, |t| t.a.values_sq_norm());
+        Self {
+            problem,
+            gram_phi: OnceCell::new(),
+            gram_psi: OnceCell::new(),
+            phi_t: OnceCell::new(),
+            psi_t: OnceCell::new(),
+            weighted_eig_phi: OnceCell::new(),
+            weighted_eig_psi: OnceCell::new(),
+            reduced_phi: OnceCell::new(),
+            reduced_psi: OnceCell::new(),
+            a_full_sq,
+        }
+    }
+
+    /// The problem.
+    pub fn problem(&self) -> &'p ImcProblem<'a> {
+        self.problem
+    }
+
+    fn gram(&self, which: Which) -> Option<&Mat<f64>> {
+        match which {
+            Which::W => self.gram_phi.get_or_init(|| self.problem.phi.gram()),
+            Which::H => self.gram_psi.get_or_init(|| self.problem.psi.gram()),
+        }
+        .as_ref()
+    }
+
+    /// The row-space reduction of one side ([`Reduced`]): only for dense features with more
+    /// columns than rows in a problem with a sampled term only.
+    fn reduced(&self, which: Which) -> Option<&Reduced<'a>> {
+        let (cell, side) = match which {
+            Which::W => (&self.reduced_phi, self.problem.phi),
+            Which::H => (&self.reduced_psi, self.problem.psi),
+        };
+        cell.get_or_init(|| {
+            let Some(FeatureMatrix::Dense(phi)) = side.features() else {
+                return None;
+            };
+            let t = self.problem.sampled?;
+            if self.problem.full.is_some() || phi.ncols() <= phi.nrows() {
+                return None;
+            }
+            let counts = match which {
+                Which::W => OmegaView::rows(t.a),
+                Which::H => OmegaView::cols(t.a),
+            }
+            .line_counts();
+            Reduced::new(phi.as_ref(), &counts)
+        })
+        .as_ref()
+    }
+
+    /// The Kronecker preconditioner basis of one side: the problem's own (see
+    /// [`ImcProblem::with_preconditioner_bases`]) or one computed on first use.
+    fn weighted_eig(&self, which: Which) -> Option<&PreconditionerBasis> {
+        let (given, cell, side) = match which {
+            Which::W => (
+                self.problem.basis_phi,
+                &self.weighted_eig_phi,
+                self.problem.phi,
+            ),
+            Which::H => (
+                self.problem.basis_psi,
+                &self.weighted_eig_psi,
+                self.problem.psi,
+            ),
+        };
+        if given.is_some() {
+            return given;
+        }
+        cell.get_or_init(|| {
+            let t = self.problem.sampled?;
+            if self.problem.full.is_some() {
+                return None;
+            }
+            let counts = match which {
+                Which::W => OmegaView::rows(t.a),
+                Which::H => OmegaView::cols(t.a),
+            }
+            .line_counts();
+            PreconditionerBasis::compute(side, &counts)
+        })
+        .as_ref()
+    }
+
+    /// The transpose of a sparse side in CSR form (so Φᵀ·G is a row kernel without rebuilding
+    /// the transposed pattern at every CG iteration); `None` for dense or identity sides.
+    fn transposed(&self, which: Which) -> Option<&FeatureMatrix> {
+        let (cell, side) = match which {
+            Which::W => (&self.phi_t, self.problem.phi),
+            Which::H => (&self.psi_t, self.problem.psi),
+        };
+        cell.get_or_init(|| match side.features() {
+            Some(FeatureMatrix::Sparse(m)) => {
+                Some(FeatureMatrix::Sparse(m.transpose_view().to_csr()))
+            }
+            _ => None,
+        })
+        .as_ref()
+    }
+
+    fn check_factors(&self, w: MatRef<'_, f64>, h: MatRef<'_, f64>) -> Result<(), SolverError> {
+        let (dx, dy) = self.problem.dims();
+        if w.nrows() != dx {
+            return Err(dim_err(
+                "W",
+                format!("{dx} rows (D_x)"),
+                format!("{} rows", w.nrows()),
+            ));
+        }
+        if h.nrows() != dy {
+            return Err(dim_err(
+                "H",
+                format!("{dy} rows (D_y)"),
+                format!("{} rows", h.nrows()),
+            ));
+        }
+        if w.ncols() != h.ncols() {
+            return Err(dim_err(
+                "H",
+                format!("{} columns (the rank of W)", w.ncols()),
+                format!("{} columns", h.ncols()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The loss part of f at P = ΦW, Q = ΨH, as the quadratic in a scale c of PQᵀ:
+    /// loss(c) = ½(a − 2c·cross + c²·quad) with a = Σ_terms w‖A‖², cross = Σ w⟨A, PQᵀ⟩ and
+    /// quad = Σ w‖PQᵀ‖² (each term on its own entries).
+    pub(super) fn loss_parts(
+        &self,
+        p: MatRef<'_, f64>,
+        q: MatRef<'_, f64>,
+    ) -> Result<(f64, f64, f64), SolverError> {
+        let (mut a2, mut cross, mut quad) = (0.0, 0.0, 0.0);
+        if let Some(t) = self.problem.sampled {
+            let d = sampled_dot(t.a, p, q)?;
+            let (aa, ad, dd) = d
+                .par_iter()
+                .zip(t.a.values().par_iter())
+                .with_min_len(1 << 14)
+                .map(|(d, a)| (a * a, a * d, d * d))
+                .reduce(|| (0.0, 0.0, 0.0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2));
+            a2 += t.weight * aa;
+            cross += t.weight * ad;
+            quad += t.weight * dd;
+        }
+        if let Some(t) = self.problem.full {
+            // ‖A − PQᵀ‖² = ‖A‖² − 2⟨A, PQᵀ⟩ + ⟨PᵀP, QᵀQ⟩ (DESIGN §3.3, no n × L matrix)
+            let d = sampled_dot(t.a, p, q)?;
+            let ad: f64 = d.iter().zip(t.a.values()).map(|(d, a)| d * a).sum();
+            let quad_f = frob_dot(gram_tn(p).as_ref(), gram_tn(q).as_ref())?;
+            a2 += t.weight * self.a_full_sq;
+            cross += t.weight * ad;
+            quad += t.weight * quad_f;
+        }
+        Ok((a2, cross, quad))
+    }
+
+    /// The loss part of f at P = ΦW, Q = ΨH.
+    fn loss_pq(&self, p: MatRef<'_, f64>, q: MatRef<'_, f64>) -> Result<f64, SolverError> {
+        if self.problem.full.is_none() {
+            // sum the squared residuals directly (no cancellation)
+            let Some(t) = self.problem.sampled else {
+                return Ok(0.0);
+            };
+            let d = sampled_dot(t.a, p, q)?;
+            let ss: f64 = d
+                .par_iter()
+                .zip(t.a.values().par_iter())
+                .with_min_len(1 << 14)
+                .map(|(d, a)| (d - a) * (d - a))
+                .sum();
+            return Ok(0.5 * t.weight * ss);
+        }
+        let (a2, cross, quad) = self.loss_parts(p, q)?;
+        Ok(0.5 * (a2 - 2.0 * cross + quad).max(0.0))
+    }
+
+    /// f(W, H) (DESIGN §3.2, GIMC eq. 3, with the weights of the problem's observation model).
+    pub fn objective(
+        &self,
+        lambda: f64,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+    ) -> Result<f64, SolverError> {
+        check_nonneg("lambda", lambda)?;
+        self.check_factors(w, h)?;
+        let p = self.problem.phi.mul(w)?;
+        let q = self.problem.psi.mul(h)?;
+        let loss = self.loss_pq(p.as_ref(), q.as_ref())?;
+        Ok(loss + 0.5 * lambda * (w.squared_norm_l2() + h.squared_norm_l2()))
+    }
+
+    /// The residual p_i·q_j − A_ij on Ω (CSR order of the observed set), P = ΦW, Q = ΨH: the
+    /// sparse R of DESIGN §3.2–§3.3. `None` when the problem has no sampled term (fully
+    /// observed; use [`ImcWorkspace::feature_gradients`] there).
+    pub fn residual(
+        &self,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+    ) -> Result<Option<Vec<f64>>, SolverError> {
+        self.check_factors(w, h)?;
+        let Some(t) = self.problem.sampled else {
+            return Ok(None);
+        };
+        let p = self.problem.phi.mul(w)?;
+        let q = self.problem.psi.mul(h)?;
+        Ok(Some(gimc_linalg::observed::sampled_residual(
+            t.a,
+            p.as_ref(),
+            q.as_ref(),
+        )?))
+    }
+
+    /// ∂(loss)/∂P (n_x × k) at P = ΦW, Q = ΨH: w_Ω R Q + w_F (P(QᵀQ) − A_F Q); and the same for
+    /// the H side, ∂/∂Q = w_Ω Rᵀ P + w_F (Q(PᵀP) − A_Fᵀ P).
+    fn grad_pq(
+        &self,
+        p: MatRef<'_, f64>,
+        q: MatRef<'_, f64>,
+    ) -> Result<(Mat<f64>, Mat<f64>), SolverError> {
+        let (nx, ny) = self.problem.shape();
+        let k = p.ncols();
+        let mut gp = Mat::<f64>::zeros(nx, k);
+        let mut gq = Mat::<f64>::zeros(ny, k);
+        if let Some(t) = self.problem.sampled {
+            let mut r = sampled_dot(t.a, p, q)?;
+            for (r, a) in r.iter_mut().zip(t.a.values()) {
+                *r = t.weight * (*r - a);
+            }
+            gp += omega_mul_dense(t.a, &r, q)?;
+            gq += omega_tr_mul_dense(t.a, &r, p)?;
+        }
+        if let Some(t) = self.problem.full {
+            let pp = gram_tn(p);
+            let qq = gram_tn(q);
+            let s = faer::Scale(t.weight);
+            gp += (p * &qq - omega_mul_dense(t.a, t.a.values(), q)?) * s;
+            gq += (q * &pp - omega_tr_mul_dense(t.a, t.a.values(), p)?) * s;
+        }
+        Ok((gp, gq))
+    }
+
+    /// ∂f/∂Φ = (∂f/∂P) Wᵀ and ∂f/∂Ψ = (∂f/∂Q) Hᵀ (DESIGN §3.3), for the feature-map backward
+    /// pass of GIMC; `None` on an identity side. Cost O(|Ω|·k + (n_x + n_y)·k·D).
+    pub fn feature_gradients(
+        &self,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+    ) -> Result<FeatureGradients, SolverError> {
+        self.check_factors(w, h)?;
+        let p = self.problem.phi.mul(w)?;
+        let q = self.problem.psi.mul(h)?;
+        let (gp, gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
+        let d_phi = (!self.problem.phi.is_identity()).then(|| &gp * w.transpose());
+        let d_psi = (!self.problem.psi.is_identity()).then(|| &gq * h.transpose());
+        Ok(FeatureGradients { d_phi, d_psi })
+    }
+
+    /// ∂f/∂W = Φᵀ(∂f/∂P) + λW and ∂f/∂H = Ψᵀ(∂f/∂Q) + λH.
+    pub fn factor_gradients(
+        &self,
+        lambda: f64,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+    ) -> Result<FactorGradients, SolverError> {
+        check_nonneg("lambda", lambda)?;
+        self.check_factors(w, h)?;
+        let p = self.problem.phi.mul(w)?;
+        let q = self.problem.psi.mul(h)?;
+        let (gp, gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
+        let s = faer::Scale(lambda);
+        let d_w = self.problem.phi.tr_mul(gp.as_ref())? + w * s;
+        let d_h = self.problem.psi.tr_mul(gq.as_ref())? + h * s;
+        Ok(FactorGradients { d_w, d_h })
+    }
+
+    /// The W half-step: minimises f over W with H fixed, warm-started from (and written into)
+    /// `w`. CG with `cg` when Φ has features, an exact row-wise solve when Φ = I.
+    pub fn w_step(
+        &self,
+        lambda: f64,
+        h: MatRef<'_, f64>,
+        w: MatMut<'_, f64>,
+        cg: &CgParams,
+    ) -> Result<HalfStepReport, SolverError> {
+        self.check_factors(w.as_ref(), h)?;
+        self.half_step(Which::W, lambda, h, w, cg)
+    }
+
+    /// The H half-step: minimises f over H with W fixed, warm-started from (and written into)
+    /// `h`.
+    pub fn h_step(
+        &self,
+        lambda: f64,
+        w: MatRef<'_, f64>,
+        h: MatMut<'_, f64>,
+        cg: &CgParams,
+    ) -> Result<HalfStepReport, SolverError> {
+        self.check_factors(w, h.as_ref())?;
+        self.half_step(Which::H, lambda, w, h, cg)
+    }
+
+    fn half_step(
+        &self,
+        which: Which,
+        lambda: f64,
+        other: MatRef<'_, f64>,
+        mut x: MatMut<'_, f64>,
+        cg: &CgParams,
+    ) -> Result<HalfStepReport, SolverError> {
+        check_nonneg("lambda", lambda)?;
+        check_nonneg("cg.tol", cg.tol)?;
+        check_finite_mat("warm start", x.as_ref())?;
+        check_finite_mat("fixed factor", other)?;
+        let pr = self.problem;
+        let (side, other_side) = match which {
+            Which::W => (pr.phi, pr.psi),
+            Which::H => (pr.psi, pr.phi),
+        };
+        let view = |a: &'a Observed| match which {
+            Which::W => OmegaView::rows(a),
+            Which::H => OmegaView::cols(a),
+        };
+        let a_times = |a: &Observed, vals: &[f64], q: MatRef<'_, f64>| match which {
+            Which::W => omega_mul_dense(a, vals, q),
+            Which::H => omega_tr_mul_dense(a, vals, q),
+        };
+        let k = x.ncols();
+        // Q: the other side's projected factor (n_other × k), and its rows as columns
+        let q = other_side.mul(other)?;
+        let qt = q.transpose().to_owned();
+        // right-hand side: sideᵀ [w_Ω A_Ω Q + w_F A_F Q]
+        let n_side = side.nrows();
+        let mut aq = Mat::<f64>::zeros(n_side, k);
+        match (pr.sampled, pr.full) {
+            (Some(s), Some(f)) if std::ptr::eq(s.a, f.a) => {
+                aq += a_times(s.a, s.a.values(), q.as_ref())? * faer::Scale(s.weight + f.weight);
+            }
+            (s, f) => {
+                for t in [s, f].into_iter().flatten() {
+                    aq += a_times(t.a, t.a.values(), q.as_ref())? * faer::Scale(t.weight);
+                }
+            }
+        }
+        // a wide dense side is solved in its row space (see below), where the right-hand side
+        // Vᵀ Φᵀ (AQ) is Lᵀ (AQ): Φᵀ(AQ) itself is then never needed
+        let reduced = match side {
+            Side::Features(_) => self.reduced(which),
+            Side::Identity(_) => None,
+        };
+        let b = match reduced {
+            Some(red) => red.l.tr_mul_dense(aq.as_ref())?,
+            None => side.tr_mul(aq.as_ref())?,
+        };
+        // the fully observed term's right factor w_F QᵀQ
+        let c = pr.full.map(|t| gram_tn(q.as_ref()) * faer::Scale(t.weight));
+        let sampled = pr.sampled.map(|t| (view(t.a), t.weight));
+        match side {
+            Side::Identity(_) => {
+                rowwise_ridge(
+                    sampled,
+                    c.as_ref().map(|c| c.as_ref()),
+                    qt.as_ref(),
+                    lambda,
+                    b.as_ref(),
+                    x.as_mut(),
+                )
+                .map_err(|row| {
+                    SolverError::Linalg(gimc_linalg::LinalgError::NotPositiveDefinite {
+                        op: "row-wise ALS ridge solve (use lambda > 0)",
+                        index: row,
+                    })
+                })?;
+                Ok(HalfStepReport {
+                    cg_iterations: 0,
+                    relative_residual: 0.0,
+                    exact: true,
+                })
+            }
+            Side::Features(f) => {
+                let gram = c.as_ref().and_then(|_| self.gram(which));
+                let report = match sampled {
+                    None => {
+                        let (Some(g), Some(c)) = (gram, c.as_ref()) else {
+                            return Err(param_err("problem", "no loss term"));
+                        };
+                        let op = SylvesterOperator::new(g.as_ref(), c.as_ref(), lambda)?;
+                        conjugate_gradient(&op, b.as_ref(), x.as_mut(), cg)?
+                    }
+                    Some((view, weight)) => {
+                        // the B_i of the Ω term pay off when k is below the entries per line;
+                        // with dense features they also let the whole Hessian product run as
+                        // one blocked pass over Φ (`dense_row_gram_hessian`) instead of two
+                        // thin GEMMs that pack the n × D matrix again at every CG iteration,
+                        // which is most of the time for small k and sparse Ω (mushrooms at
+                        // |Ω| = n: k = 2). Applying the B_i costs n·k² against the pass's
+                        // 4·n·D·k, and they take n·k² memory, so k² ≤ D bounds both by Φ's.
+                        let dense_dim = match reduced {
+                            Some(red) => Some(red.l.ncols()),
+                            None => match f {
+                                FeatureMatrix::Dense(m) => Some(m.ncols()),
+                                _ => None,
+                            },
+                        };
+                        let grams = (k * n_side <= view.nnz()
+                            || dense_dim.is_some_and(|d| k * k <= d))
+                        .then(|| omega_row_grams(view, qt.as_ref(), weight));
+                        let other_counts = match which {
+                            Which::W => OmegaView::cols(t_sampled(pr)?.a),
+                            Which::H => OmegaView::rows(t_sampled(pr)?.a),
+                        }
+                        .line_counts();
+                        let solve = |f: &FeatureMatrix,
+                                     side_t: Option<&FeatureMatrix>,
+                                     basis: Option<&PreconditionerBasis>,
+                                     grams: Option<Vec<f64>>,
+                                     b: MatRef<'_, f64>,
+                                     x: MatMut<'_, f64>| {
+                            let op = SampledHessian {
+                                grams,
+                                side: f,
+                                side_t,
+                                view,
+                                weight,
+                                qt: qt.as_ref(),
+                                full: gram.zip(c.as_ref()).map(|(g, c)| (g.as_ref(), c.as_ref())),
+                                lambda,
+                                pt: RefCell::new(Mat::zeros(k, n_side)),
+                                u: RefCell::new(vec![0.0; n_side * k]),
+                            };
+                            let precond = basis.and_then(|eig| {
+                                KroneckerPreconditioner::new(
+                                    eig,
+                                    q.as_ref(),
+                                    &other_counts,
+                                    weight,
+                                    lambda,
+                                )
+                            });
+                            preconditioned_conjugate_gradient(
+                                &op,
+                                precond.as_ref().map(|m| m as &dyn LinearOperator),
+                                b,
+                                x,
+                                cg,
+                            )
+                        };
+                        match reduced {
+                            // D > n: W = Vα with α the same half-step on the n × n features
+                            // L = ΦV (the minimiser lies in the row space of Φ = span V); `b`
+                            // is already the reduced right-hand side Lᵀ(AQ)
+                            Some(red) => {
+                                let mut alpha = red.v_t_mul(x.as_ref());
+                                let report = solve(
+                                    &red.l,
+                                    None,
+                                    red.basis.as_ref(),
+                                    grams,
+                                    b.as_ref(),
+                                    alpha.as_mut(),
+                                )?;
+                                x.copy_from(red.v_mul(alpha.as_ref()));
+                                report
+                            }
+                            None => solve(
+                                f,
+                                self.transposed(which),
+                                self.weighted_eig(which),
+                                grams,
+                                b.as_ref(),
+                                x.as_mut(),
+                            )?,
+                        }
+                    }
+                };
+                Ok(HalfStepReport {
+                    cg_iterations: report.iterations,
+                    relative_residual: report.relative_residual,
+                    exact: false,
+                })
+            }
+        }
+    }
+}
+
+/// f(W, H) of `problem` (DESIGN §3.2). Builds a fresh [`ImcWorkspace`]; keep one yourself to
+/// evaluate repeatedly.
+pub fn imc_objective(
+    problem: &ImcProblem<'_>,
+    lambda: f64,
+    w: MatRef<'_, f64>,
+    h: MatRef<'_, f64>,
+) -> Result<f64, SolverError> {
+    ImcWorkspace::new(problem).objective(lambda, w, h)
+}
+
+/// The residual on Ω (see [`ImcWorkspace::residual`]).
+pub fn imc_residual(
+    problem: &ImcProblem<'_>,
+    w: MatRef<'_, f64>,
+    h: MatRef<'_, f64>,
+) -> Result<Option<Vec<f64>>, SolverError> {
+    ImcWorkspace::new(problem).residual(w, h)
+}
+
+/// One W half-step (see [`ImcWorkspace::w_step`]).
+pub fn w_step(
+    problem: &ImcProblem<'_>,
+    lambda: f64,
+    h: MatRef<'_, f64>,
+    w: MatMut<'_, f64>,
+    cg: &CgParams,
+) -> Result<HalfStepReport, SolverError> {
+    ImcWorkspace::new(problem).w_step(lambda, h, w, cg)
+}
+
+/// One H half-step (see [`ImcWorkspace::h_step`]).
+pub fn h_step(
+    problem: &ImcProblem<'_>,
+    lambda: f64,
+    w: MatRef<'_, f64>,
+    h: MatMut<'_, f64>,
+    cg: &CgParams,
+) -> Result<HalfStepReport, SolverError> {
+    ImcWorkspace::new(problem).h_step(lambda, w, h, cg)
+}

@@ -1,0 +1,807 @@
+//! Fixed point continuation (FPC) for MC-1 / MC-b in the shape of
+//! [`IterativeSolver`]: the continuation schedule, the iterate, the gradient step (optionally
+//! accelerated), the shrinkage and the MC-1 reset.
+
+use gimc_linalg::faer::{Mat, MatMut, MatRef};
+use gimc_linalg::rng::{GimcRng, child};
+use gimc_linalg::svd::{RsvdParams, shrink_singular_values, thin_svd, top_k_svd_with};
+use gimc_linalg::{LinalgError, dense};
+
+use crate::SolverError;
+use crate::error::{check_pos, param_err};
+use crate::iter::{IterativeSolver, Progress};
+
+use super::loss::{
+    ColumnEntries, DenseFeatures, check_iterate, col_slices, column_major_entries, loss_weights,
+};
+use super::shrink::{Shrunk, gram_shrink, sym_evd_seq};
+use super::{
+    GRAM_LIMIT, ShrinkSvd, TransductionProblem, TransductionSolution, TransductionVariant,
+    ValidTransductionParams, sigma1_at_zero, step_sizes,
+};
+
+/// The continuation schedule: (μ, index into the grid when the stage is a grid point).
+/// Starts at max(`start`, grid[0]) and steps μ ← η μ, landing exactly on every grid point.
+pub(crate) fn schedule(start: f64, eta: f64, grid: &[f64]) -> Vec<(f64, Option<usize>)> {
+    let mut out = Vec::new();
+    let mut next = start;
+    for (k, &g) in grid.iter().enumerate() {
+        while next > g * (1.0 + 1e-9) {
+            out.push((next, None));
+            next *= eta;
+        }
+        out.push((g, Some(k)));
+        next = eta * g;
+    }
+    out
+}
+
+/// The iterate of [`TransductionFpc`]: Z, b and the solutions recorded at the grid points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransductionState {
+    /// Current Z.
+    pub z: Mat<f64>,
+    /// Current bias (zeros for MC-1).
+    pub bias: Vec<f64>,
+    /// Solutions recorded at the end of every grid stage so far.
+    pub solutions: Vec<TransductionSolution>,
+}
+
+/// FPC for MC-1 / MC-b in the [`IterativeSolver`] shape: one step is one gradient step plus
+/// shrinkage (and the MC-1 reset); the continuation over the schedule runs inside. Extras per
+/// record: `mu`, `stage`, `rank`, `rel_change`, `restart` (1 when an accelerated step dropped
+/// its momentum), `stage_end` (1 when the step ended a stage).
+///
+/// MC-b is a proximal gradient method with steps below 2/L, so its objective never increases
+/// within a stage. MC-1 resets the last row to ones after the shrinkage, which is not the
+/// proximal operator of μ‖·‖_* on that affine set; its objective is monitored all the same and
+/// the tests check it does not increase on the problems they draw.
+///
+/// With [`TransductionParams::accelerate`] the gradient step is taken from the extrapolated
+/// point of monotone FISTA (Beck & Teboulle 2009, MFISTA: the candidate replaces the iterate
+/// only when it lowers the objective), restarted at every μ stage and adaptively within one
+/// (O'Donoghue & Candès 2015: after a rejected candidate, and when the inner product
+/// ⟨y − z_{k+1}, z_{k+1} − x_k⟩ is positive). A candidate from the iterate itself is the plain
+/// FPC step: rejected, it ends the stage when it changes F by less than `tol`, and is taken
+/// otherwise. MC-b's objective therefore never increases within a stage; MC-1's can rise only
+/// where plain FPC's would (its reset).
+///
+/// [`TransductionParams::accelerate`]: super::TransductionParams::accelerate
+#[derive(Debug)]
+pub struct TransductionFpc<'a> {
+    problem: &'a TransductionProblem,
+    params: ValidTransductionParams,
+    schedule: Vec<(f64, Option<usize>)>,
+    stage: usize,
+    stage_iters: usize,
+    prev_obj: f64,
+    tau_z: f64,
+    tau_b: f64,
+    rank: usize,
+    rng: GimcRng,
+    /// Observed entries, labels first then features, each part sorted by column (Z is
+    /// column-major) and stored column by column.
+    entries: ColumnEntries,
+    /// λ/|Ω_Y| and 1/|Ω_X|.
+    weights: (f64, f64),
+    /// ∂f/∂z at the last evaluated point, one per entry of `entries` (filled by `eval`).
+    grad: Vec<f64>,
+    /// The feature block as dense d × n arrays when Ω_X covers at least [`DENSE_FEATURES`] of
+    /// it (the loss and gradient then stream through columns instead of gathering entries).
+    pub(super) dense: Option<DenseFeatures>,
+    /// MFISTA: the extrapolated point (Z, b), the previous iterate and t_k.
+    momentum: Option<Momentum>,
+    /// The gradient step's buffer, kept from step to step (see [`take_work`]).
+    work: Option<Mat<f64>>,
+}
+
+#[derive(Debug)]
+struct Momentum {
+    yz: Mat<f64>,
+    yb: Vec<f64>,
+    t: f64,
+}
+
+impl<'a> TransductionFpc<'a> {
+    /// A solver returning the iterates at every μ of `grid` (positive, strictly decreasing).
+    pub fn new(
+        problem: &'a TransductionProblem,
+        params: ValidTransductionParams,
+        grid: &[f64],
+        rng: &mut GimcRng,
+    ) -> Result<Self, SolverError> {
+        if grid.is_empty() {
+            return Err(param_err("mu grid", "must not be empty"));
+        }
+        for (k, &g) in grid.iter().enumerate() {
+            check_pos("mu", g)?;
+            if k > 0 && g >= grid[k - 1] {
+                return Err(param_err(
+                    "mu grid",
+                    format!(
+                        "must be strictly decreasing; entry {k} = {g} follows {}",
+                        grid[k - 1]
+                    ),
+                ));
+            }
+        }
+        let start = (params.eta_mu * sigma1_at_zero(problem, &params)?).max(grid[0]);
+        let (tau_z, tau_b) = step_sizes(problem, params.lambda);
+        Ok(Self {
+            problem,
+            params,
+            schedule: schedule(start, params.eta_mu, grid),
+            stage: 0,
+            stage_iters: 0,
+            prev_obj: f64::NAN,
+            tau_z,
+            tau_b,
+            rank: 0,
+            rng: child(rng, 0x7472),
+            entries: ColumnEntries::new(
+                &column_major_entries(problem),
+                problem.labels.len(),
+                problem.n_items(),
+            ),
+            weights: loss_weights(problem, params.lambda),
+            grad: vec![0.0; problem.labels.len() + problem.features.len()],
+            dense: DenseFeatures::new(problem),
+            momentum: None,
+            work: None,
+        })
+    }
+
+    /// The μ stages in order, `Some(k)` marking grid point k.
+    pub fn schedule(&self) -> &[(f64, Option<usize>)] {
+        &self.schedule
+    }
+
+    /// (τ_Z, τ_b).
+    pub fn steps(&self) -> (f64, f64) {
+        (self.tau_z, self.tau_b)
+    }
+
+    /// The starting iterate: Z the rank-1 SVD approximation of the zero-filled observed matrix
+    /// (with the ones row for MC-1, which is then reset to ones), b = 0.
+    pub fn initial_state(&self) -> Result<TransductionState, SolverError> {
+        let p = self.problem;
+        let variant = self.params.variant;
+        let (t, m, n) = (p.n_labels(), p.z_rows(variant), p.n_items());
+        let mut z0 = Mat::<f64>::zeros(m, n);
+        for (i, j, y) in p.labels.iter() {
+            z0[(i, j)] = y;
+        }
+        for (i, j, x) in p.features.iter() {
+            z0[(t + i, j)] = x;
+        }
+        if variant == TransductionVariant::Mc1 {
+            for j in 0..n {
+                z0[(m - 1, j)] = 1.0;
+            }
+        }
+        let svd = thin_svd(z0.as_ref())?.truncate(1);
+        let mut z = svd.reconstruct();
+        if variant == TransductionVariant::Mc1 {
+            for j in 0..n {
+                z[(m - 1, j)] = 1.0;
+            }
+        }
+        Ok(TransductionState {
+            z,
+            bias: vec![0.0; t],
+            solutions: Vec::new(),
+        })
+    }
+
+    fn mu(&self) -> f64 {
+        self.schedule.get(self.stage).map_or(f64::NAN, |s| s.0)
+    }
+
+    /// The smooth loss f(Z, b) at a point (`with_loss`; else 0 is returned) and, with
+    /// `with_grad`, ∂f/∂z on Ω cached in `grad` (one exp per label entry, one log1p more for the
+    /// loss). The two are asked for separately where they are used separately (accelerated FPC
+    /// needs the gradient at the extrapolated point and the loss at the candidate): the feature
+    /// block's gradient-only pass then vectorises, its loss-only pass stores nothing. The loss
+    /// is summed in the same order in every mode.
+    fn eval_with(
+        &mut self,
+        z: MatRef<'_, f64>,
+        bias: &[f64],
+        with_loss: bool,
+        with_grad: bool,
+    ) -> f64 {
+        let owned;
+        let z = if z.row_stride() == 1 {
+            z
+        } else {
+            owned = z.to_owned();
+            owned.as_ref()
+        };
+        let cols = col_slices(z);
+        // one exp (and log1p) per label entry, after the shrinkage's GEMMs (gimc_linalg::simd)
+        gimc_linalg::simd::clear_upper_state();
+        let (wy, wx) = self.weights;
+        let (mut ly, mut lx) = (0.0, 0.0);
+        let e = &self.entries;
+        let grad = &mut self.grad;
+        for (j, col) in cols.iter().enumerate() {
+            let r = e.label_ptr[j]..e.label_ptr[j + 1];
+            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
+            for ((&i, &y), g) in part.zip(&mut grad[r]) {
+                // m = y (z + b); log(1 + e^{−m}) and d/dz = −y / (1 + e^{m})
+                let m = y * (col[i] + bias[i]);
+                let ex = (-m.abs()).exp();
+                if with_loss {
+                    ly += (-m).max(0.0) + ex.ln_1p();
+                }
+                if with_grad {
+                    let sig = if m > 0.0 {
+                        ex / (1.0 + ex)
+                    } else {
+                        1.0 / (1.0 + ex)
+                    };
+                    *g = -wy * y * sig;
+                }
+            }
+        }
+        if let Some(df) = self.dense.as_mut() {
+            // same terms in the same (column, row) order, plus exact zeros off Ω_X
+            let (t, d) = (df.t, df.d);
+            for (j, col) in cols.iter().enumerate() {
+                let zc = &col[t..t + d];
+                let range = j * d..(j + 1) * d;
+                let (xc, mc) = (&df.x[range.clone()], &df.mask[range.clone()]);
+                let gc = &mut df.grad[range];
+                match (with_loss, with_grad) {
+                    (true, true) => {
+                        for i in 0..d {
+                            let r = (zc[i] - xc[i]) * mc[i];
+                            lx += 0.5 * r * r;
+                            gc[i] = wx * r;
+                        }
+                    }
+                    (true, false) => {
+                        for ((&z, &x), &m) in zc.iter().zip(xc).zip(mc) {
+                            let r = (z - x) * m;
+                            lx += 0.5 * r * r;
+                        }
+                    }
+                    (false, _) => {
+                        for (((g, &z), &x), &m) in gc.iter_mut().zip(zc).zip(xc).zip(mc) {
+                            *g = wx * ((z - x) * m);
+                        }
+                    }
+                }
+            }
+            return wy * ly + wx * lx;
+        }
+        for (j, col) in cols.iter().enumerate() {
+            let r = e.feature_ptr[j]..e.feature_ptr[j + 1];
+            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
+            for ((&i, &x), g) in part.zip(&mut grad[r]) {
+                let r = col[i] - x;
+                lx += 0.5 * r * r;
+                if with_grad {
+                    *g = wx * r;
+                }
+            }
+        }
+        wy * ly + wx * lx
+    }
+
+    fn eval(&mut self, z: MatRef<'_, f64>, bias: &[f64]) -> f64 {
+        self.eval_with(z, bias, true, true)
+    }
+
+    /// S_t(A) by the configured method.
+    fn shrink(&mut self, a: MatRef<'_, f64>, thresh: f64) -> Result<Shrunk, SolverError> {
+        let (m, n) = a.shape();
+        let min_dim = m.min(n);
+        match self.params.svd {
+            ShrinkSvd::Auto if min_dim <= GRAM_LIMIT => gram_shrink(a, thresh),
+            ShrinkSvd::Exact => Ok(Shrunk::from_svd(
+                shrink_singular_values(thin_svd(a)?, thresh)?,
+                thresh,
+            )),
+            ShrinkSvd::Auto | ShrinkSvd::Partial => {
+                let rsvd = RsvdParams {
+                    oversampling: 10,
+                    power_iters: 4,
+                };
+                let mut k = (self.rank + 5).clamp(1, min_dim.max(1));
+                loop {
+                    if k + rsvd.oversampling >= min_dim {
+                        let svd = shrink_singular_values(thin_svd(a)?, thresh)?;
+                        return Ok(Shrunk::from_svd(svd, thresh));
+                    }
+                    let svd = top_k_svd_with(a, k, &rsvd, &mut self.rng)?;
+                    if svd.s.last().is_none_or(|&s| s <= thresh) {
+                        let svd = shrink_singular_values(svd, thresh)?;
+                        return Ok(Shrunk::from_svd(svd, thresh));
+                    }
+                    k = (2 * k).min(min_dim);
+                }
+            }
+        }
+    }
+
+    /// The gradient step A = Z − τ_Z ∇_Z f, b ← b − τ_b ∇_b f (DESIGN §3.5) from the point
+    /// (Z, b), using the gradient cached at that point by [`Self::eval_with`], into a buffer
+    /// with zero padding (a GEMM left operand when Z is tall; see `dense::zeros_padded`).
+    fn descent_from_cache(&mut self, z: MatRef<'_, f64>, bias: &[f64]) -> (Mat<f64>, Vec<f64>) {
+        let (tau_z, tau_b) = (self.tau_z, self.tau_b);
+        let mut a = take_work(&mut self.work, z.nrows(), z.ncols());
+        a.copy_from(z);
+        let mut new_b = bias.to_vec();
+        let e = &self.entries;
+        let mcb = self.params.variant == TransductionVariant::McB;
+        for j in 0..a.ncols() {
+            let mut col = a.col_mut(j);
+            for k in e.label_ptr[j]..e.label_ptr[j + 1] {
+                let (i, g) = (e.rows[k], self.grad[k]);
+                col[i] -= tau_z * g;
+            }
+            if let Some(df) = self.dense.as_ref() {
+                // a zero gradient off Ω_X leaves those entries exactly as they are
+                let gc = &df.grad[j * df.d..(j + 1) * df.d];
+                let mut block = col.as_mut().subrows_mut(df.t, df.d);
+                if let Some(slice) = block.as_mut().try_as_col_major_mut() {
+                    for (v, &g) in slice.as_slice_mut().iter_mut().zip(gc) {
+                        *v -= tau_z * g;
+                    }
+                } else {
+                    for (i, &g) in gc.iter().enumerate() {
+                        block[i] -= tau_z * g;
+                    }
+                }
+            } else {
+                for k in e.feature_ptr[j]..e.feature_ptr[j + 1] {
+                    col[e.rows[k]] -= tau_z * self.grad[k];
+                }
+            }
+        }
+        if mcb {
+            // ∇_b f accumulated in the order of the label entries (by column, then row)
+            for j in 0..a.ncols() {
+                for k in e.label_ptr[j]..e.label_ptr[j + 1] {
+                    new_b[e.rows[k]] -= tau_b * self.grad[k];
+                }
+            }
+        }
+        (a, new_b)
+    }
+
+    /// [`Self::descent_from_cache`] with the gradient at (Y, b) evaluated in the same pass over
+    /// the columns (accelerated FPC's step from the extrapolated point): no gradient array is
+    /// written and read back, and Y is read once. The same operations in the same order as
+    /// `eval_with(Y, b, false, true)` followed by [`Self::descent_from_cache`], so bitwise the
+    /// same A and b; the label gradients are still cached (as `eval_with` caches them).
+    fn descent_fused(&mut self, y: MatRef<'_, f64>, bias: &[f64]) -> (Mat<f64>, Vec<f64>) {
+        let Some(df) = self.dense.as_ref() else {
+            self.eval_with(y, bias, false, true);
+            return self.descent_from_cache(y, bias);
+        };
+        let mut a = take_work(&mut self.work, y.nrows(), y.ncols());
+        a.copy_from(y);
+        let (tau_z, tau_b) = (self.tau_z, self.tau_b);
+        let (wy, wx) = self.weights;
+        let (t, d) = (df.t, df.d);
+        let mut new_b = bias.to_vec();
+        let e = &self.entries;
+        let grad = &mut self.grad;
+        let mcb = self.params.variant == TransductionVariant::McB;
+        gimc_linalg::simd::clear_upper_state();
+        for j in 0..a.ncols() {
+            let mut col = a.col_mut(j);
+            let r = e.label_ptr[j]..e.label_ptr[j + 1];
+            for k in r {
+                let (i, yv) = (e.rows[k], e.vals[k]);
+                // m = y (z + b); d/dz log(1 + e^{−m}) = −y / (1 + e^{m}) (as in `eval_with`)
+                let m = yv * (col[i] + bias[i]);
+                let ex = (-m.abs()).exp();
+                let sig = if m > 0.0 {
+                    ex / (1.0 + ex)
+                } else {
+                    1.0 / (1.0 + ex)
+                };
+                let g = -wy * yv * sig;
+                grad[k] = g;
+                col[i] -= tau_z * g;
+                if mcb {
+                    new_b[i] -= tau_b * g;
+                }
+            }
+            let range = j * d..(j + 1) * d;
+            let (xc, mc) = (&df.x[range.clone()], &df.mask[range]);
+            let mut block = col.as_mut().subrows_mut(t, d);
+            if let Some(slice) = block.as_mut().try_as_col_major_mut() {
+                for ((v, &x), &m) in slice.as_slice_mut().iter_mut().zip(xc).zip(mc) {
+                    *v -= tau_z * (wx * ((*v - x) * m));
+                }
+            } else {
+                for i in 0..d {
+                    block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
+                }
+            }
+        }
+        (a, new_b)
+    }
+
+    /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
+    /// the rank of the shrunk matrix. With `fused`, the gradient at (Z, b) is evaluated in the
+    /// gradient step's pass ([`Self::descent_fused`]); else the one cached at that point is used.
+    fn prox_step(
+        &mut self,
+        z: MatRef<'_, f64>,
+        bias: &[f64],
+        mu: f64,
+        it: usize,
+        fused: bool,
+    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
+        let variant = self.params.variant;
+        let tau_z = self.tau_z;
+        let (a, new_b) = if fused {
+            self.descent_fused(z, bias)
+        } else {
+            self.descent_from_cache(z, bias)
+        };
+        // one vectorised pass: a NaN or an infinity anywhere makes the sum non-finite
+        if !a.sum().is_finite() || new_b.iter().any(|b| !b.is_finite()) {
+            return Err(SolverError::NonFinite {
+                solver: "transduction-fpc",
+                what: "gradient step",
+                iteration: it,
+            });
+        }
+        // shrinkage Z = U max(Λ − τ_Z μ, 0) Vᵀ
+        let shrunk = self.shrink(a.as_ref(), tau_z * mu)?;
+        let rank = shrunk.s.len();
+        let mut new_z = shrunk.z;
+        let nuclear = if variant == TransductionVariant::Mc1 {
+            // reset the ones row (DESIGN §3.5); ‖Z‖_* of Z = U S Vᵀ + e_m cᵀ
+            let (m, n) = (new_z.nrows(), new_z.ncols());
+            let c: Vec<f64> = (0..n).map(|j| 1.0 - new_z[(m - 1, j)]).collect();
+            for j in 0..n {
+                new_z[(m - 1, j)] = 1.0;
+            }
+            let parts = Shrunk {
+                z: Mat::zeros(0, 0),
+                u: shrunk.u,
+                s: shrunk.s,
+                sigma: shrunk.sigma,
+                v: shrunk.v,
+            };
+            let vtc = parts.vt_times(a.as_ref(), &c);
+            mc1_nuclear_norm(parts.u.as_ref(), &parts.s, &vtc, &c)?
+        } else {
+            shrunk.s.iter().sum()
+        };
+        self.work = Some(a);
+        // plain FPC steps next from this point and needs its gradient; accelerated FPC steps
+        // from the extrapolated point and evaluates the gradient there
+        let with_grad = !self.params.accelerate;
+        let f = self.eval_with(new_z.as_ref(), &new_b, true, with_grad) + mu * nuclear;
+        if !f.is_finite() {
+            return Err(SolverError::NonFinite {
+                solver: "transduction-fpc",
+                what: "objective",
+                iteration: it,
+            });
+        }
+        Ok((new_z, new_b, f, rank))
+    }
+}
+
+/// A buffer for the gradient step's A with zero padding: the one the last step left in `work`
+/// (its padding is still zero; every other entry is overwritten) or a new one.
+fn take_work(work: &mut Option<Mat<f64>>, nrows: usize, ncols: usize) -> Mat<f64> {
+    match work.take() {
+        Some(w) if w.nrows() == nrows && w.ncols() == ncols => w,
+        _ => dense::zeros_padded(nrows, ncols),
+    }
+}
+
+/// The adaptive restart test of accelerated FPC, ⟨y − z, z − x⟩ over the Z blocks and the
+/// biases (all Z of the same shape, unit row stride), returned, and in the same pass the
+/// extrapolation y ← z + c (z − x) written over y (each entry of y is read before it is
+/// written).
+fn restart_product_extrapolate(
+    mut y: MatMut<'_, f64>,
+    yb: &mut [f64],
+    (z, zb): (MatRef<'_, f64>, &[f64]),
+    (x, xb): (MatRef<'_, f64>, &[f64]),
+    c: f64,
+) -> f64 {
+    // four partial sums: the result only decides a restart
+    let mut acc = [0.0; 4];
+    for j in 0..z.ncols() {
+        let (zc, xc) = (z.col(j), x.col(j));
+        match (
+            y.as_mut().col_mut(j).try_as_col_major_mut(),
+            zc.try_as_col_major(),
+            xc.try_as_col_major(),
+        ) {
+            (Some(yc), Some(zc), Some(xc)) => {
+                let (yc, zc, xc) = (yc.as_slice_mut(), zc.as_slice(), xc.as_slice());
+                let len = yc.len();
+                let tail = len - len % 4;
+                let mut chunks = yc
+                    .chunks_exact_mut(4)
+                    .zip(zc.chunks_exact(4))
+                    .zip(xc.chunks_exact(4));
+                for ((y4, z4), x4) in &mut chunks {
+                    for l in 0..4 {
+                        acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
+                        y4[l] = z4[l] + c * (z4[l] - x4[l]);
+                    }
+                }
+                for i in tail..len {
+                    acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+                    yc[i] = zc[i] + c * (zc[i] - xc[i]);
+                }
+            }
+            _ => {
+                for i in 0..z.nrows() {
+                    acc[0] += (y[(i, j)] - zc[i]) * (zc[i] - xc[i]);
+                    y[(i, j)] = zc[i] + c * (zc[i] - xc[i]);
+                }
+            }
+        }
+    }
+    let mut bias_sum = 0.0;
+    for ((v, &z), &x) in yb.iter_mut().zip(zb).zip(xb) {
+        bias_sum += (*v - z) * (z - x);
+        *v = z + c * (z - x);
+    }
+    acc.iter().sum::<f64>() + bias_sum
+}
+
+/// out = a + c (b − d) entrywise (all of the same shape, unit row stride), column by column.
+fn add_scaled_diff(
+    mut out: MatMut<'_, f64>,
+    a: MatRef<'_, f64>,
+    c: f64,
+    b: MatRef<'_, f64>,
+    d: MatRef<'_, f64>,
+) {
+    for j in 0..out.ncols() {
+        let (ac, bc, dc) = (a.col(j), b.col(j), d.col(j));
+        let slices = (
+            ac.try_as_col_major(),
+            bc.try_as_col_major(),
+            dc.try_as_col_major(),
+        );
+        match (out.as_mut().col_mut(j).try_as_col_major_mut(), slices) {
+            (Some(o), (Some(a), Some(b), Some(d))) => {
+                let (o, a, b, d) = (o.as_slice_mut(), a.as_slice(), b.as_slice(), d.as_slice());
+                for (((o, &a), &b), &d) in o.iter_mut().zip(a).zip(b).zip(d) {
+                    *o = a + c * (b - d);
+                }
+            }
+            _ => {
+                for i in 0..out.nrows() {
+                    out[(i, j)] = ac[i] + c * (bc[i] - dc[i]);
+                }
+            }
+        }
+    }
+}
+
+/// ‖Z‖_* of the MC-1 iterate after the reset, Z = U S Vᵀ + e_m cᵀ with c = 1 − (U S Vᵀ)_m,
+/// in O(m k + k³) given Vᵀc: Z = [U, e_m] B with B = [S Vᵀ; cᵀ]; the thin QR of [U, e_m] has
+/// R = [[I, q], [0, ρ]] with q = Uᵀ e_m, ρ = √(1 − ‖q‖²), and the singular values of Z are the
+/// square roots of the eigenvalues of R (B Bᵀ) Rᵀ, where B Bᵀ = [[S², S Vᵀc], [cᵀV S, cᵀc]].
+pub(super) fn mc1_nuclear_norm(
+    u: MatRef<'_, f64>,
+    s: &[f64],
+    vtc: &[f64],
+    c: &[f64],
+) -> Result<f64, SolverError> {
+    let k = s.len();
+    let m = u.nrows();
+    let ctc: f64 = c.iter().map(|x| x * x).sum();
+    let q: Vec<f64> = (0..k).map(|col| u[(m - 1, col)]).collect();
+    let rho = (1.0 - q.iter().map(|x| x * x).sum::<f64>()).max(0.0).sqrt();
+    // with B Bᵀ = [[D, w], [wᵀ, γ]] (D = S², w = S Vᵀc, γ = cᵀc), R (B Bᵀ) Rᵀ is
+    // [[D + q wᵀ + w qᵀ + γ q qᵀ, ρ (w + γ q)], [ρ (w + γ q)ᵀ, ρ² γ]]: O(k²), lower triangle
+    let w: Vec<f64> = (0..k).map(|a| s[a] * vtc[a]).collect();
+    let core = Mat::from_fn(k + 1, k + 1, |a, b| match (a < k, b < k) {
+        (true, true) => {
+            let d = if a == b { s[a] * s[a] } else { 0.0 };
+            d + q[a] * w[b] + w[a] * q[b] + ctc * q[a] * q[b]
+        }
+        (true, false) => rho * (w[a] + ctc * q[a]),
+        (false, true) => rho * (w[b] + ctc * q[b]),
+        (false, false) => rho * rho * ctc,
+    });
+    let (vals, _) = sym_evd_seq(core.as_ref(), false)?;
+    Ok(vals.iter().map(|v| v.max(0.0).sqrt()).sum())
+}
+
+impl IterativeSolver for TransductionFpc<'_> {
+    type State = TransductionState;
+
+    fn name(&self) -> &'static str {
+        "transduction-fpc"
+    }
+
+    fn init(&mut self, st: &mut TransductionState) -> Result<Progress, SolverError> {
+        check_iterate(self.problem, self.params.variant, st.z.as_ref(), &st.bias)?;
+        let sv = st.z.as_ref().singular_values().map_err(|e| {
+            SolverError::Linalg(LinalgError::Factorization(
+                "singular values",
+                format!("{e:?}"),
+            ))
+        })?;
+        self.rank = sv.iter().filter(|&&s| s > 0.0).count();
+        let mu = self.mu();
+        let f = self.eval(st.z.as_ref(), &st.bias) + mu * sv.iter().sum::<f64>();
+        self.prev_obj = f;
+        if self.params.accelerate {
+            self.momentum = Some(Momentum {
+                yz: st.z.clone(),
+                yb: st.bias.clone(),
+                t: 1.0,
+            });
+        }
+        let mut p = Progress::new(f, false);
+        p.extras = vec![("mu", mu), ("stage", 0.0), ("rank", self.rank as f64)];
+        Ok(p)
+    }
+
+    fn step(&mut self, st: &mut TransductionState, it: usize) -> Result<Progress, SolverError> {
+        let mu = self.mu();
+        let variant = self.params.variant;
+        let mut restarted = false;
+        let (f, rel) = match self.momentum.take() {
+            None => {
+                // plain FPC: the gradient at the iterate was cached by its evaluation
+                let (z, b, f, rank) = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
+                self.rank = rank;
+                st.z = z;
+                st.bias = b;
+                let rel = (self.prev_obj - f).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
+                (f, rel)
+            }
+            Some(mom) => {
+                // MFISTA: candidate from the extrapolated point, kept only if it is better
+                let Momentum {
+                    yz: mut y,
+                    mut yb,
+                    t,
+                } = mom;
+                let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it, true)?;
+                self.rank = rank;
+                // t = 1: y is the iterate itself (a stage start or a restart), so the candidate
+                // is the plain FPC step. A rejected plain step ends the stage when it changes F
+                // by less than the tolerance (the iterate is stationary up to rounding); a larger
+                // increase (MC-1's reset is not a proximal step) is taken as plain FPC takes it.
+                // Rejecting it would only repeat the same step until `max_stage_iters`.
+                let from_iterate = t <= 1.0;
+                let change =
+                    (self.prev_obj - fc).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
+                let accepted = fc <= self.prev_obj || (from_iterate && change >= self.params.tol);
+                // adaptive restart (O'Donoghue & Candès 2015): momentum is dropped (t = 1, y =
+                // the iterate) when the candidate is rejected (function scheme) or when the
+                // step from y to the candidate points against the last change of the iterate,
+                // ⟨y − z_{k+1}, z_{k+1} − x_k⟩ > 0 (gradient scheme). (Restarts alone did not
+                // end the 1,000-step spins on yeast; the plain-step rule above did.)
+                //
+                // y = x_{k+1} + ((t_k − 1)/t_{k+1})(x_{k+1} − x_k) with x_{k+1} = z_{k+1} (the
+                // candidate, accepted); MFISTA's term in z_{k+1} − x_{k+1} vanishes because a
+                // rejected candidate restarts. Written into y's buffer, in the same pass as the
+                // restart test; a restart (rare) then redoes it with coefficient 0.
+                let restart = if accepted {
+                    let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
+                    let c2 = (t - 1.0) / t_next;
+                    let product = restart_product_extrapolate(
+                        y.as_mut(),
+                        &mut yb,
+                        (cz.as_ref(), &cb),
+                        (st.z.as_ref(), &st.bias),
+                        c2,
+                    );
+                    if product > 0.0 {
+                        add_scaled_diff(y.as_mut(), cz.as_ref(), 0.0, cz.as_ref(), st.z.as_ref());
+                        for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
+                            *v = c + 0.0 * (c - p);
+                        }
+                    }
+                    st.z = cz;
+                    st.bias = cb;
+                    product > 0.0
+                } else {
+                    true
+                };
+                let t_next = if restart {
+                    1.0
+                } else {
+                    0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt())
+                };
+                if !accepted {
+                    y.copy_from(st.z.as_ref());
+                    yb.copy_from_slice(&st.bias);
+                }
+                self.momentum = Some(Momentum {
+                    yz: y,
+                    yb,
+                    t: t_next,
+                });
+                let rel = if accepted || from_iterate {
+                    change
+                } else {
+                    f64::INFINITY
+                };
+                restarted = restart;
+                (if accepted { fc } else { self.prev_obj }, rel)
+            }
+        };
+        self.stage_iters += 1;
+        let mut extras = vec![
+            ("mu", mu),
+            ("stage", self.stage as f64),
+            ("rank", self.rank as f64),
+            ("rel_change", rel),
+            ("restart", f64::from(u8::from(restarted))),
+        ];
+        let tol_met = rel < self.params.tol;
+        let stage_end = tol_met || self.stage_iters >= self.params.max_stage_iters;
+        let mut converged = false;
+        if stage_end {
+            if let Some(&(mu, Some(_))) = self.schedule.get(self.stage) {
+                st.solutions.push(TransductionSolution {
+                    variant,
+                    mu,
+                    z: st.z.clone(),
+                    bias: st.bias.clone(),
+                    objective: f,
+                    rank: self.rank,
+                    iterations: self.stage_iters,
+                    converged: tol_met,
+                    n_labels: self.problem.n_labels(),
+                    n_features: self.problem.n_features(),
+                });
+            }
+            self.stage += 1;
+            self.stage_iters = 0;
+            converged = self.stage >= self.schedule.len();
+            extras.push(("stage_end", 1.0));
+            if !converged {
+                // the objective of the current iterate at the next stage's μ (and the cached
+                // gradient at the iterate, for plain FPC)
+                let next_mu = self.mu();
+                let nuclear = nuclear_norm(st.z.as_ref())?;
+                self.prev_obj = self.eval(st.z.as_ref(), &st.bias) + next_mu * nuclear;
+                if let Some(mom) = self.momentum.as_mut() {
+                    // restart the momentum at every stage
+                    mom.yz = st.z.clone();
+                    mom.yb = st.bias.clone();
+                    mom.t = 1.0;
+                }
+            }
+        } else {
+            self.prev_obj = f;
+            // (plain FPC: the cache already holds the gradient at the new iterate)
+            extras.push(("stage_end", 0.0));
+        }
+        Ok(Progress {
+            objective: f,
+            extras,
+            converged,
+        })
+    }
+}
+
+/// ‖Z‖_* by the singular values of the smaller Gram matrix (stage changes only).
+fn nuclear_norm(z: MatRef<'_, f64>) -> Result<f64, SolverError> {
+    if z.nrows() == 0 || z.ncols() == 0 {
+        return Ok(0.0);
+    }
+    let sv = z.singular_values().map_err(|e| {
+        SolverError::Linalg(LinalgError::Factorization(
+            "singular values",
+            format!("{e:?}"),
+        ))
+    })?;
+    Ok(sv.iter().sum())
+}

@@ -1,0 +1,165 @@
+//! Unit tests of MC-1 / MC-b: the loss and its gradient, the shrinkage, FPC, the μ path and
+//! cross-validation.
+
+use super::*;
+use gimc_linalg::Observed;
+use gimc_linalg::svd::{shrink_singular_values, thin_svd};
+
+use crate::iter::{NoObserver, run};
+
+use super::fpc::{mc1_nuclear_norm, schedule};
+use super::loss::{sigmoid_neg, softplus_neg};
+use super::shrink::gram_shrink;
+use gimc_linalg::rng::{gaussian_mat, seeded};
+
+/// A small problem with ±1 labels and features observed at random with probability `p`.
+fn random_problem(t: usize, d: usize, n: usize, p: f64, seed: u64) -> TransductionProblem {
+    use rand::Rng;
+    let mut rng = seeded(seed);
+    let x = gaussian_mat(&mut rng, d, n, 1.0);
+    let (mut lr, mut lc, mut lv) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut fr, mut fc, mut fv) = (Vec::new(), Vec::new(), Vec::new());
+    for j in 0..n {
+        for i in 0..t {
+            if rng.random::<f64>() < p {
+                lr.push(i);
+                lc.push(j);
+                lv.push(if x[(i % d, j)] > 0.0 { 1.0 } else { -1.0 });
+            }
+        }
+        for i in 0..d {
+            if rng.random::<f64>() < p {
+                fr.push(i);
+                fc.push(j);
+                fv.push(x[(i, j)]);
+            }
+        }
+    }
+    TransductionProblem::new(
+        Observed::from_triplets(t, n, &lr, &lc, &lv).unwrap(),
+        Observed::from_triplets(d, n, &fr, &fc, &fv).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn dense_feature_path_is_bitwise_the_sparse_one() {
+    let problem = random_problem(3, 8, 40, 0.6, 21);
+    for (variant, accelerate) in [
+        (TransductionVariant::Mc1, true),
+        (TransductionVariant::McB, true),
+        (TransductionVariant::McB, false),
+    ] {
+        let params = TransductionParams {
+            variant,
+            lambda: 0.5,
+            accelerate,
+            max_stage_iters: 200,
+            ..TransductionParams::default()
+        }
+        .check()
+        .unwrap();
+        let grid = mu_grid(&problem, &params, 4).unwrap();
+        let fit = |dense: bool| {
+            let mut rng = seeded(5);
+            let mut solver = TransductionFpc::new(&problem, params, &grid, &mut rng).unwrap();
+            if !dense {
+                solver.dense = None;
+            } else {
+                assert!(solver.dense.is_some());
+            }
+            let mut st = solver.initial_state().unwrap();
+            let report = run(&mut solver, &mut st, 2000, &mut NoObserver).unwrap();
+            (st.solutions, report.objective_trace)
+        };
+        let (a, ta) = fit(true);
+        let (b, tb) = fit(false);
+        assert_eq!(ta, tb);
+        assert_eq!(a.len(), grid.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.z, y.z);
+            assert_eq!(x.bias, y.bias);
+            assert_eq!(x.objective, y.objective);
+        }
+    }
+    // a sparse feature block keeps the entry lists
+    let sparse = random_problem(2, 8, 40, 0.1, 22);
+    let params = TransductionParams::default().check().unwrap();
+    let grid = mu_grid(&sparse, &params, 2).unwrap();
+    let solver = TransductionFpc::new(&sparse, params, &grid, &mut seeded(1)).unwrap();
+    assert!(solver.dense.is_none());
+}
+
+#[test]
+fn schedule_lands_on_grid_points() {
+    let s = schedule(100.0, 0.25, &[10.0, 2.5, 0.1]);
+    let mus: Vec<f64> = s.iter().map(|x| x.0).collect();
+    assert_eq!(mus, vec![100.0, 25.0, 10.0, 2.5, 0.625, 0.15625, 0.1]);
+    let marks: Vec<Option<usize>> = s.iter().map(|x| x.1).collect();
+    assert_eq!(
+        marks,
+        vec![None, None, Some(0), Some(1), None, None, Some(2)]
+    );
+    // a grid point above the start is the first stage
+    let s = schedule(1.0, 0.25, &[4.0, 1.0]);
+    assert_eq!(s, vec![(4.0, Some(0)), (1.0, Some(1))]);
+}
+
+#[test]
+fn gram_shrink_matches_exact_shrinkage() {
+    let mut rng = seeded(3);
+    for (m, n) in [(6, 20), (20, 6), (7, 7)] {
+        let a = gaussian_mat(&mut rng, m, n, 1.0);
+        for t in [1.5, 0.2] {
+            let exact = shrink_singular_values(thin_svd(a.as_ref()).unwrap(), t).unwrap();
+            let gram = gram_shrink(a.as_ref(), t).unwrap();
+            assert_eq!(exact.s.len(), gram.s.len());
+            for (x, y) in exact.s.iter().zip(&gram.s) {
+                assert!((x - y).abs() < 1e-10);
+            }
+            assert!((exact.reconstruct() - &gram.z).norm_l2() < 1e-9);
+            // Vᵀc either way
+            let c: Vec<f64> = (0..n).map(|j| j as f64 - 3.0).collect();
+            let want: Vec<f64> = (0..exact.s.len())
+                .map(|k| (0..n).map(|j| exact.v[(j, k)] * c[j]).sum())
+                .collect();
+            let got = gram.vt_times(a.as_ref(), &c);
+            for (w, g) in want.iter().zip(&got) {
+                assert!((w.abs() - g.abs()).abs() < 1e-8, "{w} vs {g}");
+            }
+        }
+    }
+}
+
+#[test]
+fn mc1_nuclear_norm_matches_dense() {
+    let mut rng = seeded(4);
+    for (m, n, k) in [(9, 14, 3), (6, 30, 0), (12, 5, 4)] {
+        let a = gaussian_mat(&mut rng, m, n, 1.0);
+        let svd = thin_svd(a.as_ref()).unwrap().truncate(k);
+        let mut z = svd.reconstruct();
+        let c: Vec<f64> = (0..n).map(|j| 1.0 - z[(m - 1, j)]).collect();
+        for j in 0..n {
+            z[(m - 1, j)] = 1.0;
+        }
+        let dense: f64 = z.singular_values().unwrap().iter().sum();
+        let vtc: Vec<f64> = (0..k)
+            .map(|col| (0..n).map(|j| svd.v[(j, col)] * c[j]).sum())
+            .collect();
+        let f = mc1_nuclear_norm(svd.u.as_ref(), &svd.s, &vtc, &c).unwrap();
+        assert!((dense - f).abs() < 1e-9 * dense, "{dense} vs {f}");
+    }
+}
+
+#[test]
+fn stable_logistic_pieces() {
+    for m in [-800.0, -3.0, 0.0, 2.0, 800.0] {
+        let sp = softplus_neg(m);
+        assert!(sp.is_finite() && sp >= 0.0);
+        let s = sigmoid_neg(m);
+        assert!((0.0..=1.0).contains(&s));
+    }
+    assert!((softplus_neg(0.0) - 2f64.ln()).abs() < 1e-15);
+    assert!((sigmoid_neg(0.0) - 0.5).abs() < 1e-15);
+    assert!((softplus_neg(-800.0) - 800.0).abs() < 1e-9);
+}
