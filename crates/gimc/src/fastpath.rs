@@ -30,6 +30,7 @@ use gimc_linalg::sprs::CsMat;
 use crate::data::LabelData;
 use crate::error::{check_nonneg, dim_err};
 use crate::maps::concat_features;
+use crate::shard::{ONE_PROCESS, RowSums, sum_mat, sum_scalar};
 use crate::streamed::{Storage, streamed_gradient, streamed_products};
 use crate::{GimcError, Result};
 
@@ -105,6 +106,7 @@ pub struct LabelProblem<'a> {
     lambda: f64,
     a_sq: f64,
     storage: Storage,
+    sums: &'a dyn RowSums,
 }
 
 impl<'a> LabelProblem<'a> {
@@ -116,7 +118,18 @@ impl<'a> LabelProblem<'a> {
             lambda,
             a_sq: csr_frob_sq(data.labels()),
             storage: Storage::Whole,
+            sums: &ONE_PROCESS,
         })
+    }
+
+    /// The same problem on a shard of the rows of a data-parallel fit: every sum over rows
+    /// (‖A‖², ΦᵀΦ, AᵀΦ, the map gradient) is summed across the processes by `sums`, so the
+    /// objective, W-step and gradient are those of the union of the shards (see
+    /// [`crate::RowSums`]). Every process must make the same calls in the same order.
+    pub fn with_sums(mut self, sums: &'a dyn RowSums) -> Self {
+        self.a_sq = sum_scalar(sums, csr_frob_sq(self.data.labels()));
+        self.sums = sums;
+        self
     }
 
     /// The same problem with Φ held as `storage` says (default [`Storage::Whole`]): streamed,
@@ -145,6 +158,14 @@ impl<'a> LabelProblem<'a> {
     /// Φ = [φ_1(X), …] for the maps (one map normally; several for combined features), with
     /// ΦᵀΦ and AᵀΦ.
     pub fn features<M: FeatureMap>(&self, maps: &[M]) -> Result<LabelFeatures> {
+        let mut feats = self.local_features(maps)?;
+        sum_mat(self.sums, &mut feats.gram);
+        sum_mat(self.sums, &mut feats.at_phi);
+        Ok(feats)
+    }
+
+    /// [`features`](Self::features) of this process's rows only.
+    fn local_features<M: FeatureMap>(&self, maps: &[M]) -> Result<LabelFeatures> {
         if self.storage.is_streamed() {
             let (gram, at_phi) =
                 streamed_products(maps, self.data.features(), self.data.labels(), self.storage)?;
@@ -268,18 +289,21 @@ impl<'a> LabelProblem<'a> {
                 format!("{}", map.output_dim()),
             ));
         }
-        if feats.is_streamed() {
+        let mut g = if feats.is_streamed() {
             self.check_w(feats, w)?;
-            return streamed_gradient(
+            streamed_gradient(
                 map,
                 self.data.features(),
                 self.data.labels(),
                 w,
                 self.storage,
-            );
-        }
-        let g = self.phi_gradient(feats, w)?;
-        Ok(map.backward(self.data.features(), g.as_ref())?)
+            )?
+        } else {
+            let g = self.phi_gradient(feats, w)?;
+            map.backward(self.data.features(), g.as_ref())?
+        };
+        sum_mat(self.sums, &mut g);
+        Ok(g)
     }
 
     /// The reduced objective g(U) = min_W f(W, U) (variable projection), with W*(U) and the

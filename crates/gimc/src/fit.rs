@@ -24,11 +24,12 @@ use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::memory::{MemoryEstimate, Tally};
 use gimc_solvers::{IterationRecord, Observer, ObserverAction};
 
-use crate::data::LabelData;
+use crate::data::{LabelData, Task};
 use crate::error::{check_nonneg, dim_err, param_err};
 use crate::fastpath::{LabelFeatures, LabelProblem};
 use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
 use crate::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
+use crate::shard::{ONE_PROCESS, RowSums};
 use crate::streamed::{Storage, row_block};
 use crate::{GimcError, Result};
 
@@ -311,6 +312,52 @@ pub fn estimate_fit_labels<M: LearnableMap + ?Sized>(
     t.finish()
 }
 
+/// An evaluation of `rows` rows of this process pooled over the processes: every P@k and the
+/// accuracy are means over rows, so each is summed as (mean · rows, rows). A process with no
+/// rows (its evaluation fails as empty) contributes (0, 0). Nothing changes for one process.
+fn pooled(
+    local: Result<Evaluation>,
+    rows: usize,
+    task: Task,
+    ks: &[usize],
+    sums: &dyn RowSums,
+) -> Result<Evaluation> {
+    if sums.processes() <= 1 {
+        return local;
+    }
+    let local = if rows == 0 {
+        Evaluation::default()
+    } else {
+        local?
+    };
+    // one layout on every process, from the parameters: the sum for each k (multi-label) or
+    // the accuracy's (multi-class), then the rows
+    let entries: Vec<f64> = match task {
+        Task::MultiLabel => ks
+            .iter()
+            .map(|&k| local.precision_at(k).unwrap_or(0.0) * rows as f64)
+            .collect(),
+        Task::MultiClass => vec![local.accuracy.unwrap_or(0.0) * rows as f64],
+    };
+    let mut buf = entries;
+    buf.push(rows as f64);
+    sums.sum(&mut buf);
+    let total = buf[buf.len() - 1];
+    if total == 0.0 {
+        return Err(GimcError::Empty("rows to evaluate (on every process)"));
+    }
+    Ok(match task {
+        Task::MultiLabel => Evaluation {
+            precision: ks.iter().zip(&buf).map(|(&k, &s)| (k, s / total)).collect(),
+            accuracy: None,
+        },
+        Task::MultiClass => Evaluation {
+            precision: Vec::new(),
+            accuracy: Some(buf[0] / total),
+        },
+    })
+}
+
 /// Relative slack allowed by the monotonicity check (rounding in the Cholesky solve and the
 /// Gram-form objective).
 const MONOTONE_SLACK: f64 = 1e-10;
@@ -328,6 +375,28 @@ pub fn fit_labels<M, O>(
     params: &LabelParams,
     validation: Option<&LabelData>,
     observer: &mut O,
+) -> Result<LabelFit<M>>
+where
+    M: LearnableMap,
+    O: Observer + ?Sized,
+{
+    fit_labels_sharded(data, map, params, validation, observer, &ONE_PROCESS)
+}
+
+/// [`fit_labels`] on one shard of the rows of a data-parallel fit (and, optionally, one shard
+/// of the validation rows): every sum over rows is summed across the processes by `sums`
+/// ([`crate::RowSums`]), so every process computes the fit of the union of the shards and
+/// returns the same model. Every process must start from the same map (its parameters drawn
+/// from the same seed, not from its own rows) and call this with the same parameters; the
+/// validation scores are pooled over the processes' validation shards (a shard may be empty).
+/// The training-set metrics, when asked for, are pooled the same way.
+pub fn fit_labels_sharded<M, O>(
+    data: &LabelData,
+    map: M,
+    params: &LabelParams,
+    validation: Option<&LabelData>,
+    observer: &mut O,
+    sums: &dyn RowSums,
 ) -> Result<LabelFit<M>>
 where
     M: LearnableMap,
@@ -363,7 +432,9 @@ where
     let start = Instant::now();
     let task = data.task();
     let ks = params.ks();
-    let problem = LabelProblem::new(data, params.lambda)?.with_storage(params.storage);
+    let problem = LabelProblem::new(data, params.lambda)?
+        .with_storage(params.storage)
+        .with_sums(sums);
     let mut map = map;
     let mut feats = problem.features(std::slice::from_ref(&map))?;
     let mut w = problem.w_step(&feats)?;
@@ -404,23 +475,37 @@ where
     let evaluate = |map: &M, feats: &LabelFeatures, w: &Mat<f64>| -> Result<_> {
         let train = match (params.eval_train, feats.is_streamed()) {
             (false, _) => None,
-            (true, false) => Some(evaluate_phi(
-                PhiSource::Whole(feats.phi()?),
-                w.as_ref(),
-                data,
+            (true, false) => Some(pooled(
+                evaluate_phi(PhiSource::Whole(feats.phi()?), w.as_ref(), data, &ks),
+                data.nrows(),
+                task,
                 &ks,
+                sums,
             )?),
-            (true, true) => Some(streamed_eval(map, w, data)?),
+            (true, true) => Some(pooled(
+                streamed_eval(map, w, data),
+                data.nrows(),
+                task,
+                &ks,
+                sums,
+            )?),
         };
         let val = match validation {
-            Some(v) if params.storage.is_streamed() => Some(streamed_eval(map, w, v)?),
+            Some(v) if params.storage.is_streamed() => Some(pooled(
+                streamed_eval(map, w, v),
+                v.nrows(),
+                task,
+                &ks,
+                sums,
+            )?),
             Some(v) => {
                 let phi = crate::maps::concat_features(std::slice::from_ref(map), v.features())?;
-                Some(evaluate_phi(
-                    PhiSource::Whole(phi.as_ref()),
-                    w.as_ref(),
-                    v,
+                Some(pooled(
+                    evaluate_phi(PhiSource::Whole(phi.as_ref()), w.as_ref(), v, &ks),
+                    v.nrows(),
+                    task,
                     &ks,
+                    sums,
                 )?)
             }
             None => None,

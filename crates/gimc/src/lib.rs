@@ -83,6 +83,7 @@ pub mod persist;
 pub mod registry;
 mod select;
 mod semisup;
+mod shard;
 mod streamed;
 
 pub use completion::{
@@ -94,7 +95,7 @@ pub use error::{GimcError, Result};
 pub use fastpath::{LabelFeatures, LabelProblem};
 pub use fit::{
     BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, estimate_fit_labels,
-    fit_labels,
+    fit_labels, fit_labels_sharded,
 };
 pub use gimc_linalg::Gamma;
 pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
@@ -114,6 +115,7 @@ pub use semisup::{
     DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, estimate_semisupervised,
     fit_semisupervised, fit_semisupervised_observed,
 };
+pub use shard::{OneProcess, RowSums};
 pub use streamed::{Precision, Storage};
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).

@@ -139,3 +139,83 @@ fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
     let objs: Vec<f64> = s32.history.iter().map(|h| h.objective).collect();
     assert!(objs.windows(2).all(|p| p[1] <= p[0]), "{objs:?}");
 }
+
+/// Two pretend processes holding the same shard: every sum is twice the local value, so a
+/// sharded fit with these sums must be the single-process fit of the shard stacked twice.
+#[derive(Debug)]
+struct TwoEqualShards;
+
+impl gimc::RowSums for TwoEqualShards {
+    fn sum(&self, buf: &mut [f64]) {
+        for v in buf.iter_mut() {
+            *v *= 2.0;
+        }
+    }
+    fn processes(&self) -> usize {
+        2
+    }
+}
+
+#[test]
+fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
+    let data = common::multilabel(60, 5, 7, 21);
+    let valid = common::multilabel(30, 5, 7, 22);
+    let twice = |d: &gimc::LabelData| {
+        let rows: Vec<usize> = (0..d.nrows()).chain(0..d.nrows()).collect();
+        d.select_rows(&rows).unwrap()
+    };
+    let map = FourierFamily
+        .build(data.features(), 9, 0.3, &mut seeded(4))
+        .unwrap();
+    for storage in [Storage::Whole, streamed(13, Precision::F64)] {
+        let params = LabelParams {
+            max_iter: 4,
+            storage,
+            ..LabelParams::default()
+        };
+        let union = fit_labels(
+            &twice(&data),
+            map.clone(),
+            &params,
+            Some(&twice(&valid)),
+            &mut NoObserver,
+        )
+        .unwrap();
+        let sharded = gimc::fit_labels_sharded(
+            &data,
+            map.clone(),
+            &params,
+            Some(&valid),
+            &mut NoObserver,
+            &TwoEqualShards,
+        )
+        .unwrap();
+        assert_eq!(sharded.history.len(), union.history.len());
+        // pooled means agree to rounding ((P@k · rows) summed, then divided)
+        let close = |a: &Option<gimc::Evaluation>, b: &Option<gimc::Evaluation>| {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+            a.precision.len() == b.precision.len()
+                && a.precision
+                    .iter()
+                    .zip(&b.precision)
+                    .all(|(x, y)| x.0 == y.0 && (x.1 - y.1).abs() < 1e-12)
+        };
+        for (a, b) in sharded.history.iter().zip(&union.history) {
+            assert!((a.objective - b.objective).abs() < 1e-9 * b.objective.abs());
+            assert!(
+                close(&a.validation, &b.validation),
+                "iteration {}",
+                a.iteration
+            );
+            assert!(close(&a.train, &b.train), "iteration {}", a.iteration);
+        }
+        assert_eq!(
+            sharded.best.as_ref().map(|b| b.iteration),
+            union.best.as_ref().map(|b| b.iteration)
+        );
+        assert!(rel(&sharded.model.w().to_owned(), &union.model.w().to_owned()) < 1e-8);
+        // with the local sums only, the fit is another one (the test can fail)
+        let alone = fit_labels(&data, map.clone(), &params, Some(&valid), &mut NoObserver).unwrap();
+        assert!(rel(&alone.model.w().to_owned(), &union.model.w().to_owned()) > 1e-6);
+    }
+}
