@@ -120,6 +120,7 @@ pub(crate) struct Lines<R> {
     reader: R,
     buf: Vec<u8>,
     line: usize,
+    bytes: u64,
     loc: Loc,
 }
 
@@ -129,6 +130,7 @@ impl<R: BufRead> Lines<R> {
             reader,
             buf: Vec::new(),
             line: 0,
+            bytes: 0,
             loc: Loc::new(path),
         }
     }
@@ -136,6 +138,16 @@ impl<R: BufRead> Lines<R> {
     /// Number of lines read so far (the last line's number at end of file).
     pub(crate) fn count(&self) -> usize {
         self.line
+    }
+
+    /// The reader, positioned after the last line read.
+    pub(crate) fn into_inner(self) -> R {
+        self.reader
+    }
+
+    /// Bytes read so far (newlines included).
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// The next line and its number, or `None` at end of file.
@@ -148,6 +160,7 @@ impl<R: BufRead> Lines<R> {
         if n == 0 {
             return Ok(None);
         }
+        self.bytes += n as u64;
         self.line += 1;
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();

@@ -93,7 +93,7 @@ pub use named::{
     FileReport, FileStatus, Format, NamedOptions, NamedSet, VerifyReport, guess_format, load_named,
     load_named_part, load_named_with, load_path, resolve_data_dir, sha256_file, verify, verify_all,
 };
-pub use xmc::{parse_xmc, read_xmc};
+pub use xmc::{parse_xmc, read_xmc, read_xmc_shard};
 
 /// Result alias of this crate.
 pub type Result<T, E = DataError> = std::result::Result<T, E>;
