@@ -121,6 +121,12 @@ pub struct FitArgs {
     /// over blocks, the W-step and the line search stay f64). f32 implies streaming.
     #[arg(long, default_value = "f64", value_name = "f64|f32")]
     pub precision: Precision,
+    /// Run as one process of a data-parallel fit under `mpirun` (one setting, --iters
+    /// iterations, no validation split; process 0 writes the model). Each process reads its
+    /// shard of an XC-format file, or the file with `{rank}` replaced by its rank.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 /// `gimc fit --stream`.
@@ -136,6 +142,10 @@ pub enum Stream {
 
 /// Runs `gimc fit`.
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if a.mpi {
+        return crate::mpi_fit::run(a, g);
+    }
     let (family, learn) = map_method(&a.method, &g.registry)?;
     if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
         if a.standardize == Standardize::On {

@@ -90,6 +90,8 @@ mod completion;
 mod data;
 mod eval;
 mod fit;
+#[cfg(feature = "mpi")]
+mod mpi_fit;
 mod plot;
 mod predict;
 mod progress;

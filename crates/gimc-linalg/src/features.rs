@@ -311,6 +311,12 @@ impl FeatureMatrix {
     /// assert!((x.gamma_scale() - 1.0 / (2.0 * 1.25)).abs() < 1e-12);
     /// ```
     pub fn gamma_scale(&self) -> f64 {
+        gamma_scale_from_moments(self.value_moments(), self.ncols())
+    }
+
+    /// (Σ x, Σ x², number of cells n·d) over every cell, zeros included: the sums behind
+    /// [`gamma_scale`](Self::gamma_scale), which shards of the rows can add up.
+    pub fn value_moments(&self) -> (f64, f64, f64) {
         let cells = self.nrows() as f64 * self.ncols() as f64;
         let (sum, sumsq) = match self {
             Self::Dense(m) => (0..m.ncols()).fold((0.0, 0.0), |(s, q), j| {
@@ -322,16 +328,23 @@ impl FeatureMatrix {
             }),
             Self::Sparse(m) => (m.data().iter().sum(), m.data().iter().map(|v| v * v).sum()),
         };
-        if cells == 0.0 {
-            return 1.0;
-        }
-        let mean = sum / cells;
-        let var = (sumsq / cells - mean * mean).max(0.0);
-        if var > 0.0 && var.is_finite() {
-            1.0 / (self.ncols() as f64 * var)
-        } else {
-            1.0
-        }
+        (sum, sumsq, cells)
+    }
+}
+
+/// The scale rule γ = 1 / (d · Var X) from [`FeatureMatrix::value_moments`] (summed over
+/// shards of the rows, for a data-parallel fit) and the column count d; 1 when the variance is
+/// zero or not finite.
+pub fn gamma_scale_from_moments((sum, sumsq, cells): (f64, f64, f64), ncols: usize) -> f64 {
+    if cells == 0.0 {
+        return 1.0;
+    }
+    let mean = sum / cells;
+    let var = (sumsq / cells - mean * mean).max(0.0);
+    if var > 0.0 && var.is_finite() {
+        1.0 / (ncols as f64 * var)
+    } else {
+        1.0
     }
 }
 

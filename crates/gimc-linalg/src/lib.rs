@@ -83,6 +83,7 @@ pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
 pub use error::{DimError, LinalgError, ParamError};
 pub use features::{
     DENSE_FRACTION, FeatureMatrix, Gamma, Preprocess, RowNorm, StandardizeMode, Standardizer,
+    gamma_scale_from_moments,
 };
 pub use kernels::{Kernel, kernel_block, kernel_block_dense};
 pub use observed::{Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};

@@ -4,6 +4,8 @@
 
 mod commands;
 mod memory;
+#[cfg(feature = "mpi")]
+mod mpi;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

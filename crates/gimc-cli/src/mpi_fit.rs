@@ -1,0 +1,315 @@
+//! `mpirun -np N gimc fit DATA --mpi …` (cargo feature `mpi`): one GIMC fit of the multi-label
+//! fast path, data-parallel over N processes (issue 18, item 3).
+//!
+//! - **Shards.** An XC-format file (`gimc data synth xmc`, the Extreme Classification
+//!   Repository's text files) is cut into N byte ranges and each process parses only its own
+//!   ([`gimc_data::read_xmc_shard`]). A path containing `{rank}` names one file per process.
+//!   Any other input (a named set, ARFF, LIBSVM, …) is read whole by every process, which keeps
+//!   its contiguous N-th of the rows (the computation is sharded, the reading is not).
+//! - **Sums.** Every row sum of the fit (‖A‖², ΦᵀΦ, AᵀΦ, the map gradient; γ's scale rule from
+//!   the value moments) is reduced to process 0 and broadcast back ([`MpiSums`]), so every
+//!   process holds bitwise the same sums and takes the same line-search and stopping
+//!   decisions ([`gimc::fit_labels_sharded`]).
+//! - **Map.** Its parameters must be drawn from the seed alone, not from the rows: the Fourier
+//!   families (`gimc-lff`, `imc-rff`, `*-lff-phase`). Nyström landmarks come from the rows and
+//!   are refused.
+//! - **Fixed setting.** One m, γ and λ, and `--iters` outer iterations (no validation split:
+//!   evaluate the model with `gimc predict` and `gimc eval`). Process 0 writes the model and
+//!   prints the summary.
+//! - **Errors.** A process that fails aborts the whole job (`MPI_Abort`) after printing its
+//!   error, so no process waits forever in a collective call.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use gimc::{
+    Gamma, IterationRecord, LabelParams, NoObserver, Observer, ObserverAction, Precision, Storage,
+    estimate_fit_labels, fit_labels_sharded,
+};
+use gimc_linalg::{Preprocess, gamma_scale_from_moments};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use serde_json::json;
+
+use crate::common::{Globals, Standardize, label_data, load_target, map_method, normalize};
+use crate::fit::{FitArgs, Stream};
+
+/// Sums across the processes of `MPI_COMM_WORLD`: reduce to process 0, then broadcast, so every
+/// process receives the same bits (an all-reduce need not guarantee that).
+struct MpiSums<'c> {
+    world: &'c SimpleCommunicator,
+}
+
+impl std::fmt::Debug for MpiSums<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MpiSums({} processes)", self.world.size())
+    }
+}
+
+impl gimc::RowSums for MpiSums<'_> {
+    fn sum(&self, buf: &mut [f64]) {
+        let root = self.world.process_at_rank(0);
+        if self.world.rank() == 0 {
+            let mut total = vec![0.0; buf.len()];
+            root.reduce_into_root(buf, &mut total[..], SystemOperation::sum());
+            buf.copy_from_slice(&total);
+        } else {
+            root.reduce_into(buf, SystemOperation::sum());
+        }
+        root.broadcast_into(buf);
+    }
+
+    fn processes(&self) -> usize {
+        self.world.size() as usize
+    }
+}
+
+/// Prints each outer iteration on process 0 (stderr, unless `--quiet`).
+struct IterationLog<'g> {
+    g: &'g Globals,
+}
+
+impl Observer for IterationLog<'_> {
+    fn observe(&mut self, r: &IterationRecord) -> ObserverAction {
+        self.g.info(&format!(
+            "iteration {}: objective {:.6e}, {:.1} s",
+            r.iteration, r.objective, r.elapsed_secs
+        ));
+        ObserverAction::Continue
+    }
+}
+
+/// Runs `gimc fit --mpi`. Any error aborts every process.
+pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+    let universe = mpi::initialize().context("MPI could not be initialised")?;
+    let world = universe.world();
+    match fit(a, g, &world) {
+        Ok(()) => Ok(()),
+        #[allow(clippy::print_stderr)]
+        Err(e) => {
+            // the error must be seen before MPI_Abort ends every process
+            eprintln!(
+                "gimc (process {} of {}): error: {e:#}",
+                world.rank(),
+                world.size()
+            );
+            world.abort(1)
+        }
+    }
+}
+
+fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let sums = MpiSums { world };
+    let lead = rank == 0;
+    let say = |msg: &str| {
+        if lead {
+            g.info(msg);
+        }
+    };
+    if a.triplets.is_some() {
+        bail!("--mpi runs the multi-label / multi-class fast path, not --triplets completion");
+    }
+    let (family, learn) = map_method(&a.method, &g.registry)?;
+    if !matches!(family.name(), "lff" | "lff-phase") {
+        bail!(
+            "--mpi needs a map drawn from the seed alone (gimc-lff, imc-rff, gimc-lff-phase, \
+             imc-rff-phase); `{}` draws from the rows, which differ between processes",
+            a.method
+        );
+    }
+    let (m, gamma, lambda) = match (a.m.as_slice(), a.gamma.as_slice(), a.lambda.as_slice()) {
+        ([m], [gamma], [lambda]) => (*m, *gamma, *lambda),
+        _ => bail!("--mpi fits one setting: give one --m, one --gamma and one --lambda"),
+    };
+    let target = a.target.as_deref().context("missing the data argument")?;
+    let t0 = Instant::now();
+    let (mut ds, header_rows) = if target.contains("{rank}") {
+        let path = target.replace("{rank}", &rank.to_string());
+        (load_target(Some(&path), &a.part, g)?, None)
+    } else if Path::new(target).is_file()
+        && !target.ends_with(".gz")
+        && matches!(
+            gimc_data::guess_format(Path::new(target)),
+            Ok(gimc_data::Format::Xmc)
+        )
+    {
+        let (ds, n) = gimc_data::read_xmc_shard(Path::new(target), rank, size)?;
+        (ds, Some(n))
+    } else {
+        let whole = load_target(Some(target), &a.part, g)?;
+        let n = whole.nrows();
+        let rows: Vec<usize> = (n * rank / size..n * (rank + 1) / size).collect();
+        if rows.is_empty() {
+            bail!("{n} rows cannot be shared by {size} processes");
+        }
+        (whole.select_rows(&rows)?, Some(n))
+    };
+    if ds.nrows() == 0 {
+        bail!("process {rank} received no rows (fewer rows than processes?)");
+    }
+    let dense = !ds.features.is_sparse();
+    if a.standardize == Standardize::On || (dense && a.standardize == Standardize::Auto) {
+        bail!(
+            "--mpi does not standardise dense features (the column statistics would be a \
+             shard's): pass --standardize off, or standardise the data beforehand"
+        );
+    }
+    let row_norm = normalize(&mut ds, a.normalize);
+    let data = label_data(ds)?;
+    // every process must agree on the shapes before any fit sum
+    let local = [
+        data.nrows() as f64,
+        data.features().ncols() as f64,
+        data.n_labels() as f64,
+    ];
+    let mut shape = local;
+    gimc::RowSums::sum(&sums, &mut shape);
+    if shape[1] != local[1] * size as f64 || shape[2] != local[2] * size as f64 {
+        bail!(
+            "the shards disagree on the number of features or labels (classes): process \
+             {rank} has {} and {}",
+            local[1],
+            local[2]
+        );
+    }
+    let rows = shape[0] as usize;
+    if let Some(n) = header_rows
+        && n != rows
+    {
+        bail!("the shards hold {rows} rows, the file announces {n}");
+    }
+    say(&format!(
+        "{size} processes: {rows} rows, {} features, {} labels; process 0 holds {} rows (read in {:.1} s)",
+        data.features().ncols(),
+        data.n_labels(),
+        data.nrows(),
+        t0.elapsed().as_secs_f64()
+    ));
+    // γ: the scale rule from the value moments of every shard
+    let gamma = match gamma {
+        Gamma::Value(v) => v,
+        Gamma::Scale(f) => {
+            let (s, q, c) = data.features().value_moments();
+            let mut moments = [s, q, c];
+            gimc::RowSums::sum(&sums, &mut moments);
+            f * gamma_scale_from_moments(
+                (moments[0], moments[1], moments[2]),
+                data.features().ncols(),
+            )
+        }
+    };
+    let map = family.build(
+        data.features(),
+        m,
+        gamma,
+        &mut gimc_linalg::rng::seeded(g.seed),
+    )?;
+    let streamed = Storage::Streamed {
+        block_rows: a.block_rows,
+        precision: a.precision,
+    };
+    let mut params = LabelParams {
+        lambda,
+        max_iter: if learn { a.iters } else { 0 },
+        eval_train: false,
+        ..LabelParams::default()
+    };
+    let asked = a.precision == Precision::F32 || a.block_rows > 0;
+    params.storage = match a.stream {
+        Stream::Off if asked => bail!("--precision f32 and --block-rows need --stream on or auto"),
+        Stream::On => streamed,
+        Stream::Auto if asked => streamed,
+        Stream::Off => Storage::Whole,
+        Stream::Auto => {
+            // stream when any process's whole Φ would not fit (the decision must agree)
+            let budget = crate::common::memory_budget()?;
+            let whole = estimate_fit_labels(&data, &map, &params, None);
+            let mut over = [f64::from(u8::from(
+                gimc_linalg::memory::check_fits(&whole, budget).is_err(),
+            ))];
+            gimc::RowSums::sum(&sums, &mut over);
+            if over[0] > 0.0 {
+                streamed
+            } else {
+                Storage::Whole
+            }
+        }
+    };
+    crate::common::check_memory(
+        &estimate_fit_labels(&data, &map, &params, None),
+        crate::common::memory_budget()?,
+        "--m (or use more processes)",
+    )?;
+    say(&format!(
+        "fitting {} (m = {m}, γ = {gamma}, λ = {lambda}, {} iterations, Φ {})",
+        a.method,
+        params.max_iter,
+        if params.storage.is_streamed() {
+            format!(
+                "streamed, {} block products",
+                params.storage.precision().name()
+            )
+        } else {
+            "whole".to_string()
+        }
+    ));
+    let t = Instant::now();
+    let fit = if lead {
+        fit_labels_sharded(&data, map, &params, None, &mut IterationLog { g }, &sums)?
+    } else {
+        fit_labels_sharded(&data, map, &params, None, &mut NoObserver, &sums)?
+    };
+    let seconds = t.elapsed().as_secs_f64();
+    if !lead {
+        return Ok(());
+    }
+    let iterations = fit.history.len().saturating_sub(1);
+    let objective = fit.history.last().map_or(f64::NAN, |h| h.objective);
+    let mut model = fit.model;
+    model.set_method(a.method.clone());
+    let hp = model.hyper_parameters_mut();
+    hp.insert("m".into(), m as f64);
+    hp.insert("gamma".into(), gamma);
+    hp.insert("lambda".into(), lambda);
+    hp.insert("iterations".into(), iterations as f64);
+    hp.insert("processes".into(), size as f64);
+    let preprocess = Preprocess {
+        standardizer: None,
+        row_norm,
+    };
+    gimc::persist::save_label_model_with_preprocess(&model, &preprocess, &a.out)
+        .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    if g.json {
+        let v = json!({
+            "model": a.out.display().to_string(),
+            "method": a.method,
+            "processes": size,
+            "rows": rows,
+            "features": model.input_dim(),
+            "labels": model.n_labels(),
+            "m": m,
+            "gamma": gamma,
+            "lambda": lambda,
+            "iterations": iterations,
+            "objective": objective,
+            "streamed": params.storage.is_streamed(),
+            "precision": params.storage.precision().name(),
+            "fit_seconds": seconds,
+            "seconds_per_iteration": fit.history.windows(2).map(|w| w[1].seconds - w[0].seconds).collect::<Vec<_>>(),
+        });
+        crate::common::write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+    } else {
+        crate::common::write_output(
+            None,
+            &format!(
+                "fitted {} on {rows} rows with {size} processes: {iterations} iterations in {seconds:.1} s, objective {objective:.6e}\nmodel: {}\n",
+                a.method,
+                a.out.display()
+            ),
+        )?;
+    }
+    Ok(())
+}

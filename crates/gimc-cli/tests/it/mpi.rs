@@ -1,0 +1,196 @@
+//! `mpirun -np 2 gimc fit --mpi` (feature `mpi`): two processes, each reading its byte range of
+//! an XC file, fit the same model as one process: W within 1e-8 relative, the same test P@k,
+//! also streamed; a process that fails ends the job with an error instead of a hang.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use gimc::MapRegistry;
+
+use crate::{gimc, stderr, stdout};
+
+fn mpirun(np: usize, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args([
+            "-np",
+            &np.to_string(),
+            "--oversubscribe",
+            "--bind-to",
+            "none",
+        ])
+        .arg(env!("CARGO_BIN_EXE_gimc"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .expect("mpirun runs (install openmpi-bin)")
+}
+
+/// Writes rows [lo, hi) of an XC file (header line first) to `out`.
+fn xc_rows(src: &Path, lo: usize, hi: usize, out: &Path) {
+    let text = std::fs::read_to_string(src).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let body: Vec<&str> = lines.skip(lo).take(hi - lo).collect();
+    let mut s = format!("{} {} {}\n", body.len(), header[1], header[2]);
+    for l in body {
+        s.push_str(l);
+        s.push('\n');
+    }
+    std::fs::write(out, s).unwrap();
+}
+
+fn w_of(path: &Path) -> gimc_linalg::faer::Mat<f64> {
+    let model = gimc::persist::load_label_model(path, &MapRegistry::builtin()).unwrap();
+    model.w().to_owned()
+}
+
+fn p_at(model: &Path, test: &Path, pred: &Path) -> String {
+    let o = gimc(&[
+        "-q",
+        "predict",
+        test.to_str().unwrap(),
+        "-m",
+        model.to_str().unwrap(),
+        "--top-k",
+        "5",
+        "-o",
+        pred.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc(&[
+        "eval",
+        "--pred",
+        pred.to_str().unwrap(),
+        "--truth",
+        test.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn two_processes_fit_the_single_process_model() {
+    let dir = std::env::temp_dir().join(format!("gimc-mpi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let all = dir.join("all.txt");
+    let o = gimc(&[
+        "-q",
+        "--seed",
+        "3",
+        "data",
+        "synth",
+        "xmc",
+        "--rows",
+        "2500",
+        "--features",
+        "1500",
+        "--labels",
+        "80",
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (train, test) = (dir.join("train.txt"), dir.join("test.txt"));
+    xc_rows(&all, 0, 2000, &train);
+    xc_rows(&all, 2000, 2500, &test);
+    let fit = |np: usize, name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let mut args = vec![
+            "--seed",
+            "5",
+            "fit",
+            train.to_str().unwrap(),
+            "--mpi",
+            "--m",
+            "40",
+            "--lambda",
+            "1",
+            "--iters",
+            "3",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = mpirun(np, &args);
+        assert!(
+            o.status.success(),
+            "np {np}: {}\n{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        out
+    };
+    let one = fit(1, "one.gimc", &[]);
+    let two = fit(2, "two.gimc", &[]);
+    let two_streamed = fit(2, "two-s.gimc", &["--stream", "on", "--block-rows", "150"]);
+    let w1 = w_of(&one);
+    for other in [&two, &two_streamed] {
+        let w = w_of(other);
+        let rel = (&w - &w1).norm_l2() / w1.norm_l2();
+        assert!(rel < 1e-8, "{}: W differs by {rel:e}", other.display());
+        assert_eq!(
+            p_at(other, &test, &dir.join("p.pred")),
+            p_at(&one, &test, &dir.join("q.pred"))
+        );
+    }
+    // a different seed draws another map: another model (the comparison can fail)
+    let o = mpirun(
+        2,
+        &[
+            "--seed",
+            "6",
+            "fit",
+            train.to_str().unwrap(),
+            "--mpi",
+            "--m",
+            "40",
+            "--iters",
+            "3",
+            "-o",
+            dir.join("seed6.gimc").to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w6 = w_of(&dir.join("seed6.gimc"));
+    assert!((&w6 - &w1).norm_l2() > 1e-3 * w1.norm_l2());
+    // one process's shard is malformed: the job ends with the error, it does not hang
+    let bad = dir.join("bad.txt");
+    let mut text = std::fs::read_to_string(&train).unwrap();
+    text.push_str("0 1:oops\n");
+    std::fs::write(&bad, text.replacen("2000 1500 80", "2001 1500 80", 1)).unwrap();
+    let o = mpirun(
+        2,
+        &[
+            "fit",
+            bad.to_str().unwrap(),
+            "--mpi",
+            "--iters",
+            "1",
+            "-o",
+            dir.join("bad.gimc").to_str().unwrap(),
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("oops"), "{}", stderr(&o));
+    // a map drawn from the rows is refused
+    let o = mpirun(
+        1,
+        &[
+            "fit",
+            train.to_str().unwrap(),
+            "--mpi",
+            "--method",
+            "gimc-lnys",
+            "-o",
+            dir.join("n.gimc").to_str().unwrap(),
+        ],
+    );
+    assert!(
+        !o.status.success() && stderr(&o).contains("drawn from the seed"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
