@@ -116,7 +116,7 @@ pub use semisup::{
     fit_semisupervised, fit_semisupervised_observed,
 };
 pub use shard::{OneProcess, RowSums};
-pub use streamed::{Precision, Storage};
+pub use streamed::{DEFAULT_BLOCK_ENTRIES, Precision, Storage};
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).
 pub use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction, Trace};

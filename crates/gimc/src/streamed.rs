@@ -77,10 +77,10 @@ pub enum Storage {
     /// Φ whole in memory, in f64: the fastest path when n·D·8 bytes fit.
     #[default]
     Whole,
-    /// Φ formed `block_rows` rows at a time (0: [`DEFAULT_BLOCK_ENTRIES`] / D rows) and never
+    /// Φ formed `block_rows` rows at a time (0: chosen by [`Storage::block_rows`]) and never
     /// held whole; block products in `precision`.
     Streamed {
-        /// Rows per block (0 chooses from D).
+        /// Rows per block (0: chosen by [`Storage::block_rows`]).
         block_rows: usize,
         /// Arithmetic of the block products.
         precision: Precision,
