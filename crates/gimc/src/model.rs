@@ -19,7 +19,7 @@ use crate::error::{dim_err, param_err};
 use crate::fastpath::{BLOCK_ENTRIES, LabelProblem};
 use crate::maps::concat_features;
 use crate::registry::BoxedMap;
-use crate::streamed::{blocks, row_block};
+use crate::streamed::{DEFAULT_BLOCK_ENTRIES, blocks, row_block};
 use crate::{GimcError, Result};
 
 /// Scores of a labelled set: P@k for the requested k (multi-label) or accuracy (multi-class),
@@ -221,8 +221,10 @@ impl<M: FeatureMap> LabelModel<M> {
         per_row: impl Fn(&[f64]) -> T + Sync,
     ) -> Result<Vec<T>> {
         self.check_input(x)?;
-        let width = self.feature_dim().max(self.n_labels()).max(1);
-        let block = (BLOCK_ENTRIES / width).clamp(1, x.nrows().max(1));
+        // feature blocks of about DEFAULT_BLOCK_ENTRIES entries (each forward pass also reads
+        // the whole map, so blocks sized by the scores' width L would repeat that thousands of
+        // times at XMC scale); the scores within a block go by BLOCK_ENTRIES / L rows
+        let block = (DEFAULT_BLOCK_ENTRIES / self.feature_dim().max(1)).clamp(1, x.nrows().max(1));
         let phi = |lo: usize, b: usize| concat_features(&self.maps, &*row_block(x, lo, b)?);
         PhiSource::Blocks {
             n: x.nrows(),
@@ -350,7 +352,7 @@ impl PhiSource<'_> {
                 let mut out = Vec::with_capacity(*n);
                 for (lo, b) in blocks(*n, *block) {
                     let p = phi(lo, b)?;
-                    scores_then(p.as_ref(), w, &per_row, &mut out);
+                    out.extend(blocked_from_phi(p.as_ref(), w, &per_row));
                 }
                 Ok(out)
             }
