@@ -77,16 +77,11 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         _ => a.top_k,
     }
     .min(model.n_labels());
-    let scores = model
-        .scores(&ds.features)
+    // block by block: never the rows × labels score matrix
+    let rows = model
+        .top_k_scored(&ds.features, k.max(1))
         .with_context(|| ds.name.clone())?;
-    let n = scores.nrows();
-    let mut rows: Vec<Vec<(usize, f64)>> = Vec::with_capacity(n);
-    for i in 0..n {
-        let row: Vec<f64> = (0..scores.ncols()).map(|j| scores[(i, j)]).collect();
-        let top = gimc_metrics::top_k_indices(&row, k);
-        rows.push(top.into_iter().map(|j| (j, row[j])).collect());
-    }
+    let n = rows.len();
     let s = if g.json {
         let v: Vec<_> = rows
             .iter()

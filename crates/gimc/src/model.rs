@@ -243,6 +243,17 @@ impl<M: FeatureMap> LabelModel<M> {
         self.blocked(x, |s| top_k_indices(s, k))
     }
 
+    /// [`top_k`](Self::top_k) with each label's score φ(x)ᵀw_j, computed block by block (no
+    /// n × L matrix).
+    pub fn top_k_scored(&self, x: &FeatureMatrix, k: usize) -> Result<Vec<Vec<(usize, f64)>>> {
+        if k == 0 {
+            return Err(param_err("k", "must be at least 1"));
+        }
+        self.blocked(x, |s| {
+            top_k_indices(s, k).into_iter().map(|j| (j, s[j])).collect()
+        })
+    }
+
     /// The arg-max label (class) of every row of `x` (ties by the lower index).
     pub fn predict_classes(&self, x: &FeatureMatrix) -> Result<Vec<usize>> {
         self.blocked(x, argmax)
@@ -462,6 +473,15 @@ mod tests {
             assert_eq!(top[i], top_k_indices(&row, 3));
             assert_eq!(cls[i], top[i][0]);
         }
+        let scored = model.top_k_scored(&x, 3).unwrap();
+        for i in 0..40 {
+            let labels: Vec<usize> = scored[i].iter().map(|&(j, _)| j).collect();
+            assert_eq!(labels, top[i]);
+            for &(j, v) in &scored[i] {
+                assert!((v - s[(i, j)]).abs() <= 1e-12 * s[(i, j)].abs().max(1.0));
+            }
+        }
+        assert!(model.top_k_scored(&x, 0).is_err());
         let phi = model.features(&x).unwrap();
         assert_eq!(
             blocked_from_phi(phi.as_ref(), model.w(), |r| top_k_indices(r, 3)),
