@@ -61,14 +61,31 @@ impl RandomFourier {
     }
 
     /// H = G_s ∘ Φ_cos − G_c ∘ Φ_sin (n × m), the rows whose product XᵀH is ∂⟨G, φ⟩/∂U when
-    /// `features` = φ(X) = m^{-1/2}[cos S, sin S].
-    fn backward_rows(&self, features: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Mat<f64> {
+    /// `features` = φ(X) = m^{-1/2}[cos S, sin S], after checking X, G and the features (`op`
+    /// names the caller in errors).
+    fn backward_rows(
+        &self,
+        op: &'static str,
+        x: &FeatureMatrix,
+        features: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+    ) -> Result<Mat<f64>> {
+        check_input(op, x, self.input_dim())?;
+        check_grad(op, g, x.nrows(), self.output_dim())?;
+        if features.shape() != g.shape() {
+            return Err(crate::error::dim_err(
+                op,
+                format!("features φ(X) of shape {} x {}", g.nrows(), g.ncols()),
+                format!("{} x {}", features.nrows(), features.ncols()),
+            ));
+        }
+        check_finite(features)?;
         let m = self.u.ncols();
         let (g_cos, g_sin) = g.split_at_col(m);
         let (f_cos, f_sin) = features.split_at_col(m);
-        Mat::from_fn(features.nrows(), m, |i, r| {
+        Ok(Mat::from_fn(features.nrows(), m, |i, r| {
             g_sin[(i, r)] * f_cos[(i, r)] - g_cos[(i, r)] * f_sin[(i, r)]
-        })
+        }))
     }
 
     /// A map with the given directions U (d × m, m ≥ 1, finite).
@@ -171,20 +188,8 @@ impl LearnableMap for RandomFourier {
         features: MatRef<'_, f64>,
         g: MatRef<'_, f64>,
     ) -> Result<Mat<f64>> {
-        check_input("RandomFourier::backward_at", x, self.input_dim())?;
-        check_grad(
-            "RandomFourier::backward_at",
-            g,
-            x.nrows(),
-            self.output_dim(),
-        )?;
-        check_grad(
-            "RandomFourier::backward_at (features)",
-            features,
-            x.nrows(),
-            self.output_dim(),
-        )?;
-        Ok(x.tr_mul_dense(self.backward_rows(features, g).as_ref())?)
+        let h = self.backward_rows("RandomFourier::backward_at", x, features, g)?;
+        Ok(x.tr_mul_dense(h.as_ref())?)
     }
 
     /// As [`backward_at`](LearnableMap::backward_at), with XᵀH accumulated into `out` in place.
@@ -195,20 +200,8 @@ impl LearnableMap for RandomFourier {
         g: MatRef<'_, f64>,
         out: MatMut<'_, f64>,
     ) -> Result<()> {
-        check_input("RandomFourier::backward_add_at", x, self.input_dim())?;
-        check_grad(
-            "RandomFourier::backward_add_at",
-            g,
-            x.nrows(),
-            self.output_dim(),
-        )?;
-        check_grad(
-            "RandomFourier::backward_add_at (features)",
-            features,
-            x.nrows(),
-            self.output_dim(),
-        )?;
-        Ok(x.tr_mul_dense_add(self.backward_rows(features, g).as_ref(), out)?)
+        let h = self.backward_rows("RandomFourier::backward_add_at", x, features, g)?;
+        Ok(x.tr_mul_dense_add(h.as_ref(), out)?)
     }
 }
 

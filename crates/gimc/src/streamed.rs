@@ -72,6 +72,37 @@ impl std::str::FromStr for Precision {
 }
 
 /// How a fit holds the features Φ (n × D).
+///
+/// ```
+/// use gimc::{LabelData, LabelParams, NoObserver, Precision, Storage, fit_labels};
+/// use gimc_featmap::{FourierFamily, MapFamily};
+/// use gimc_linalg::FeatureMatrix;
+/// use gimc_linalg::rng::{gaussian_mat, seeded};
+/// use gimc_linalg::sprs::TriMat;
+///
+/// let n = 300;
+/// let x = gaussian_mat(&mut seeded(1), n, 4, 1.0);
+/// let mut labels = TriMat::new((n, 3));
+/// for i in 0..n {
+///     labels.add_triplet(i, if x[(i, 0)] * x[(i, 1)] > 0.0 { 0 } else { 1 }, 1.0);
+///     if x[(i, 2)] > 0.5 {
+///         labels.add_triplet(i, 2, 1.0);
+///     }
+/// }
+/// let data = LabelData::multi_label(FeatureMatrix::dense(x)?, labels.to_csr())?;
+/// let map = FourierFamily.build(data.features(), 40, 0.5, &mut seeded(2))?;
+/// let whole = LabelParams { max_iter: 3, ..LabelParams::default() };
+/// // Φ formed 64 rows at a time, never held whole, block products in f32
+/// let blocks = LabelParams {
+///     storage: Storage::Streamed { block_rows: 64, precision: Precision::F32 },
+///     ..whole.clone()
+/// };
+/// let a = fit_labels(&data, map.clone(), &whole, None, &mut NoObserver)?;
+/// let b = fit_labels(&data, map, &blocks, None, &mut NoObserver)?;
+/// let (fa, fb) = (a.history.last().unwrap().objective, b.history.last().unwrap().objective);
+/// assert!((fa - fb).abs() < 1e-4 * fa);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Storage {
     /// Φ whole in memory, in f64: the fastest path when n·D·8 bytes fit.
