@@ -81,6 +81,7 @@ fn main() {
             variant,
             lambda,
             max_stage_iters: 1000,
+            tol: std::env::var("FPC_TOL").map_or(1e-5, |v| v.parse().unwrap()),
             accelerate,
             ..TransductionParams::default()
         }
@@ -111,13 +112,19 @@ fn main() {
             })
             .collect();
         let ranks: Vec<usize> = path.solutions.iter().map(|s| s.rank).collect();
+        let objectives: Vec<String> = path
+            .solutions
+            .iter()
+            .map(|s| format!("{:e}", s.objective))
+            .collect();
         println!(
             "λ = {lambda:>6}: {:>5} steps in {secs:6.2} s; steps per stage {:?} ({} restarts); ranks {ranks:?}; \
-             label error {}",
+             label error {}; objectives {}",
             path.iterations,
             steps.0,
             steps.1,
-            errs.join(" ")
+            errs.join(" "),
+            objectives.join(" ")
         );
     }
 }

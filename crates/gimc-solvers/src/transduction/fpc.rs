@@ -93,6 +93,9 @@ pub struct TransductionFpc<'a> {
     momentum: Option<Momentum>,
     /// The gradient step's buffer, kept from step to step (see [`take_work`]).
     work: Option<Mat<f64>>,
+    /// The iterate the last step replaced (or its rejected candidate): the next shrinkage
+    /// writes its Z there.
+    spare: Option<Mat<f64>>,
 }
 
 #[derive(Debug)]
@@ -148,6 +151,7 @@ impl<'a> TransductionFpc<'a> {
             dense: DenseFeatures::new(problem),
             momentum: None,
             work: None,
+            spare: None,
         })
     }
 
@@ -298,7 +302,7 @@ impl<'a> TransductionFpc<'a> {
         let (m, n) = a.shape();
         let min_dim = m.min(n);
         match self.params.svd {
-            ShrinkSvd::Auto if min_dim <= GRAM_LIMIT => gram_shrink(a, thresh),
+            ShrinkSvd::Auto if min_dim <= GRAM_LIMIT => gram_shrink(a, thresh, self.spare.take()),
             ShrinkSvd::Exact => Ok(Shrunk::from_svd(
                 shrink_singular_values(thin_svd(a)?, thresh)?,
                 thresh,
@@ -375,14 +379,17 @@ impl<'a> TransductionFpc<'a> {
     /// the columns (accelerated FPC's step from the extrapolated point): no gradient array is
     /// written and read back, and Y is read once. The same operations in the same order as
     /// `eval_with(Y, b, false, true)` followed by [`Self::descent_from_cache`], so bitwise the
-    /// same A and b; the label gradients are still cached (as `eval_with` caches them).
-    fn descent_fused(&mut self, y: MatRef<'_, f64>, bias: &[f64]) -> (Mat<f64>, Vec<f64>) {
+    /// same A and b; the label gradients are still cached (as `eval_with` caches them). A is
+    /// written straight from Y (no copy pass), and the returned flag says whether every entry
+    /// of A is finite (screened column by column while it is in cache).
+    fn descent_fused(&mut self, y: MatRef<'_, f64>, bias: &[f64]) -> (Mat<f64>, Vec<f64>, bool) {
         let Some(df) = self.dense.as_ref() else {
             self.eval_with(y, bias, false, true);
-            return self.descent_from_cache(y, bias);
+            let (a, b) = self.descent_from_cache(y, bias);
+            let finite = dense::first_non_finite(a.as_ref()).is_none();
+            return (a, b, finite);
         };
         let mut a = take_work(&mut self.work, y.nrows(), y.ncols());
-        a.copy_from(y);
         let (tau_z, tau_b) = (self.tau_z, self.tau_b);
         let (wy, wx) = self.weights;
         let (t, d) = (df.t, df.d);
@@ -390,9 +397,33 @@ impl<'a> TransductionFpc<'a> {
         let e = &self.entries;
         let grad = &mut self.grad;
         let mcb = self.params.variant == TransductionVariant::McB;
+        let mut finite = true;
         gimc_linalg::simd::clear_upper_state();
         for j in 0..a.ncols() {
+            let range = j * d..(j + 1) * d;
+            let (xc, mc) = (&df.x[range.clone()], &df.mask[range]);
+            let ycol = y.col(j);
             let mut col = a.col_mut(j);
+            // A = Y − τ ∇f(Y) written straight from Y (no copy pass): the feature block in one
+            // pass, the other rows copied, then the label entries updated in place
+            match (col.as_mut().try_as_col_major_mut(), ycol.try_as_col_major()) {
+                (Some(out), Some(yc)) => {
+                    let (out, yc) = (out.as_slice_mut(), yc.as_slice());
+                    out[..t].copy_from_slice(&yc[..t]);
+                    out[t + d..].copy_from_slice(&yc[t + d..]);
+                    let feats = out[t..t + d].iter_mut().zip(&yc[t..t + d]);
+                    for ((v, &yv), (&x, &m)) in feats.zip(xc.iter().zip(mc)) {
+                        *v = yv - tau_z * (wx * ((yv - x) * m));
+                    }
+                }
+                _ => {
+                    col.copy_from(ycol);
+                    let mut block = col.as_mut().subrows_mut(t, d);
+                    for i in 0..d {
+                        block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
+                    }
+                }
+            }
             let r = e.label_ptr[j]..e.label_ptr[j + 1];
             for k in r {
                 let (i, yv) = (e.rows[k], e.vals[k]);
@@ -411,20 +442,14 @@ impl<'a> TransductionFpc<'a> {
                     new_b[i] -= tau_b * g;
                 }
             }
-            let range = j * d..(j + 1) * d;
-            let (xc, mc) = (&df.x[range.clone()], &df.mask[range]);
-            let mut block = col.as_mut().subrows_mut(t, d);
-            if let Some(slice) = block.as_mut().try_as_col_major_mut() {
-                for ((v, &x), &m) in slice.as_slice_mut().iter_mut().zip(xc).zip(mc) {
-                    *v -= tau_z * (wx * ((*v - x) * m));
-                }
-            } else {
-                for i in 0..d {
-                    block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
-                }
-            }
+            // the NaN screen of the step, on the column while it is in cache (A is a `Mat`:
+            // its columns are contiguous)
+            finite &= col
+                .as_ref()
+                .try_as_col_major()
+                .is_none_or(|out| dense::all_finite(out.as_slice()));
         }
-        (a, new_b)
+        (a, new_b, finite)
     }
 
     /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
@@ -440,13 +465,14 @@ impl<'a> TransductionFpc<'a> {
     ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
         let variant = self.params.variant;
         let tau_z = self.tau_z;
-        let (a, new_b) = if fused {
+        let (a, new_b, finite) = if fused {
             self.descent_fused(z, bias)
         } else {
-            self.descent_from_cache(z, bias)
+            let (a, b) = self.descent_from_cache(z, bias);
+            let finite = dense::first_non_finite(a.as_ref()).is_none();
+            (a, b, finite)
         };
-        // one vectorised pass: a NaN or an infinity anywhere makes the sum non-finite
-        if !a.sum().is_finite() || new_b.iter().any(|b| !b.is_finite()) {
+        if !finite || new_b.iter().any(|b| !b.is_finite()) {
             return Err(SolverError::NonFinite {
                 solver: "transduction-fpc",
                 what: "gradient step",
@@ -658,7 +684,7 @@ impl IterativeSolver for TransductionFpc<'_> {
                 // plain FPC: the gradient at the iterate was cached by its evaluation
                 let (z, b, f, rank) = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
                 self.rank = rank;
-                st.z = z;
+                self.spare = Some(std::mem::replace(&mut st.z, z));
                 st.bias = b;
                 let rel = (self.prev_obj - f).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
                 (f, rel)
@@ -707,10 +733,11 @@ impl IterativeSolver for TransductionFpc<'_> {
                             *v = c + 0.0 * (c - p);
                         }
                     }
-                    st.z = cz;
+                    self.spare = Some(std::mem::replace(&mut st.z, cz));
                     st.bias = cb;
                     product > 0.0
                 } else {
+                    self.spare = Some(cz);
                     true
                 };
                 let t_next = if restart {

@@ -152,7 +152,15 @@ impl Shrunk {
 /// For m ≤ n: A Aᵀ = U Λ Uᵀ, σ = √λ; with k triplets above t, Z = U diag(σ − t) Vᵀ where
 /// V = Aᵀ U diag(1/σ), formed as (AᵀU) products (2mnk) when k < m/2 and as the projector
 /// product (U diag(1 − t/σ) Uᵀ) A (m²n) otherwise. For m > n the roles swap (AᵀA, U = AV/σ).
-pub(super) fn gram_shrink(a: MatRef<'_, f64>, thresh: f64) -> Result<Shrunk, SolverError> {
+///
+/// `buffer`, when it is m × n, receives Z (its contents are overwritten, never read): the
+/// iterative solvers hand back the iterate Z replaces, so a step allocates and zero-fills no
+/// m × n array.
+pub(super) fn gram_shrink(
+    a: MatRef<'_, f64>,
+    thresh: f64,
+    buffer: Option<Mat<f64>>,
+) -> Result<Shrunk, SolverError> {
     let (m, n) = a.shape();
     let wide = m <= n;
     let small = m.min(n);
@@ -182,7 +190,10 @@ pub(super) fn gram_shrink(a: MatRef<'_, f64>, thresh: f64) -> Result<Shrunk, Sol
             1.0,
             Par::Seq,
         );
-        let mut z = Mat::<f64>::zeros(m, n);
+        let mut z = match buffer {
+            Some(b) if b.shape() == (m, n) => b,
+            _ => Mat::<f64>::zeros(m, n),
+        };
         matmul(z.as_mut(), Accum::Replace, p.as_ref(), a, 1.0, Par::Seq);
         return Ok(Shrunk {
             z,

@@ -112,7 +112,7 @@ fn gram_shrink_matches_exact_shrinkage() {
         let a = gaussian_mat(&mut rng, m, n, 1.0);
         for t in [1.5, 0.2] {
             let exact = shrink_singular_values(thin_svd(a.as_ref()).unwrap(), t).unwrap();
-            let gram = gram_shrink(a.as_ref(), t).unwrap();
+            let gram = gram_shrink(a.as_ref(), t, None).unwrap();
             assert_eq!(exact.s.len(), gram.s.len());
             for (x, y) in exact.s.iter().zip(&gram.s) {
                 assert!((x - y).abs() < 1e-10);
