@@ -67,6 +67,12 @@ pub struct ClusterArgs {
     /// Output file of the assignments (default stdout).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Run as one process of a data-parallel k-means under `mpirun` (method kmeans, no
+    /// standardisation of dense features). Each process reads its shard of an XC-format file,
+    /// or the file with `{rank}` replaced by its rank; process 0 writes every assignment.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 /// Arguments of `gimc constraints`.
@@ -142,6 +148,10 @@ fn kmeans_estimate(method: &str, x: &FeatureMatrix, k: usize) -> Option<gimc::Me
 
 /// Runs `gimc cluster`.
 pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if a.mpi {
+        return crate::mpi_fit::run_cluster(a, g);
+    }
     let mut ds = load_input(&a.target, &a.part, g)?;
     if standardize(&mut ds, a.standardize)?.is_some() {
         g.info(&format!("{}: features standardised", ds.name));
@@ -245,18 +255,37 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     })();
     spinner.finish();
     let labels = result?;
-    if let Targets::Classes { classes, .. } = &ds.targets {
+    let classes = match &ds.targets {
+        Targets::Classes { classes, .. } => Some(classes.as_slice()),
+        _ => None,
+    };
+    report(a, g, &ds.name, &method, &labels, classes, extra)
+}
+
+/// Writes the assignments (to --out or stdout) and the summary: the method's own figures in
+/// `extra`, plus clustering accuracy and pairwise error when the rows have classes.
+pub(crate) fn report(
+    a: &ClusterArgs,
+    g: &Globals,
+    name: &str,
+    method: &str,
+    labels: &[usize],
+    classes: Option<&[usize]>,
+    mut extra: Vec<(String, f64)>,
+) -> Result<()> {
+    let n = labels.len();
+    if let Some(classes) = classes {
         extra.push((
             "clustering_accuracy".into(),
-            gimc_metrics::clustering_accuracy(&labels, classes)?,
+            gimc_metrics::clustering_accuracy(labels, classes)?,
         ));
         extra.push((
             "pairwise_error".into(),
-            gimc_metrics::pairwise_clustering_error(&labels, classes)?,
+            gimc_metrics::pairwise_clustering_error(labels, classes)?,
         ));
     }
     let mut s = String::new();
-    for l in &labels {
+    for l in labels {
         s.push_str(&format!("{l}\n"));
     }
     if a.out.is_some() || !g.json {
@@ -285,8 +314,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
         if a.out.is_some() || !g.quiet {
             // metrics go to stderr when the assignments fill stdout, else to stdout
             let line = format!(
-                "{method} on {} ({n} rows, k = {}): {}\n",
-                ds.name,
+                "{method} on {name} ({n} rows, k = {}): {}\n",
                 a.k,
                 summary.join(", ")
             );

@@ -1,5 +1,6 @@
 //! `mpirun -np N gimc fit DATA --mpi …` (cargo feature `mpi`): one GIMC fit of the multi-label
-//! fast path, data-parallel over N processes (issue 18, item 3).
+//! fast path, data-parallel over N processes (issue 18, item 3); and
+//! `mpirun -np N gimc cluster DATA -k K --mpi`: k-means on the same shards.
 //!
 //! - **Shards.** An XC-format file (`gimc data synth xmc`, the Extreme Classification
 //!   Repository's text files) is cut into N byte ranges and each process parses only its own
@@ -33,8 +34,12 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde_json::json;
 
+use crate::cluster::{ClusterArgs, report};
 use crate::common::{Globals, Standardize, label_data, load_target, map_method, normalize};
 use crate::fit::{FitArgs, Stream};
+use gimc_cluster::{KMeansParams, fit_kmeans_sharded};
+use gimc_data::Targets;
+use gimc_linalg::rng::seeded;
 
 /// Sums across the processes of `MPI_COMM_WORLD`: reduce to process 0, then broadcast, so every
 /// process receives the same bits (an all-reduce need not guarantee that).
@@ -64,6 +69,10 @@ impl gimc::RowSums for MpiSums<'_> {
     fn processes(&self) -> usize {
         self.world.size() as usize
     }
+
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
 }
 
 /// Prints each outer iteration on process 0 (stderr, unless `--quiet`).
@@ -83,9 +92,20 @@ impl Observer for IterationLog<'_> {
 
 /// Runs `gimc fit --mpi`. Any error aborts every process.
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+    in_world(|world| fit(a, g, world))
+}
+
+/// Runs `gimc cluster --mpi`. Any error aborts every process.
+pub fn run_cluster(a: &ClusterArgs, g: &Globals) -> Result<()> {
+    in_world(|world| cluster(a, g, world))
+}
+
+/// Initialises MPI and runs `job` on `MPI_COMM_WORLD`; an error is printed and aborts every
+/// process, so no process waits forever in a collective call.
+fn in_world(job: impl FnOnce(&SimpleCommunicator) -> Result<()>) -> Result<()> {
     let universe = mpi::initialize().context("MPI could not be initialised")?;
     let world = universe.world();
-    match fit(a, g, &world) {
+    match job(&world) {
         Ok(()) => Ok(()),
         #[allow(clippy::print_stderr)]
         Err(e) => {
@@ -98,6 +118,43 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             world.abort(1)
         }
     }
+}
+
+/// This process's rows of `target`: a byte range of an XC-format file, the file named with
+/// `{rank}` replaced, or else the contiguous `rank`-th of `size` blocks of the whole set.
+/// Returns the rows and, when the source says, the total row count.
+fn load_shard(
+    target: &str,
+    part: &str,
+    g: &Globals,
+    rank: usize,
+    size: usize,
+) -> Result<(gimc_data::Dataset, Option<usize>)> {
+    let (ds, header_rows) = if target.contains("{rank}") {
+        let path = target.replace("{rank}", &rank.to_string());
+        (load_target(Some(&path), part, g)?, None)
+    } else if Path::new(target).is_file()
+        && !target.ends_with(".gz")
+        && matches!(
+            gimc_data::guess_format(Path::new(target)),
+            Ok(gimc_data::Format::Xmc)
+        )
+    {
+        let (ds, n) = gimc_data::read_xmc_shard(Path::new(target), rank, size)?;
+        (ds, Some(n))
+    } else {
+        let whole = load_target(Some(target), part, g)?;
+        let n = whole.nrows();
+        let rows: Vec<usize> = (n * rank / size..n * (rank + 1) / size).collect();
+        if rows.is_empty() {
+            bail!("{n} rows cannot be shared by {size} processes");
+        }
+        (whole.select_rows(&rows)?, Some(n))
+    };
+    if ds.nrows() == 0 {
+        bail!("process {rank} received no rows (fewer rows than processes?)");
+    }
+    Ok((ds, header_rows))
 }
 
 fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
@@ -126,30 +183,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     };
     let target = a.target.as_deref().context("missing the data argument")?;
     let t0 = Instant::now();
-    let (mut ds, header_rows) = if target.contains("{rank}") {
-        let path = target.replace("{rank}", &rank.to_string());
-        (load_target(Some(&path), &a.part, g)?, None)
-    } else if Path::new(target).is_file()
-        && !target.ends_with(".gz")
-        && matches!(
-            gimc_data::guess_format(Path::new(target)),
-            Ok(gimc_data::Format::Xmc)
-        )
-    {
-        let (ds, n) = gimc_data::read_xmc_shard(Path::new(target), rank, size)?;
-        (ds, Some(n))
-    } else {
-        let whole = load_target(Some(target), &a.part, g)?;
-        let n = whole.nrows();
-        let rows: Vec<usize> = (n * rank / size..n * (rank + 1) / size).collect();
-        if rows.is_empty() {
-            bail!("{n} rows cannot be shared by {size} processes");
-        }
-        (whole.select_rows(&rows)?, Some(n))
-    };
-    if ds.nrows() == 0 {
-        bail!("process {rank} received no rows (fewer rows than processes?)");
-    }
+    let (mut ds, header_rows) = load_shard(target, &a.part, g, rank, size)?;
     let dense = !ds.features.is_sparse();
     if a.standardize == Standardize::On || (dense && a.standardize == Standardize::Auto) {
         bail!(
@@ -312,4 +346,86 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// `gimc cluster --mpi`: k-means on row shards ([`gimc_cluster::fit_kmeans_sharded`], the
+/// settings of the single-process `gimc cluster --method kmeans`). Process 0 gathers every
+/// row's assignment (and class, for the accuracy) by one sum of n-vectors and reports.
+fn cluster(a: &ClusterArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let sums = MpiSums { world };
+    let method = a.method.as_deref().unwrap_or("kmeans");
+    if method != "kmeans" || a.constraints.is_some() {
+        bail!("--mpi runs k-means (--method kmeans) without constraints, not `{method}`");
+    }
+    let t0 = Instant::now();
+    let (mut ds, header_rows) = load_shard(&a.target, &a.part, g, rank, size)?;
+    if a.standardize == Standardize::On
+        || (!ds.features.is_sparse() && a.standardize == Standardize::Auto)
+    {
+        bail!(
+            "--mpi does not standardise dense features (the column statistics would be a \
+             shard's): pass --standardize off, or standardise the data beforehand"
+        );
+    }
+    normalize(&mut ds, a.normalize);
+    // the shards' row counts (in rank order) and column counts
+    let mut layout = vec![0.0; size + 1];
+    layout[rank] = ds.nrows() as f64;
+    layout[size] = ds.features.ncols() as f64;
+    gimc::RowSums::sum(&sums, &mut layout);
+    if layout[size] != ds.features.ncols() as f64 * size as f64 {
+        bail!(
+            "the shards disagree on the number of features: process {rank} has {}",
+            ds.features.ncols()
+        );
+    }
+    let rows = layout[..size].iter().sum::<f64>() as usize;
+    let offset = layout[..rank].iter().sum::<f64>() as usize;
+    if let Some(n) = header_rows
+        && n != rows
+    {
+        bail!("the shards hold {rows} rows, the file announces {n}");
+    }
+    if rank == 0 {
+        g.info(&format!(
+            "{size} processes: {rows} rows, {} features; process 0 holds {} rows (read in {:.1} s)",
+            ds.features.ncols(),
+            ds.nrows(),
+            t0.elapsed().as_secs_f64()
+        ));
+    }
+    let t = Instant::now();
+    let params = KMeansParams::new(a.k).with_n_init(10);
+    let r = fit_kmeans_sharded(&ds.features, &params, &mut seeded(g.seed), &sums)?;
+    let seconds = t.elapsed().as_secs_f64();
+    // every row's assignment, and its class when every shard has classes
+    let classes = match &ds.targets {
+        Targets::Classes { classes, .. } => Some(classes.as_slice()),
+        _ => None,
+    };
+    let mut all = vec![0.0; 2 * rows + 1];
+    for (i, &l) in r.labels.iter().enumerate() {
+        all[offset + i] = l as f64;
+    }
+    if let Some(c) = classes {
+        for (i, &y) in c.iter().enumerate() {
+            all[rows + offset + i] = y as f64;
+        }
+        all[2 * rows] = 1.0;
+    }
+    gimc::RowSums::sum(&sums, &mut all);
+    if rank != 0 {
+        return Ok(());
+    }
+    let labels: Vec<usize> = all[..rows].iter().map(|&l| l as usize).collect();
+    let classes: Option<Vec<usize>> = (all[2 * rows] == size as f64)
+        .then(|| all[rows..2 * rows].iter().map(|&c| c as usize).collect());
+    let extra = vec![
+        ("inertia".to_string(), r.inertia),
+        ("iterations".to_string(), r.n_iter as f64),
+        ("processes".to_string(), size as f64),
+        ("fit_seconds".to_string(), seconds),
+    ];
+    report(a, g, &ds.name, method, &labels, classes.as_deref(), extra)
 }

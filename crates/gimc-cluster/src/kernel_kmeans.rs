@@ -34,7 +34,9 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use crate::kmeans::{KMeansInit, check_features, counts_of, plus_plus_indices, relocate_empty};
+use crate::shard::Shard;
 use crate::{ClusterError, Result};
+use gimc_linalg::sums::ONE_PROCESS;
 
 /// Default (and documented) limit on the number of points of kernel k-means: the n × n kernel
 /// matrix takes 8n² bytes (800 MB at this limit).
@@ -376,12 +378,17 @@ fn kernel_lloyd(
     let n = diag.len();
     let k = params.k;
     let seeds = match params.init {
-        KMeansInit::PlusPlus => plus_plus_indices(n, k, rng, &mut |cands: &[usize]| {
-            Ok(Mat::from_fn(n, cands.len(), |i, t| {
-                let j = cands[t];
-                (diag[i] - 2.0 * kmat[(i, j)] + diag[j]).max(0.0)
-            }))
-        })?,
+        KMeansInit::PlusPlus => plus_plus_indices(
+            &Shard::single(&ONE_PROCESS, n),
+            k,
+            rng,
+            &mut |cands: &[usize]| {
+                Ok(Mat::from_fn(n, cands.len(), |i, t| {
+                    let j = cands[t];
+                    (diag[i] - 2.0 * kmat[(i, j)] + diag[j]).max(0.0)
+                }))
+            },
+        )?,
         KMeansInit::Random => rand::seq::index::sample(rng, n, k).into_vec(),
     };
     // the seeds as "centres": S = K[:, seeds], T = diag[seeds]
@@ -470,7 +477,12 @@ mod tests {
         let (s, t) = centre_products(&kmat, &labels, 3);
         let diag: Vec<f64> = (0..30).map(|i| kmat[(i, i)]).collect();
         let (_, d) = nearest_in_feature_space(&diag, s.as_ref(), &t);
-        let means = crate::kmeans::cluster_means(&fx, &labels, 3);
+        let means = crate::kmeans::cluster_means(
+            &fx,
+            &labels,
+            3,
+            &Shard::single(&ONE_PROCESS, labels.len()),
+        );
         let (_, d_ref) = crate::nearest_centers(&fx, means.as_ref()).unwrap();
         for (a, b) in d.iter().zip(&d_ref) {
             assert!((a - b).abs() < 1e-10 * (1.0 + b));

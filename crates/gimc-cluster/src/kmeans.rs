@@ -37,7 +37,9 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use crate::error::{check_nonneg, param_err};
+use crate::shard::Shard;
 use crate::{ClusterError, Result};
+use gimc_linalg::sums::{ONE_PROCESS, RowSums};
 
 /// Rows handled by one rayon task in the assignment step.
 const ROW_BLOCK: usize = 1024;
@@ -185,8 +187,42 @@ pub fn fit_kmeans_observed(
     rng: &mut GimcRng,
     observer: &mut dyn FnMut(&KMeansStep),
 ) -> Result<KMeans> {
+    fit_kmeans_sharded_observed(x, params, rng, observer, &ONE_PROCESS)
+}
+
+/// [`fit_kmeans`] on rows shared by several processes: `x` holds this process's rows, the
+/// processes' shards are contiguous blocks of the whole in the order of their ranks, and
+/// `sums` sums across the processes (MPI in `gimc cluster --mpi`). Every process must call it
+/// with the same parameters and the same generator state. The result is the fit on the union
+/// of the shards, up to the rounding of sums taken in another order: every process receives
+/// the same centres, inertia and iteration count, and the labels of its own rows. With
+/// [`gimc_linalg::OneProcess`] it is [`fit_kmeans`], bit for bit.
+///
+/// An error on one process (bad parameters, NaN in its rows) is returned on that process only;
+/// the caller must then stop every process (the command line aborts the MPI job).
+pub fn fit_kmeans_sharded(
+    x: &FeatureMatrix,
+    params: &KMeansParams,
+    rng: &mut GimcRng,
+    sums: &dyn RowSums,
+) -> Result<KMeans> {
+    fit_kmeans_sharded_observed(x, params, rng, &mut |_| {}, sums)
+}
+
+fn fit_kmeans_sharded_observed(
+    x: &FeatureMatrix,
+    params: &KMeansParams,
+    rng: &mut GimcRng,
+    observer: &mut dyn FnMut(&KMeansStep),
+    sums: &dyn RowSums,
+) -> Result<KMeans> {
     params.check()?;
-    let n = x.nrows();
+    let shard = if sums.processes() <= 1 {
+        Shard::single(sums, x.nrows())
+    } else {
+        Shard::layout(sums, x.nrows())?
+    };
+    let n = shard.total;
     if params.k > n {
         return Err(ClusterError::TooFewPoints { k: params.k, n });
     }
@@ -196,14 +232,27 @@ pub fn fit_kmeans_observed(
     let mean_var = if d == 0 {
         0.0
     } else {
-        x.column_stds().iter().map(|s| s * s).sum::<f64>() / d as f64
+        global_column_stds(x, &shard)?
+            .iter()
+            .map(|s| s * s)
+            .sum::<f64>()
+            / d as f64
     };
     let tol_abs = params.tol * mean_var;
     let base = seeded(rng.random::<u64>());
     let mut best: Option<KMeans> = None;
     for restart in 0..params.n_init {
         let mut stream = child(&base, restart as u64);
-        let run = lloyd(x, &xx, params, tol_abs, &mut stream, restart, observer)?;
+        let run = lloyd(
+            x,
+            &xx,
+            &shard,
+            params,
+            tol_abs,
+            &mut stream,
+            restart,
+            observer,
+        )?;
         if best.as_ref().is_none_or(|b| run.inertia < b.inertia) {
             best = Some(run);
         }
@@ -212,6 +261,24 @@ pub fn fit_kmeans_observed(
         name: "n_init",
         reason: "must be at least 1".into(),
     })
+}
+
+/// The population standard deviation of every column over all shards' rows (two passes: the
+/// column means, then the squared deviations from them, each summed across the processes);
+/// with one process, [`FeatureMatrix::column_stds`] bit for bit.
+fn global_column_stds(x: &FeatureMatrix, shard: &Shard<'_>) -> Result<Vec<f64>> {
+    let n = shard.total;
+    if n == 0 {
+        return Ok(vec![0.0; x.ncols()]);
+    }
+    let mut means = x.column_sums();
+    shard.sum_vec(&mut means);
+    for m in &mut means {
+        *m /= n as f64;
+    }
+    let mut ss = x.column_sq_deviations(&means)?;
+    shard.sum_vec(&mut ss);
+    Ok(ss.iter().map(|s| (s / n as f64).sqrt()).collect())
 }
 
 /// For every row of `x`, the index of the nearest row of `centers` (k × d, k ≥ 1) and the
@@ -345,15 +412,75 @@ pub(crate) fn relocate_empty(labels: &mut [usize], dists: &[f64], k: usize) -> u
     moved
 }
 
-/// Update step: the mean of each cluster's points (k × d). Every cluster must be non-empty.
-pub(crate) fn cluster_means(x: &FeatureMatrix, labels: &[usize], k: usize) -> Mat<f64> {
+/// [`relocate_empty`] over the shards: the counts are summed, and for every empty cluster each
+/// process proposes its farthest eligible point (largest distance, ties to the lowest index);
+/// the proposals are summed into one slot per process and every process takes the same one.
+/// With one process, [`relocate_empty`] itself.
+fn relocate_empty_sharded(
+    labels: &mut [usize],
+    dists: &[f64],
+    k: usize,
+    shard: &Shard<'_>,
+) -> usize {
+    if shard.sums.processes() <= 1 {
+        return relocate_empty(labels, dists, k);
+    }
+    let mut counts: Vec<f64> = counts_of(labels, k).iter().map(|&c| c as f64).collect();
+    shard.sum_vec(&mut counts);
+    let empties: Vec<usize> = (0..k).filter(|&r| counts[r] == 0.0).collect();
+    let mut moved = 0;
+    for r in empties {
+        // (distance, global index, cluster) of this shard's best eligible point; −1: none
+        let mine = labels
+            .iter()
+            .zip(dists)
+            .enumerate()
+            .filter(|&(_, (&l, _))| counts[l] > 1.0)
+            .fold(None::<(f64, usize)>, |best, (i, (_, &d))| match best {
+                Some((bd, _)) if bd >= d => best,
+                _ => Some((d, i)),
+            });
+        let slot = match mine {
+            Some((d, i)) => [d, (shard.offset + i) as f64, labels[i] as f64],
+            None => [-1.0, 0.0, 0.0],
+        };
+        let proposals = shard.per_process(&slot);
+        let pick = proposals
+            .iter()
+            .filter(|p| p[0] >= 0.0)
+            .fold(None::<&Vec<f64>>, |best, p| match best {
+                Some(b) if b[0] > p[0] || (b[0] == p[0] && b[1] <= p[1]) => best,
+                _ => Some(p),
+            });
+        let Some(p) = pick else { break };
+        let (global, old) = (p[1] as usize, p[2] as usize);
+        if global >= shard.offset && global < shard.offset + shard.local {
+            labels[global - shard.offset] = r;
+        }
+        counts[old] -= 1.0;
+        counts[r] += 1.0;
+        moved += 1;
+    }
+    moved
+}
+
+/// Update step: the mean of each cluster's points (k × d), sums and counts taken over every
+/// shard. Every cluster must be non-empty.
+pub(crate) fn cluster_means(
+    x: &FeatureMatrix,
+    labels: &[usize],
+    k: usize,
+    shard: &Shard<'_>,
+) -> Mat<f64> {
     let d = x.ncols();
-    let counts = counts_of(labels, k);
+    let mut counts: Vec<f64> = counts_of(labels, k).iter().map(|&c| c as f64).collect();
     let mut sums = cluster_sums(x, labels, k);
+    shard.sum_vec(&mut counts);
+    shard.sum_mat(&mut sums);
     for j in 0..d {
         for (r, &c) in counts.iter().enumerate() {
-            if c > 0 {
-                sums[(r, j)] /= c as f64;
+            if c > 0.0 {
+                sums[(r, j)] /= c;
             }
         }
     }
@@ -424,10 +551,15 @@ pub(crate) fn sparse_sums(m: &CsMat<f64>, labels: &[usize], k: usize) -> Mat<f64
     Mat::from_fn(k, d, |r, j| buf[r * d + j])
 }
 
-/// k distinct rows drawn uniformly.
-pub(crate) fn random_init(x: &FeatureMatrix, k: usize, rng: &mut GimcRng) -> Result<Mat<f64>> {
-    let rows = rand::seq::index::sample(rng, x.nrows(), k).into_vec();
-    Ok(x.select_rows(&rows)?.to_dense())
+/// k distinct rows drawn uniformly from every shard's rows.
+fn random_init(
+    x: &FeatureMatrix,
+    k: usize,
+    rng: &mut GimcRng,
+    shard: &Shard<'_>,
+) -> Result<Mat<f64>> {
+    let rows = rand::seq::index::sample(rng, shard.total, k).into_vec();
+    shard.gather_rows(x, &rows)
 }
 
 /// Greedy k-means++ seeding (module documentation) on the rows of `x`.
@@ -437,53 +569,83 @@ pub(crate) fn plus_plus(
     k: usize,
     rng: &mut GimcRng,
 ) -> Result<Mat<f64>> {
-    let chosen = plus_plus_indices(x.nrows(), k, rng, &mut |cands: &[usize]| {
-        let rows = x.select_rows(cands)?.to_dense();
-        sq_dists(x, xx, rows.as_ref())
-    })?;
-    Ok(x.select_rows(&chosen)?.to_dense())
+    plus_plus_sharded(x, xx, k, rng, &Shard::single(&ONE_PROCESS, x.nrows()))
 }
 
-/// Greedy k-means++ on `n` points known only through `dists_to(candidates)`, which returns the
-/// squared distances (n × candidates.len(), clamped at 0) from every point to each candidate.
-/// Returns the chosen point indices. Shared by k-means and kernel k-means, so both consume the
-/// generator identically and pick the same points when their distances agree.
+/// [`plus_plus`] over every shard's rows.
+fn plus_plus_sharded(
+    x: &FeatureMatrix,
+    xx: &[f64],
+    k: usize,
+    rng: &mut GimcRng,
+    shard: &Shard<'_>,
+) -> Result<Mat<f64>> {
+    let chosen = plus_plus_indices(shard, k, rng, &mut |cands: &[usize]| {
+        let rows = shard.gather_rows(x, cands)?;
+        sq_dists(x, xx, rows.as_ref())
+    })?;
+    shard.gather_rows(x, &chosen)
+}
+
+/// Greedy k-means++ on the points of `shard` (global indices), known only through
+/// `dists_to(candidates)`, which returns the squared distances (this process's points ×
+/// candidates.len(), clamped at 0) to each candidate. Returns the chosen point indices. Shared
+/// by k-means and kernel k-means, so both consume the generator identically and pick the same
+/// points when their distances agree.
 pub(crate) fn plus_plus_indices(
-    n: usize,
+    shard: &Shard<'_>,
     k: usize,
     rng: &mut GimcRng,
     dists_to: &mut dyn FnMut(&[usize]) -> Result<Mat<f64>>,
 ) -> Result<Vec<usize>> {
+    let n = shard.total;
     let n_local = 2 + (k as f64).ln().floor() as usize;
     let first = rng.random_range(0..n);
     let mut chosen = vec![first];
     let mut closest: Vec<f64> = dists_to(&[first])?.col_as_slice(0).to_vec();
-    let mut cumsum = vec![0.0f64; n];
+    let mut cumsum = vec![0.0f64; closest.len()];
     for _ in 1..k {
         let mut total = 0.0;
         for (c, &v) in cumsum.iter_mut().zip(&closest) {
             total += v;
             *c = total;
         }
-        let last_positive = closest.iter().rposition(|&v| v > 0.0);
-        let candidates: Vec<usize> = (0..n_local)
-            .map(|_| match last_positive {
+        // every process's D² total (one process: its own, as it is)
+        let totals: Vec<f64> = if shard.sums.processes() <= 1 {
+            vec![total]
+        } else {
+            shard.per_process(&[total]).iter().map(|t| t[0]).collect()
+        };
+        let total: f64 = if totals.len() == 1 {
+            totals[0]
+        } else {
+            totals.iter().sum()
+        };
+        let last_positive = shard.last_positive(&closest);
+        let mut candidates = Vec::with_capacity(n_local);
+        for _ in 0..n_local {
+            candidates.push(match last_positive {
                 Some(last) if total > 0.0 => {
                     let u = rng.random::<f64>() * total;
-                    cumsum.partition_point(|&c| c <= u).min(last)
+                    shard.locate(&cumsum, &totals, u).min(last)
                 }
                 // every point coincides with a centre: any row will do
                 _ => rng.random_range(0..n),
+            });
+        }
+        let dc = dists_to(&candidates)?;
+        let mut potentials: Vec<f64> = (0..n_local)
+            .map(|t| {
+                closest
+                    .iter()
+                    .zip(dc.col_as_slice(t))
+                    .map(|(&a, &b)| a.min(b))
+                    .sum()
             })
             .collect();
-        let dc = dists_to(&candidates)?;
+        shard.sum_vec(&mut potentials);
         let mut best = (0usize, f64::INFINITY);
-        for t in 0..n_local {
-            let pot: f64 = closest
-                .iter()
-                .zip(dc.col_as_slice(t))
-                .map(|(&a, &b)| a.min(b))
-                .sum();
+        for (t, &pot) in potentials.iter().enumerate() {
             if pot < best.1 {
                 best = (t, pot);
             }
@@ -497,9 +659,11 @@ pub(crate) fn plus_plus_indices(
 }
 
 /// One restart: seeding, then Lloyd iterations until a stopping rule holds.
+#[allow(clippy::too_many_arguments)]
 fn lloyd(
     x: &FeatureMatrix,
     xx: &[f64],
+    shard: &Shard<'_>,
     params: &KMeansParams,
     tol_abs: f64,
     rng: &mut GimcRng,
@@ -508,11 +672,11 @@ fn lloyd(
 ) -> Result<KMeans> {
     let k = params.k;
     let mut centers = match params.init {
-        KMeansInit::PlusPlus => plus_plus(x, xx, k, rng)?,
-        KMeansInit::Random => random_init(x, k, rng)?,
+        KMeansInit::PlusPlus => plus_plus_sharded(x, xx, k, rng, shard)?,
+        KMeansInit::Random => random_init(x, k, rng, shard)?,
     };
     let (mut labels, mut dists) = assign(x, xx, centers.as_ref())?;
-    let mut inertia: f64 = dists.iter().sum();
+    let mut inertia: f64 = shard.sum(dists.iter().sum());
     if !inertia.is_finite() {
         return Err(ClusterError::NumericalBreakdown {
             method: "k-means",
@@ -524,25 +688,26 @@ fn lloyd(
         iteration: 0,
         inertia,
         center_shift: 0.0,
-        n_changed: labels.len(),
+        n_changed: shard.total,
     });
     let mut converged = false;
     let mut n_iter = 0;
     for iteration in 1..=params.max_iter {
         n_iter = iteration;
-        relocate_empty(&mut labels, &dists, k);
-        let new_centers = cluster_means(x, &labels, k);
+        relocate_empty_sharded(&mut labels, &dists, k, shard);
+        let new_centers = cluster_means(x, &labels, k, shard);
         let center_shift = (&new_centers - &centers).squared_norm_l2();
         centers = new_centers;
         let (new_labels, new_dists) = assign(x, xx, centers.as_ref())?;
-        let n_changed = labels
+        let changed_here = labels
             .iter()
             .zip(&new_labels)
             .filter(|(a, b)| a != b)
             .count();
+        let n_changed = shard.sum(changed_here as f64) as usize;
         labels = new_labels;
         dists = new_dists;
-        inertia = dists.iter().sum();
+        inertia = shard.sum(dists.iter().sum());
         if !inertia.is_finite() {
             return Err(ClusterError::NumericalBreakdown {
                 method: "k-means",

@@ -58,6 +58,7 @@ pub mod kernel_kmeans;
 pub mod kmeans;
 pub mod minibatch;
 pub mod okmf;
+mod shard;
 pub mod spectral;
 
 pub use error::{ClusterError, Result};
@@ -65,7 +66,8 @@ pub use kernel_kmeans::{
     KERNEL_KMEANS_MAX_POINTS, KernelKMeans, KernelKMeansParams, fit_kernel_kmeans,
 };
 pub use kmeans::{
-    KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed, nearest_centers,
+    KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed,
+    fit_kmeans_sharded, nearest_centers,
 };
 pub use minibatch::{MiniBatchKMeansParams, fit_minibatch_kmeans};
 pub use okmf::{

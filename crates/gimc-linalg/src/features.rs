@@ -197,6 +197,17 @@ impl FeatureMatrix {
     /// Mean of every column (implicit zeros counted for sparse input).
     pub fn column_means(&self) -> Vec<f64> {
         let n = self.nrows();
+        let mut sums = self.column_sums();
+        if n > 0 {
+            for s in &mut sums {
+                *s /= n as f64;
+            }
+        }
+        sums
+    }
+
+    /// Σ_i x_ij for every column j (a sparse matrix sums its stored entries in row order).
+    pub fn column_sums(&self) -> Vec<f64> {
         let mut sums = vec![0.0; self.ncols()];
         match self {
             Self::Dense(m) => {
@@ -214,11 +225,6 @@ impl FeatureMatrix {
                 }
             }
         }
-        if n > 0 {
-            for s in &mut sums {
-                *s /= n as f64;
-            }
-        }
         sums
     }
 
@@ -229,6 +235,26 @@ impl FeatureMatrix {
         if n == 0 {
             return vec![0.0; self.ncols()];
         }
+        let ss = self.sq_deviations_unchecked(&means);
+        ss.iter().map(|s| (s / n as f64).sqrt()).collect()
+    }
+
+    /// Σ_i (x_ij − μ_j)² for every column j, given the column centres μ (which may be the
+    /// means of a larger matrix these rows are part of, as in a sharded fit).
+    pub fn column_sq_deviations(&self, means: &[f64]) -> Result<Vec<f64>> {
+        if means.len() != self.ncols() {
+            return Err(dim_err(
+                "column_sq_deviations",
+                format!("{} column centres", self.ncols()),
+                format!("{}", means.len()),
+            ));
+        }
+        Ok(self.sq_deviations_unchecked(means))
+    }
+
+    /// [`Self::column_sq_deviations`] for `means` of length ncols.
+    fn sq_deviations_unchecked(&self, means: &[f64]) -> Vec<f64> {
+        let n = self.nrows();
         let mut ss = vec![0.0; self.ncols()];
         match self {
             Self::Dense(m) => {
@@ -253,7 +279,7 @@ impl FeatureMatrix {
                 }
             }
         }
-        ss.iter().map(|s| (s / n as f64).sqrt()).collect()
+        ss
     }
 
     /// Standardises the columns: dense data is centred and scaled to unit variance, sparse data

@@ -74,6 +74,7 @@ pub mod rng;
 pub mod simd;
 pub mod solve;
 pub mod sparse;
+pub mod sums;
 pub mod svd;
 
 pub use cg::{
@@ -89,6 +90,7 @@ pub use kernels::{Kernel, kernel_block, kernel_block_dense};
 pub use observed::{Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
 pub use rng::GimcRng;
 pub use solve::{cholesky_solve, ridge, ridge_solve};
+pub use sums::{OneProcess, RowSums};
 pub use svd::{MatrixOperator, Svd, shrink_singular_values, thin_svd, top_k_svd, top_k_svd_op};
 
 /// Re-exported so downstream crates name one version of each.

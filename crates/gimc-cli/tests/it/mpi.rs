@@ -194,3 +194,99 @@ fn two_processes_fit_the_single_process_model() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The assignments and inertia of `gimc cluster … --json` (single process or under mpirun).
+fn clustering(o: &Output) -> (Vec<u64>, f64, Option<f64>) {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+    let labels = v["assignments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_u64().unwrap())
+        .collect();
+    let metrics = &v["metrics"];
+    (
+        labels,
+        metrics["inertia"].as_f64().unwrap(),
+        metrics["clustering_accuracy"].as_f64(),
+    )
+}
+
+#[test]
+fn processes_cluster_like_one() {
+    let dir = std::env::temp_dir().join(format!("gimc-mpi-km-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // sparse rows of an XC file (byte-range shards), and a LIBSVM file with classes (each
+    // process keeps its block of the rows)
+    let xc = dir.join("xc.txt");
+    let o = gimc(&[
+        "-q",
+        "--seed",
+        "4",
+        "data",
+        "synth",
+        "xmc",
+        "--rows",
+        "900",
+        "--features",
+        "300",
+        "--labels",
+        "20",
+        "-o",
+        xc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let blobs = dir.join("blobs.libsvm");
+    let mut text = String::new();
+    for i in 0..301 {
+        let c = i % 3;
+        let wobble = |j: usize| ((i * 7 + j * 13) % 17) as f64 / 17.0;
+        text.push_str(&format!(
+            "{} 1:{} 2:{} 3:{}\n",
+            c + 1,
+            4.0 * c as f64 + wobble(1),
+            -3.0 * c as f64 + wobble(2),
+            wobble(3)
+        ));
+    }
+    std::fs::write(&blobs, text).unwrap();
+    for (file, k, np) in [(&xc, "6", 3), (&blobs, "3", 2)] {
+        let args = [
+            "--json",
+            "--seed",
+            "8",
+            "cluster",
+            file.to_str().unwrap(),
+            "-k",
+            k,
+            "--standardize",
+            "off",
+        ];
+        let one = clustering(&gimc(&args));
+        let mut mpi_args = args.to_vec();
+        mpi_args.push("--mpi");
+        let many = clustering(&mpirun(np, &mpi_args));
+        assert_eq!(many.0, one.0, "{}: assignments differ", file.display());
+        assert!(
+            (many.1 - one.1).abs() <= 1e-10 * one.1,
+            "inertia {} vs {}",
+            many.1,
+            one.1
+        );
+        assert_eq!(many.2, one.2);
+    }
+    // the blobs are found, so the comparison above is of a real clustering
+    let acc = clustering(&gimc(&[
+        "--json",
+        "cluster",
+        blobs.to_str().unwrap(),
+        "-k",
+        "3",
+        "--standardize",
+        "off",
+    ]))
+    .2;
+    assert_eq!(acc, Some(1.0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

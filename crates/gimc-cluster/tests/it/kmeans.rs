@@ -1,11 +1,12 @@
 //! k-means: invariants, planted blobs, dense = sparse, determinism, errors.
 
 use gimc_cluster::{
-    ClusterError, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed,
-    nearest_centers,
+    ClusterError, KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed,
+    fit_kmeans_sharded, nearest_centers,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
+use gimc_linalg::sums::ThreadSums;
 use gimc_linalg::{FeatureMatrix, LinalgError};
 use proptest::prelude::*;
 
@@ -172,4 +173,67 @@ fn error_cases() {
         fit_kmeans(&empty, &KMeansParams::new(1), &mut rng),
         Err(ClusterError::TooFewPoints { k: 1, n: 0 })
     ));
+}
+
+/// Fits on `bounds`-delimited row shards, one thread per shard standing in for a process.
+fn fit_on_shards(
+    x: &FeatureMatrix,
+    bounds: &[usize],
+    params: &KMeansParams,
+    seed: u64,
+) -> Vec<KMeans> {
+    let group = ThreadSums::group(bounds.len() - 1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = group
+            .iter()
+            .enumerate()
+            .map(|(p, sums)| {
+                let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
+                let shard = x.select_rows(&rows).unwrap();
+                s.spawn(move || {
+                    fit_kmeans_sharded(&shard, params, &mut seeded(seed), sums).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn sharded_fit_is_the_fit_on_the_union() {
+    let centres = Mat::from_fn(4, 3, |i, j| 6.0 * ((i * 3 + j) as f64).sin());
+    let (x, _) = blobs(&centres, 50, 1.0, 40);
+    let dense = FeatureMatrix::dense(x).unwrap();
+    let (_, sparse) = sparse_pair(&mut seeded(41), 150, 12, 0.3);
+    // 30 points with 4 distinct values and k = 6: coinciding centres leave clusters empty
+    let dup = FeatureMatrix::dense(Mat::from_fn(30, 2, |i, j| ((i % 4) * (j + 1)) as f64)).unwrap();
+    let cases = [
+        (&dense, KMeansParams::new(4), vec![0, 90, 117, 200]),
+        (
+            &dense,
+            KMeansParams::new(7).with_init(KMeansInit::Random),
+            vec![0, 1, 120, 200],
+        ),
+        (&sparse, KMeansParams::new(5), vec![0, 75, 150]),
+        (
+            &dup,
+            KMeansParams::new(6).with_n_init(2),
+            vec![0, 11, 12, 30],
+        ),
+    ];
+    for (x, params, bounds) in cases {
+        let whole = fit_kmeans(x, &params, &mut seeded(9)).unwrap();
+        let parts = fit_on_shards(x, &bounds, &params, 9);
+        let labels: Vec<usize> = parts.iter().flat_map(|p| p.labels.clone()).collect();
+        assert_eq!(labels, whole.labels, "bounds {bounds:?}");
+        for p in &parts {
+            assert_eq!(p.n_iter, whole.n_iter);
+            assert_eq!(p.converged, whole.converged);
+            assert!((p.inertia - whole.inertia).abs() <= 1e-10 * whole.inertia.max(1.0));
+            let diff = (&p.centers - &whole.centers).norm_max();
+            assert!(diff <= 1e-10, "centres differ by {diff}");
+            // every process receives the same bits
+            assert_eq!(p.centers, parts[0].centers);
+        }
+    }
 }

@@ -154,6 +154,10 @@ impl gimc::RowSums for TwoEqualShards {
     fn processes(&self) -> usize {
         2
     }
+
+    fn rank(&self) -> usize {
+        0
+    }
 }
 
 #[test]
