@@ -153,6 +153,9 @@ fn run(cli: Cli) -> Result<()> {
             write,
             list,
         } => {
+            if !list {
+                build_gimc_for_bench(&root)?;
+            }
             let mut args = vec!["bench".to_string()];
             for name in &only {
                 args.extend(["--only".to_string(), name.clone()]);
@@ -171,6 +174,35 @@ fn run(cli: Cli) -> Result<()> {
             run_experiments_bin(&root, &args)
         }
     }
+}
+
+/// Builds the `gimc` binary the `xmc-scaling` benchmark runs under `mpirun`: with the `mpi`
+/// feature when `mpirun` is on the PATH (falling back to a plain build, which that benchmark
+/// then reports as unable to run), else plain.
+#[allow(clippy::print_stderr)]
+fn build_gimc_for_bench(root: &Path) -> Result<()> {
+    let build = |features: &[&str]| {
+        cargo()
+            .current_dir(root)
+            .args(["build", "--quiet", "--release", "--package", "gimc-cli"])
+            .args(features)
+            .status()
+            .context("could not start cargo")
+    };
+    let has_mpirun = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_mpirun && build(&["--features", "mpi"])?.success() {
+        return Ok(());
+    }
+    if has_mpirun {
+        eprintln!("xtask: gimc-cli did not build with --features mpi; building it without");
+    }
+    if !build(&[])?.success() {
+        bail!("cargo build -p gimc-cli failed");
+    }
+    Ok(())
 }
 
 fn push_path(args: &mut Vec<String>, flag: &str, path: Option<&Path>) {

@@ -230,16 +230,11 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         Stream::Auto if asked => streamed,
         Stream::Off => Storage::Whole,
         Stream::Auto => {
-            let whole = estimate_selection(&data, family, &params)?;
-            if gimc_linalg::memory::check_fits(&whole, budget).is_ok() {
-                Storage::Whole
-            } else {
-                g.info(&format!(
-                    "the whole features would need {}: streaming them in row blocks",
-                    gimc_linalg::memory::human_bytes(whole.bytes)
-                ));
-                streamed
+            let storage = gimc::auto_storage(&data, family, &params, budget, streamed)?;
+            if storage.is_streamed() {
+                g.info("the whole features would not fit the memory available: streaming them in row blocks");
             }
+            storage
         }
     };
     preflight(

@@ -297,6 +297,10 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
         fit_labels_sharded(&data, map, &params, None, &mut NoObserver, &sums)?
     };
     let seconds = t.elapsed().as_secs_f64();
+    // every process's peak resident set (MiB), one slot each
+    let mut rss = vec![0.0; size];
+    rss[rank] = gimc_linalg::memory::peak_rss_bytes().map_or(f64::NAN, |b| b as f64 / 1048576.0);
+    gimc::RowSums::sum(&sums, &mut rss);
     if !lead {
         return Ok(());
     }
@@ -332,6 +336,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
             "streamed": params.storage.is_streamed(),
             "precision": params.storage.precision().name(),
             "fit_seconds": seconds,
+            "peak_rss_mib": rss,
             "seconds_per_iteration": fit.history.windows(2).map(|w| w[1].seconds - w[0].seconds).collect::<Vec<_>>(),
         });
         crate::common::write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?))?;

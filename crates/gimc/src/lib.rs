@@ -108,8 +108,8 @@ pub use registry::{
 };
 pub use select::{
     Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
-    SelectionStage, estimate_selection, select_and_fit, select_and_fit_observed, select_combined,
-    validation_split,
+    SelectionStage, auto_storage, estimate_selection, select_and_fit, select_and_fit_observed,
+    select_combined, validation_split,
 };
 pub use semisup::{
     DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, estimate_semisupervised,

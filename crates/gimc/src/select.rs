@@ -319,6 +319,30 @@ impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
     }
 }
 
+/// The storage of Φ for [`select_and_fit`] under `budget`: [`Storage::Whole`] when the
+/// estimate of the whole-Φ fit ([`estimate_selection`]) fits, else `streamed` (which should be
+/// a [`Storage::Streamed`]). The `auto` of `gimc fit --stream` and of the Python estimator.
+pub fn auto_storage<F: MapFamily + ?Sized>(
+    data: &LabelData,
+    family: &F,
+    params: &SelectionParams,
+    budget: gimc_linalg::memory::MemoryBudget,
+    streamed: Storage,
+) -> Result<Storage> {
+    let whole = SelectionParams {
+        storage: Storage::Whole,
+        ..params.clone()
+    };
+    let estimate = estimate_selection(data, family, &whole)?;
+    Ok(
+        if gimc_linalg::memory::check_fits(&estimate, budget).is_ok() {
+            Storage::Whole
+        } else {
+            streamed
+        },
+    )
+}
+
 /// The estimated peak memory of [`select_and_fit`] with `family` on `data`: the data, the
 /// train / validation copies of the split, and the larger of the largest candidate's fit on
 /// the training part (scoring the validation part) and the refit on all rows, for the largest

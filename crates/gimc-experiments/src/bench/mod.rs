@@ -14,6 +14,7 @@ mod imc;
 mod kmeans;
 mod peers;
 mod simd_state;
+mod xmc_scaling;
 
 use std::time::Instant;
 
@@ -85,6 +86,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(kmeans::KMeansPeer),
         Box::new(simd_state::LibmAfterGemm),
         Box::new(gemm_padding::GemmLhsPadding),
+        Box::new(xmc_scaling::XmcScaling),
     ]
 }
 
@@ -135,13 +137,7 @@ pub(crate) fn sklearn_available() -> bool {
         .unwrap_or(false)
 }
 
-/// Peak resident set size of this process so far, in bytes (Linux `VmHWM`), if known.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+pub use gimc_linalg::memory::peak_rss_bytes;
 
 /// Runs `f` `runs` times (at least once) and returns the median wall time in seconds with the
 /// result of the last run.
