@@ -1,8 +1,8 @@
 //! Project automation, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
 //!
 //! xtask keeps few dependencies and delegates the work to the workspace's own binaries through
-//! `$CARGO` (DESIGN §2): `datasets`, `reproduce` and `bench` run the `gimc-experiments` binary
-//! in release mode.
+//! `$CARGO` (DESIGN §2): `datasets`, `reproduce`, `render` and `bench` run the
+//! `gimc-experiments` binary in release mode.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -54,6 +54,16 @@ enum Cmd {
         /// First download the missing data files (`datasets fetch`; $GIMC_DATA_MIRROR applies).
         #[arg(long)]
         fetch: bool,
+    },
+    /// Redraw figures from saved records (the NAME.json of a `reproduce` run) without
+    /// rerunning: `cargo xtask render docs/figures/gimc-fig1.json --out docs/figures`.
+    Render {
+        /// Record files (NAME.json).
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+        /// Output directory for NAME-SUFFIX.svg.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
     },
     /// Run the benchmarks (each in its own process) and write docs/BENCHMARKS.md.
     Bench {
@@ -144,6 +154,12 @@ fn run(cli: Cli) -> Result<()> {
             if let Some(seed) = seed {
                 args.extend(["--seed".to_string(), seed.to_string()]);
             }
+            run_experiments_bin(&root, &args)
+        }
+        Cmd::Render { records, out } => {
+            let mut args = vec!["render".to_string()];
+            args.extend(records.iter().map(|p| p.display().to_string()));
+            push_path(&mut args, "--out", Some(&out));
             run_experiments_bin(&root, &args)
         }
         Cmd::Bench {

@@ -3,10 +3,10 @@
 //! [`reproduce`], which runs a selection, prints each table and writes the report files.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::report::{Report, write_report};
+use crate::report::{Record, Report, write_figures, write_report};
 use crate::{ExperimentError, experiments};
 
 /// Where and how experiments run.
@@ -37,6 +37,53 @@ pub trait Experiment {
     fn skipped_by_default(&self) -> Option<&'static str> {
         None
     }
+    /// The figures drawn from the experiment's records, as (file-name suffix, chart): what
+    /// [`render`] redraws from a saved `<name>.json` without rerunning. An experiment whose
+    /// [`Experiment::run`] draws its figures with this from its own records keeps the two
+    /// identical. None by default.
+    fn figures(
+        &self,
+        records: &[Record],
+    ) -> Result<Vec<(String, gimc_plot::LineChart)>, ExperimentError> {
+        let _ = records;
+        Ok(Vec::new())
+    }
+}
+
+/// Redraws the figures of saved records (the `<name>.json` of an earlier run, parsed) without
+/// rerunning anything: for each experiment named in the records' `experiment` field, in order
+/// of appearance, its [`Experiment::figures`] of its records, written as
+/// `<out_dir>/<name>-<suffix>.svg` (`<name>.svg` for an empty suffix). Returns the paths.
+///
+/// Errors: an experiment name that is not registered, one that draws no figure from records,
+/// a chart that cannot be drawn, or an I/O failure.
+pub fn render(records: &[Record], out_dir: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in records {
+        if !names.contains(&r.experiment.as_str()) {
+            names.push(&r.experiment);
+        }
+    }
+    let mut paths = Vec::new();
+    for name in names {
+        let experiment = select(&[name.to_owned()])?.remove(0);
+        let mine: Vec<Record> = records
+            .iter()
+            .filter(|r| r.experiment == name)
+            .cloned()
+            .collect();
+        let mut report = Report::new(experiment.name(), "");
+        for (suffix, chart) in experiment.figures(&mine)? {
+            report.figure(suffix, &chart)?;
+        }
+        if report.figures.is_empty() {
+            return Err(ExperimentError::Failed(format!(
+                "{name}: no figure to draw from these records"
+            )));
+        }
+        paths.extend(write_figures(&report, out_dir)?);
+    }
+    Ok(paths)
 }
 
 /// Every experiment, in the order `reproduce` runs them.

@@ -1,5 +1,6 @@
 //! The `gimc-experiments` binary (DESIGN §4, §6): `reproduce` runs the registered experiments,
-//! prints their tables and writes `<out>/<name>.{md,csv,json}`; `datasets` verifies the data
+//! prints their tables and writes `<out>/<name>.{md,csv,json}` (and `.svg` figures); `render`
+//! redraws the figures from saved `<name>.json` records without rerunning; `datasets` verifies the data
 //! directory against the manifest and `datasets fetch` downloads the missing files
 //! (`gimc_data::fetch`; `$GIMC_DATA_MIRROR` replaces the manifest's mirror URLs).
 
@@ -19,7 +20,7 @@ use clap::{Args, Parser, Subcommand};
 use gimc_data::fetch::{FetchParams, fetch_all};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
 use gimc_experiments::bench::{Measurement, peak_rss_bytes, render_markdown, select_benches};
-use gimc_experiments::{Context, registry, reproduce, select, skipped_by_default};
+use gimc_experiments::{Context, Record, registry, render, reproduce, select, skipped_by_default};
 
 /// Reproduce the tables and figures of the GIMC, MC-1 and OKMF papers.
 #[derive(Debug, Parser)]
@@ -36,6 +37,16 @@ enum Command {
     /// Verify the data directory against the manifest and report what is missing; `datasets
     /// fetch` downloads the missing files.
     Datasets(DatasetsArgs),
+    /// Redraw the figures of saved records (<out>/<name>.json of an earlier `reproduce`) as
+    /// <out>/<name>-<suffix>.svg, without rerunning the experiments.
+    Render {
+        /// Record files (JSON arrays as `reproduce` writes them).
+        #[arg(required = true, value_name = "RECORDS.json")]
+        records: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+    },
     /// Run the benchmarks, each in its own process, print them and write a Markdown report.
     Bench(BenchArgs),
     /// Run one benchmark in this process and print its measurements as JSON (used by `bench`).
@@ -382,6 +393,21 @@ fn run_fetch(data_dir: Option<PathBuf>, only: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Reads every record file and redraws their figures into `out`.
+fn run_render(files: &[PathBuf], out: &std::path::Path) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+        let records: Vec<Record> = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not a record array: {e}", file.display()))?;
+        for path in render(&records, out)? {
+            writeln!(stdout, "wrote {}", path.display())?;
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Reproduce(args) => run_reproduce(args),
@@ -389,6 +415,7 @@ fn main() -> Result<()> {
             None => run_datasets(data_dir),
             Some(DatasetsAction::Fetch { only }) => run_fetch(data_dir, &only),
         },
+        Command::Render { records, out } => run_render(&records, &out),
         Command::Bench(args) => run_bench(args),
         Command::BenchOne {
             name,

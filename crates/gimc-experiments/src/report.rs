@@ -342,17 +342,23 @@ fn write_file(path: PathBuf, contents: &str) -> Result<PathBuf, ExperimentError>
     Ok(path)
 }
 
+/// A report name must be a plain file stem.
+fn check_name(name: &str) -> Result<(), ExperimentError> {
+    if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+        return Err(ExperimentError::Failed(format!(
+            "invalid report name {name:?} (must be a plain file stem)"
+        )));
+    }
+    Ok(())
+}
+
 /// Writes `<out_dir>/<name>.md`, `.csv` and `.json` and the report's figures as SVG (creating
 /// `out_dir`) and returns their paths.
 ///
 /// Errors: a report name that is empty or contains a path separator, or an I/O failure.
 pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
     let name = report.name.as_str();
-    if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
-        return Err(ExperimentError::Failed(format!(
-            "invalid report name {name:?} (must be a plain file stem)"
-        )));
-    }
+    check_name(name)?;
     std::fs::create_dir_all(out_dir).map_err(|source| ExperimentError::Io {
         path: out_dir.to_path_buf(),
         source,
@@ -362,6 +368,25 @@ pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, Exp
         write_file(out_dir.join(format!("{name}.csv")), &report.to_csv())?,
         write_file(out_dir.join(format!("{name}.json")), &report.to_json()?)?,
     ];
+    paths.extend(write_figures(report, out_dir)?);
+    Ok(paths)
+}
+
+/// Writes the report's figures as `<out_dir>/<name>-<suffix>.svg` (`<name>.svg` for an empty
+/// suffix), creating `out_dir`, and returns their paths.
+///
+/// Errors: a report name or suffix that is not a plain file-name part, or an I/O failure.
+pub(crate) fn write_figures(
+    report: &Report,
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>, ExperimentError> {
+    let name = report.name.as_str();
+    check_name(name)?;
+    std::fs::create_dir_all(out_dir).map_err(|source| ExperimentError::Io {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let mut paths = Vec::new();
     for (suffix, svg) in &report.figures {
         if suffix.contains(['/', '\\']) || suffix == ".." {
             return Err(ExperimentError::Failed(format!(

@@ -50,12 +50,13 @@
 //!   most 7 intervals (at most 5, 3, … if the labels would overlap). Labels have the step's
 //!   decimals, or are all `m.m×10ⁿ` when the largest is at least 10⁶ or below 10⁻⁴ and that is
 //!   no wider.
-//! - **Log ticks**: with at least four decades in range, one labelled tick per decade (every
-//!   second, third, … decade beyond ten decades or if labels would overlap) and minor ticks at
-//!   2–9 ×; with fewer, ticks at 1, 2 and 5 × 10ⁿ, else at every integer multiple, else at
-//!   nice linear steps, whichever first gives three or more labels that do not overlap. The
-//!   labels of an axis share one format: plain numbers (`0.005`, `200`, `10000`) when every
-//!   tick lies in [10⁻³, 10⁵), otherwise `10ⁿ` and `m×10ⁿ` throughout.
+//! - **Log ticks**: the 1, 2 and 5 multiples of each power of ten (`100 200 500 1000 2000`);
+//!   if that gives more than eight labels, or labels that would overlap, the 1 and 3 multiples
+//!   (`1 3 10 30 100`), then the powers of ten alone, then every second, third, … power. The
+//!   integer multiples left unlabelled are minor ticks. A range too short for three such
+//!   labels (about a decade or less) gets every integer multiple (`3 4 5 … 10`), else nice
+//!   linear steps. The labels of an axis share one format: plain numbers (`0.005`, `200`,
+//!   `10000`) when every tick lies in [10⁻³, 10⁵), otherwise `10ⁿ` and `m×10ⁿ` throughout.
 
 #![deny(missing_docs)]
 
@@ -172,8 +173,10 @@ const LEGEND_ROW: f64 = 18.0;
 /// radius, half the stroke width and the 0.1 px rounding of the coordinates).
 const MARKER_R: f64 = 3.5;
 const CLEARANCE: f64 = 5.0;
-/// At most this many labelled decades on a log axis (then every second decade, …).
-const MAX_DECADE_TICKS: usize = 10;
+/// At most this many labelled ticks on a log axis (the 1-2-5 multiples thin to 1-3, to the
+/// powers of ten, then to every second, third, … power). Eight, like the linear axis's at most
+/// seven intervals.
+const MAX_LOG_TICKS: usize = 8;
 /// Smallest gap between neighbouring tick labels (px).
 const TICK_LABEL_GAP: f64 = 6.0;
 
@@ -589,14 +592,17 @@ impl Axis {
         }
     }
 
-    /// Log-axis ticks (after matplotlib's `LogLocator` and `LogFormatterSciNotation`):
+    /// Log-axis ticks, the first of these that gives at least three labelled ticks, at most
+    /// [`MAX_LOG_TICKS`], whose labels do not collide:
     ///
-    /// 1. at least four decades shown: a labelled tick at every decade (every second, third, …
-    ///    decade when more than ten are shown or the labels would collide), minor ticks at the
-    ///    2–9 multiples (or at the skipped decades);
-    /// 2. otherwise 1, 2 and 5 × 10^k, then every integer multiple m × 10^k, the first giving
-    ///    at least three labels that do not collide; the other multiples are minor ticks;
-    /// 3. otherwise (a range of a fraction of a decade) nice linear steps over the data values.
+    /// 1. the 1, 2 and 5 multiples of each power of ten (`100 200 500 1000 2000`);
+    /// 2. thinned to the 1 and 3 multiples (`1 3 10 30 100`);
+    /// 3. thinned to the powers of ten, then to every second, third, … power;
+    /// 4. a range too short for three of those (inside about one decade): every integer
+    ///    multiple (`3 4 5 … 10`), else nice linear steps over the data values.
+    ///
+    /// The integer multiples that carry no label are minor ticks (the skipped powers of ten
+    /// when only every k-th one is labelled).
     fn log_ticks(&self, length: f64, horizontal: bool) -> TickSet {
         let (lo, hi) = (self.lo, self.hi);
         let tol = 1e-9 * (hi - lo).max(1e-300);
@@ -621,9 +627,32 @@ impl Axis {
                 .map(|(&me, label)| Tick { t: at(me), label })
                 .collect()
         };
+        let usable = |major: &[Tick]| {
+            (3..=MAX_LOG_TICKS).contains(&major.len()) && self.labels_fit(major, length, horizontal)
+        };
+        let all = multiples(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let unlabelled = |chosen: &[(u32, i32)]| -> Vec<f64> {
+            all.iter()
+                .copied()
+                .filter(|me| !chosen.contains(me))
+                .map(at)
+                .collect()
+        };
+        for subs in [&[1, 2, 5][..], &[1, 3], &[1]] {
+            let chosen = multiples(subs);
+            let major = labelled(&chosen);
+            if usable(&major) {
+                return TickSet {
+                    major,
+                    minor: unlabelled(&chosen),
+                };
+            }
+        }
         let decades = multiples(&[1]);
-        if decades.len() >= 4 {
-            let mut stride = 1;
+        if decades.len() >= 3 {
+            // every k-th power of ten, k = 2, 3, …: the first that fits (a couple of labels
+            // at worst, on a very short axis)
+            let mut stride = 2;
             loop {
                 let chosen: Vec<(u32, i32)> = decades
                     .iter()
@@ -632,39 +661,27 @@ impl Axis {
                     .collect();
                 let major = labelled(&chosen);
                 if chosen.len() <= 2
-                    || (chosen.len() <= MAX_DECADE_TICKS
+                    || (chosen.len() <= MAX_LOG_TICKS
                         && self.labels_fit(&major, length, horizontal))
                 {
-                    let minor = if stride == 1 {
-                        multiples(&[2, 3, 4, 5, 6, 7, 8, 9])
-                    } else {
-                        decades
-                            .iter()
-                            .copied()
-                            .filter(|&(_, e)| e.rem_euclid(stride) != 0)
-                            .collect()
-                    };
-                    return TickSet {
-                        major,
-                        minor: minor.into_iter().map(at).collect(),
-                    };
+                    let minor = decades
+                        .iter()
+                        .copied()
+                        .filter(|&(_, e)| e.rem_euclid(stride) != 0)
+                        .map(at)
+                        .collect();
+                    return TickSet { major, minor };
                 }
                 stride += 1;
             }
         }
-        let all = multiples(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
-        for subs in [&[1, 2, 5][..], &[1, 2, 3, 4, 5, 6, 7, 8, 9][..]] {
-            let chosen = multiples(subs);
-            let major = labelled(&chosen);
-            if chosen.len() >= 3 && self.labels_fit(&major, length, horizontal) {
-                let minor = all
-                    .iter()
-                    .copied()
-                    .filter(|me| !chosen.contains(me))
-                    .map(at)
-                    .collect();
-                return TickSet { major, minor };
-            }
+        // inside about one decade: every integer multiple
+        let major = labelled(&all);
+        if usable(&major) {
+            return TickSet {
+                major,
+                minor: Vec::new(),
+            };
         }
         // a fraction of a decade: nice linear steps over the data values
         let (vlo, vhi) = (10f64.powf(lo), 10f64.powf(hi));
@@ -1427,24 +1444,49 @@ mod tests {
     }
 
     #[test]
-    fn log_ticks_decades_or_1_2_5_in_one_format() {
+    fn log_ticks_1_2_5_thinned_to_1_3_then_decades_in_one_format() {
+        // 1-2-5 with plain labels: the "100" and "1e3" pair is gone
         let t = log_axis(100.0, 2000.0).ticks(PLOT_W, true);
         assert_eq!(labels(&t), ["100", "200", "500", "1000", "2000"]);
         assert!(!t.minor.is_empty());
-        let t = log_axis(1.0, 1e6).ticks(PLOT_W, true);
+        let t = log_axis(100.0, 3200.0).ticks(PLOT_W, true);
+        assert_eq!(labels(&t), ["100", "200", "500", "1000", "2000"]);
+        let t = log_axis(50.0, 1000.0).ticks(PLOT_W, true);
+        assert_eq!(labels(&t), ["50", "100", "200", "500", "1000"]);
+        let t = log_axis(1.0, 10.0).ticks(PLOT_W, true);
+        assert_eq!(labels(&t), ["1", "2", "5", "10"]);
+        let t = log_axis(1.0, 10.0).ticks(PLOT_H, false);
+        assert_eq!(labels(&t), ["1", "2", "5", "10"]);
+        // 1-2-5 would be ten labels: thinned to 1-3, the 2 and 5 multiples as minor ticks
+        let t = log_axis(0.001, 1.0).ticks(PLOT_W, true);
         assert_eq!(
             labels(&t),
-            ["10⁰", "10¹", "10²", "10³", "10⁴", "10⁵", "10⁶"]
+            ["0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1"]
         );
-        assert!(t.minor.len() >= 6 * 8);
+        // the axis (padded by 4 %) runs from 7.6 × 10⁻⁴ to 1.3: thirty integer multiples of a
+        // power of ten (8 and 9 × 10⁻⁴, nine per decade, and 1), seven of them labelled
+        assert_eq!(t.minor.len(), 30 - 7);
         let t = log_axis(1.0, 1e3).ticks(PLOT_H, false);
-        assert_eq!(labels(&t), ["1", "10", "100", "1000"]);
+        assert_eq!(labels(&t), ["1", "3", "10", "30", "100", "300", "1000"]);
         let t = log_axis(0.002, 0.5).ticks(PLOT_W, true);
         assert_eq!(
             labels(&t),
             [
                 "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5"
             ]
+        );
+        // 1-3 would be too many: the powers of ten, in the superscript form past 10⁴
+        let t = log_axis(1.0, 1e6).ticks(PLOT_W, true);
+        assert_eq!(
+            labels(&t),
+            ["10⁰", "10¹", "10²", "10³", "10⁴", "10⁵", "10⁶"]
+        );
+        // 2 … 9 × 10ⁿ for n = 0 … 5, and 6 … 9 × 10⁻¹ on the padded axis (10^-0.24 … 10^6.24)
+        assert_eq!(t.minor.len(), 6 * 8 + 4);
+        let t = log_axis(0.01, 1e4).ticks(PLOT_W, true);
+        assert_eq!(
+            labels(&t),
+            ["0.01", "0.1", "1", "10", "100", "1000", "10000"]
         );
         // past 10⁴ every label switches to the superscript form, 2 and 5 multiples included
         let t = log_axis(2e4, 3e5).ticks(PLOT_W, true);
@@ -1471,7 +1513,7 @@ mod tests {
         assert_eq!(t.minor.len(), 6);
         let t = log_axis(1e-300, 1e300).ticks(PLOT_H, false);
         assert!(
-            (3..=MAX_DECADE_TICKS).contains(&t.major.len()),
+            (3..=MAX_LOG_TICKS).contains(&t.major.len()),
             "{:?}",
             labels(&t)
         );
@@ -1483,6 +1525,96 @@ mod tests {
         // a constant series still gets ticks
         let t = log_axis(7.0, 7.0).ticks(PLOT_H, false);
         assert!(t.major.len() >= 3, "{:?}", labels(&t));
+    }
+
+    /// The number a tick label stands for: `1500`, `0.02`, `2×10⁵`, `10⁻⁶`.
+    fn label_value(label: &str) -> f64 {
+        if let Ok(v) = label.parse() {
+            return v;
+        }
+        let (mant, pow) = match label.split_once("×10") {
+            Some((m, p)) => (m.parse::<f64>().unwrap(), p),
+            None => (1.0, label.strip_prefix("10").unwrap()),
+        };
+        let exp: String = pow
+            .chars()
+            .map(|c| match c {
+                '⁻' => '-',
+                c => {
+                    let k = "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().position(|d| d == c).unwrap();
+                    char::from_digit(k as u32, 10).unwrap()
+                }
+            })
+            .collect();
+        mant * 10f64.powi(exp.parse().unwrap())
+    }
+
+    /// Log ticks over ranges from a twentieth of a decade to fourteen decades, at magnitudes
+    /// from 10⁻⁸ to 10⁸, on both axes: three to eight labels that do not collide, in order, each
+    /// the number at its place, all in one format (plain whenever every tick lies in [0.001,
+    /// 100000)), and the labelled multiples one of the sequences 1-2-5, 1-3, 1 or 1…9.
+    #[test]
+    fn log_ticks_hold_their_rules_over_many_ranges() {
+        let mut failures = Vec::new();
+        for a in (-32..=32).map(|k| f64::from(k) / 4.0) {
+            for span in [
+                0.05, 0.2, 0.5, 0.8, 1.0, 1.3, 2.0, 2.6, 3.0, 4.2, 6.0, 9.5, 14.0,
+            ] {
+                let (lo, hi) = (10f64.powf(a), 10f64.powf(a + span));
+                for (length, horizontal) in [(PLOT_W, true), (PLOT_H, false)] {
+                    let axis = log_axis(lo, hi);
+                    let t = axis.ticks(length, horizontal);
+                    let case = format!("[{lo:e}, {hi:e}] {}: {:?}", horizontal, labels(&t));
+                    let n = t.major.len();
+                    if !(3..=MAX_LOG_TICKS).contains(&n) {
+                        failures.push(format!("{case}: {n} labels"));
+                        continue;
+                    }
+                    if !axis.labels_fit(&t.major, length, horizontal) {
+                        failures.push(format!("{case}: labels collide"));
+                    }
+                    if !t.major.windows(2).all(|w| w[0].t < w[1].t)
+                        || t.major
+                            .iter()
+                            .any(|m| m.t < axis.lo - 1e-9 || m.t > axis.hi + 1e-9)
+                    {
+                        failures.push(format!("{case}: out of order or off the axis"));
+                    }
+                    let values: Vec<f64> = t.major.iter().map(|m| label_value(&m.label)).collect();
+                    for (m, v) in t.major.iter().zip(&values) {
+                        if (v.log10() - m.t).abs() > 1e-9 {
+                            failures.push(format!("{case}: {} drawn at 10^{}", m.label, m.t));
+                        }
+                    }
+                    let plain = t
+                        .major
+                        .iter()
+                        .filter(|m| m.label.parse::<f64>().is_ok())
+                        .count();
+                    let moderate = values.iter().all(|v| (1e-3..1e5).contains(v));
+                    // all plain, or (outside the moderate magnitudes) none
+                    if plain != n && (moderate || plain != 0) {
+                        failures.push(format!("{case}: mixed or needlessly scientific labels"));
+                    }
+                    let mut mants: Vec<u32> = values
+                        .iter()
+                        .map(|v| (v / 10f64.powf(v.log10().floor())).round() as u32)
+                        .collect();
+                    mants.sort_unstable();
+                    mants.dedup();
+                    let linear = values.iter().any(|v| {
+                        let m = v / 10f64.powf(v.log10().floor());
+                        (m - m.round()).abs() > 1e-6
+                    });
+                    // every integer multiple only inside about a decade (4 % padding each side)
+                    let within = |ok: &[u32]| mants.iter().all(|m| ok.contains(m));
+                    if !linear && !within(&[1, 2, 5]) && !within(&[1, 3]) && span > 1.0 {
+                        failures.push(format!("{case}: multiples {mants:?}"));
+                    }
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
     fn lin_axis(lo: f64, hi: f64) -> Axis {

@@ -47,7 +47,7 @@ use rayon::prelude::*;
 
 use super::mc1_common::SequentialFaer;
 use super::support::{featmap_err, holdout, mean_std, observed_from, rmse_on, solver_err};
-use crate::report::{Report, Table};
+use crate::report::{Record, Report, Table};
 use crate::{Context, Experiment, ExperimentError};
 
 /// The `gimc-fig1` experiment.
@@ -777,11 +777,10 @@ fn report_panel(
         header,
     );
     let mut checks = Vec::new();
-    let mut curves: Vec<Vec<(f64, f64)>> = vec![Vec::new(); methods.len()];
     for &f in &config.fractions {
         let mut row = vec![format!("{:.0}%", 100.0 * f)];
         let mut means = Vec::new();
-        for (i, &m) in methods.iter().enumerate() {
+        for &m in methods {
             let errs: Vec<f64> = cells
                 .iter()
                 .filter(|c| c.method == m && c.fraction == f)
@@ -789,7 +788,6 @@ fn report_panel(
                 .collect();
             let (mean, std) = mean_std(&errs);
             means.push(mean);
-            curves[i].push((100.0 * f, mean));
             row.push(format!("{mean:.4} ± {std:.4}"));
             report.record(
                 panel.dataset,
@@ -820,16 +818,56 @@ fn report_panel(
         table.push_row(row);
     }
     report.tables.push(table);
+    // drawn from the records, as `gimc-experiments render` redraws it from the saved JSON
+    report.figure(panel.key, &panel_chart(panel, &report.records)?)?;
+    Ok(checks)
+}
+
+/// The figure of one panel from its records: per method (in order of appearance) the mean
+/// relative error ([`METRIC`]) against the observed percentage, read back from
+/// [`fraction_label`].
+///
+/// Errors: a record of the panel whose setting is not a fraction label.
+pub fn panel_chart(
+    panel: &Fig1Panel,
+    records: &[Record],
+) -> Result<gimc_plot::LineChart, ExperimentError> {
+    let mut curves: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
+    for r in records
+        .iter()
+        .filter(|r| r.dataset == panel.dataset && r.metric == METRIC)
+    {
+        let percent = r
+            .setting
+            .strip_prefix("observed ")
+            .and_then(|s| s.strip_suffix('%'))
+            .and_then(|s| s.parse::<f64>().ok())
+            .ok_or_else(|| {
+                ExperimentError::Failed(format!(
+                    "gimc-fig1 record {:?}: setting {:?} is not `observed N%`",
+                    r.method, r.setting
+                ))
+            })?;
+        let i = match curves.iter().position(|(m, _)| *m == r.method) {
+            Some(i) => i,
+            None => {
+                curves.push((&r.method, Vec::new()));
+                curves.len() - 1
+            }
+        };
+        if let Some(mean) = r.ours {
+            curves[i].1.push((percent, mean));
+        }
+    }
     let mut chart = gimc_plot::LineChart::new(
         format!("GIMC Figure 1 ({}): {}", panel.key, panel.dataset),
         "observed entries (%)",
         "relative error ‖A − Â‖_F / ‖A‖_F",
     );
-    for (m, curve) in methods.iter().zip(curves) {
-        chart = chart.with_series(*m, curve);
+    for (m, curve) in curves {
+        chart = chart.with_series(m, curve);
     }
-    report.figure(panel.key, &chart)?;
-    Ok(checks)
+    Ok(chart)
 }
 
 /// The fractions of `checks` where `pick` holds, as "5%, 10%".
@@ -880,6 +918,18 @@ impl Experiment for GimcFig1 {
     fn description(&self) -> &'static str {
         "GIMC Fig. 1 toys: relative error of MC, IMC, IMC-RFF, GIMC-LFF against the observed \
          fraction, (a) bilinear and (b) nonlinear side information"
+    }
+
+    /// Each panel whose records are present: `a` and `b` ([`panel_chart`]).
+    fn figures(
+        &self,
+        records: &[Record],
+    ) -> Result<Vec<(String, gimc_plot::LineChart)>, ExperimentError> {
+        PANELS
+            .iter()
+            .filter(|p| records.iter().any(|r| r.dataset == p.dataset))
+            .map(|p| Ok((p.key.to_owned(), panel_chart(p, records)?)))
+            .collect()
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -13,8 +13,10 @@
 //! `gimc_solvers::fit_imc` on the fully observed label matrix with Φ = X, Ψ = I, rank
 //! [`Fig2Config::imc_rank`], λ on validation.
 //!
-//! Besides the report files the run writes one SVG per set, `<out>/gimc-fig2-bibtex.svg` and
-//! `<out>/gimc-fig2-delicious.svg` (log-scaled m axis; `gimc-plot`).
+//! The report carries one figure per set, written beside it as `<out>/gimc-fig2-bibtex.svg` and
+//! `<out>/gimc-fig2-delicious.svg` (log-scaled m axis; `gimc-plot`). Both are drawn from the
+//! records ([`set_chart`]), so `gimc-experiments render <out>/gimc-fig2.json` redraws them
+//! without rerunning the sweep.
 
 use std::time::Instant;
 
@@ -30,7 +32,7 @@ use gimc_solvers::{ImcParams, ImcProblem, NoObserver, Side, fit_imc};
 
 use super::gimc_table2::{linear_ridge, load_train_test};
 use super::support::solver_err;
-use crate::report::{Report, Table, format_value};
+use crate::report::{Record, Report, Table, format_value};
 use crate::{Context, Experiment, ExperimentError};
 
 /// The `gimc-fig2` experiment.
@@ -244,26 +246,75 @@ pub fn run_set(
     })
 }
 
-/// The SVG of one set's sweep: the four curves and the two flat lines over the m range.
-pub fn render_svg(cfg: &Fig2Config, r: &Fig2Result) -> Result<String, ExperimentError> {
-    let lo = cfg.ms.first().copied().unwrap_or(1) as f64;
-    let hi = cfg.ms.last().copied().unwrap_or(1) as f64;
+/// The chart of one set's sweep: the `curves` (name, (m, P@3) points) against a log-scaled m
+/// axis, and each of the `flat` lines (name, P@3) drawn across the curves' m range.
+pub fn sweep_chart(
+    set: &str,
+    curves: Vec<(String, Vec<(f64, f64)>)>,
+    flat: Vec<(String, f64)>,
+) -> LineChart {
+    let ms = curves.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.0));
+    let (lo, hi) = ms.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), m| {
+        (a.min(m), b.max(m))
+    });
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 1.0) };
     let mut chart = LineChart::new(
-        format!("{}: P@3 against m", cfg.name),
+        format!("{set}: P@3 against m"),
         "m (random features / landmarks)",
         "test P@3 (%)",
     );
     chart.log_x = true;
-    for (name, pts) in CURVES.iter().zip(&r.curves) {
-        chart = chart.with_series(*name, pts.iter().map(|&(m, p, _)| (m as f64, p)).collect());
+    for (name, pts) in curves {
+        chart = chart.with_series(name, pts);
     }
-    chart = chart
-        .with_series("linear ridge", vec![(lo, r.ridge.0), (hi, r.ridge.0)])
-        .with_series(
-            "linear IMC",
-            vec![(lo, r.linear_imc.0), (hi, r.linear_imc.0)],
-        );
+    for (name, p) in flat {
+        chart = chart.with_series(name, vec![(lo, p), (hi, p)]);
+    }
     chart
+}
+
+/// The chart of one set's sweep read back from the records: a record whose setting starts
+/// with `m=N` is a point of its method's curve, any other a flat line (linear ridge, linear
+/// IMC). Methods keep their order of appearance.
+pub fn set_chart(set: &str, records: &[Record]) -> LineChart {
+    let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut flat: Vec<(String, f64)> = Vec::new();
+    for r in records
+        .iter()
+        .filter(|r| r.dataset == set && r.metric == METRIC)
+    {
+        let Some(p) = r.ours else { continue };
+        let m = r
+            .setting
+            .strip_prefix("m=")
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse::<f64>().ok());
+        match m {
+            Some(m) => match curves.iter_mut().find(|(name, _)| *name == r.method) {
+                Some((_, pts)) => pts.push((m, p)),
+                None => curves.push((r.method.clone(), vec![(m, p)])),
+            },
+            None => flat.push((r.method.clone(), p)),
+        }
+    }
+    sweep_chart(set, curves, flat)
+}
+
+/// The SVG of one set's sweep: the four curves and the two flat lines over the m range.
+pub fn render_svg(cfg: &Fig2Config, r: &Fig2Result) -> Result<String, ExperimentError> {
+    let curves = CURVES
+        .iter()
+        .zip(&r.curves)
+        .map(|(name, pts)| {
+            let pts = pts.iter().map(|&(m, p, _)| (m as f64, p)).collect();
+            ((*name).to_owned(), pts)
+        })
+        .collect();
+    let flat = vec![
+        ("linear ridge".to_owned(), r.ridge.0),
+        ("linear IMC".to_owned(), r.linear_imc.0),
+    ];
+    sweep_chart(cfg.name, curves, flat)
         .to_svg()
         .map_err(|e| ExperimentError::Failed(format!("plot: {e}")))
 }
@@ -277,6 +328,20 @@ impl Experiment for GimcFig2 {
         "GIMC Figure 2: P@3 against m for IMC-RFF/NYS and GIMC-LFF/LNYS, linear ridge and linear IMC lines (Bibtex, Delicious; SVG)"
     }
 
+    /// One chart per set in the records, `bibtex` and `delicious` ([`set_chart`]).
+    fn figures(&self, records: &[Record]) -> Result<Vec<(String, LineChart)>, ExperimentError> {
+        let mut sets: Vec<&str> = Vec::new();
+        for r in records.iter().filter(|r| r.metric == METRIC) {
+            if !sets.contains(&r.dataset.as_str()) {
+                sets.push(&r.dataset);
+            }
+        }
+        Ok(sets
+            .into_iter()
+            .map(|set| (set.to_lowercase(), set_chart(set, records)))
+            .collect())
+    }
+
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
         let mut report = Report::new(self.name(), "GIMC Figure 2: P@3 (%) against m");
         let configs: Vec<Fig2Config> = if ctx.quick {
@@ -287,10 +352,6 @@ impl Experiment for GimcFig2 {
                 .filter_map(|s| Fig2Config::full(s, ctx.seed))
                 .collect()
         };
-        std::fs::create_dir_all(&ctx.out_dir).map_err(|source| ExperimentError::Io {
-            path: ctx.out_dir.clone(),
-            source,
-        })?;
         for cfg in &configs {
             let (train, test) = load_train_test(&ctx.data_dir, cfg.key)?;
             let r = run_set(cfg, &train, &test)?;
@@ -335,14 +396,10 @@ impl Experiment for GimcFig2 {
                 report.record(cfg.name, name, setting.clone(), METRIC, Some(*p), None);
             }
             report.tables.push(table);
-            let svg = render_svg(cfg, &r)?;
-            let path = ctx
-                .out_dir
-                .join(format!("gimc-fig2-{}.svg", cfg.name.to_lowercase()));
-            std::fs::write(&path, svg).map_err(|source| ExperimentError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            // drawn from the records, as `gimc-experiments render` redraws it from the JSON
+            let suffix = cfg.name.to_lowercase();
+            report.figure(&suffix, &set_chart(cfg.name, &report.records))?;
+            let path = ctx.out_dir.join(format!("gimc-fig2-{suffix}.svg"));
             report.note(format!(
                 "{}: figure {}; cap {} outer iterations, iteration count by validation P@3, seed {}",
                 cfg.name,

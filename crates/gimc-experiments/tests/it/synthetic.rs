@@ -87,6 +87,87 @@ fn gimc_fig1_quick_shapes_on_both_panels() {
             .iter()
             .any(|n| n.contains("Shape checks (a): IMC below MC at every observed fraction: yes"))
     );
+    // the figures redrawn from the records (as `gimc-experiments render` does from the saved
+    // JSON, here after a round trip through it) are byte for byte those of the run
+    assert_eq!(
+        report
+            .figures
+            .iter()
+            .map(|f| f.0.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    let saved: Vec<gimc_experiments::Record> =
+        serde_json::from_str(&report.to_json().unwrap()).unwrap();
+    let out = ctx("fig1-render").out_dir;
+    let paths = gimc_experiments::render(&saved, &out).unwrap();
+    assert_eq!(paths.len(), 2);
+    for ((suffix, svg), path) in report.figures.iter().zip(&paths) {
+        assert!(
+            path.ends_with(format!("gimc-fig1-{suffix}.svg")),
+            "{path:?}"
+        );
+        assert_eq!(&std::fs::read_to_string(path).unwrap(), svg);
+        assert!(svg.contains("GIMC-LFF") && svg.contains("IMC-RFF"));
+    }
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn render_redraws_gimc_fig2_from_records_and_refuses_what_it_cannot_draw() {
+    use gimc_experiments::Record;
+    let rec = |set: &str, method: &str, setting: &str, p: f64| Record {
+        experiment: "gimc-fig2".into(),
+        dataset: set.into(),
+        method: method.into(),
+        setting: setting.into(),
+        metric: "P@3".into(),
+        ours: Some(p),
+        published: None,
+    };
+    let mut records = Vec::new();
+    for (set, base) in [("Bibtex", 20.0), ("Delicious", 50.0)] {
+        for (k, m) in [50, 100, 200, 500, 1000].into_iter().enumerate() {
+            for (j, method) in ["IMC-RFF", "GIMC-LFF"].into_iter().enumerate() {
+                let p = base + 2.0 * k as f64 + 5.0 * j as f64;
+                records.push(rec(
+                    set,
+                    method,
+                    &format!("m={m} γ=0.002 λ=1 iterations=0"),
+                    p,
+                ));
+            }
+        }
+        records.push(rec(set, "linear ridge", "λ=10", base + 9.0));
+    }
+    let out = ctx("fig2-render").out_dir;
+    let paths = gimc_experiments::render(&records, &out).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["gimc-fig2-bibtex.svg", "gimc-fig2-delicious.svg"]);
+    let svg = std::fs::read_to_string(&paths[0]).unwrap();
+    assert!(svg.contains("Bibtex: P@3 against m") && svg.contains("linear ridge"));
+    // the m axis is logarithmic, ticked at 50, 100, 200, 500, 1000
+    for label in [">50<", ">100<", ">200<", ">500<", ">1000<"] {
+        assert!(svg.contains(label), "no tick {label}");
+    }
+    assert!(!svg.contains("1e3"));
+    // the flat line spans the curves' m range: two vertices, at the first and last m
+    let flat = svg
+        .lines()
+        .filter(|l| l.starts_with("<polyline"))
+        .nth(2)
+        .unwrap();
+    assert_eq!(flat.matches(',').count(), 2, "{flat}");
+    // an experiment that draws nothing from records, or an unknown one, is an error
+    let mut table = records[0].clone();
+    table.experiment = "gimc-table2".into();
+    assert!(gimc_experiments::render(&[table.clone()], &out).is_err());
+    table.experiment = "no-such-experiment".into();
+    assert!(gimc_experiments::render(&[table], &out).is_err());
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
 
 #[test]

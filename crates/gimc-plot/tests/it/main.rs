@@ -320,6 +320,58 @@ fn legend_hides_no_line_of_gimc_fig2() {
 }
 
 #[test]
+fn legend_avoids_lines_that_end_in_the_top_right_corner() {
+    // learning curves that all rise to the top right, where a fixed legend would sit
+    let curve = |rate: f64, top: f64| -> Vec<(f64, f64)> {
+        (0..=20)
+            .map(|k| {
+                let x = f64::from(k);
+                (x, top * (1.0 - (-rate * x).exp()))
+            })
+            .collect()
+    };
+    let chart = LineChart::new("accuracy against epoch", "epoch", "accuracy")
+        .with_series("GIMC-LFF", curve(0.15, 0.95))
+        .with_series("IMC-RFF", curve(0.25, 0.93))
+        .with_series("a baseline with a long name", curve(0.4, 0.9));
+    let els = elements(&chart.to_svg().unwrap());
+    let legend = legend_box(&els);
+    let plot = frame(&els);
+    let (mid_x, mid_y) = ((plot.0 + plot.2) / 2.0, (plot.1 + plot.3) / 2.0);
+    assert!(
+        !(legend.2 > mid_x && legend.1 < mid_y),
+        "legend {legend:?} in the top-right quarter of the plot {plot:?}, over the lines' ends"
+    );
+    // every drawn point, sampled every half pixel along each curve, stays clear of the box by
+    // more than a marker's radius (3.5 px) and half the line width
+    let grown = (
+        legend.0 - 4.0,
+        legend.1 - 4.0,
+        legend.2 + 4.0,
+        legend.3 + 4.0,
+    );
+    for c in curves(&els) {
+        for s in c.windows(2) {
+            let steps = ((s[1].0 - s[0].0).hypot(s[1].1 - s[0].1) * 2.0)
+                .ceil()
+                .max(1.0);
+            for k in 0..=steps as usize {
+                let f = k as f64 / steps;
+                let (x, y) = (
+                    s[0].0 + f * (s[1].0 - s[0].0),
+                    s[0].1 + f * (s[1].1 - s[0].1),
+                );
+                assert!(
+                    !(grown.0..=grown.2).contains(&x) || !(grown.1..=grown.3).contains(&y),
+                    "curve point ({x:.1}, {y:.1}) under the legend {legend:?}"
+                );
+            }
+        }
+    }
+    assert_texts_inside(&els);
+}
+
+#[test]
 fn legend_goes_outside_when_every_corner_is_taken() {
     // an X across the plot area and flat lines along its top and bottom: no free corner
     let chart = LineChart::new("crowded", "x", "y")
