@@ -454,3 +454,233 @@ fn check_decrease(before: f64, after: f64, iteration: usize) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimc_solvers::{FnObserver, Trace};
+
+    /// f(u) = Σ_b (u_b − t_b)² over scalar blocks u_b; the validation value is f itself.
+    struct Quadratic {
+        u: Vec<f64>,
+        target: Vec<f64>,
+        nan_gradient: bool,
+    }
+
+    impl Quadratic {
+        fn new(u: Vec<f64>, target: Vec<f64>) -> Self {
+            Self {
+                u,
+                target,
+                nan_gradient: false,
+            }
+        }
+
+        fn f(&self) -> f64 {
+            self.u
+                .iter()
+                .zip(&self.target)
+                .map(|(u, t)| (u - t) * (u - t))
+                .sum()
+        }
+    }
+
+    impl OuterProblem for Quadratic {
+        type Info = (usize, f64, Vec<Option<f64>>, usize);
+        type Snapshot = Vec<f64>;
+        type Trial = ();
+        type Block = usize;
+        const GOAL: Goal = Goal::Minimise;
+
+        fn blocks(&self) -> Vec<usize> {
+            (0..self.u.len()).collect()
+        }
+        fn params(&self, b: usize) -> MatRef<'_, f64> {
+            MatRef::from_column_major_slice(std::slice::from_ref(&self.u[b]), 1, 1)
+        }
+        fn set_params(&mut self, b: usize, p: Mat<f64>) -> Result<()> {
+            self.u[b] = p[(0, 0)];
+            Ok(())
+        }
+        fn gradient(&mut self, b: usize) -> Result<Option<Mat<f64>>> {
+            let g = if self.nan_gradient {
+                f64::NAN
+            } else {
+                2.0 * (self.u[b] - self.target[b])
+            };
+            Ok(Some(Mat::from_fn(1, 1, |_, _| g)))
+        }
+        fn trial(&mut self, _: usize) -> Result<Option<(f64, ())>> {
+            Ok(Some((self.f(), ())))
+        }
+        fn accept(&mut self, _: usize, _: ()) {}
+        fn info(&self, it: &OuterIteration<'_>) -> Result<Self::Info> {
+            Ok((it.iteration, it.objective, it.steps.to_vec(), it.trials))
+        }
+        fn record(&self, info: &Self::Info) -> IterationRecord {
+            IterationRecord {
+                iteration: info.0,
+                objective: info.1,
+                elapsed_secs: 0.0,
+                extras: vec![("trials", info.3 as f64)],
+            }
+        }
+        fn validation(&self, info: &Self::Info) -> Option<f64> {
+            Some(info.1)
+        }
+        fn snapshot(&self) -> Vec<f64> {
+            self.u.clone()
+        }
+    }
+
+    fn settings(ls: &LineSearchParams, no_step: NoStep) -> OuterSettings<'_> {
+        OuterSettings {
+            max_iter: 20,
+            tol: 0.0,
+            line_search: ls,
+            no_step,
+        }
+    }
+
+    #[test]
+    fn blocks_are_searched_in_turn_and_the_best_iterate_is_kept() {
+        let ls = LineSearchParams::default();
+        let mut q = Quadratic::new(vec![0.0, 5.0], vec![1.0, 2.0]);
+        let f0 = q.f();
+        let mut trace = Trace::new();
+        let run = run_outer(
+            &mut q,
+            f0,
+            &settings(&ls, NoStep::Skip),
+            Instant::now(),
+            &mut trace,
+        )
+        .expect("fit");
+        assert_eq!(trace.records.len(), run.history.len());
+        let f: Vec<f64> = run.history.iter().map(|h| h.1).collect();
+        assert!(f.windows(2).all(|w| w[1] <= w[0]), "{f:?}");
+        assert!(f[f.len() - 1] < 1e-3 * f0, "{f:?}");
+        // both blocks moved in the first iteration, each with its own trials
+        assert!(run.history[1].2.iter().all(Option::is_some) && run.history[1].3 >= 2);
+        // Minimise: the best is the lowest objective, and its snapshot the iterate there
+        let best = run.best.expect("validation values were given");
+        let (i, low) =
+            f.iter().enumerate().fold(
+                (0, f64::INFINITY),
+                |a, (i, &v)| {
+                    if v < a.1 { (i, v) } else { a }
+                },
+            );
+        assert_eq!((best.iteration, best.value), (i, low));
+        assert!(improves(Goal::Maximise, 2.0, 1.0) && !improves(Goal::Minimise, 2.0, 1.0));
+    }
+
+    #[test]
+    fn a_block_without_a_step_stops_or_is_skipped() {
+        let ls = LineSearchParams::default();
+        // at the minimum the gradient vanishes: Stop ends at once, without a record
+        let mut q = Quadratic::new(vec![1.0], vec![1.0]);
+        let run = run_outer(
+            &mut q,
+            0.0,
+            &settings(&ls, NoStep::Stop),
+            Instant::now(),
+            &mut Trace::new(),
+        )
+        .expect("fit");
+        assert_eq!(
+            (run.history.len(), run.stop_reason),
+            (1, FitStop::Converged)
+        );
+        // Skip records the iteration, then stops as no block moved
+        let run = run_outer(
+            &mut q,
+            0.0,
+            &settings(&ls, NoStep::Skip),
+            Instant::now(),
+            &mut Trace::new(),
+        )
+        .expect("fit");
+        assert_eq!(
+            (run.history.len(), run.stop_reason),
+            (2, FitStop::LineSearchFailed)
+        );
+        // a search that accepts nothing restores the block
+        let no_halving = LineSearchParams {
+            max_halvings: 0,
+            initial_step: Some(10.0),
+            ..LineSearchParams::default()
+        };
+        let mut q = Quadratic::new(vec![0.0], vec![1.0]);
+        let run = run_outer(
+            &mut q,
+            1.0,
+            &settings(&no_halving, NoStep::Stop),
+            Instant::now(),
+            &mut Trace::new(),
+        )
+        .expect("fit");
+        assert_eq!(
+            (run.history.len(), run.stop_reason),
+            (1, FitStop::LineSearchFailed)
+        );
+        assert_eq!(q.u, vec![0.0]);
+    }
+
+    #[test]
+    fn observers_stop_and_non_finite_values_fail() {
+        let ls = LineSearchParams::default();
+        let mut q = Quadratic::new(vec![0.0], vec![1.0]);
+        let mut stop_at_one = FnObserver(|r: &IterationRecord| {
+            if r.iteration == 1 {
+                ObserverAction::Stop
+            } else {
+                ObserverAction::Continue
+            }
+        });
+        let run = run_outer(
+            &mut q,
+            1.0,
+            &settings(&ls, NoStep::Stop),
+            Instant::now(),
+            &mut stop_at_one,
+        )
+        .expect("fit");
+        assert_eq!((run.history.len(), run.stop_reason), (2, FitStop::Observer));
+        let e = run_outer(
+            &mut q,
+            f64::NAN,
+            &settings(&ls, NoStep::Stop),
+            Instant::now(),
+            &mut Trace::new(),
+        );
+        assert!(matches!(
+            e,
+            Err(GimcError::NonFinite {
+                what: "objective",
+                iteration: 0
+            })
+        ));
+        q.nan_gradient = true;
+        let f = q.f();
+        let e = run_outer(
+            &mut q,
+            f,
+            &settings(&ls, NoStep::Stop),
+            Instant::now(),
+            &mut Trace::new(),
+        );
+        assert!(matches!(
+            e,
+            Err(GimcError::NonFinite {
+                what: "gradient",
+                iteration: 1
+            })
+        ));
+        assert!(matches!(
+            check_decrease(1.0, 2.0, 3),
+            Err(GimcError::ObjectiveIncreased { iteration: 3, .. })
+        ));
+        assert!(check_decrease(1.0, 1.0 + 1e-12, 3).is_ok());
+    }
+}
