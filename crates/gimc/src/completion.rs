@@ -143,6 +143,12 @@ impl Default for CompletionParams {
 }
 
 impl CompletionParams {
+    /// The outer loop's settings: a side without a step stays put for the iteration
+    /// ([`NoStep::Skip`]).
+    fn outer_settings(&self) -> OuterSettings<'_> {
+        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Skip)
+    }
+
     /// Checks rank ≥ 1, λ, tolerances and the line search (the rank is checked against the
     /// feature dimensions by the fit).
     pub fn check(&self) -> Result<()> {
@@ -598,13 +604,7 @@ where
     )?;
     let started = Instant::now();
     let (mut outer, f0) = CompletionOuter::start(data, row_map, col_map, params, validation, rng)?;
-    let settings = OuterSettings {
-        max_iter: params.max_iter,
-        tol: params.tol,
-        line_search: &params.line_search,
-        no_step: NoStep::Skip,
-    };
-    let run = run_outer(&mut outer, f0, &settings, started, observer)?;
+    let run = run_outer(&mut outer, f0, &params.outer_settings(), started, observer)?;
     outer.into_fit(run)
 }
 

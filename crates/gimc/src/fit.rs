@@ -111,6 +111,12 @@ impl Default for LabelParams {
 }
 
 impl LabelParams {
+    /// The outer loop's settings: the fast path ends at a vanished gradient or a failed search
+    /// ([`NoStep::Stop`]).
+    fn outer_settings(&self) -> OuterSettings<'_> {
+        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Stop)
+    }
+
     /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1 and the line search.
     pub fn check(&self) -> Result<()> {
         check_nonneg("lambda", self.lambda)?;
@@ -396,13 +402,7 @@ where
     check_inputs(data, &map, validation)?;
     let started = Instant::now();
     let (mut outer, f0) = LabelOuter::start(data, map, params, validation, sums)?;
-    let settings = OuterSettings {
-        max_iter: params.max_iter,
-        tol: params.tol,
-        line_search: &params.line_search,
-        no_step: NoStep::Stop,
-    };
-    let run = run_outer(&mut outer, f0, &settings, started, observer)?;
+    let run = run_outer(&mut outer, f0, &params.outer_settings(), started, observer)?;
     outer.into_fit(run)
 }
 

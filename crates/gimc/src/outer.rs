@@ -81,6 +81,24 @@ pub(crate) struct OuterSettings<'a> {
     pub no_step: NoStep,
 }
 
+impl<'a> OuterSettings<'a> {
+    /// At most `max_iter` iterations, stopping at a relative decrease ≤ `tol` (0: never), each
+    /// block searched by `line_search`, a block without a step handled as `no_step` says.
+    pub fn new(
+        max_iter: usize,
+        tol: f64,
+        line_search: &'a LineSearchParams,
+        no_step: NoStep,
+    ) -> Self {
+        Self {
+            max_iter,
+            tol,
+            line_search,
+            no_step,
+        }
+    }
+}
+
 /// What the loop knows about one finished iteration, handed to [`OuterProblem::info`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OuterIteration<'a> {
@@ -533,13 +551,22 @@ mod tests {
         }
     }
 
-    fn settings(ls: &LineSearchParams, no_step: NoStep) -> OuterSettings<'_> {
-        OuterSettings {
-            max_iter: 20,
-            tol: 0.0,
-            line_search: ls,
-            no_step,
-        }
+    /// Runs the loop on `q` from its own objective, at most 20 iterations, no tolerance.
+    fn run(
+        q: &mut Quadratic,
+        ls: &LineSearchParams,
+        no_step: NoStep,
+        observer: &mut dyn Observer,
+    ) -> Result<OuterRun<<Quadratic as OuterProblem>::Info, Vec<f64>>> {
+        let f0 = q.f();
+        let settings = OuterSettings::new(20, 0.0, ls, no_step);
+        run_outer(q, f0, &settings, Instant::now(), observer)
+    }
+
+    /// The number of records and the stop reason of a run that must succeed.
+    fn ending<I, S>(run: Result<OuterRun<I, S>>) -> (usize, FitStop) {
+        let run = run.expect("the run succeeds");
+        (run.history.len(), run.stop_reason)
     }
 
     #[test]
@@ -548,14 +575,7 @@ mod tests {
         let mut q = Quadratic::new(vec![0.0, 5.0], vec![1.0, 2.0]);
         let f0 = q.f();
         let mut trace = Trace::new();
-        let run = run_outer(
-            &mut q,
-            f0,
-            &settings(&ls, NoStep::Skip),
-            Instant::now(),
-            &mut trace,
-        )
-        .expect("fit");
+        let run = run(&mut q, &ls, NoStep::Skip, &mut trace).expect("fit");
         assert_eq!(trace.records.len(), run.history.len());
         let f: Vec<f64> = run.history.iter().map(|h| h.1).collect();
         assert!(f.windows(2).all(|w| w[1] <= w[0]), "{f:?}");
@@ -580,31 +600,11 @@ mod tests {
         let ls = LineSearchParams::default();
         // at the minimum the gradient vanishes: Stop ends at once, without a record
         let mut q = Quadratic::new(vec![1.0], vec![1.0]);
-        let run = run_outer(
-            &mut q,
-            0.0,
-            &settings(&ls, NoStep::Stop),
-            Instant::now(),
-            &mut Trace::new(),
-        )
-        .expect("fit");
-        assert_eq!(
-            (run.history.len(), run.stop_reason),
-            (1, FitStop::Converged)
-        );
+        let stop = run(&mut q, &ls, NoStep::Stop, &mut Trace::new());
+        assert_eq!(ending(stop), (1, FitStop::Converged));
         // Skip records the iteration, then stops as no block moved
-        let run = run_outer(
-            &mut q,
-            0.0,
-            &settings(&ls, NoStep::Skip),
-            Instant::now(),
-            &mut Trace::new(),
-        )
-        .expect("fit");
-        assert_eq!(
-            (run.history.len(), run.stop_reason),
-            (2, FitStop::LineSearchFailed)
-        );
+        let skip = run(&mut q, &ls, NoStep::Skip, &mut Trace::new());
+        assert_eq!(ending(skip), (2, FitStop::LineSearchFailed));
         // a search that accepts nothing restores the block
         let no_halving = LineSearchParams {
             max_halvings: 0,
@@ -612,18 +612,8 @@ mod tests {
             ..LineSearchParams::default()
         };
         let mut q = Quadratic::new(vec![0.0], vec![1.0]);
-        let run = run_outer(
-            &mut q,
-            1.0,
-            &settings(&no_halving, NoStep::Stop),
-            Instant::now(),
-            &mut Trace::new(),
-        )
-        .expect("fit");
-        assert_eq!(
-            (run.history.len(), run.stop_reason),
-            (1, FitStop::LineSearchFailed)
-        );
+        let failed = run(&mut q, &no_halving, NoStep::Stop, &mut Trace::new());
+        assert_eq!(ending(failed), (1, FitStop::LineSearchFailed));
         assert_eq!(q.u, vec![0.0]);
     }
 
@@ -638,19 +628,13 @@ mod tests {
                 ObserverAction::Continue
             }
         });
-        let run = run_outer(
-            &mut q,
-            1.0,
-            &settings(&ls, NoStep::Stop),
-            Instant::now(),
-            &mut stop_at_one,
-        )
-        .expect("fit");
-        assert_eq!((run.history.len(), run.stop_reason), (2, FitStop::Observer));
+        let stopped = run(&mut q, &ls, NoStep::Stop, &mut stop_at_one);
+        assert_eq!(ending(stopped), (2, FitStop::Observer));
+        let settings = OuterSettings::new(20, 0.0, &ls, NoStep::Stop);
         let e = run_outer(
             &mut q,
             f64::NAN,
-            &settings(&ls, NoStep::Stop),
+            &settings,
             Instant::now(),
             &mut Trace::new(),
         );
@@ -662,14 +646,7 @@ mod tests {
             })
         ));
         q.nan_gradient = true;
-        let f = q.f();
-        let e = run_outer(
-            &mut q,
-            f,
-            &settings(&ls, NoStep::Stop),
-            Instant::now(),
-            &mut Trace::new(),
-        );
+        let e = run(&mut q, &ls, NoStep::Stop, &mut Trace::new());
         assert!(matches!(
             e,
             Err(GimcError::NonFinite {
