@@ -143,12 +143,6 @@ impl Default for CompletionParams {
 }
 
 impl CompletionParams {
-    /// The outer loop's settings: a side without a step stays put for the iteration
-    /// ([`NoStep::Skip`]).
-    fn outer_settings(&self) -> OuterSettings<'_> {
-        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Skip)
-    }
-
     /// Checks rank ≥ 1, λ, tolerances and the line search (the rank is checked against the
     /// feature dimensions by the fit).
     pub fn check(&self) -> Result<()> {
@@ -160,6 +154,12 @@ impl CompletionParams {
         check_nonneg("tol", self.tol)?;
         check_nonneg("cg.tol", self.cg.tol)?;
         self.line_search.check()
+    }
+
+    /// The outer loop's settings: a side without a step stays put for the iteration
+    /// ([`NoStep::Skip`]).
+    fn outer_settings(&self) -> OuterSettings<'_> {
+        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Skip)
     }
 
     fn imc(&self, max_outer: usize) -> Result<gimc_solvers::ValidImcParams> {

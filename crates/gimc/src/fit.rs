@@ -111,12 +111,6 @@ impl Default for LabelParams {
 }
 
 impl LabelParams {
-    /// The outer loop's settings: the fast path ends at a vanished gradient or a failed search
-    /// ([`NoStep::Stop`]).
-    fn outer_settings(&self) -> OuterSettings<'_> {
-        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Stop)
-    }
-
     /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1 and the line search.
     pub fn check(&self) -> Result<()> {
         check_nonneg("lambda", self.lambda)?;
@@ -126,6 +120,12 @@ impl LabelParams {
             return Err(param_err("select_k", "must be at least 1"));
         }
         self.line_search.check()
+    }
+
+    /// The outer loop's settings: the fast path ends at a vanished gradient or a failed search
+    /// ([`NoStep::Stop`]).
+    fn outer_settings(&self) -> OuterSettings<'_> {
+        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Stop)
     }
 
     /// The k list used for evaluation: `eval_ks` plus `select_k`.
