@@ -11,6 +11,11 @@
 //! kernel of `gimc-linalg`, through `gimc_solvers::ImcWorkspace::feature_gradients`). Every
 //! piece decreases f, so f never increases across outer iterations (checked), and the final
 //! objective is at most that of the IMC start.
+//!
+//! The loop is the shared driver of [`crate::outer`]; this module is the general path's
+//! [`OuterProblem`]: the blocks U then V (those learned), step (1) before the searches
+//! ([`OuterProblem::factors_before_search`]) and [`NoStep::Skip`] (a side whose search fails
+//! takes no step; an iteration in which neither moved ends the fit).
 
 use std::time::Instant;
 
@@ -22,14 +27,16 @@ use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed};
 use gimc_solvers::{
     ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver, Observer,
-    ObserverAction, Side, fit_imc, preconditioner_bases,
+    PreconditionerBasis, Side, ValidImcParams, fit_imc, preconditioner_bases,
 };
 use rayon::prelude::*;
 
 use crate::error::{check_nonneg, dim_err, input_err, param_err};
 use crate::fit::FitStop;
-use crate::fit::move_params;
-use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
+use crate::linesearch::LineSearchParams;
+use crate::outer::{
+    Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
+};
 use crate::registry::BoxedMap;
 use crate::{GimcError, Result};
 
@@ -147,6 +154,12 @@ impl CompletionParams {
         check_nonneg("tol", self.tol)?;
         check_nonneg("cg.tol", self.cg.tol)?;
         self.line_search.check()
+    }
+
+    /// The outer loop's settings: a side without a step stays put for the iteration
+    /// ([`NoStep::Skip`]).
+    fn outer_settings(&self) -> OuterSettings<'_> {
+        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Skip)
     }
 
     fn imc(&self, max_outer: usize) -> Result<gimc_solvers::ValidImcParams> {
@@ -448,93 +461,6 @@ impl<MR: LearnableMap, MC: LearnableMap> CompletionFit<MR, MC> {
     }
 }
 
-/// Which side a line search updates.
-#[derive(Clone, Copy)]
-enum Which {
-    Rows,
-    Cols,
-}
-
-/// Armijo on one side's map with W, H and the other side fixed. Returns the accepted step and
-/// updates `map`, `feats` and `f` in place.
-#[allow(clippy::too_many_arguments)]
-fn side_step<M: LearnableMap>(
-    which: Which,
-    map: &mut M,
-    feats: &mut FeatureMatrix,
-    other: &FeatureMatrix,
-    input: &FeatureMatrix,
-    omega: &Observed,
-    w: MatRef<'_, f64>,
-    h: MatRef<'_, f64>,
-    lambda: f64,
-    f: &mut f64,
-    last: &mut Option<f64>,
-    ls: &LineSearchParams,
-    iteration: usize,
-) -> Result<(Option<f64>, usize)> {
-    let (phi, psi) = match which {
-        Which::Rows => (&*feats, other),
-        Which::Cols => (other, &*feats),
-    };
-    let prob = problem(phi, psi, omega)?;
-    let fg = ImcWorkspace::new(&prob).feature_gradients(w, h)?;
-    let d = match which {
-        Which::Rows => fg.d_phi,
-        Which::Cols => fg.d_psi,
-    };
-    let Some(d) = d else {
-        return Ok((None, 0));
-    };
-    // `feats` is the map's forward pass at its current parameters (set at the start, then by
-    // every accepted trial; a failed search restores both), so the backward pass may reuse it
-    let g = match &*feats {
-        FeatureMatrix::Dense(f) => map.backward_at(input, f.as_ref(), d.as_ref())?,
-        FeatureMatrix::Sparse(_) => map.backward(input, d.as_ref())?,
-    };
-    let g_sq = g.squared_norm_l2();
-    if !g_sq.is_finite() {
-        return Err(GimcError::NonFinite {
-            what: "gradient",
-            iteration,
-        });
-    }
-    if g_sq == 0.0 {
-        return Ok((None, 0));
-    }
-    let eta0 = first_step(ls, *last, *f, map.params().norm_l2(), g_sq.sqrt());
-    // trials move the map itself; it ends at the accepted trial or is restored (DESIGN §3.3)
-    let u = map.params().to_owned();
-    let search = armijo(*f, g_sq, eta0, ls, |eta| {
-        if !move_params(map, u.as_ref(), g.as_ref(), eta) {
-            return Ok(None);
-        }
-        let tf = FeatureMatrix::Dense(map.forward(input)?);
-        let (phi, psi) = match which {
-            Which::Rows => (&tf, other),
-            Which::Cols => (other, &tf),
-        };
-        let prob = problem(phi, psi, omega)?;
-        let fv = ImcWorkspace::new(&prob).objective(lambda, w, h)?;
-        Ok(Some((fv, tf)))
-    })?;
-    match search {
-        Search::Accepted(acc, trials) => {
-            *feats = acc.payload;
-            *f = acc.objective;
-            *last = Some(acc.eta);
-            Ok((Some(acc.eta), trials))
-        }
-        Search::Failed(trials) => {
-            map.set_params(u)?;
-            Ok((None, trials))
-        }
-    }
-}
-
-/// Relative slack of the monotonicity check.
-const MONOTONE_SLACK: f64 = 1e-10;
-
 /// The estimated peak memory of [`fit_completion`] with these maps on `data` (and
 /// `validation`): X, Y, Ω, Φ, Ψ, the factors and the larger of the IMC steps and a map step
 /// (see [`crate::memory`]). The parameter to lower is `m`.
@@ -676,46 +602,164 @@ where
         &estimate_completion(data, &row_map, &col_map, params, validation),
         params.memory,
     )?;
-    let start = Instant::now();
-    let (mut row_map, mut col_map) = (row_map, col_map);
-    let mut phi = FeatureMatrix::Dense(row_map.forward(data.x)?);
-    let mut psi = FeatureMatrix::Dense(col_map.forward(data.y)?);
-    // the Kronecker preconditioner bases of the start (symmetric problems compute one)
-    let (basis_phi, basis_psi) = preconditioner_bases(&problem(&phi, &psi, data.omega)?);
-    let imc_start = {
-        let prob = problem(&phi, &psi, data.omega)?
-            .with_preconditioner_bases(basis_phi.as_ref(), basis_psi.as_ref())?;
-        fit_imc(
-            &prob,
-            &params.imc(params.start_iters)?,
-            None,
-            rng,
-            &mut NoObserver,
-        )?
+    let started = Instant::now();
+    let (mut outer, f0) = CompletionOuter::start(data, row_map, col_map, params, validation, rng)?;
+    let run = run_outer(&mut outer, f0, &params.outer_settings(), started, observer)?;
+    outer.into_fit(run)
+}
+
+/// Which map a line search updates: a block of [`CompletionOuter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    /// The row map U (Φ = φ_U(X)).
+    Rows,
+    /// The column map V (Ψ = ψ_V(Y)).
+    Cols,
+}
+
+/// f(W, H, U, V) at the features Φ, Ψ.
+fn objective(
+    phi: &FeatureMatrix,
+    psi: &FeatureMatrix,
+    omega: &Observed,
+    lambda: f64,
+    w: MatRef<'_, f64>,
+    h: MatRef<'_, f64>,
+) -> Result<f64> {
+    let prob = problem(phi, psi, omega)?;
+    Ok(ImcWorkspace::new(&prob).objective(lambda, w, h)?)
+}
+
+/// ∂f/∂U = backward(X, ∂f/∂Φ) for one side's map, `feats` being its forward pass at the
+/// current parameters (reused by the backward pass when dense); `None` without ∂f/∂Φ.
+fn side_gradient<M: LearnableMap>(
+    map: &M,
+    feats: &FeatureMatrix,
+    input: &FeatureMatrix,
+    d_feats: Option<Mat<f64>>,
+) -> Result<Option<Mat<f64>>> {
+    let Some(d) = d_feats else {
+        return Ok(None);
     };
-    let (mut w, mut h) = (imc_start.w, imc_start.h);
-    let objective = |phi: &FeatureMatrix, psi: &FeatureMatrix, w: &Mat<f64>, h: &Mat<f64>| {
-        let prob = problem(phi, psi, data.omega)?;
-        Ok::<f64, GimcError>(ImcWorkspace::new(&prob).objective(
+    let g = match feats {
+        FeatureMatrix::Dense(f) => map.backward_at(input, f.as_ref(), d.as_ref())?,
+        FeatureMatrix::Sparse(_) => map.backward(input, d.as_ref())?,
+    };
+    Ok(Some(g))
+}
+
+/// The iterate kept when it has the lowest validation error so far (a [`BestCompletion`]
+/// without its iteration and error, which the loop keeps).
+struct CompletionSnapshot {
+    row_params: Mat<f64>,
+    col_params: Mat<f64>,
+    w: Mat<f64>,
+    h: Mat<f64>,
+}
+
+/// The general path as an [`OuterProblem`] (module documentation): blocks U then V (those
+/// learned), W and H by warm-started IMC alternations before the searches (step (1)).
+struct CompletionOuter<'a, 'r, MR, MC> {
+    data: CompletionData<'a>,
+    params: &'a CompletionParams,
+    validation: Option<&'a Observed>,
+    /// The stream of the IMC solves.
+    rng: &'r mut GimcRng,
+    /// The IMC solve of step (1).
+    inner: ValidImcParams,
+    /// The Kronecker preconditioner bases of the start, reused by every IMC solve.
+    bases: (Option<PreconditionerBasis>, Option<PreconditionerBasis>),
+    row_map: MR,
+    col_map: MC,
+    /// Φ = φ_U(X) at the current U.
+    phi: FeatureMatrix,
+    /// Ψ = ψ_V(Y) at the current V.
+    psi: FeatureMatrix,
+    w: Mat<f64>,
+    h: Mat<f64>,
+    /// The learned maps, in search order.
+    sides: Vec<Which>,
+}
+
+impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC> {
+    /// Iteration 0: IMC with the initial maps from the spectral start (the IMC-RFF / IMC-NYS
+    /// solution), with its objective.
+    fn start(
+        data: &CompletionData<'a>,
+        row_map: MR,
+        col_map: MC,
+        params: &'a CompletionParams,
+        validation: Option<&'a Observed>,
+        rng: &'r mut GimcRng,
+    ) -> Result<(Self, f64)> {
+        let phi = FeatureMatrix::Dense(row_map.forward(data.x)?);
+        let psi = FeatureMatrix::Dense(col_map.forward(data.y)?);
+        // the Kronecker preconditioner bases of the start (symmetric problems compute one)
+        let bases = preconditioner_bases(&problem(&phi, &psi, data.omega)?);
+        let imc_start = {
+            let prob = problem(&phi, &psi, data.omega)?
+                .with_preconditioner_bases(bases.0.as_ref(), bases.1.as_ref())?;
+            fit_imc(
+                &prob,
+                &params.imc(params.start_iters)?,
+                None,
+                rng,
+                &mut NoObserver,
+            )?
+        };
+        let (w, h) = (imc_start.w, imc_start.h);
+        let f0 = objective(
+            &phi,
+            &psi,
+            data.omega,
             params.lambda,
             w.as_ref(),
             h.as_ref(),
-        )?)
-    };
-    let mut f = objective(&phi, &psi, &w, &h)?;
-    if !f.is_finite() {
-        return Err(GimcError::NonFinite {
-            what: "objective",
-            iteration: 0,
-        });
-    }
-    // relative error on the validation entries at the current features and factors
-    let val_error = |phi: &FeatureMatrix, psi: &FeatureMatrix, w: &Mat<f64>, h: &Mat<f64>| {
-        let Some(v) = validation else {
-            return Ok::<Option<f64>, GimcError>(None);
+        )?;
+        let sides = [
+            (params.learn_rows, Which::Rows),
+            (params.learn_cols, Which::Cols),
+        ]
+        .into_iter()
+        .filter_map(|(learn, side)| learn.then_some(side))
+        .collect();
+        let outer = Self {
+            data: *data,
+            params,
+            validation,
+            rng,
+            inner: params.imc(params.inner_iters.max(1))?,
+            bases,
+            row_map,
+            col_map,
+            phi,
+            psi,
+            w,
+            h,
+            sides,
         };
-        let p = phi.mul_dense(w.as_ref())?;
-        let q = psi.mul_dense(h.as_ref())?;
+        Ok((outer, f0))
+    }
+
+    /// f at the features Φ, Ψ with the current W, H.
+    fn objective_at(&self, phi: &FeatureMatrix, psi: &FeatureMatrix) -> Result<f64> {
+        objective(
+            phi,
+            psi,
+            self.data.omega,
+            self.params.lambda,
+            self.w.as_ref(),
+            self.h.as_ref(),
+        )
+    }
+
+    /// The relative error sqrt(Σ(Â_ij − A_ij)² / Σ A_ij²) on the validation entries, if any.
+    fn validation_error(&self) -> Result<Option<f64>> {
+        let Some(v) = self.validation else {
+            return Ok(None);
+        };
+        let p = self.phi.mul_dense(self.w.as_ref())?;
+        let q = self.psi.mul_dense(self.h.as_ref())?;
         let pred = gimc_linalg::sampled_dot(v, p.as_ref(), q.as_ref())?;
         let num: f64 = pred
             .iter()
@@ -725,24 +769,136 @@ where
         Ok(Some(
             (num / v.values_sq_norm().max(f64::MIN_POSITIVE)).sqrt(),
         ))
-    };
-    let mut best: Option<BestCompletion> = None;
-    let mut consider =
-        |info: &CompletionIteration, rm: &MR, cm: &MC, w: &Mat<f64>, h: &Mat<f64>| {
-            if let Some(e) = info.validation_error
-                && best.as_ref().is_none_or(|b| e < b.error)
-            {
-                best = Some(BestCompletion {
-                    iteration: info.iteration,
-                    error: e,
-                    row_params: rm.params().to_owned(),
-                    col_params: cm.params().to_owned(),
-                    w: w.clone(),
-                    h: h.clone(),
-                });
+    }
+
+    /// The accepted step of `side` in `steps` (given in the order of `self.sides`).
+    fn step_of(&self, side: Which, steps: &[Option<f64>]) -> Option<f64> {
+        self.sides
+            .iter()
+            .zip(steps)
+            .find(|(s, _)| **s == side)
+            .and_then(|(_, step)| *step)
+    }
+
+    /// The fit's result from the loop's: the model at the last iterate, the best iterate.
+    fn into_fit(
+        self,
+        run: OuterRun<CompletionIteration, CompletionSnapshot>,
+    ) -> Result<CompletionFit<MR, MC>> {
+        let model = CompletionModel::new(
+            self.row_map,
+            self.col_map,
+            self.w,
+            self.h,
+            self.params.lambda,
+        )?;
+        Ok(CompletionFit {
+            model,
+            history: run.history,
+            best: run.best.map(|b| BestCompletion {
+                iteration: b.iteration,
+                error: b.value,
+                row_params: b.snapshot.row_params,
+                col_params: b.snapshot.col_params,
+                w: b.snapshot.w,
+                h: b.snapshot.h,
+            }),
+            stop_reason: run.stop_reason,
+        })
+    }
+}
+
+impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_, MR, MC> {
+    type Info = CompletionIteration;
+    type Snapshot = CompletionSnapshot;
+    /// The side's features at the trial map.
+    type Trial = FeatureMatrix;
+    type Block = Which;
+
+    const GOAL: Goal = Goal::Minimise;
+
+    fn blocks(&self) -> Vec<Which> {
+        self.sides.clone()
+    }
+
+    fn params(&self, side: Which) -> MatRef<'_, f64> {
+        match side {
+            Which::Rows => self.row_map.params(),
+            Which::Cols => self.col_map.params(),
+        }
+    }
+
+    fn set_params(&mut self, side: Which, params: Mat<f64>) -> Result<()> {
+        match side {
+            Which::Rows => self.row_map.set_params(params)?,
+            Which::Cols => self.col_map.set_params(params)?,
+        }
+        Ok(())
+    }
+
+    /// ∂f/∂U = backward(X, (RQ)Wᵀ) or ∂f/∂V = backward(Y, (RᵀP)Hᵀ) at (W, H, U, V).
+    fn gradient(&mut self, side: Which) -> Result<Option<Mat<f64>>> {
+        let prob = problem(&self.phi, &self.psi, self.data.omega)?;
+        let fg = ImcWorkspace::new(&prob).feature_gradients(self.w.as_ref(), self.h.as_ref())?;
+        match side {
+            Which::Rows => side_gradient(&self.row_map, &self.phi, self.data.x, fg.d_phi),
+            Which::Cols => side_gradient(&self.col_map, &self.psi, self.data.y, fg.d_psi),
+        }
+    }
+
+    /// f with the side's features at its trial map, W, H and the other side fixed.
+    fn trial(&mut self, side: Which) -> Result<Option<(f64, FeatureMatrix)>> {
+        let (f, feats) = match side {
+            Which::Rows => {
+                let phi = FeatureMatrix::Dense(self.row_map.forward(self.data.x)?);
+                (self.objective_at(&phi, &self.psi)?, phi)
+            }
+            Which::Cols => {
+                let psi = FeatureMatrix::Dense(self.col_map.forward(self.data.y)?);
+                (self.objective_at(&self.phi, &psi)?, psi)
             }
         };
-    let record = |info: &CompletionIteration| {
+        Ok(Some((f, feats)))
+    }
+
+    fn accept(&mut self, side: Which, feats: FeatureMatrix) {
+        match side {
+            Which::Rows => self.phi = feats,
+            Which::Cols => self.psi = feats,
+        }
+    }
+
+    /// Step (1): Z = WHᵀ by `inner_iters` warm-started IMC alternations with the current
+    /// features, and f there (nothing when `inner_iters` = 0).
+    fn factors_before_search(&mut self, f: f64) -> Result<f64> {
+        if self.params.inner_iters == 0 {
+            return Ok(f);
+        }
+        let prob = problem(&self.phi, &self.psi, self.data.omega)?
+            .with_preconditioner_bases(self.bases.0.as_ref(), self.bases.1.as_ref())?;
+        let warm = (
+            std::mem::replace(&mut self.w, Mat::new()),
+            std::mem::replace(&mut self.h, Mat::new()),
+        );
+        let m = fit_imc(&prob, &self.inner, Some(warm), self.rng, &mut NoObserver)?;
+        (self.w, self.h) = (m.w, m.h);
+        self.objective_at(&self.phi, &self.psi)
+    }
+
+    fn info(&self, it: &OuterIteration<'_>) -> Result<CompletionIteration> {
+        Ok(CompletionIteration {
+            iteration: it.iteration,
+            objective: it.objective,
+            objective_after_imc: it.objective_after_factors,
+            step_rows: self.step_of(Which::Rows, it.steps),
+            step_cols: self.step_of(Which::Cols, it.steps),
+            trials: it.trials,
+            seconds: it.seconds(),
+            validation_error: self.validation_error()?,
+        })
+    }
+
+    fn record(&self, info: &CompletionIteration) -> IterationRecord {
         let mut extras = vec![
             ("objective_after_imc", info.objective_after_imc),
             ("trials", info.trials as f64),
@@ -762,127 +918,18 @@ where
             elapsed_secs: info.seconds,
             extras,
         }
-    };
-    let info0 = CompletionIteration {
-        iteration: 0,
-        objective: f,
-        objective_after_imc: f,
-        step_rows: None,
-        step_cols: None,
-        trials: 0,
-        seconds: start.elapsed().as_secs_f64(),
-        validation_error: val_error(&phi, &psi, &w, &h)?,
-    };
-    consider(&info0, &row_map, &col_map, &w, &h);
-    let mut stop_reason = FitStop::MaxIterations;
-    if observer.observe(&record(&info0)) == ObserverAction::Stop {
-        stop_reason = FitStop::Observer;
     }
-    let mut history = vec![info0];
-    let inner = params.imc(params.inner_iters.max(1))?;
-    let (mut last_u, mut last_v) = (None, None);
-    if stop_reason != FitStop::Observer {
-        for it in 1..=params.max_iter {
-            let f_prev = f;
-            // (1) Z = WHᵀ by warm-started IMC with the current features
-            if params.inner_iters > 0 {
-                let prob = problem(&phi, &psi, data.omega)?
-                    .with_preconditioner_bases(basis_phi.as_ref(), basis_psi.as_ref())?;
-                let m = fit_imc(&prob, &inner, Some((w, h)), rng, &mut NoObserver)?;
-                (w, h) = (m.w, m.h);
-                f = objective(&phi, &psi, &w, &h)?;
-            }
-            let f_imc = f;
-            let mut trials = 0;
-            // (2) Armijo on U
-            let (step_rows, t) = if params.learn_rows {
-                side_step(
-                    Which::Rows,
-                    &mut row_map,
-                    &mut phi,
-                    &psi,
-                    data.x,
-                    data.omega,
-                    w.as_ref(),
-                    h.as_ref(),
-                    params.lambda,
-                    &mut f,
-                    &mut last_u,
-                    &params.line_search,
-                    it,
-                )?
-            } else {
-                (None, 0)
-            };
-            trials += t;
-            // (3) Armijo on V
-            let (step_cols, t) = if params.learn_cols {
-                side_step(
-                    Which::Cols,
-                    &mut col_map,
-                    &mut psi,
-                    &phi,
-                    data.y,
-                    data.omega,
-                    w.as_ref(),
-                    h.as_ref(),
-                    params.lambda,
-                    &mut f,
-                    &mut last_v,
-                    &params.line_search,
-                    it,
-                )?
-            } else {
-                (None, 0)
-            };
-            trials += t;
-            if !f.is_finite() {
-                return Err(GimcError::NonFinite {
-                    what: "objective",
-                    iteration: it,
-                });
-            }
-            // checked invariant of DESIGN §3.3
-            if f > f_prev + MONOTONE_SLACK * f_prev.abs().max(1.0) {
-                return Err(GimcError::ObjectiveIncreased {
-                    iteration: it,
-                    before: f_prev,
-                    after: f,
-                });
-            }
-            let info = CompletionIteration {
-                iteration: it,
-                objective: f,
-                objective_after_imc: f_imc,
-                step_rows,
-                step_cols,
-                trials,
-                seconds: start.elapsed().as_secs_f64(),
-                validation_error: val_error(&phi, &psi, &w, &h)?,
-            };
-            consider(&info, &row_map, &col_map, &w, &h);
-            let action = observer.observe(&record(&info));
-            history.push(info);
-            if action == ObserverAction::Stop {
-                stop_reason = FitStop::Observer;
-                break;
-            }
-            let learning = params.learn_rows || params.learn_cols;
-            if learning && step_rows.is_none() && step_cols.is_none() {
-                stop_reason = FitStop::LineSearchFailed;
-                break;
-            }
-            if params.tol > 0.0 && (f_prev - f) <= params.tol * f_prev.abs() {
-                stop_reason = FitStop::Converged;
-                break;
-            }
+
+    fn validation(&self, info: &CompletionIteration) -> Option<f64> {
+        info.validation_error
+    }
+
+    fn snapshot(&self) -> CompletionSnapshot {
+        CompletionSnapshot {
+            row_params: self.row_map.params().to_owned(),
+            col_params: self.col_map.params().to_owned(),
+            w: self.w.clone(),
+            h: self.h.clone(),
         }
     }
-    let model = CompletionModel::new(row_map, col_map, w, h, params.lambda)?;
-    Ok(CompletionFit {
-        model,
-        history,
-        best,
-        stop_reason,
-    })
 }

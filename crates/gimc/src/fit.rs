@@ -16,19 +16,26 @@
 //! `gimc_solvers` [`Observer`] (objective, step, trials, seconds, train and validation P@k or
 //! accuracy as extras); with a validation set the best-validation iterate (map and W) is kept,
 //! so the number of iterations can be chosen on validation data in one run.
+//!
+//! The loop is the shared driver of [`crate::outer`]; this module is the fast path's
+//! [`OuterProblem`]: one block (the map U), the W-step after the search
+//! ([`OuterProblem::factors_after_search`]) and [`NoStep::Stop`].
 
 use std::time::Instant;
 
 use gimc_featmap::LearnableMap;
-use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::faer::{Mat, MatRef, Scale};
 use gimc_linalg::memory::{MemoryEstimate, Tally};
-use gimc_solvers::{IterationRecord, Observer, ObserverAction};
+use gimc_solvers::{IterationRecord, Observer};
 
 use crate::data::{LabelData, Task};
 use crate::error::{check_nonneg, dim_err, param_err};
 use crate::fastpath::{LabelFeatures, LabelProblem};
-use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
+use crate::linesearch::LineSearchParams;
 use crate::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
+use crate::outer::{
+    Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
+};
 use crate::shard::{ONE_PROCESS, RowSums};
 use crate::streamed::{Storage, row_block};
 use crate::{GimcError, Result};
@@ -113,6 +120,12 @@ impl LabelParams {
             return Err(param_err("select_k", "must be at least 1"));
         }
         self.line_search.check()
+    }
+
+    /// The outer loop's settings: the fast path ends at a vanished gradient or a failed search
+    /// ([`NoStep::Stop`]).
+    fn outer_settings(&self) -> OuterSettings<'_> {
+        OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Stop)
     }
 
     /// The k list used for evaluation: `eval_ks` plus `select_k`.
@@ -259,19 +272,6 @@ fn record_of(info: &IterationInfo) -> IterationRecord {
     }
 }
 
-/// Sets the map's parameters to U − η·g (the Armijo trial point, DESIGN §3.3). Returns
-/// `false`, leaving the map unchanged, when the map refuses them (e.g. non-finite entries):
-/// the trial is then rejected.
-pub(crate) fn move_params<M: LearnableMap + ?Sized>(
-    map: &mut M,
-    u: MatRef<'_, f64>,
-    g: MatRef<'_, f64>,
-    eta: f64,
-) -> bool {
-    let next = Mat::from_fn(u.nrows(), u.ncols(), |i, j| u[(i, j)] - eta * g[(i, j)]);
-    map.set_params(next).is_ok()
-}
-
 /// The estimated peak memory of [`fit_labels`] with `map` on `data` (and `validation`):
 /// the data themselves, Φ, ΦᵀΦ, W and the largest of the gradient, line-search and scoring
 /// phases (see [`crate::memory`]). The parameter to lower is `m`.
@@ -358,10 +358,6 @@ fn pooled(
     })
 }
 
-/// Relative slack allowed by the monotonicity check (rounding in the Cholesky solve and the
-/// Gram-form objective).
-const MONOTONE_SLACK: f64 = 1e-10;
-
 /// Fits GIMC on the multi-label / multi-class fast path (DESIGN §3.3), learning `map` from its
 /// initial parameters. `validation` (optional) is scored after every iteration and the best
 /// iterate kept. The fit's own randomness is nil: all draws happen when the map is built.
@@ -403,6 +399,20 @@ where
     O: Observer + ?Sized,
 {
     params.check()?;
+    check_inputs(data, &map, validation)?;
+    let started = Instant::now();
+    let (mut outer, f0) = LabelOuter::start(data, map, params, validation, sums)?;
+    let run = run_outer(&mut outer, f0, &params.outer_settings(), started, observer)?;
+    outer.into_fit(run)
+}
+
+/// Checks that `map` reads the data's features and that `validation` has the data's shape
+/// and task.
+fn check_inputs<M: LearnableMap>(
+    data: &LabelData,
+    map: &M,
+    validation: Option<&LabelData>,
+) -> Result<()> {
     if map.input_dim() != data.features().ncols() {
         return Err(dim_err(
             "map input dimension",
@@ -429,236 +439,270 @@ where
             ));
         }
     }
-    let start = Instant::now();
-    let task = data.task();
-    let ks = params.ks();
-    let problem = LabelProblem::new(data, params.lambda)?
-        .with_storage(params.storage)
-        .with_sums(sums);
-    let mut map = map;
-    let mut feats = problem.features(std::slice::from_ref(&map))?;
-    let mut w = problem.w_step(&feats)?;
-    let mut f = problem.objective(&feats, w.as_ref())?;
-    if !f.is_finite() {
-        return Err(GimcError::NonFinite {
-            what: "objective",
-            iteration: 0,
-        });
-    }
-    // the proximal term c·‖U − U₀‖² with c = μ·f₀/‖U₀‖² (zero at the start), when μ > 0
-    let prox: Option<(Mat<f64>, f64)> = if params.proximal > 0.0 {
-        let u0 = map.params().to_owned();
-        let sq = u0.squared_norm_l2();
-        (sq > 0.0).then(|| (u0, params.proximal * f.abs() / sq))
-    } else {
-        None
-    };
-    let penalty = |u: gimc_linalg::faer::MatRef<'_, f64>| -> f64 {
-        prox.as_ref()
-            .map_or(0.0, |(u0, c)| c * (u - u0.as_ref()).squared_norm_l2())
-    };
+    Ok(())
+}
 
-    // streamed: the rows' features one block at a time, as the fit forms them
-    let streamed_eval = |map: &M, w: &Mat<f64>, set: &LabelData| -> Result<Evaluation> {
+/// The proximal term c·‖U − U₀‖²_F of [`LabelParams::proximal`], with c = μ·|f₀|/‖U₀‖²_F.
+#[derive(Debug)]
+struct Proximal {
+    u0: Mat<f64>,
+    c: f64,
+}
+
+impl Proximal {
+    /// The term for weight μ at the start U₀ with objective f₀; none when μ = 0 or U₀ = 0.
+    fn new(mu: f64, u0: MatRef<'_, f64>, f0: f64) -> Option<Self> {
+        if mu > 0.0 {
+            let u0 = u0.to_owned();
+            let sq = u0.squared_norm_l2();
+            (sq > 0.0).then(|| Self {
+                u0,
+                c: mu * f0.abs() / sq,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// c·‖U − U₀‖²_F.
+    fn value(&self, u: MatRef<'_, f64>) -> f64 {
+        self.c * (u - self.u0.as_ref()).squared_norm_l2()
+    }
+
+    /// Adds ∇ c‖U − U₀‖² = 2c(U − U₀) to `g`.
+    fn add_gradient(&self, g: &mut Mat<f64>, u: MatRef<'_, f64>) {
+        *g += (u - self.u0.as_ref()) * Scale(2.0 * self.c);
+    }
+}
+
+/// The fast path as an [`OuterProblem`] (module documentation): one block, the map U; W by
+/// the exact W-step after each search ([`Scheme::Alternating`]) or inside every trial
+/// ([`Scheme::VariableProjection`]).
+struct LabelOuter<'a, M> {
+    problem: LabelProblem<'a>,
+    params: &'a LabelParams,
+    validation: Option<&'a LabelData>,
+    /// The k of every recorded P@k.
+    ks: Vec<usize>,
+    sums: &'a dyn RowSums,
+    map: M,
+    /// Φ (or its sums) at the current map.
+    feats: LabelFeatures,
+    w: Mat<f64>,
+    /// The W of the accepted variable-projection trial, taken instead of a new W-step.
+    trial_w: Option<Mat<f64>>,
+    proximal: Option<Proximal>,
+}
+
+impl<'a, M: LearnableMap> LabelOuter<'a, M> {
+    /// Iteration 0: the W-step at the initial map (the IMC-RFF / IMC-NYS solution), with its
+    /// objective.
+    fn start(
+        data: &'a LabelData,
+        map: M,
+        params: &'a LabelParams,
+        validation: Option<&'a LabelData>,
+        sums: &'a dyn RowSums,
+    ) -> Result<(Self, f64)> {
+        let problem = LabelProblem::new(data, params.lambda)?
+            .with_storage(params.storage)
+            .with_sums(sums);
+        let feats = problem.features(std::slice::from_ref(&map))?;
+        let w = problem.w_step(&feats)?;
+        let f0 = problem.objective(&feats, w.as_ref())?;
+        let proximal = Proximal::new(params.proximal, map.params(), f0);
+        let outer = Self {
+            problem,
+            params,
+            validation,
+            ks: params.ks(),
+            sums,
+            map,
+            feats,
+            w,
+            trial_w: None,
+            proximal,
+        };
+        Ok((outer, f0))
+    }
+
+    fn data(&self) -> &'a LabelData {
+        self.problem.data()
+    }
+
+    /// The proximal term at `u` (0 without one).
+    fn penalty(&self, u: MatRef<'_, f64>) -> f64 {
+        self.proximal.as_ref().map_or(0.0, |p| p.value(u))
+    }
+
+    /// The training (when asked for) and validation metrics of the current iterate, pooled
+    /// over the processes.
+    fn evaluate(&self) -> Result<(Option<Evaluation>, Option<Evaluation>)> {
+        let data = self.data();
+        let train = match (self.params.eval_train, self.feats.is_streamed()) {
+            (false, _) => None,
+            (true, false) => Some(self.pooled(
+                evaluate_phi(
+                    PhiSource::Whole(self.feats.phi()?),
+                    self.w.as_ref(),
+                    data,
+                    &self.ks,
+                ),
+                data,
+            )?),
+            (true, true) => Some(self.pooled(self.evaluate_streamed(data), data)?),
+        };
+        let validation = match self.validation {
+            Some(v) if self.params.storage.is_streamed() => {
+                Some(self.pooled(self.evaluate_streamed(v), v)?)
+            }
+            Some(v) => {
+                let phi =
+                    crate::maps::concat_features(std::slice::from_ref(&self.map), v.features())?;
+                Some(self.pooled(
+                    evaluate_phi(PhiSource::Whole(phi.as_ref()), self.w.as_ref(), v, &self.ks),
+                    v,
+                )?)
+            }
+            None => None,
+        };
+        Ok((train, validation))
+    }
+
+    /// The metrics of `set` with its features formed one row block at a time, as the
+    /// streamed fit forms them.
+    fn evaluate_streamed(&self, set: &LabelData) -> Result<Evaluation> {
         let x = set.features();
-        let block = params
+        let block = self
+            .params
             .storage
-            .block_rows(x.nrows(), x.ncols(), map.output_dim());
-        let phi = |lo: usize, b: usize| Ok(map.forward(&*row_block(x, lo, b)?)?);
+            .block_rows(x.nrows(), x.ncols(), self.map.output_dim());
+        let phi = |lo: usize, b: usize| Ok(self.map.forward(&*row_block(x, lo, b)?)?);
         let src = PhiSource::Blocks {
             n: x.nrows(),
             block,
             phi: &phi,
         };
-        evaluate_phi(src, w.as_ref(), set, &ks)
-    };
-    let evaluate = |map: &M, feats: &LabelFeatures, w: &Mat<f64>| -> Result<_> {
-        let train = match (params.eval_train, feats.is_streamed()) {
-            (false, _) => None,
-            (true, false) => Some(pooled(
-                evaluate_phi(PhiSource::Whole(feats.phi()?), w.as_ref(), data, &ks),
-                data.nrows(),
-                task,
-                &ks,
-                sums,
-            )?),
-            (true, true) => Some(pooled(
-                streamed_eval(map, w, data),
-                data.nrows(),
-                task,
-                &ks,
-                sums,
-            )?),
-        };
-        let val = match validation {
-            Some(v) if params.storage.is_streamed() => Some(pooled(
-                streamed_eval(map, w, v),
-                v.nrows(),
-                task,
-                &ks,
-                sums,
-            )?),
-            Some(v) => {
-                let phi = crate::maps::concat_features(std::slice::from_ref(map), v.features())?;
-                Some(pooled(
-                    evaluate_phi(PhiSource::Whole(phi.as_ref()), w.as_ref(), v, &ks),
-                    v.nrows(),
-                    task,
-                    &ks,
-                    sums,
-                )?)
-            }
-            None => None,
-        };
-        Ok((train, val))
-    };
-    let mut history = Vec::with_capacity(params.max_iter + 1);
-    let mut best: Option<BestIterate> = None;
-    let (train, val) = evaluate(&map, &feats, &w)?;
-    let info = IterationInfo {
-        iteration: 0,
-        objective: f,
-        step: None,
-        trials: 0,
-        seconds: start.elapsed().as_secs_f64(),
-        train,
-        validation: val,
-    };
-    let consider = |info: &IterationInfo, best: &mut Option<BestIterate>, map: &M, w: &Mat<f64>| {
-        if let Some(score) = info
-            .validation
-            .as_ref()
-            .and_then(|v| v.score(task, params.select_k))
-            && best.as_ref().is_none_or(|b| score > b.score)
-        {
-            *best = Some(BestIterate {
-                iteration: info.iteration,
-                score,
-                params: map.params().to_owned(),
-                w: w.clone(),
-            });
-        }
-    };
-    consider(&info, &mut best, &map, &w);
-    let mut stop_reason = FitStop::MaxIterations;
-    let action = observer.observe(&record_of(&info));
-    history.push(info);
-    if action == ObserverAction::Stop {
-        stop_reason = FitStop::Observer;
+        evaluate_phi(src, self.w.as_ref(), set, &self.ks)
     }
 
-    let mut last_eta: Option<f64> = None;
-    if stop_reason != FitStop::Observer {
-        for it in 1..=params.max_iter {
-            let mut g = problem.gradient(&map, &feats, w.as_ref())?;
-            if let Some((u0, c)) = &prox {
-                // ∇ c‖U − U₀‖² = 2c(U − U₀)
-                g += (map.params() - u0.as_ref()) * gimc_linalg::faer::Scale(2.0 * c);
+    /// [`pooled`] for this fit's rows of `set`.
+    fn pooled(&self, local: Result<Evaluation>, set: &LabelData) -> Result<Evaluation> {
+        pooled(local, set.nrows(), set.task(), &self.ks, self.sums)
+    }
+
+    /// The fit's result from the loop's: the model at the last iterate, the best iterate.
+    fn into_fit(self, run: OuterRun<IterationInfo, (Mat<f64>, Mat<f64>)>) -> Result<LabelFit<M>> {
+        let data = self.data();
+        let mut model = LabelModel::new(vec![self.map], self.w, data.task(), self.params.lambda)?;
+        model.set_label_names(data.label_names().to_vec())?;
+        Ok(LabelFit {
+            model,
+            best: run.best.map(|b| BestIterate {
+                iteration: b.iteration,
+                score: b.value,
+                params: b.snapshot.0,
+                w: b.snapshot.1,
+            }),
+            history: run.history,
+            stop_reason: run.stop_reason,
+        })
+    }
+}
+
+impl<M: LearnableMap> OuterProblem for LabelOuter<'_, M> {
+    type Info = IterationInfo;
+    /// The map parameters U and W.
+    type Snapshot = (Mat<f64>, Mat<f64>);
+    /// The features at the trial map, and W there under variable projection.
+    type Trial = (LabelFeatures, Option<Mat<f64>>);
+    type Block = ();
+
+    const GOAL: Goal = Goal::Maximise;
+
+    fn blocks(&self) -> Vec<()> {
+        vec![()]
+    }
+
+    fn params(&self, _: ()) -> MatRef<'_, f64> {
+        self.map.params()
+    }
+
+    fn set_params(&mut self, _: (), params: Mat<f64>) -> Result<()> {
+        Ok(self.map.set_params(params)?)
+    }
+
+    /// ∂f/∂U at (W, U), plus the proximal term's gradient.
+    fn gradient(&mut self, _: ()) -> Result<Option<Mat<f64>>> {
+        let mut g = self
+            .problem
+            .gradient(&self.map, &self.feats, self.w.as_ref())?;
+        if let Some(p) = &self.proximal {
+            p.add_gradient(&mut g, self.map.params());
+        }
+        Ok(Some(g))
+    }
+
+    /// f(W, U) with W fixed (alternating), or min_W f(W, U) by a W-step (variable projection;
+    /// a failed W-step rejects the trial), plus the proximal term.
+    fn trial(&mut self, _: ()) -> Result<Option<(f64, Self::Trial)>> {
+        let feats = self.problem.features(std::slice::from_ref(&self.map))?;
+        let penalty = self.penalty(self.map.params());
+        match self.params.scheme {
+            Scheme::Alternating => {
+                let f = self.problem.objective(&feats, self.w.as_ref())? + penalty;
+                Ok(Some((f, (feats, None))))
             }
-            let g_sq = g.squared_norm_l2();
-            if !g_sq.is_finite() {
-                return Err(GimcError::NonFinite {
-                    what: "gradient",
-                    iteration: it,
-                });
-            }
-            if g_sq == 0.0 {
-                stop_reason = FitStop::Converged;
-                break;
-            }
-            let eta0 = first_step(
-                &params.line_search,
-                last_eta,
-                f,
-                map.params().norm_l2(),
-                g_sq.sqrt(),
-            );
-            // trials move the map itself to U − ηg; the search stops at the first accepted
-            // trial, so the map ends there, or is restored to U when none is accepted
-            let u = map.params().to_owned();
-            let search = armijo(f, g_sq, eta0, &params.line_search, |eta| {
-                if !move_params(&mut map, u.as_ref(), g.as_ref(), eta) {
-                    return Ok(None);
+            Scheme::VariableProjection => match self.problem.w_step(&feats) {
+                Ok(w) => {
+                    let f = self.problem.objective(&feats, w.as_ref())? + penalty;
+                    Ok(Some((f, (feats, Some(w)))))
                 }
-                let tf = problem.features(std::slice::from_ref(&map))?;
-                let pen = penalty(map.params());
-                match params.scheme {
-                    Scheme::Alternating => {
-                        let fv = problem.objective(&tf, w.as_ref())? + pen;
-                        Ok(Some((fv, (tf, None))))
-                    }
-                    Scheme::VariableProjection => match problem.w_step(&tf) {
-                        Ok(tw) => {
-                            let fv = problem.objective(&tf, tw.as_ref())? + pen;
-                            Ok(Some((fv, (tf, Some(tw)))))
-                        }
-                        Err(GimcError::Linalg(_)) => Ok(None),
-                        Err(e) => Err(e),
-                    },
-                }
-            })?;
-            let (acc, trials) = match search {
-                Search::Accepted(acc, trials) => (acc, trials),
-                Search::Failed(_) => {
-                    map.set_params(u)?;
-                    stop_reason = FitStop::LineSearchFailed;
-                    break;
-                }
-            };
-            let (new_feats, new_w) = acc.payload;
-            let new_w = match new_w {
-                Some(w) => w,
-                None => problem.w_step(&new_feats)?,
-            };
-            let f_new = problem.objective(&new_feats, new_w.as_ref())? + penalty(map.params());
-            if !f_new.is_finite() {
-                return Err(GimcError::NonFinite {
-                    what: "objective",
-                    iteration: it,
-                });
-            }
-            // checked invariant of DESIGN §3.3: f never increases across outer iterations
-            if f_new > f + MONOTONE_SLACK * f.abs().max(1.0) {
-                return Err(GimcError::ObjectiveIncreased {
-                    iteration: it,
-                    before: f,
-                    after: f_new,
-                });
-            }
-            feats = new_feats;
-            w = new_w;
-            last_eta = Some(acc.eta);
-            let f_prev = f;
-            f = f_new;
-            let (train, val) = evaluate(&map, &feats, &w)?;
-            let info = IterationInfo {
-                iteration: it,
-                objective: f,
-                step: Some(acc.eta),
-                trials,
-                seconds: start.elapsed().as_secs_f64(),
-                train,
-                validation: val,
-            };
-            consider(&info, &mut best, &map, &w);
-            let action = observer.observe(&record_of(&info));
-            history.push(info);
-            if action == ObserverAction::Stop {
-                stop_reason = FitStop::Observer;
-                break;
-            }
-            if params.tol > 0.0 && (f_prev - f) <= params.tol * f_prev.abs() {
-                stop_reason = FitStop::Converged;
-                break;
-            }
+                Err(GimcError::Linalg(_)) => Ok(None),
+                Err(e) => Err(e),
+            },
         }
     }
-    let mut model = LabelModel::new(vec![map], w, task, params.lambda)?;
-    model.set_label_names(data.label_names().to_vec())?;
-    Ok(LabelFit {
-        model,
-        best,
-        history,
-        stop_reason,
-    })
+
+    fn accept(&mut self, _: (), (feats, w): Self::Trial) {
+        self.feats = feats;
+        self.trial_w = w;
+    }
+
+    /// The W-step at the new map (the trial's W under variable projection), and f there.
+    fn factors_after_search(&mut self, _f: f64) -> Result<f64> {
+        self.w = match self.trial_w.take() {
+            Some(w) => w,
+            None => self.problem.w_step(&self.feats)?,
+        };
+        Ok(self.problem.objective(&self.feats, self.w.as_ref())? + self.penalty(self.map.params()))
+    }
+
+    fn info(&self, it: &OuterIteration<'_>) -> Result<IterationInfo> {
+        let (train, validation) = self.evaluate()?;
+        Ok(IterationInfo {
+            iteration: it.iteration,
+            objective: it.objective,
+            step: it.first_step(),
+            trials: it.trials,
+            seconds: it.seconds(),
+            train,
+            validation,
+        })
+    }
+
+    fn record(&self, info: &IterationInfo) -> IterationRecord {
+        record_of(info)
+    }
+
+    /// P@select_k (multi-label) or accuracy (multi-class) on the validation set.
+    fn validation(&self, info: &IterationInfo) -> Option<f64> {
+        info.validation
+            .as_ref()
+            .and_then(|v| v.score(self.data().task(), self.params.select_k))
+    }
+
+    fn snapshot(&self) -> Self::Snapshot {
+        (self.map.params().to_owned(), self.w.clone())
+    }
 }

@@ -64,8 +64,11 @@
 //! - [`registry`]: the open map API — [`MapRegistry`] names map families and the
 //!   [`MapCodec`]s that store maps in model files.
 //!
-//! Feature maps and their families come from `gimc-featmap` (§3.1). The objective never
-//! increases across outer iterations, a checked invariant.
+//! Feature maps and their families come from `gimc-featmap` (§3.1). [`fit_labels`] (and
+//! [`fit_labels_sharded`]) and [`fit_completion`] (and through it [`fit_semisupervised`]) run
+//! one outer loop of Algorithm 1, written once (the crate-private `outer` module: the Armijo
+//! searches on the maps, the checks, the best-validation iterate, the observer). The objective
+//! never increases across outer iterations, a checked invariant.
 
 #![deny(missing_docs)]
 
@@ -79,6 +82,7 @@ mod maps;
 pub mod mccc;
 pub mod memory;
 mod model;
+mod outer;
 pub mod persist;
 pub mod registry;
 mod select;
