@@ -272,9 +272,11 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         Ok(())
     };
 
+    let mut last_line = 0;
     if let Some((ln, fields)) = &first_row {
         let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
         handle(*ln, &refs, &mut nrows)?;
+        last_line = *ln;
     }
     while let Some((ln, line)) = lines.next_line()? {
         if line.trim().is_empty() {
@@ -283,6 +285,18 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         let fields = split_fields(line, sep, false).map_err(|m| loc.err(ln, m))?;
         let refs: Vec<&str> = fields.iter().map(|c| c.as_ref()).collect();
         handle(ln, &refs, &mut nrows)?;
+        last_line = ln;
+    }
+    if target.is_some()
+        && opts.target_kind == TargetKind::Classes
+        && nrows > 0
+        && unlabeled.len() == nrows
+    {
+        // no class names at all: the rows' placeholder class would name nothing
+        return Err(loc.err(
+            last_line,
+            "every row's class is missing (at least one row needs a class)",
+        ));
     }
 
     // assemble the feature columns

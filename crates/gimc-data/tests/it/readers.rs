@@ -338,6 +338,16 @@ fn missing_targets_mark_rows_unlabelled_under_mask_and_fail_otherwise() {
         ..o
     };
     assert!(parse_csv(csv.as_bytes(), p, &strict).is_err());
+    // every class missing: refused at the last row (once read as class 0 of no class names,
+    // a dataset that failed its own check; found by `arbitrary_bytes_never_panic`)
+    let none = "x,class\n1,\n2,?\n";
+    let mask = CsvOptions {
+        missing: MissingPolicy::Mask,
+        ..strict
+    };
+    let err = parse_csv(none.as_bytes(), p, &mask).unwrap_err();
+    assert_eq!(err.line(), Some(3), "{err}");
+    assert!(err.to_string().contains("every row's class is missing"), "{err}");
 }
 
 #[test]
