@@ -338,6 +338,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
             "fit_seconds": seconds,
             "peak_rss_mib": rss,
             "seconds_per_iteration": fit.history.windows(2).map(|w| w[1].seconds - w[0].seconds).collect::<Vec<_>>(),
+            "line_search_trials": fit.history.iter().skip(1).map(|h| h.trials).collect::<Vec<_>>(),
         });
         crate::common::write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     } else {

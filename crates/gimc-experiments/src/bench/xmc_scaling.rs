@@ -126,6 +126,7 @@ fn sizes(quick: bool) -> Result<Vec<usize>, ExperimentError> {
 /// What one fit reports (`gimc fit --mpi --json`).
 struct Fit {
     seconds_per_iteration: Vec<f64>,
+    line_search_trials: Vec<f64>,
     fit_seconds: f64,
     peak_rss_mib: f64,
 }
@@ -179,6 +180,7 @@ fn run_case(
     };
     Ok(Fit {
         seconds_per_iteration: numbers("seconds_per_iteration"),
+        line_search_trials: numbers("line_search_trials"),
         fit_seconds: v["fit_seconds"].as_f64().unwrap_or(f64::NAN),
         peak_rss_mib: numbers("peak_rss_mib").into_iter().fold(f64::NAN, f64::max),
     })
@@ -222,6 +224,26 @@ impl Benchmark for XmcScaling {
                     &label,
                     &format!("s per iteration (mean of {iterations})"),
                     per_iter,
+                    "s",
+                ));
+                // an iteration is one gradient pass plus its line-search trials (a trial costs
+                // about 0.6 of a gradient pass at these shapes: docs/REPRODUCTION.md, cost
+                // model), so s per pass is a rough normalisation across runs whose searches
+                // took different numbers of trials
+                let trials: f64 = fit.line_search_trials.iter().sum();
+                let passes = fit.seconds_per_iteration.len() as f64 + trials;
+                out.push(Measurement::new(
+                    "xmc-scaling",
+                    &label,
+                    "line-search trials (all iterations)",
+                    trials,
+                    "",
+                ));
+                out.push(Measurement::new(
+                    "xmc-scaling",
+                    &label,
+                    "s per pass (gradient or trial)",
+                    fit.seconds_per_iteration.iter().sum::<f64>() / passes.max(1.0),
                     "s",
                 ));
                 out.push(Measurement::new(
