@@ -14,11 +14,12 @@ use std::time::Duration;
 
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
-    Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, SelectionObserver,
-    SelectionParams, SelectionStage, SemiSupParams, fit_semisupervised_observed,
-    select_and_fit_observed,
+    Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, Precision,
+    SelectionObserver, SelectionParams, SelectionStage, SemiSupParams, Storage, auto_storage,
+    fit_semisupervised_observed, select_and_fit_observed,
 };
 use gimc_linalg::faer::Mat;
+use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
@@ -190,7 +191,8 @@ fn run_interruptible<T: Send>(
 /// (with the input transform) and a dict of the chosen setting.
 #[pyfunction]
 #[pyo3(signature = (x, classes, n_classes, labels, map, m, gamma, alpha, max_iter,
-                    validation_fraction, select_k, seed, standardize, normalize, n_jobs=None))]
+                    validation_fraction, select_k, seed, standardize, normalize, n_jobs=None,
+                    storage="auto", block_rows=0, precision="float64"))]
 #[allow(clippy::too_many_arguments)]
 fn fit_labels<'py>(
     py: Python<'py>,
@@ -214,8 +216,42 @@ fn fit_labels<'py>(
     standardize: &str,
     normalize: &str,
     n_jobs: Option<usize>,
+    storage: &str,
+    block_rows: usize,
+    precision: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
     let x = features(x)?;
+    let precision = match precision {
+        "float64" => Precision::F64,
+        "float32" => Precision::F32,
+        other => {
+            return Err(value_err(format!(
+                "precision must be 'float64' or 'float32', got {other:?}"
+            )));
+        }
+    };
+    let streamed = Storage::Streamed {
+        block_rows,
+        precision,
+    };
+    // f32 and a block size only mean something when Φ is streamed
+    let asked = precision == Precision::F32 || block_rows > 0;
+    let storage = match storage {
+        "whole" if asked => {
+            return Err(value_err(
+                "precision='float32' and block_rows need storage='streamed' or 'auto'",
+            ));
+        }
+        "whole" => Some(Storage::Whole),
+        "streamed" => Some(streamed),
+        "auto" if asked => Some(streamed),
+        "auto" => None,
+        other => {
+            return Err(value_err(format!(
+                "storage must be 'auto', 'whole' or 'streamed', got {other:?}"
+            )));
+        }
+    };
     let mode = standardize_mode(standardize)?;
     let norm = row_norm(normalize)?;
     let (family, learn) = family_name(map)?;
@@ -251,7 +287,7 @@ fn fit_labels<'py>(
         seed,
         ..SelectionParams::default()
     };
-    let (bytes, chosen) = run_interruptible(py, n_jobs, |cancel| {
+    let (bytes, chosen, streamed_used) = run_interruptible(py, n_jobs, |cancel| {
         let (x, standardizer) = match x.standardize_by(mode)? {
             Some((z, st)) => (z, Some(st)),
             None => (x, None),
@@ -267,6 +303,11 @@ fn fit_labels<'py>(
         };
         let registry = MapRegistry::builtin();
         let fam = registry.family(family)?;
+        let storage = match storage {
+            Some(s) => s,
+            None => auto_storage(&data, fam, &params, MemoryBudget::Detect, streamed)?,
+        };
+        let params = SelectionParams { storage, ..params };
         let mut sel = select_and_fit_observed(&data, fam, &params, &mut Cancel(cancel))?;
         sel.model.set_method(if learn {
             format!("gimc-{family}")
@@ -278,7 +319,7 @@ fn fit_labels<'py>(
             row_norm: norm,
         };
         let bytes = label_model_to_bytes_with_preprocess(&sel.model, &preprocess)?;
-        Ok((bytes, sel.chosen))
+        Ok((bytes, sel.chosen, storage.is_streamed()))
     })?;
     let info = PyDict::new(py);
     info.set_item("m", chosen.m)?;
@@ -286,6 +327,7 @@ fn fit_labels<'py>(
     info.set_item("alpha", chosen.lambda)?;
     info.set_item("iterations", chosen.iterations)?;
     info.set_item("validation_score", chosen.validation_score)?;
+    info.set_item("streamed", streamed_used)?;
     Ok((PyBytes::new(py, &bytes), info))
 }
 

@@ -97,6 +97,29 @@ def test_sparse_input_gives_the_same_model_as_dense(multilabel):
     assert np.array_equal(pred.toarray(), dense.predict(Xt))
 
 
+def test_streamed_fit_equals_the_whole_fit_and_float32_stays_close(multilabel):
+    X, Y, Xt, Yt = multilabel
+    whole = small(standardize=False, storage="whole").fit(X, Y)
+    assert not whole.streamed_
+    streamed = small(standardize=False, storage="streamed", block_rows=37).fit(X, Y)
+    assert streamed.streamed_
+    assert streamed.best_params_ == whole.best_params_
+    a = whole.decision_function(Xt)
+    assert np.allclose(streamed.decision_function(Xt), a, rtol=1e-8, atol=1e-10)
+    f32 = small(standardize=False, precision="float32", block_rows=37).fit(X, Y)
+    assert f32.streamed_  # float32 implies streaming under "auto"
+    assert np.max(np.abs(f32.decision_function(Xt) - a)) < 1e-3 * np.max(np.abs(a))
+    assert not small(standardize=False).fit(X, Y).streamed_  # auto: this fits in memory
+    with pytest.raises(ValueError, match="storage"):
+        small(storage="disk").fit(X, Y)
+    with pytest.raises(ValueError, match="precision"):
+        small(precision="float16").fit(X, Y)
+    with pytest.raises(ValueError, match="streamed"):
+        small(storage="whole", precision="float32").fit(X, Y)
+    with pytest.raises(ValueError, match="block_rows"):
+        small(block_rows=0).fit(X, Y)
+
+
 def test_multilabel_score_is_precision_at_1(multilabel):
     X, Y, Xt, Yt = multilabel
     clf = small(normalize="l2").fit(X, Y)

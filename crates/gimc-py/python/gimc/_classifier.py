@@ -80,6 +80,16 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         ``gimc fit --seed`` and the Rust library.
     n_jobs : int or None, default=None
         Worker threads (None: all cores).
+    storage : {"auto", "whole", "streamed"}, default="auto"
+        How the mapped rows Φ (n × 2m) are held: whole in memory, or formed in row blocks and
+        never held whole (memory O(m² + m·L + block·m) besides the data, one more pass over
+        the features per iteration). ``"auto"`` streams only when the whole fit would not fit
+        the memory available. The same fit either way, up to rounding.
+    block_rows : int or None, default=None
+        Rows per streamed block (None: about 8 Mi entries of Φ).
+    precision : {"float64", "float32"}, default="float64"
+        Arithmetic of the streamed block products; float32 roughly doubles their speed while
+        the sums over blocks, the label model and the line search stay float64.
 
     Attributes
     ----------
@@ -96,6 +106,8 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         The RBF width used.
     model_bytes_ : bytes
         The fitted model as a gimc model file (usable with ``gimc predict``).
+    streamed_ : bool
+        Whether Φ was streamed in row blocks.
     """
 
     def __init__(
@@ -111,6 +123,9 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         select_k=1,
         random_state=None,
         n_jobs=None,
+        storage="auto",
+        block_rows=None,
+        precision="float64",
     ):
         self.map = map
         self.m = m
@@ -123,6 +138,9 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         self.select_k = select_k
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.storage = storage
+        self.block_rows = block_rows
+        self.precision = precision
 
     def _seed(self) -> int:
         if isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool):
@@ -146,6 +164,10 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"select_k must be an integer >= 1, got {self.select_k!r}")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
             raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
+        if self.block_rows is not None and (
+            not isinstance(self.block_rows, numbers.Integral) or self.block_rows < 1
+        ):
+            raise ValueError(f"block_rows must be None or an integer >= 1, got {self.block_rows!r}")
         return standardize, normalize
 
     def fit(self, X, y):
@@ -186,8 +208,12 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
             standardize,
             normalize,
             self.n_jobs,
+            str(self.storage),
+            int(self.block_rows or 0),
+            str(self.precision),
         )
         self.model_bytes_ = bytes(model)
+        self.streamed_ = bool(info["streamed"])
         self.n_features_in_ = x[4] if isinstance(x, tuple) else x.shape[1]
         self.best_params_ = {k: info[k] for k in ("m", "gamma", "alpha", "iterations")}
         self.validation_score_ = info["validation_score"]

@@ -25,6 +25,9 @@ def fit_labels(
     standardize: str,
     normalize: str,
     n_jobs: Optional[int] = None,
+    storage: str = "auto",
+    block_rows: int = 0,
+    precision: str = "float64",
 ) -> Tuple[bytes, dict]: ...
 def fit_clusters(
     x: Features,
