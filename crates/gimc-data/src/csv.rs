@@ -117,6 +117,18 @@ impl Col {
     }
 }
 
+/// Refuses a class column in which every one of the `rows` rows is missing (`unlabeled` of
+/// them): there would be no class names, and the rows' placeholder class would name nothing.
+fn require_a_class(loc: &Loc, last_line: usize, rows: usize, unlabeled: usize) -> Result<()> {
+    if rows > 0 && unlabeled == rows {
+        return Err(loc.err(
+            last_line,
+            "every row's class is missing (at least one row needs a class)",
+        ));
+    }
+    Ok(())
+}
+
 fn is_missing_token(s: &str, extra: &[String]) -> bool {
     s.is_empty() || s == "?" || s == "NA" || extra.iter().any(|t| t.trim() == s)
 }
@@ -287,16 +299,8 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         handle(ln, &refs, &mut nrows)?;
         last_line = ln;
     }
-    if target.is_some()
-        && opts.target_kind == TargetKind::Classes
-        && nrows > 0
-        && unlabeled.len() == nrows
-    {
-        // no class names at all: the rows' placeholder class would name nothing
-        return Err(loc.err(
-            last_line,
-            "every row's class is missing (at least one row needs a class)",
-        ));
+    if target.is_some() && opts.target_kind == TargetKind::Classes {
+        require_a_class(&loc, last_line, nrows, unlabeled.len())?;
     }
 
     // assemble the feature columns
