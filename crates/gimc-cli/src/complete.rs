@@ -416,6 +416,12 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     if a.lambda.is_empty() {
         bail!("--lambda: give at least one value");
     }
+    if a.save.is_some() && rowf.is_some() != colf.is_some() {
+        bail!(
+            "--save: a model file needs both --row-features and --col-features, or neither \
+             (plain completion)"
+        );
+    }
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
     let fit = fit_selected(
         method,
@@ -436,20 +442,19 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         model,
     } = fit?;
     if let Some(path) = &a.save {
-        // W and H on the raw features: identity maps in the completion model file
-        let (Some(x), Some(y)) = (&rowf, &colf) else {
-            bail!(
-                "--save: a model file needs --row-features and --col-features (it applies W and H \
-                 to feature rows; plain completion has none)"
-            );
-        };
-        let saved = gimc::CompletionModel::new(
-            Box::new(gimc_featmap::Identity::new(x.ncols())) as gimc::BoxedMap,
-            Box::new(gimc_featmap::Identity::new(y.ncols())) as gimc::BoxedMap,
+        // W and H on the raw features: identity maps in the completion model file; plain
+        // completion's features are the indices themselves (identity maps as wide as the
+        // matrix, applied by `gimc predict --pairs` without feature files)
+        let side_dim = |f: &Option<FeatureMatrix>, n: usize| f.as_ref().map_or(n, |f| f.ncols());
+        let (dx, dy) = (side_dim(&rowf, nrows), side_dim(&colf, ncols));
+        let mut saved = gimc::CompletionModel::new(
+            Box::new(gimc_featmap::Identity::new(dx)) as gimc::BoxedMap,
+            Box::new(gimc_featmap::Identity::new(dy)) as gimc::BoxedMap,
             model.w.clone(),
             model.h.clone(),
             lambda,
         )?;
+        saved.set_method(a.method.clone());
         gimc::persist::save_completion_model(&saved, path)
             .with_context(|| format!("saving the model to {}", path.display()))?;
     }

@@ -126,16 +126,32 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
 pub fn predict(
     model: &Path,
     pairs_file: &Path,
-    row_features: &str,
-    col_features: &str,
+    features: Option<(&str, &str)>,
     out: Option<&PathBuf>,
     g: &Globals,
 ) -> Result<()> {
     let m = gimc::persist::load_completion_model(model, &g.registry)?;
-    let x = load_input(row_features, "train", g)?.features;
-    let y = load_input(col_features, "train", g)?.features;
     let pairs = crate::complete::read_pairs(pairs_file, false)?;
-    let v = m.predict_entries(&x, &y, &pairs)?;
+    let v = match features {
+        Some((row_features, col_features)) => {
+            let x = load_input(row_features, "train", g)?.features;
+            let y = load_input(col_features, "train", g)?.features;
+            m.predict_entries(&x, &y, &pairs)?
+        }
+        // plain completion: the pairs index the training matrix
+        None if matches!(m.method(), "mc-als" | "mc-nuclear") => m
+            .predict_by_index(&pairs)
+            .with_context(|| model.display().to_string())?,
+        None => anyhow::bail!(
+            "{}: a {} model maps feature rows: give --row-features and --col-features",
+            model.display(),
+            if m.method().is_empty() {
+                "completion"
+            } else {
+                m.method()
+            }
+        ),
+    };
     let s = if g.json {
         let rows: Vec<_> = pairs
             .iter()

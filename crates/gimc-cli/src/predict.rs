@@ -39,13 +39,15 @@ pub struct PredictArgs {
     #[arg(long)]
     pub csv: bool,
     /// Completion models: predict the values of the `i j` pairs in this file (TARGET ignored).
-    #[arg(long, value_name = "FILE", requires_all = ["row_features", "col_features"])]
+    /// Give the row and column features, except for a plain completion model (mc-als,
+    /// mc-nuclear), whose pairs index the training matrix.
+    #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
     /// Row features for --pairs.
-    #[arg(long, value_name = "DATA")]
+    #[arg(long, value_name = "DATA", requires_all = ["pairs", "col_features"])]
     pub row_features: Option<String>,
     /// Column features for --pairs.
-    #[arg(long, value_name = "DATA")]
+    #[arg(long, value_name = "DATA", requires_all = ["pairs", "row_features"])]
     pub col_features: Option<String>,
     /// Output file (default stdout).
     #[arg(long, short = 'o')]
@@ -54,8 +56,9 @@ pub struct PredictArgs {
 
 /// Runs `gimc predict`.
 pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
-    if let (Some(pf), Some(r), Some(c)) = (&a.pairs, &a.row_features, &a.col_features) {
-        return crate::completion::predict(&a.model, pf, r, c, a.out.as_ref(), g);
+    if let Some(pf) = &a.pairs {
+        let features = a.row_features.as_deref().zip(a.col_features.as_deref());
+        return crate::completion::predict(&a.model, pf, features, a.out.as_ref(), g);
     }
     let (model, preprocess) =
         gimc::persist::load_label_model_with_preprocess(&a.model, &g.registry)?;

@@ -312,6 +312,50 @@ impl<MR: FeatureMap, MC: FeatureMap> CompletionModel<MR, MC> {
             .collect())
     }
 
+    /// Â_ij = W_i · H_j for the pairs (i, j) of the training matrix, for a model whose row and
+    /// column features are the indicators of the indices themselves (plain matrix completion,
+    /// `gimc complete --method mc-als | mc-nuclear`: identity maps as wide as the matrix), so
+    /// no feature rows are needed. Errors when a map is not of that shape (D ≠ its input
+    /// dimension, or W / H not one row per index) or a pair is out of range.
+    pub fn predict_by_index(&self, pairs: &[(usize, usize)]) -> Result<Vec<f64>> {
+        let indexed = |input: usize, output: usize, rows: usize| input == output && output == rows;
+        if !indexed(
+            self.row_map.input_dim(),
+            self.row_map.output_dim(),
+            self.w.nrows(),
+        ) || !indexed(
+            self.col_map.input_dim(),
+            self.col_map.output_dim(),
+            self.h.nrows(),
+        ) {
+            return Err(input_err(
+                "model",
+                format!(
+                    "a {} model maps feature rows: give the row and column features",
+                    self.method
+                ),
+            ));
+        }
+        let (w, h) = (self.w.as_ref(), self.h.as_ref());
+        if let Some(&(i, j)) = pairs
+            .iter()
+            .find(|&&(i, j)| i >= w.nrows() || j >= h.nrows())
+        {
+            return Err(input_err(
+                "pairs",
+                format!(
+                    "pair ({i}, {j}) out of range for {} rows and {} columns",
+                    w.nrows(),
+                    h.nrows()
+                ),
+            ));
+        }
+        Ok(pairs
+            .iter()
+            .map(|&(i, j)| (0..w.ncols()).map(|c| w[(i, c)] * h[(j, c)]).sum())
+            .collect())
+    }
+
     /// The dense Â (n_x × n_y) for small problems (e.g. the toy of `gimc-fig1`).
     pub fn predict_dense(&self, x: &FeatureMatrix, y: &FeatureMatrix) -> Result<Mat<f64>> {
         let p = self.row_factors(x)?;

@@ -506,6 +506,7 @@ fn complete_nuclear_and_pu_methods() {
     let (obs, ask, truth) = side_entries(n, m, 5);
     let obs = temp_file("nuc.triplets", obs.as_bytes());
     let nuc_model = temp_file("nuc.gimc", b"");
+    let mc_model = temp_file("mc.gimc", b"");
     let ask = temp_file("nuc.entries", ask.as_bytes());
     let rmse_of = |o: &std::process::Output| -> (f64, serde_json::Value) {
         assert!(o.status.success(), "{}", stderr(o));
@@ -533,8 +534,23 @@ fn complete_nuclear_and_pu_methods() {
         "mc-nuclear",
         "--lambda",
         "1,0.01,0.0001",
+        "--save",
+        p(&mc_model),
     ]);
     let (rmse, v) = rmse_of(&o);
+    // plain completion's model file: `predict --pairs` without features, the same values
+    let o = gimc(&["predict", "--pairs", p(&ask), "-m", p(&mc_model)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let by_index: Vec<f64> = stdout(&o)
+        .lines()
+        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
+        .collect();
+    let fitted = v["predictions"].as_array().unwrap();
+    assert_eq!(by_index.len(), fitted.len());
+    for (a, t) in by_index.iter().zip(fitted) {
+        let b = t[2].as_f64().unwrap();
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+    }
     assert_eq!(v["holdout_rmse"].as_array().unwrap().len(), 3);
     let chosen = v["lambda"].as_f64().unwrap();
     let best = v["holdout_rmse"]
@@ -600,8 +616,20 @@ fn complete_nuclear_and_pu_methods() {
         let b = t[2].as_f64().unwrap();
         assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
     }
-    let o = gimc(&["complete", p(&obs), "--save", p(&nuc_model)]);
-    assert_one_line_error(&o, "--save: a model file needs", "save without features");
+    // a feature model without feature files, and a model file with one side's features only
+    let o = gimc(&["predict", "--pairs", p(&ask), "-m", p(&nuc_model)]);
+    assert_one_line_error(&o, "maps feature rows", "feature model without features");
+    let o = gimc(&[
+        "complete",
+        p(&obs),
+        "--method",
+        "imc",
+        "--row-features",
+        p(&x),
+        "--save",
+        p(&nuc_model),
+    ]);
+    assert_one_line_error(&o, "--save: a model file needs both", "save with one side");
     // PU-IMC runs and reports; the same features
     let o = gimc(&[
         "-q",
