@@ -11,7 +11,9 @@ use clap::Args;
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::memory::{Tally, mat_bytes};
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::completion::{CompletionMethod, SelectedCompletion, fit_selected};
+use gimc_solvers::completion::{
+    CompletionMethod, SelectedCompletion, SelectedPu, fit_selected, fit_selected_pu,
+};
 use gimc_solvers::{NoObserver, Side};
 use serde_json::json;
 
@@ -55,9 +57,15 @@ pub struct CompleteArgs {
     #[arg(long, default_value_t = 0.1)]
     pub holdout: f64,
     /// PU-IMC: the unlabelled entries' weight is 1 − α with α = (1 + ρ)/2, ρ ∈ [0, 1) the
-    /// assumed fraction of positives hidden among them.
-    #[arg(long, default_value_t = 0.5)]
-    pub rho: f64,
+    /// assumed fraction of positives hidden among them. A comma list is a grid, chosen with
+    /// the λ grid by the AUC of held-out positives against entries outside Ω.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.5",
+        allow_negative_numbers = true
+    )]
+    pub rho: Vec<f64>,
     /// GIMC methods: random directions / landmarks m (a comma list is a grid).
     #[arg(long, value_delimiter = ',', default_value = "200")]
     pub m: Vec<usize>,
@@ -313,6 +321,14 @@ fn run_gimc(
     Ok((fit.model, scores, chosen))
 }
 
+/// What the selection of `gimc complete` chose by.
+enum Selected {
+    /// λ by held-out RMSE.
+    Rmse(SelectedCompletion),
+    /// PU-IMC: λ and ρ by held-out AUC.
+    Pu(SelectedPu),
+}
+
 /// Runs `gimc complete`.
 pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let rowf = match &a.row_features {
@@ -394,7 +410,10 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
     let features = rowf.is_some() || colf.is_some();
     // the library checks these too; here the messages name the flags
-    let method = CompletionMethod::from_name(&a.method, a.rho)?;
+    let Some(&rho) = a.rho.first() else {
+        bail!("--rho: give at least one value");
+    };
+    let method = CompletionMethod::from_name(&a.method, rho)?;
     match method {
         CompletionMethod::McAls | CompletionMethod::McNuclear if features => bail!(
             "--method {} takes no feature files; use --method {}",
@@ -408,9 +427,12 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         CompletionMethod::ImcNuclear if !features => {
             bail!("--method imc-nuclear needs --row-features and/or --col-features")
         }
-        CompletionMethod::PuImc { rho } if !(0.0..1.0).contains(&rho) => {
-            bail!("--rho must be in [0, 1), got {rho}")
+        CompletionMethod::PuImc { .. } => {
+            if let Some(rho) = a.rho.iter().find(|r| !(0.0..1.0).contains(*r)) {
+                bail!("--rho must be in [0, 1), got {rho}")
+            }
         }
+        _ if a.rho.len() > 1 => bail!("--rho is a grid of pu-imc only"),
         _ => {}
     }
     if a.lambda.is_empty() {
@@ -423,24 +445,74 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         );
     }
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-    let fit = fit_selected(
-        method,
-        phi,
-        psi,
-        &omega,
-        &a.lambda,
-        a.holdout,
-        a.rank,
-        a.iters,
-        g.seed,
-        &mut NoObserver,
-    );
+    // PU-IMC chooses (λ, ρ) by held-out AUC, the others λ by held-out RMSE
+    let fit = if matches!(method, CompletionMethod::PuImc { .. }) {
+        fit_selected_pu(
+            phi,
+            psi,
+            &omega,
+            &a.lambda,
+            &a.rho,
+            a.holdout,
+            a.rank,
+            a.iters,
+            g.seed,
+            &mut NoObserver,
+        )
+        .map(Selected::Pu)
+    } else {
+        fit_selected(
+            method,
+            phi,
+            psi,
+            &omega,
+            &a.lambda,
+            a.holdout,
+            a.rank,
+            a.iters,
+            g.seed,
+            &mut NoObserver,
+        )
+        .map(Selected::Rmse)
+    };
     spinner.finish();
-    let SelectedCompletion {
-        lambda,
-        holdout_rmse: scores,
-        model,
-    } = fit?;
+    let (lambda, model, selection) = match fit? {
+        Selected::Rmse(SelectedCompletion {
+            lambda,
+            holdout_rmse,
+            model,
+        }) => {
+            for (l, r) in &holdout_rmse {
+                g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
+            }
+            let scores: Vec<_> = holdout_rmse
+                .iter()
+                .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
+                .collect();
+            let chosen = !scores.is_empty();
+            (lambda, model, (json!({"holdout_rmse": scores}), chosen))
+        }
+        Selected::Pu(SelectedPu {
+            lambda,
+            rho,
+            holdout_auc,
+            model,
+        }) => {
+            for (l, r, auc) in &holdout_auc {
+                g.info(&format!("λ {l}, ρ {r}: held-out AUC {auc:.4}"));
+            }
+            let scores: Vec<_> = holdout_auc
+                .iter()
+                .map(|&(l, r, auc)| json!({"lambda": l, "rho": r, "auc": auc}))
+                .collect();
+            let chosen = !scores.is_empty();
+            (
+                lambda,
+                model,
+                (json!({"rho": rho, "holdout_auc": scores}), chosen),
+            )
+        }
+    };
     if let Some(path) = &a.save {
         // W and H on the raw features: identity maps in the completion model file; plain
         // completion's features are the indices themselves (identity maps as wide as the
@@ -466,31 +538,24 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         None => observed,
     };
     let pred = model.predict_entries(phi, psi, &pairs)?;
-    write_predictions(
-        a,
-        g,
-        &pairs,
-        &pred,
-        json!({
+    write_predictions(a, g, &pairs, &pred, {
+        let mut v = json!({
             "method": a.method,
             "lambda": lambda,
-            "holdout_rmse": scores
-                .iter()
-                .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
-                .collect::<Vec<_>>(),
             "rank": model.rank(),
             "train_rmse": rmse,
-        }),
-    )?;
-    for (l, r) in &scores {
-        g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
-    }
+        });
+        if let (Some(v), Some(sel)) = (v.as_object_mut(), selection.0.as_object()) {
+            v.extend(sel.clone());
+        }
+        v
+    })?;
     g.info(&format!(
         "{} on {nrows} × {ncols} with {} observed entries: rank {}, λ {lambda}{}, training RMSE {rmse:.4}",
         a.method,
         vals.len(),
         model.rank(),
-        if scores.is_empty() { "" } else { " (chosen on the held-out entries)" },
+        if selection.1 { " (chosen on the held-out entries)" } else { "" },
     ));
     Ok(())
 }

@@ -60,7 +60,7 @@ mod completion;
 mod error;
 mod ranking;
 
-pub use classification::accuracy;
+pub use classification::{accuracy, roc_auc};
 pub use clustering::{
     clustering_accuracy, constraint_error, constraint_error_from_scores, pairwise_clustering_error,
 };

@@ -23,7 +23,7 @@ use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
-use gimc_solvers::completion::{CompletionMethod, fit_selected};
+use gimc_solvers::completion::{CompletionMethod, fit_selected, fit_selected_pu};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -702,8 +702,10 @@ type CompletionFit<'py> = (
 /// --method`): `mc-als`, `imc` (ALS + CG), `mc-nuclear` / `imc-nuclear` (FPC), `pu-imc`.
 /// Z = X W (Y H)ᵀ is fitted to the observed `(rows, cols, values)`; `x_rows` / `x_cols` are the
 /// row and column features (None: the identity, with `n_rows` / `n_cols` entries). A grid
-/// `alpha` is chosen by the RMSE on a held-out `holdout` fraction of Ω. Returns W, H and a
-/// dict of the chosen λ, the held-out RMSE per λ, the rank, the iterations and the objective.
+/// `alpha` is chosen by the RMSE on a held-out `holdout` fraction of Ω; for `pu-imc`, the grids
+/// `alpha` and `rho` by the AUC of the held-out positives against entries outside Ω
+/// (`fit_selected_pu`). Returns W, H and a dict of the chosen λ (and ρ), the held-out RMSE per
+/// λ (or AUC per (λ, ρ)), the rank, the iterations and the objective.
 #[pyfunction]
 #[pyo3(signature = (method, x_rows, n_rows, x_cols, n_cols, rows, cols, values, rank, alpha,
                     holdout, rho, max_iter, seed, n_jobs=None))]
@@ -721,12 +723,17 @@ fn fit_completion<'py>(
     rank: usize,
     alpha: Vec<f64>,
     holdout: f64,
-    rho: f64,
+    rho: Vec<f64>,
     max_iter: usize,
     seed: u64,
     n_jobs: Option<usize>,
 ) -> PyResult<CompletionFit<'py>> {
-    let method = CompletionMethod::from_name(method, rho).map_err(value_err)?;
+    let first_rho = rho.first().copied().unwrap_or(0.5);
+    let method = CompletionMethod::from_name(method, first_rho).map_err(value_err)?;
+    let pu = matches!(method, CompletionMethod::PuImc { .. });
+    if !pu && rho.len() > 1 {
+        return Err(value_err("rho is a grid of pu-imc only"));
+    }
     let fx = x_rows.map(features).transpose()?;
     let fy = x_cols.map(features).transpose()?;
     let idx = |v: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<usize>> {
@@ -749,31 +756,30 @@ fn fit_completion<'py>(
             gimc_solvers::Side::Identity(n2),
             gimc_solvers::Side::Features,
         );
-        Ok(fit_selected(
-            method,
-            phi,
-            psi,
-            &omega,
-            &alpha,
-            holdout,
-            rank,
-            max_iter,
-            seed,
-            &mut StopOnSignal(cancel),
-        )?)
+        let mut stop = StopOnSignal(cancel);
+        Ok(if pu {
+            let f = fit_selected_pu(
+                phi, psi, &omega, &alpha, &rho, holdout, rank, max_iter, seed, &mut stop,
+            )?;
+            (f.lambda, Some(f.rho), Vec::new(), f.holdout_auc, f.model)
+        } else {
+            let f = fit_selected(
+                method, phi, psi, &omega, &alpha, holdout, rank, max_iter, seed, &mut stop,
+            )?;
+            (f.lambda, None, f.holdout_rmse, Vec::new(), f.model)
+        })
     })?;
+    let (lambda, chosen_rho, holdout_rmse, holdout_auc, model) = fit;
     let info = PyDict::new(py);
-    info.set_item("alpha", fit.lambda)?;
-    info.set_item("holdout_rmse", fit.holdout_rmse.clone())?;
-    info.set_item("rank", fit.model.rank())?;
-    info.set_item("iterations", fit.model.iterations)?;
-    info.set_item("objective", fit.model.objective_trace.last().copied())?;
-    info.set_item("stop_reason", format!("{:?}", fit.model.stop_reason))?;
-    Ok((
-        mat_to_py(py, &fit.model.w),
-        mat_to_py(py, &fit.model.h),
-        info,
-    ))
+    info.set_item("alpha", lambda)?;
+    info.set_item("rho", chosen_rho)?;
+    info.set_item("holdout_rmse", holdout_rmse)?;
+    info.set_item("holdout_auc", holdout_auc)?;
+    info.set_item("rank", model.rank())?;
+    info.set_item("iterations", model.iterations)?;
+    info.set_item("objective", model.objective_trace.last().copied())?;
+    info.set_item("stop_reason", format!("{:?}", model.stop_reason))?;
+    Ok((mat_to_py(py, &model.w), mat_to_py(py, &model.h), info))
 }
 
 /// MC-1 / MC-b transduction of a table (`gimc_solvers::transduction::data::transduce`, as

@@ -403,11 +403,19 @@ def test_matrix_completion_methods_match_gimc_complete(method, tmp_path):
 
     X, Y, Z, entries, (hi, hj) = _low_rank_with_features(1)
     features = method in ("imc-nuclear", "pu-imc")
-    alpha = [1.0, 0.01, 0.0001] if method != "pu-imc" else [0.1]
-    est = MatrixCompletion(method=method, rank=2, alpha=alpha, max_iter=30, random_state=6)
+    pu = method == "pu-imc"
+    alpha = [1.0, 0.01, 0.0001] if not pu else [0.1, 1.0]
+    rho = [0.2, 0.6] if pu else 0.5
+    est = MatrixCompletion(method=method, rank=2, alpha=alpha, rho=rho, max_iter=30, random_state=6)
     est.fit(X if features else None, Y if features else None, entries, shape=Z.shape)
     pred = est.predict(hi, hj)
-    if len(alpha) > 1:
+    if pu:
+        # (alpha, rho) by held-out AUC, the first best of the grid
+        assert set(est.holdout_auc_) == {(a, r) for a in alpha for r in rho}
+        best = max(est.holdout_auc_.values())
+        first = next(k for k, v in est.holdout_auc_.items() if v == best)
+        assert (est.alpha_, est.rho_) == first
+    else:
         assert set(est.holdout_rmse_) == set(alpha)
         assert est.alpha_ == min(est.holdout_rmse_, key=est.holdout_rmse_.get)
     if method != "pu-imc":
@@ -422,10 +430,14 @@ def test_matrix_completion_methods_match_gimc_complete(method, tmp_path):
             "--entries", str(af)]
     if features:
         args += ["--row-features", str(xf), "--col-features", str(yf)]
+    if pu:
+        args += ["--rho", ",".join(str(r) for r in rho)]
     import json
 
     out = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
     assert out["lambda"] == est.alpha_
+    if pu:
+        assert out["rho"] == est.rho_
     cli = np.array([t[2] for t in out["predictions"]])
     assert np.allclose(cli, pred, rtol=1e-9, atol=1e-12)
 

@@ -39,6 +39,7 @@
 
 use gimc_linalg::Observed;
 use gimc_linalg::rng::seeded;
+use rand::Rng;
 use rand::seq::SliceRandom;
 
 use crate::error::param_err;
@@ -218,41 +219,7 @@ pub fn fit_selected(
     let lambda = if lambdas.len() == 1 {
         *first
     } else {
-        if !(holdout > 0.0 && holdout < 1.0) {
-            return Err(param_err(
-                "holdout",
-                format!("must be in (0, 1), got {holdout}"),
-            ));
-        }
-        let entries: Vec<(usize, usize, f64)> = omega.iter().collect();
-        let mut order: Vec<usize> = (0..entries.len()).collect();
-        order.shuffle(&mut seeded(seed ^ 0x686f_6c64));
-        let n_out = (holdout * entries.len() as f64).round() as usize;
-        if n_out == 0 || n_out >= entries.len() {
-            return Err(param_err(
-                "holdout",
-                format!(
-                    "{holdout} of {} observed entries leaves one side of the split empty",
-                    entries.len()
-                ),
-            ));
-        }
-        let (out, keep) = order.split_at(n_out);
-        let part = |idx: &[usize], k: usize| -> Vec<usize> {
-            idx.iter()
-                .map(|&e| if k == 0 { entries[e].0 } else { entries[e].1 })
-                .collect()
-        };
-        let kept_vals: Vec<f64> = keep.iter().map(|&e| entries[e].2).collect();
-        let train = Observed::from_triplets(
-            omega.nrows(),
-            omega.ncols(),
-            &part(keep, 0),
-            &part(keep, 1),
-            &kept_vals,
-        )?;
-        let held: Vec<(usize, usize)> = out.iter().map(|&e| (entries[e].0, entries[e].1)).collect();
-        let truth: Vec<f64> = out.iter().map(|&e| entries[e].2).collect();
+        let (train, held, truth) = split_holdout(omega, holdout, seed)?;
         let mut best = (*first, f64::INFINITY);
         for &lambda in lambdas {
             let model = fit_method(
@@ -292,4 +259,187 @@ pub fn fit_selected(
         holdout_rmse,
         model,
     })
+}
+
+/// Ω split at random (seeded by `seed`) into a training part and a held-out `holdout`
+/// fraction: (the training Ω, the held-out pairs, their values).
+#[allow(clippy::type_complexity)]
+fn split_holdout(
+    omega: &Observed,
+    holdout: f64,
+    seed: u64,
+) -> Result<(Observed, Vec<(usize, usize)>, Vec<f64>), SolverError> {
+    if !(holdout > 0.0 && holdout < 1.0) {
+        return Err(param_err(
+            "holdout",
+            format!("must be in (0, 1), got {holdout}"),
+        ));
+    }
+    let entries: Vec<(usize, usize, f64)> = omega.iter().collect();
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.shuffle(&mut seeded(seed ^ 0x686f_6c64));
+    let n_out = (holdout * entries.len() as f64).round() as usize;
+    if n_out == 0 || n_out >= entries.len() {
+        return Err(param_err(
+            "holdout",
+            format!(
+                "{holdout} of {} observed entries leaves one side of the split empty",
+                entries.len()
+            ),
+        ));
+    }
+    let (out, keep) = order.split_at(n_out);
+    let part = |idx: &[usize], k: usize| -> Vec<usize> {
+        idx.iter()
+            .map(|&e| if k == 0 { entries[e].0 } else { entries[e].1 })
+            .collect()
+    };
+    let kept_vals: Vec<f64> = keep.iter().map(|&e| entries[e].2).collect();
+    let train = Observed::from_triplets(
+        omega.nrows(),
+        omega.ncols(),
+        &part(keep, 0),
+        &part(keep, 1),
+        &kept_vals,
+    )?;
+    let held: Vec<(usize, usize)> = out.iter().map(|&e| (entries[e].0, entries[e].1)).collect();
+    let truth: Vec<f64> = out.iter().map(|&e| entries[e].2).collect();
+    Ok((train, held, truth))
+}
+
+/// The result of [`fit_selected_pu`].
+#[derive(Debug, Clone)]
+pub struct SelectedPu {
+    /// The λ refitted on all of Ω.
+    pub lambda: f64,
+    /// The ρ refitted on all of Ω (the positives' weight is α = (1 + ρ)/2).
+    pub rho: f64,
+    /// (λ, ρ, held-out AUC) of every grid pair (empty for a single pair: nothing to choose).
+    pub holdout_auc: Vec<(f64, f64, f64)>,
+    /// The model fitted on all of Ω with `lambda` and `rho`.
+    pub model: ImcModel,
+}
+
+/// Entries drawn from outside Ω for the held-out AUC: as many as the held-out positives, at
+/// least this many.
+const PU_NEGATIVES_MIN: usize = 1000;
+
+/// PU-IMC with λ and ρ chosen on held-out positives. The observed entries are positives; a
+/// seeded `holdout` fraction of them is hidden, every (λ, ρ) of the grids is fitted on the
+/// rest, and scored by the ROC AUC of the hidden positives against entries drawn uniformly from
+/// outside Ω (unlabelled, so mostly negatives: as many as the hidden positives, at least
+/// [`PU_NEGATIVES_MIN`], at most all of them). RMSE would not do here: a model that predicts
+/// 1 everywhere fits the hidden positives perfectly. The best pair (the first on ties, λ
+/// varying fastest) is refitted on all of Ω; a single pair is fitted on all of Ω directly.
+#[allow(clippy::too_many_arguments)]
+pub fn fit_selected_pu(
+    phi: Side<'_>,
+    psi: Side<'_>,
+    omega: &Observed,
+    lambdas: &[f64],
+    rhos: &[f64],
+    holdout: f64,
+    rank: usize,
+    max_iter: usize,
+    seed: u64,
+    observer: &mut impl Observer,
+) -> Result<SelectedPu, SolverError> {
+    let (Some(&lambda0), Some(&rho0)) = (lambdas.first(), rhos.first()) else {
+        return Err(SolverError::Empty("λ or ρ grid"));
+    };
+    for &rho in rhos {
+        CompletionMethod::PuImc { rho }.check(phi, psi)?;
+    }
+    let mut holdout_auc = Vec::new();
+    let (lambda, rho) = if lambdas.len() * rhos.len() == 1 {
+        (lambda0, rho0)
+    } else {
+        let (train, held, _) = split_holdout(omega, holdout, seed)?;
+        let negatives = unobserved_sample(omega, held.len().max(PU_NEGATIVES_MIN), seed)?;
+        let mut best = (lambda0, rho0, f64::NEG_INFINITY);
+        for &rho in rhos {
+            for &lambda in lambdas {
+                let method = CompletionMethod::PuImc { rho };
+                let model = fit_method(
+                    method,
+                    phi,
+                    psi,
+                    &train,
+                    lambda,
+                    rank,
+                    max_iter,
+                    seed,
+                    &mut *observer,
+                )?;
+                let pos = model.predict_entries(phi, psi, &held)?;
+                let neg = model.predict_entries(phi, psi, &negatives)?;
+                let auc =
+                    gimc_metrics::roc_auc(&pos, &neg).map_err(|e| SolverError::InvalidInput {
+                        what: "held-out scores",
+                        reason: e.to_string(),
+                    })?;
+                holdout_auc.push((lambda, rho, auc));
+                if auc > best.2 {
+                    best = (lambda, rho, auc);
+                }
+            }
+        }
+        (best.0, best.1)
+    };
+    let model = fit_method(
+        CompletionMethod::PuImc { rho },
+        phi,
+        psi,
+        omega,
+        lambda,
+        rank,
+        max_iter,
+        seed,
+        &mut *observer,
+    )?;
+    Ok(SelectedPu {
+        lambda,
+        rho,
+        holdout_auc,
+        model,
+    })
+}
+
+/// `count` distinct entries drawn uniformly (seeded) from outside Ω, or all of them when there
+/// are fewer. Errors when Ω covers the whole matrix.
+fn unobserved_sample(
+    omega: &Observed,
+    count: usize,
+    seed: u64,
+) -> Result<Vec<(usize, usize)>, SolverError> {
+    let (n, m) = (omega.nrows(), omega.ncols());
+    let seen: std::collections::HashSet<(usize, usize)> =
+        omega.iter().map(|(i, j, _)| (i, j)).collect();
+    let outside = n.saturating_mul(m).saturating_sub(seen.len());
+    if outside == 0 {
+        return Err(SolverError::Empty(
+            "unobserved entries (PU needs entries outside Ω)",
+        ));
+    }
+    let mut rng = seeded(seed ^ 0x6e65_6773);
+    if outside <= 2 * count {
+        // few enough to list: a random `count` of them
+        let mut all: Vec<(usize, usize)> = (0..n)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .filter(|e| !seen.contains(e))
+            .collect();
+        all.shuffle(&mut rng);
+        all.truncate(count);
+        return Ok(all);
+    }
+    let mut drawn = std::collections::HashSet::with_capacity(count);
+    let mut out = Vec::with_capacity(count);
+    // rejection sampling: more than twice `count` entries lie outside Ω, so it ends
+    while out.len() < count {
+        let e = (rng.random_range(0..n), rng.random_range(0..m));
+        if !seen.contains(&e) && drawn.insert(e) {
+            out.push(e);
+        }
+    }
+    Ok(out)
 }

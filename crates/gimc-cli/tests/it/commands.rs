@@ -650,6 +650,42 @@ fn complete_nuclear_and_pu_methods() {
         "0.3",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // PU-IMC's grids: (λ, ρ) chosen by held-out AUC, every pair reported
+    let o = gimc(&[
+        "-q",
+        "--json",
+        "complete",
+        p(&obs),
+        "--method",
+        "pu-imc",
+        "--row-features",
+        p(&x),
+        "--col-features",
+        p(&y),
+        "--rank",
+        "2",
+        "--lambda",
+        "0.1,1",
+        "--rho",
+        "0.2,0.6",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let scores = v["holdout_auc"].as_array().unwrap();
+    assert_eq!(scores.len(), 4);
+    let best = scores
+        .iter()
+        .max_by(|a, b| {
+            a["auc"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["auc"].as_f64().unwrap())
+        })
+        .unwrap();
+    assert_eq!(v["rho"].as_f64(), best["rho"].as_f64());
+    assert_eq!(v["lambda"].as_f64(), best["lambda"].as_f64());
+    let o = gimc(&["complete", p(&obs), "--method", "imc", "--rho", "0.2,0.6"]);
+    assert_one_line_error(&o, "--rho is a grid of pu-imc only", "rho grid elsewhere");
     let o = gimc(&["complete", p(&obs), "--method", "imc-nuclear"]);
     assert_one_line_error(&o, "needs --row-features", "imc-nuclear without features");
     let o = gimc(&[

@@ -69,7 +69,7 @@ class _Completion(BaseEstimator):
             int(self.rank),
             _grid(self.alpha, "alpha", float),
             float(getattr(self, "holdout", 0.1)),
-            float(getattr(self, "rho", 0.5)),
+            _grid(getattr(self, "rho", 0.5), "rho", float),
             int(self.max_iter),
             seed,
             self.n_jobs,
@@ -79,6 +79,9 @@ class _Completion(BaseEstimator):
         self.col_factors_ = _project(Y, H)
         self.alpha_ = info["alpha"]
         self.holdout_rmse_ = dict(info["holdout_rmse"])
+        if info["rho"] is not None:
+            self.rho_ = info["rho"]
+            self.holdout_auc_ = {(a, r): auc for a, r, auc in info["holdout_auc"]}
         self.rank_ = info["rank"]
         self.n_iter_ = info["iterations"]
         self.objective_ = info["objective"]
@@ -113,6 +116,9 @@ class MatrixCompletion(_Completion):
 
     ``alpha`` may be a list: it is then chosen by the RMSE on a seeded ``holdout`` fraction of
     the observed entries and refitted on all of them (``holdout_rmse_`` keeps each value's).
+    For ``"pu-imc"``, ``alpha`` and ``rho`` may both be lists: the pair is chosen by the AUC of
+    the held-out positives against entries outside the observed set (RMSE would reward
+    predicting 1 everywhere), kept in ``rho_`` and ``holdout_auc_``.
 
     Attributes
     ----------
@@ -121,6 +127,8 @@ class MatrixCompletion(_Completion):
     row_factors_, col_factors_ : ndarray
     alpha_ : float
     holdout_rmse_ : dict
+    rho_, holdout_auc_ : float, dict
+        ``"pu-imc"`` only: the chosen ρ and the held-out AUC of every (alpha, rho).
     rank_, n_iter_, objective_
     """
 

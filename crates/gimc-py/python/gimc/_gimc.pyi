@@ -79,7 +79,7 @@ def fit_completion(
     rank: int,
     alpha: Sequence[float],
     holdout: float,
-    rho: float,
+    rho: Sequence[float],
     max_iter: int,
     seed: int,
     n_jobs: Optional[int] = None,

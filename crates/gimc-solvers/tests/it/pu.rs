@@ -128,3 +128,76 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
     let found = hidden.iter().filter(|&&t| s_pu[t] > 0.5).count() as f64 / hidden.len() as f64;
     assert!(found > 0.95, "hidden positives found {found}");
 }
+
+#[test]
+fn pu_selection_chooses_lambda_and_rho_by_held_out_auc() {
+    use gimc_solvers::completion::fit_selected_pu;
+    let mut rng = seeded(22);
+    let n = 80;
+    let x = features(&mut rng, n);
+    let y = features(&mut rng, n);
+    let truth: Vec<bool> = (0..n * n).map(|t| (t / n) % 4 == (t % n) % 4).collect();
+    let (mut rows, mut cols) = (vec![], vec![]);
+    for i in 0..n {
+        for j in 0..n {
+            if truth[i * n + j] && rng.random::<f64>() >= 0.5 {
+                rows.push(i);
+                cols.push(j);
+            }
+        }
+    }
+    let positives = Observed::from_triplets(n, n, &rows, &cols, &vec![1.0; rows.len()]).unwrap();
+    let (phi, psi) = (Side::Features(&x), Side::Features(&y));
+    let (lambdas, rhos) = ([0.01, 1.0], [0.1, 0.5, 0.9]);
+    let select = |lambdas: &[f64], rhos: &[f64]| {
+        fit_selected_pu(
+            phi,
+            psi,
+            &positives,
+            lambdas,
+            rhos,
+            0.2,
+            4,
+            20,
+            5,
+            &mut NoObserver,
+        )
+    };
+    let sel = select(&lambdas, &rhos).unwrap();
+    // every pair scored, λ fastest; the chosen pair is the first best
+    assert_eq!(sel.holdout_auc.len(), 6);
+    assert_eq!((sel.holdout_auc[1].0, sel.holdout_auc[1].1), (1.0, 0.1));
+    let best = sel
+        .holdout_auc
+        .iter()
+        .fold(None::<(f64, f64, f64)>, |b, &p| match b {
+            Some(b) if b.2 >= p.2 => Some(b),
+            _ => Some(p),
+        })
+        .unwrap();
+    assert_eq!((sel.lambda, sel.rho), (best.0, best.1));
+    assert!(best.2 > 0.8, "held-out AUC {}", best.2);
+    // the refit ranks the positives never observed above the true negatives
+    let s = sel.model.scores_for_rows(phi, psi).unwrap();
+    let observed: std::collections::HashSet<(usize, usize)> =
+        rows.iter().copied().zip(cols.iter().copied()).collect();
+    let (mut hidden, mut negatives) = (vec![], vec![]);
+    for i in 0..n {
+        for j in 0..n {
+            if !truth[i * n + j] {
+                negatives.push(s[(i, j)]);
+            } else if !observed.contains(&(i, j)) {
+                hidden.push(s[(i, j)]);
+            }
+        }
+    }
+    let test_auc = gimc_metrics::roc_auc(&hidden, &negatives).unwrap();
+    assert!(test_auc > 0.8, "test AUC {test_auc}");
+    // one pair: fitted directly, nothing scored
+    let one = select(&[0.1], &[0.3]).unwrap();
+    assert!(one.holdout_auc.is_empty());
+    assert_eq!((one.lambda, one.rho), (0.1, 0.3));
+    // bad grids are errors
+    assert!(select(&[0.1], &[]).is_err());
+    assert!(select(&[0.1, 1.0], &[1.0]).is_err());
+}
