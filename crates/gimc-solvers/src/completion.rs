@@ -212,6 +212,11 @@ pub fn fit_selected(
     observer: &mut impl Observer,
 ) -> Result<SelectedCompletion, SolverError> {
     method.check(phi, psi)?;
+    let fit_on = |method, omega: &Observed, lambda, observer: &mut _| {
+        fit_method(
+            method, phi, psi, omega, lambda, rank, max_iter, seed, observer,
+        )
+    };
     let [first, ..] = lambdas else {
         return Err(SolverError::Empty("λ grid"));
     };
@@ -222,17 +227,7 @@ pub fn fit_selected(
         let (train, held, truth) = split_holdout(omega, holdout, seed)?;
         let mut best = (*first, f64::INFINITY);
         for &lambda in lambdas {
-            let model = fit_method(
-                method,
-                phi,
-                psi,
-                &train,
-                lambda,
-                rank,
-                max_iter,
-                seed,
-                &mut *observer,
-            )?;
+            let model = fit_on(method, &train, lambda, &mut *observer)?;
             let pred = model.predict_entries(phi, psi, &held)?;
             let se: f64 = pred.iter().zip(&truth).map(|(p, t)| (p - t).powi(2)).sum();
             let rmse = (se / truth.len() as f64).sqrt();
@@ -243,17 +238,7 @@ pub fn fit_selected(
         }
         best.0
     };
-    let model = fit_method(
-        method,
-        phi,
-        psi,
-        omega,
-        lambda,
-        rank,
-        max_iter,
-        seed,
-        &mut *observer,
-    )?;
+    let model = fit_on(method, omega, lambda, &mut *observer)?;
     Ok(SelectedCompletion {
         lambda,
         holdout_rmse,
@@ -350,6 +335,11 @@ pub fn fit_selected_pu(
     for &rho in rhos {
         CompletionMethod::PuImc { rho }.check(phi, psi)?;
     }
+    let fit_on = |method, omega: &Observed, lambda, observer: &mut _| {
+        fit_method(
+            method, phi, psi, omega, lambda, rank, max_iter, seed, observer,
+        )
+    };
     let mut holdout_auc = Vec::new();
     let (lambda, rho) = if lambdas.len() * rhos.len() == 1 {
         (lambda0, rho0)
@@ -359,18 +349,7 @@ pub fn fit_selected_pu(
         let mut best = (lambda0, rho0, f64::NEG_INFINITY);
         for &rho in rhos {
             for &lambda in lambdas {
-                let method = CompletionMethod::PuImc { rho };
-                let model = fit_method(
-                    method,
-                    phi,
-                    psi,
-                    &train,
-                    lambda,
-                    rank,
-                    max_iter,
-                    seed,
-                    &mut *observer,
-                )?;
+                let model = fit_on(CompletionMethod::PuImc { rho }, &train, lambda, observer)?;
                 let pos = model.predict_entries(phi, psi, &held)?;
                 let neg = model.predict_entries(phi, psi, &negatives)?;
                 let auc =
@@ -386,15 +365,10 @@ pub fn fit_selected_pu(
         }
         (best.0, best.1)
     };
-    let model = fit_method(
+    let model = fit_on(
         CompletionMethod::PuImc { rho },
-        phi,
-        psi,
         omega,
         lambda,
-        rank,
-        max_iter,
-        seed,
         &mut *observer,
     )?;
     Ok(SelectedPu {
