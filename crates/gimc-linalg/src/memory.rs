@@ -293,6 +293,14 @@ fn cgroup_v1_headroom() -> Option<u64> {
     Some(limit.saturating_sub(usage))
 }
 
+/// Peak resident set size of this process so far, in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,12 +346,4 @@ mod tests {
             assert!(available_bytes().is_some_and(|b| b > 0));
         }
     }
-}
-
-/// Peak resident set size of this process so far, in bytes (Linux `VmHWM`), if known.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
