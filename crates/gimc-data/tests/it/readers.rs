@@ -347,7 +347,10 @@ fn missing_targets_mark_rows_unlabelled_under_mask_and_fail_otherwise() {
     };
     let err = parse_csv(none.as_bytes(), p, &mask).unwrap_err();
     assert_eq!(err.line(), Some(3), "{err}");
-    assert!(err.to_string().contains("every row's class is missing"), "{err}");
+    assert!(
+        err.to_string().contains("every row's class is missing"),
+        "{err}"
+    );
 }
 
 #[test]
