@@ -115,11 +115,9 @@ impl NystromParams {
         self.kernel.check()?;
         check_norm(&self.normalization)?;
         if let LandmarkInit::KMeans(p) = &self.landmarks {
-            KMeansParams {
-                k: self.m,
-                ..p.clone()
-            }
-            .check()?;
+            let mut p = p.clone();
+            p.k = self.m;
+            p.check()?;
         }
         Ok(())
     }
@@ -164,11 +162,9 @@ impl Nystrom {
                 x.select_rows(&rows)?.to_dense()
             }
             LandmarkInit::KMeans(p) => {
-                let p = KMeansParams {
-                    k: params.m,
-                    ..p.clone()
-                };
-                fit_kmeans(x, &p, rng)?.centers
+                let mut p = p.clone();
+                p.k = params.m;
+                fit_kmeans(x, &p.check()?, rng)?.centers
             }
         };
         Self::from_landmarks(params.kernel, landmarks, params.normalization)

@@ -227,7 +227,9 @@ fn nystrom_landmarks_uniform_rows_or_kmeans_centres() {
     let params = NystromParams::new(6, Kernel::Rbf { gamma: GAMMA })
         .with_landmarks(LandmarkInit::KMeans(km_params.clone()));
     let nys = Nystrom::fit(&dense, &params, &mut seeded(16)).unwrap();
-    let km = fit_kmeans(&dense, &KMeansParams { k: 6, ..km_params }, &mut seeded(16)).unwrap();
+    let mut km6 = km_params;
+    km6.k = 6;
+    let km = fit_kmeans(&dense, &km6.check().unwrap(), &mut seeded(16)).unwrap();
     assert_eq!(nys.landmarks().to_owned(), km.centers);
 }
 
