@@ -224,17 +224,19 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
             }
             match method.as_str() {
                 "kmeans" => {
-                    let r = fit_kmeans(x, &KMeansParams::new(a.k).with_n_init(10), &mut rng)?;
+                    let p = KMeansParams::new(a.k).with_n_init(10).check()?;
+                    let r = fit_kmeans(x, &p, &mut rng)?;
                     extra.push(("inertia".into(), r.inertia));
                     Ok(r.labels)
                 }
                 "minibatch" => {
-                    let r = fit_minibatch_kmeans(x, &MiniBatchKMeansParams::new(a.k), &mut rng)?;
+                    let p = MiniBatchKMeansParams::new(a.k).check()?;
+                    let r = fit_minibatch_kmeans(x, &p, &mut rng)?;
                     extra.push(("inertia".into(), r.inertia));
                     Ok(r.labels)
                 }
                 "kernel-kmeans" => {
-                    let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma });
+                    let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma }).check()?;
                     let r = fit_kernel_kmeans(x, &p, &mut rng)?;
                     extra.push(("inertia".into(), r.inertia));
                     Ok(r.labels)
@@ -244,7 +246,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                     if let Some(m) = a.m {
                         p.budget_size = m;
                     }
-                    let r = fit_okmf(x, &p, &mut rng)?;
+                    let r = fit_okmf(x, &p.check()?, &mut rng)?;
                     Ok(r.predict(x)?)
                 }
                 other => bail!(

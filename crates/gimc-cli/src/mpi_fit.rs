@@ -402,7 +402,7 @@ fn cluster(a: &ClusterArgs, g: &Globals, world: &SimpleCommunicator) -> Result<(
         ));
     }
     let t = Instant::now();
-    let params = KMeansParams::new(a.k).with_n_init(10);
+    let params = KMeansParams::new(a.k).with_n_init(10).check()?;
     let r = fit_kmeans_sharded(&ds.features, &params, &mut seeded(g.seed), &sums)?;
     let seconds = t.elapsed().as_secs_f64();
     // every row's assignment, and its class when every shard has classes

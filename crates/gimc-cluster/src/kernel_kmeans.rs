@@ -45,8 +45,11 @@ pub const KERNEL_KMEANS_MAX_POINTS: usize = 10_000;
 /// Rows of X per kernel block (when building K and when predicting).
 const BLOCK: usize = 1024;
 
-/// Hyper-parameters of kernel k-means.
+/// Hyper-parameters of kernel k-means. Build with [`KernelKMeansParams::new`] (k and the kernel
+/// have no default) and the `with_*` methods; [`KernelKMeansParams::check`] validates them into
+/// the [`ValidKernelKMeansParams`] that [`fit_kernel_kmeans`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct KernelKMeansParams {
     /// Number of clusters k ≥ 1.
     pub k: usize,
@@ -108,8 +111,9 @@ impl KernelKMeansParams {
         self
     }
 
-    /// Checks k, n_init, max_iter ≥ 1, tol finite ≥ 0 and the kernel's parameters.
-    pub fn check(&self) -> Result<()> {
+    /// Checks k, n_init, max_iter ≥ 1, tol finite ≥ 0 and the kernel's parameters (k ≤ n and
+    /// n ≤ `max_points` are checked by the fit).
+    pub fn check(&self) -> Result<ValidKernelKMeansParams> {
         crate::KMeansParams {
             k: self.k,
             n_init: self.n_init,
@@ -119,7 +123,18 @@ impl KernelKMeansParams {
         }
         .check()?;
         self.kernel.check()?;
-        Ok(())
+        Ok(ValidKernelKMeansParams(self.clone()))
+    }
+}
+
+/// [`KernelKMeansParams`] that passed [`KernelKMeansParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidKernelKMeansParams(KernelKMeansParams);
+
+impl std::ops::Deref for ValidKernelKMeansParams {
+    type Target = KernelKMeansParams;
+    fn deref(&self) -> &KernelKMeansParams {
+        &self.0
     }
 }
 
@@ -287,14 +302,12 @@ fn centre_products(kmat: &Mat<f64>, labels: &[usize], k: usize) -> (Mat<f64>, Ve
 
 /// Fits kernel k-means to the rows of `x` (module documentation).
 ///
-/// Errors: invalid parameters, k > n, n > `max_points` ([`ClusterError::TooLarge`]), NaN/Inf
-/// in `x`, overflow.
+/// Errors: k > n, n > `max_points` ([`ClusterError::TooLarge`]), NaN/Inf in `x`, overflow.
 pub fn fit_kernel_kmeans(
     x: &FeatureMatrix,
-    params: &KernelKMeansParams,
+    params: &ValidKernelKMeansParams,
     rng: &mut GimcRng,
 ) -> Result<KernelKMeans> {
-    params.check()?;
     let n = x.nrows();
     if params.k > n {
         return Err(ClusterError::TooFewPoints { k: params.k, n });
@@ -327,7 +340,7 @@ pub fn fit_kernel_kmeans(
 /// the restarts of [`fit_kernel_kmeans`] without the size limit (the caller owns the matrix).
 pub(crate) fn kernel_kmeans_on_matrix(
     kmat: &Mat<f64>,
-    params: &KernelKMeansParams,
+    params: &ValidKernelKMeansParams,
     rng: &mut GimcRng,
 ) -> Result<KernelRun> {
     let n = kmat.nrows();

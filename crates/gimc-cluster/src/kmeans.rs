@@ -55,9 +55,11 @@ pub enum KMeansInit {
     Random,
 }
 
-/// Hyper-parameters of k-means. Build with [`KMeansParams::new`] and the `with_*` methods or as a
-/// struct literal; [`KMeansParams::check`] validates them (and is called by [`fit_kmeans`]).
+/// Hyper-parameters of k-means. Build with [`KMeansParams::new`] and the `with_*` methods;
+/// [`KMeansParams::check`] validates them into the [`ValidKMeansParams`] that [`fit_kmeans`]
+/// takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct KMeansParams {
     /// Number of clusters k ≥ 1 (at most the number of points).
     pub k: usize,
@@ -109,8 +111,8 @@ impl KMeansParams {
     }
 
     /// Checks the parameters that do not depend on the data: k ≥ 1, n_init ≥ 1, max_iter ≥ 1,
-    /// tol finite and ≥ 0.
-    pub fn check(&self) -> Result<()> {
+    /// tol finite and ≥ 0 (k ≤ n is checked by the fit).
+    pub fn check(&self) -> Result<ValidKMeansParams> {
         let bad = |name, reason: &str| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1");
@@ -122,7 +124,18 @@ impl KMeansParams {
             return bad("max_iter", "must be at least 1");
         }
         check_nonneg("tol", self.tol)?;
-        Ok(())
+        Ok(ValidKMeansParams(self.clone()))
+    }
+}
+
+/// [`KMeansParams`] that passed [`KMeansParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidKMeansParams(KMeansParams);
+
+impl std::ops::Deref for ValidKMeansParams {
+    type Target = KMeansParams;
+    fn deref(&self) -> &KMeansParams {
+        &self.0
     }
 }
 
@@ -173,9 +186,13 @@ impl KMeans {
 
 /// Fits k-means to the rows of `x`; see the module documentation for the algorithm.
 ///
-/// Errors: invalid parameters, k > n ([`ClusterError::TooFewPoints`]), NaN/Inf in `x` (with
-/// position), or overflow during the iterations.
-pub fn fit_kmeans(x: &FeatureMatrix, params: &KMeansParams, rng: &mut GimcRng) -> Result<KMeans> {
+/// Errors: k > n ([`ClusterError::TooFewPoints`]), NaN/Inf in `x` (with position), or overflow
+/// during the iterations.
+pub fn fit_kmeans(
+    x: &FeatureMatrix,
+    params: &ValidKMeansParams,
+    rng: &mut GimcRng,
+) -> Result<KMeans> {
     fit_kmeans_observed(x, params, rng, &mut |_| {})
 }
 
@@ -183,7 +200,7 @@ pub fn fit_kmeans(x: &FeatureMatrix, params: &KMeansParams, rng: &mut GimcRng) -
 /// restart (for convergence plots and tests).
 pub fn fit_kmeans_observed(
     x: &FeatureMatrix,
-    params: &KMeansParams,
+    params: &ValidKMeansParams,
     rng: &mut GimcRng,
     observer: &mut dyn FnMut(&KMeansStep),
 ) -> Result<KMeans> {
@@ -198,11 +215,11 @@ pub fn fit_kmeans_observed(
 /// the same centres, inertia and iteration count, and the labels of its own rows. With
 /// [`gimc_linalg::OneProcess`] it is [`fit_kmeans`], bit for bit.
 ///
-/// An error on one process (bad parameters, NaN in its rows) is returned on that process only;
+/// An error on one process (NaN in its rows) is returned on that process only;
 /// the caller must then stop every process (the command line aborts the MPI job).
 pub fn fit_kmeans_sharded(
     x: &FeatureMatrix,
-    params: &KMeansParams,
+    params: &ValidKMeansParams,
     rng: &mut GimcRng,
     sums: &dyn RowSums,
 ) -> Result<KMeans> {
@@ -211,12 +228,11 @@ pub fn fit_kmeans_sharded(
 
 fn fit_kmeans_sharded_observed(
     x: &FeatureMatrix,
-    params: &KMeansParams,
+    params: &ValidKMeansParams,
     rng: &mut GimcRng,
     observer: &mut dyn FnMut(&KMeansStep),
     sums: &dyn RowSums,
 ) -> Result<KMeans> {
-    params.check()?;
     let shard = if sums.processes() <= 1 {
         Shard::single(sums, x.nrows())
     } else {
@@ -782,7 +798,7 @@ mod tests {
     #[test]
     fn duplicate_points_do_not_break_seeding() {
         let x = fm(&[[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]);
-        let km = fit_kmeans(&x, &KMeansParams::new(3), &mut seeded(1)).unwrap();
+        let km = fit_kmeans(&x, &KMeansParams::new(3).check().unwrap(), &mut seeded(1)).unwrap();
         // all centres coincide; ties go to the lowest index
         assert_eq!(km.inertia, 0.0);
         assert_eq!(km.labels, vec![0, 0, 0]);
@@ -792,7 +808,7 @@ mod tests {
     #[test]
     fn single_cluster_is_the_mean() {
         let x = fm(&[[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]]);
-        let km = fit_kmeans(&x, &KMeansParams::new(1), &mut seeded(2)).unwrap();
+        let km = fit_kmeans(&x, &KMeansParams::new(1).check().unwrap(), &mut seeded(2)).unwrap();
         assert!((km.centers[(0, 0)] - 1.0).abs() < 1e-12);
         assert!((km.centers[(0, 1)] - 1.0).abs() < 1e-12);
         assert!((km.inertia - (2.0 + 2.0 + 4.0)).abs() < 1e-9);

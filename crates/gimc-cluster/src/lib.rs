@@ -17,7 +17,9 @@
 //! let noise = gaussian_mat(&mut seeded(1), 60, 2, 0.5);
 //! let x = FeatureMatrix::dense(Mat::from_fn(60, 2, |i, j| centres[i % 3][j] + noise[(i, j)]))?;
 //!
-//! let model = fit_kmeans(&x, &KMeansParams::new(3).with_n_init(5), &mut seeded(2))?;
+//! // parameters are checked once, into the validated type the fit takes
+//! let params = KMeansParams::new(3).with_n_init(5).check()?;
+//! let model = fit_kmeans(&x, &params, &mut seeded(2))?;
 //! assert_eq!(model.k(), 3);
 //! // the clusters are the blobs (up to renaming)
 //! for i in 0..60 {
@@ -47,8 +49,10 @@
 //!
 //! Every random draw comes from the caller's seeded generator
 //! ([`GimcRng`](gimc_linalg::rng::GimcRng)), and results do not depend on the number of
-//! threads. Parameters are checked before any work (`params.check()`); every failure is a
-//! [`ClusterError`]. This crate depends only on `gimc-linalg` among the gimc crates, so
+//! threads. Parameters are checked once, before any work: every `…Params` struct is built with
+//! its `new` constructor and `with_*` methods, and its `check()` returns the `Valid…Params`
+//! (e.g. [`ValidKMeansParams`]) that the fits take; the fits check only what depends on the
+//! data (k ≤ n, NaN/Inf). Every failure is a [`ClusterError`]. This crate depends only on `gimc-linalg` among the gimc crates, so
 //! `gimc-featmap` can use k-means (Nyström landmarks) without pulling in the solvers.
 
 #![deny(missing_docs)]
@@ -63,15 +67,16 @@ pub mod spectral;
 
 pub use error::{ClusterError, Result};
 pub use kernel_kmeans::{
-    KERNEL_KMEANS_MAX_POINTS, KernelKMeans, KernelKMeansParams, fit_kernel_kmeans,
+    KERNEL_KMEANS_MAX_POINTS, KernelKMeans, KernelKMeansParams, ValidKernelKMeansParams,
+    fit_kernel_kmeans,
 };
 pub use kmeans::{
-    KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed,
-    fit_kmeans_sharded, nearest_centers,
+    KMeans, KMeansInit, KMeansParams, KMeansStep, ValidKMeansParams, fit_kmeans,
+    fit_kmeans_observed, fit_kmeans_sharded, nearest_centers,
 };
-pub use minibatch::{MiniBatchKMeansParams, fit_minibatch_kmeans};
+pub use minibatch::{MiniBatchKMeansParams, ValidMiniBatchKMeansParams, fit_minibatch_kmeans};
 pub use okmf::{
-    Okmf, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, fit_okmf, fit_okmf_observed,
-    fit_okmf_until, okmf_sample_gradient, okmf_sample_objective,
+    Okmf, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, ValidOkmfParams, fit_okmf,
+    fit_okmf_observed, fit_okmf_until, okmf_sample_gradient, okmf_sample_objective,
 };
 pub use spectral::{SpectralKMeans, constraint_matrix, spectral_kmeans};

@@ -28,8 +28,11 @@ use crate::error::param_err;
 use crate::kmeans::{KMeans, assign, check_features, cluster_sums, plus_plus};
 use crate::{ClusterError, Result};
 
-/// Hyper-parameters of mini-batch k-means.
+/// Hyper-parameters of mini-batch k-means. Build with [`MiniBatchKMeansParams::new`] and the
+/// `with_*` methods; [`MiniBatchKMeansParams::check`] validates them into the
+/// [`ValidMiniBatchKMeansParams`] that [`fit_minibatch_kmeans`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MiniBatchKMeansParams {
     /// Number of clusters k ≥ 1.
     pub k: usize,
@@ -88,8 +91,9 @@ impl MiniBatchKMeansParams {
         self
     }
 
-    /// Checks k, batch_size, n_init ≥ 1 and that epochs or max_steps is positive.
-    pub fn check(&self) -> Result<()> {
+    /// Checks k, batch_size, n_init ≥ 1 and that epochs or max_steps is positive (k ≤ n is
+    /// checked by the fit).
+    pub fn check(&self) -> Result<ValidMiniBatchKMeansParams> {
         let bad = |name, reason: &str| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1");
@@ -103,7 +107,7 @@ impl MiniBatchKMeansParams {
         if self.epochs == 0 && self.max_steps == 0 {
             return bad("epochs", "epochs or max_steps must be positive");
         }
-        Ok(())
+        Ok(ValidMiniBatchKMeansParams(self.clone()))
     }
 
     /// The number of steps for n rows.
@@ -115,6 +119,17 @@ impl MiniBatchKMeansParams {
                 .div_ceil(self.batch_size)
                 .max(1)
         }
+    }
+}
+
+/// [`MiniBatchKMeansParams`] that passed [`MiniBatchKMeansParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidMiniBatchKMeansParams(MiniBatchKMeansParams);
+
+impl std::ops::Deref for ValidMiniBatchKMeansParams {
+    type Target = MiniBatchKMeansParams;
+    fn deref(&self) -> &MiniBatchKMeansParams {
+        &self.0
     }
 }
 
@@ -148,13 +163,12 @@ fn update_centres(
 /// Fits mini-batch k-means to the rows of `x` (module documentation). Draws one seed from `rng`;
 /// the seeding and the steps use child streams of it.
 ///
-/// Errors: invalid parameters, k > n, NaN/Inf in `x` (with position), overflow.
+/// Errors: k > n, NaN/Inf in `x` (with position), overflow.
 pub fn fit_minibatch_kmeans(
     x: &FeatureMatrix,
-    params: &MiniBatchKMeansParams,
+    params: &ValidMiniBatchKMeansParams,
     rng: &mut GimcRng,
 ) -> Result<KMeans> {
-    params.check()?;
     let n = x.nrows();
     let k = params.k;
     if k > n {

@@ -123,8 +123,11 @@ impl Default for OkmfStep {
     }
 }
 
-/// Hyper-parameters of OKMF.
+/// Hyper-parameters of OKMF. Build with [`OkmfParams::new`] (k and the kernel have no default)
+/// and the `with_*` methods; [`OkmfParams::check`] validates them into the [`ValidOkmfParams`]
+/// that [`fit_okmf`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OkmfParams {
     /// Number of clusters = latent dimension r ≥ 1.
     pub k: usize,
@@ -183,6 +186,12 @@ impl OkmfParams {
         self
     }
 
+    /// Sets the number of rows sampled for the k-means budget (0: 10·p).
+    pub fn with_budget_sample(mut self, budget_sample: usize) -> Self {
+        self.budget_sample = budget_sample;
+        self
+    }
+
     /// Sets the number of epochs.
     pub fn with_epochs(mut self, epochs: usize) -> Self {
         self.epochs = epochs;
@@ -226,8 +235,9 @@ impl OkmfParams {
     }
 
     /// Checks the data-independent constraints: k, budget_size, epochs, batch_size ≥ 1,
-    /// budget_size ≥ k, λ finite ≥ 0, α finite > 0, the step parameters and the kernel.
-    pub fn check(&self) -> Result<()> {
+    /// budget_size ≥ k, λ finite ≥ 0, α finite > 0, the step parameters and the kernel (k ≤ n
+    /// is checked by the fit).
+    pub fn check(&self) -> Result<ValidOkmfParams> {
         let bad = |name, reason: String| Err(param_err(name, reason));
         if self.k == 0 {
             return bad("k", "must be at least 1".into());
@@ -257,7 +267,18 @@ impl OkmfParams {
             }
         }
         self.kernel.check()?;
-        Ok(())
+        Ok(ValidOkmfParams(self.clone()))
+    }
+}
+
+/// [`OkmfParams`] that passed [`OkmfParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidOkmfParams(OkmfParams);
+
+impl std::ops::Deref for ValidOkmfParams {
+    type Target = OkmfParams;
+    fn deref(&self) -> &OkmfParams {
+        &self.0
     }
 }
 
@@ -559,16 +580,16 @@ fn batch_gradient(
 /// Fits OKMF to the rows of `x` (module documentation). Draws one seed from `rng`; budget,
 /// initialisation and the epochs' orders use child streams of it.
 ///
-/// Errors: invalid parameters, fewer than k rows, NaN/Inf in `x`, a singular h-system (only
+/// Errors: fewer than k rows, NaN/Inf in `x`, a singular h-system (only
 /// with α tiny against the kernel's scale) or a non-finite W.
-pub fn fit_okmf(x: &FeatureMatrix, params: &OkmfParams, rng: &mut GimcRng) -> Result<Okmf> {
+pub fn fit_okmf(x: &FeatureMatrix, params: &ValidOkmfParams, rng: &mut GimcRng) -> Result<Okmf> {
     fit_okmf_observed(x, params, rng, &mut |_| {})
 }
 
 /// [`fit_okmf`] calling `observer` after every epoch.
 pub fn fit_okmf_observed(
     x: &FeatureMatrix,
-    params: &OkmfParams,
+    params: &ValidOkmfParams,
     rng: &mut GimcRng,
     observer: &mut dyn FnMut(&OkmfEpoch),
 ) -> Result<Okmf> {
@@ -582,12 +603,11 @@ pub fn fit_okmf_observed(
 /// there with [`ClusterError::Interrupted`] (e.g. on Ctrl-C).
 pub fn fit_okmf_until(
     x: &FeatureMatrix,
-    params: &OkmfParams,
+    params: &ValidOkmfParams,
     rng: &mut GimcRng,
     observer: &mut dyn FnMut(&OkmfEpoch) -> bool,
 ) -> Result<Okmf> {
     let start = Instant::now();
-    params.check()?;
     let n = x.nrows();
     let k = params.k;
     if n < k {
@@ -729,7 +749,10 @@ fn select_budget(
             };
             let km = fit_kmeans(
                 &sample,
-                &KMeansParams::new(p).with_n_init(1).with_max_iter(20),
+                &KMeansParams::new(p)
+                    .with_n_init(1)
+                    .with_max_iter(20)
+                    .check()?,
                 rng,
             )?;
             Ok(km.centers)
@@ -746,7 +769,9 @@ fn init_w(kb_budget: &Mat<f64>, params: &OkmfParams, rng: &mut GimcRng) -> Resul
         OkmfInit::KernelKMeans => {
             let run = kernel_kmeans_on_matrix(
                 kb_budget,
-                &KernelKMeansParams::new(k, params.kernel).with_n_init(10),
+                &KernelKMeansParams::new(k, params.kernel)
+                    .with_n_init(10)
+                    .check()?,
                 rng,
             )?;
             let counts = crate::kmeans::counts_of(&run.labels, k);
@@ -774,7 +799,9 @@ mod tests {
         .unwrap();
         let params = OkmfParams::new(2, Kernel::Rbf { gamma: 0.5 })
             .with_budget_size(20)
-            .with_epochs(3);
+            .with_epochs(3)
+            .check()
+            .unwrap();
         let fit = fit_okmf(&x, &params, &mut seeded(5)).unwrap();
         let back = Okmf::from_parts(
             fit.budget.clone(),

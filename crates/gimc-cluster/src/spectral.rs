@@ -14,7 +14,7 @@ use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Observed, thin_svd};
 
-use crate::{ClusterError, KMeans, KMeansParams, Result, fit_kmeans};
+use crate::{ClusterError, KMeans, Result, ValidKMeansParams, fit_kmeans};
 
 /// The result of [`spectral_kmeans`].
 #[derive(Debug, Clone, PartialEq)]
@@ -32,13 +32,12 @@ pub struct SpectralKMeans {
 /// n × n matrix), then k-means (`kmeans.k` clusters) on their rows. When r < k only the r
 /// available vectors are used. DESIGN §3.3 (Algorithm 2, last step) and §3.4 (MCCC).
 ///
-/// Errors: an empty `p`, NaN/Inf in `p`, `kmeans` invalid or k > n.
+/// Errors: an empty `p`, NaN/Inf in `p` or k > n.
 pub fn spectral_kmeans(
     p: MatRef<'_, f64>,
-    kmeans: &KMeansParams,
+    kmeans: &ValidKMeansParams,
     rng: &mut GimcRng,
 ) -> Result<SpectralKMeans> {
-    kmeans.check()?;
     let (n, r) = p.shape();
     if n == 0 || r == 0 {
         return Err(ClusterError::InvalidInput {

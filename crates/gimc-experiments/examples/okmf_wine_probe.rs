@@ -130,10 +130,17 @@ fn run_okmf(data: &ClusterData, params: &OkmfParams, runs: usize) -> Outcome {
         last_loss: vec![],
         secs: 0.0,
     };
+    let params = match params.check() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("  invalid parameters: {e}");
+            return out;
+        }
+    };
     let start = Instant::now();
     for r in 0..runs {
         let mut rng = child(&base, r as u64);
-        let model = match fit_okmf(&data.x, params, &mut rng) {
+        let model = match fit_okmf(&data.x, &params, &mut rng) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("  run {r}: fit failed: {e}");
@@ -316,7 +323,7 @@ fn polish_section(name: &str, wname: &str, d: &ClusterData, gamma: f64, runs: us
             let mut rng = child(&base, r as u64);
             models.push((
                 (*sname).to_owned(),
-                fit_okmf(&d.x, p, &mut rng).expect("fit"),
+                fit_okmf(&d.x, &p.check().expect("valid parameters"), &mut rng).expect("fit"),
             ));
         }
         let m0 = &models[0].1;
@@ -596,7 +603,9 @@ fn main() {
                             let mut rng = child(&seeded(MASTER_SEED), 10_000 + r as u64);
                             let m = fit_kernel_kmeans(
                                 &d.x,
-                                &KernelKMeansParams::new(d.k, kernel),
+                                &KernelKMeansParams::new(d.k, kernel)
+                                    .check()
+                                    .expect("valid parameters"),
                                 &mut rng,
                             )
                             .expect("kkm");

@@ -63,8 +63,11 @@ fn sigmoid(t: f64) -> f64 {
     }
 }
 
-/// Hyper-parameters of [`ActivationMap`].
+/// Hyper-parameters of [`ActivationMap`]. Build with [`ActivationParams::new`] (m and γ have no
+/// default) and the `with_*` methods; [`ActivationParams::check`] validates them into the
+/// [`ValidActivationParams`] that [`ActivationMap::new`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct ActivationParams {
     /// Number of hidden units m ≥ 1 (the output dimension).
     pub m: usize,
@@ -100,13 +103,24 @@ impl ActivationParams {
     }
 
     /// Checks m ≥ 1, γ finite and > 0, bias_std finite and ≥ 0.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidActivationParams> {
         if self.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
         check_pos("gamma", self.gamma)?;
         check_nonneg("bias_std", self.bias_std)?;
-        Ok(())
+        Ok(ValidActivationParams(*self))
+    }
+}
+
+/// [`ActivationParams`] that passed [`ActivationParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidActivationParams(ActivationParams);
+
+impl std::ops::Deref for ValidActivationParams {
+    type Target = ActivationParams;
+    fn deref(&self) -> &ActivationParams {
+        &self.0
     }
 }
 
@@ -119,8 +133,11 @@ pub struct ActivationMap {
 
 impl ActivationMap {
     /// Draws U and b from `rng`.
-    pub fn new(input_dim: usize, params: &ActivationParams, rng: &mut GimcRng) -> Result<Self> {
-        params.check()?;
+    pub fn new(
+        input_dim: usize,
+        params: &ValidActivationParams,
+        rng: &mut GimcRng,
+    ) -> Result<Self> {
         let u = gaussian_mat(rng, input_dim, params.m, (2.0 * params.gamma).sqrt());
         let b = gaussian_vec(rng, params.m, params.bias_std);
         let w = Mat::from_fn(input_dim + 1, params.m, |i, j| {

@@ -115,7 +115,7 @@ impl MapFamily for FourierFamily {
         gamma: f64,
         rng: &mut GimcRng,
     ) -> Result<RandomFourier> {
-        RandomFourier::new(x.ncols(), &RandomFourierParams::new(m, gamma), rng)
+        RandomFourier::new(x.ncols(), &RandomFourierParams::new(m, gamma).check()?, rng)
     }
 }
 
@@ -227,7 +227,8 @@ impl MapFamily for NystromFamily {
     fn build(&self, x: &FeatureMatrix, m: usize, gamma: f64, rng: &mut GimcRng) -> Result<Nystrom> {
         let p = NystromParams::new(m, Kernel::Rbf { gamma })
             .with_landmarks(self.landmarks.clone())
-            .with_normalization(self.normalization);
+            .with_normalization(self.normalization)
+            .check()?;
         Nystrom::fit(x, &p, rng)
     }
 }

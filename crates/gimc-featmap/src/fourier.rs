@@ -19,8 +19,11 @@ use crate::Result;
 use crate::error::{check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
-/// Hyper-parameters of [`RandomFourier`].
+/// Hyper-parameters of [`RandomFourier`]. Build with [`RandomFourierParams::new`] (neither field
+/// has a default); [`RandomFourierParams::check`] validates them into the
+/// [`ValidRandomFourierParams`] that [`RandomFourier::new`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct RandomFourierParams {
     /// Number of directions m ≥ 1 (output dimension D = 2m).
     pub m: usize,
@@ -35,12 +38,23 @@ impl RandomFourierParams {
     }
 
     /// Checks m ≥ 1 and γ finite and > 0.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidRandomFourierParams> {
         if self.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
         check_pos("gamma", self.gamma)?;
-        Ok(())
+        Ok(ValidRandomFourierParams(*self))
+    }
+}
+
+/// [`RandomFourierParams`] that passed [`RandomFourierParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidRandomFourierParams(RandomFourierParams);
+
+impl std::ops::Deref for ValidRandomFourierParams {
+    type Target = RandomFourierParams;
+    fn deref(&self) -> &RandomFourierParams {
+        &self.0
     }
 }
 
@@ -52,8 +66,11 @@ pub struct RandomFourier {
 
 impl RandomFourier {
     /// Draws U (`input_dim` × m) with entries N(0, 2γ) from `rng`.
-    pub fn new(input_dim: usize, params: &RandomFourierParams, rng: &mut GimcRng) -> Result<Self> {
-        params.check()?;
+    pub fn new(
+        input_dim: usize,
+        params: &ValidRandomFourierParams,
+        rng: &mut GimcRng,
+    ) -> Result<Self> {
         let std = (2.0 * params.gamma).sqrt();
         Ok(Self {
             u: gaussian_mat(rng, input_dim, params.m, std),
@@ -216,7 +233,12 @@ mod tests {
     fn backward_at_reuses_features_and_matches_backward() {
         let mut rng = seeded(9);
         let (n, d, m) = (17, 6, 11);
-        let map = RandomFourier::new(d, &RandomFourierParams::new(m, 0.3), &mut rng).unwrap();
+        let map = RandomFourier::new(
+            d,
+            &RandomFourierParams::new(m, 0.3).check().unwrap(),
+            &mut rng,
+        )
+        .unwrap();
         let x = FeatureMatrix::dense(gaussian_mat(&mut rng, n, d, 1.0)).unwrap();
         let g = gaussian_mat(&mut rng, n, 2 * m, 1.0);
         let phi = map.forward(&x).unwrap();
@@ -225,7 +247,12 @@ mod tests {
         assert_eq!(reused.shape(), plain.shape());
         assert!((&reused - &plain).norm_l2() <= 1e-12 * plain.norm_l2());
         // features of other parameters give another (wrong) gradient: they are really read
-        let other = RandomFourier::new(d, &RandomFourierParams::new(m, 0.3), &mut rng).unwrap();
+        let other = RandomFourier::new(
+            d,
+            &RandomFourierParams::new(m, 0.3).check().unwrap(),
+            &mut rng,
+        )
+        .unwrap();
         let stale = other.forward(&x).unwrap();
         let wrong = map.backward_at(&x, stale.as_ref(), g.as_ref()).unwrap();
         assert!((&wrong - &plain).norm_l2() > 1e-3 * plain.norm_l2());

@@ -10,7 +10,9 @@
 //! let mut rng = seeded(42);
 //! let x = gaussian_mat(&mut rng, 6, 3, 1.0);
 //! let gamma = 0.5;
-//! let map = RandomFourier::new(3, &RandomFourierParams::new(2000, gamma), &mut rng)?;
+//! // parameters are checked once, into the validated type the constructor takes
+//! let params = RandomFourierParams::new(2000, gamma).check()?;
+//! let map = RandomFourier::new(3, &params, &mut rng)?;
 //!
 //! // Forward pass: Φ = m^{-1/2}[cos XU, sin XU] is n × 2m; the parameters U are d × m.
 //! let features = FeatureMatrix::dense(x.clone())?;
@@ -63,12 +65,14 @@ mod map;
 mod nystrom;
 mod polynomial;
 
-pub use activation::{Activation, ActivationMap, ActivationParams};
+pub use activation::{Activation, ActivationMap, ActivationParams, ValidActivationParams};
 pub use cosine::RandomCosine;
 pub use error::{FeatMapError, Result};
 pub use family::{CosineFamily, FourierFamily, MapFamily, NystromFamily, scaled_dim};
-pub use fourier::{RandomFourier, RandomFourierParams};
+pub use fourier::{RandomFourier, RandomFourierParams, ValidRandomFourierParams};
 pub use identity::Identity;
 pub use map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
-pub use nystrom::{DEFAULT_REL_TOL, LandmarkInit, Nystrom, NystromNorm, NystromParams};
-pub use polynomial::{PolynomialParams, RandomMaclaurin};
+pub use nystrom::{
+    DEFAULT_REL_TOL, LandmarkInit, Nystrom, NystromNorm, NystromParams, ValidNystromParams,
+};
+pub use polynomial::{PolynomialParams, RandomMaclaurin, ValidPolynomialParams};

@@ -22,7 +22,7 @@
 //!
 //! Cost O(nnz(X)·m + n·m) (+ O(n·m²) for a non-identity M).
 
-use gimc_cluster::{KMeansParams, fit_kmeans};
+use gimc_cluster::{KMeansParams, ValidKMeansParams, fit_kmeans};
 use gimc_linalg::dense::{self, check_finite};
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
@@ -69,8 +69,11 @@ pub enum NystromNorm {
     Identity,
 }
 
-/// Hyper-parameters of [`Nystrom::fit`].
+/// Hyper-parameters of [`Nystrom::fit`]. Build with [`NystromParams::new`] (m and the kernel have
+/// no default) and the `with_*` methods; [`NystromParams::check`] validates them into the
+/// [`ValidNystromParams`] that [`Nystrom::fit`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct NystromParams {
     /// Number of landmarks m ≥ 1 (output dimension D = m; at most the number of rows).
     pub m: usize,
@@ -107,21 +110,48 @@ impl NystromParams {
         self
     }
 
-    /// Checks m ≥ 1, the kernel's parameters, rel_tol ∈ [0, 1) and the k-means parameters.
-    pub fn check(&self) -> Result<()> {
+    /// Checks m ≥ 1, the kernel's parameters, rel_tol ∈ [0, 1) and the k-means parameters (with
+    /// k = m). m ≤ n is checked by the fit.
+    pub fn check(&self) -> Result<ValidNystromParams> {
         if self.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
         self.kernel.check()?;
         check_norm(&self.normalization)?;
-        if let LandmarkInit::KMeans(p) = &self.landmarks {
-            KMeansParams {
-                k: self.m,
-                ..p.clone()
+        let kmeans = match &self.landmarks {
+            LandmarkInit::KMeans(p) => {
+                let mut p = p.clone();
+                p.k = self.m;
+                Some(p.check()?)
             }
-            .check()?;
-        }
-        Ok(())
+            LandmarkInit::Uniform => None,
+        };
+        Ok(ValidNystromParams {
+            params: self.clone(),
+            kmeans,
+        })
+    }
+}
+
+/// [`NystromParams`] that passed [`NystromParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidNystromParams {
+    params: NystromParams,
+    kmeans: Option<ValidKMeansParams>,
+}
+
+impl ValidNystromParams {
+    /// The checked k-means parameters of [`LandmarkInit::KMeans`], with k = m; `None` for
+    /// uniform landmarks.
+    pub fn landmark_kmeans(&self) -> Option<&ValidKMeansParams> {
+        self.kmeans.as_ref()
+    }
+}
+
+impl std::ops::Deref for ValidNystromParams {
+    type Target = NystromParams;
+    fn deref(&self) -> &NystromParams {
+        &self.params
     }
 }
 
@@ -148,8 +178,7 @@ pub struct Nystrom {
 
 impl Nystrom {
     /// Chooses landmarks from the rows of `x` as `params` says and builds the map.
-    pub fn fit(x: &FeatureMatrix, params: &NystromParams, rng: &mut GimcRng) -> Result<Self> {
-        params.check()?;
+    pub fn fit(x: &FeatureMatrix, params: &ValidNystromParams, rng: &mut GimcRng) -> Result<Self> {
         check_input("Nystrom::fit", x, x.ncols())?;
         let n = x.nrows();
         if params.m > n {
@@ -158,18 +187,12 @@ impl Nystrom {
                 format!("{} landmarks requested from {n} rows", params.m),
             ));
         }
-        let landmarks = match &params.landmarks {
-            LandmarkInit::Uniform => {
+        let landmarks = match params.landmark_kmeans() {
+            None => {
                 let rows = rand::seq::index::sample(rng, n, params.m).into_vec();
                 x.select_rows(&rows)?.to_dense()
             }
-            LandmarkInit::KMeans(p) => {
-                let p = KMeansParams {
-                    k: params.m,
-                    ..p.clone()
-                };
-                fit_kmeans(x, &p, rng)?.centers
-            }
+            Some(kmeans) => fit_kmeans(x, kmeans, rng)?.centers,
         };
         Self::from_landmarks(params.kernel, landmarks, params.normalization)
     }

@@ -25,8 +25,11 @@ use crate::affine::{affine, affine_backward};
 use crate::error::{check_nonneg, check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
-/// Hyper-parameters of [`RandomMaclaurin`].
+/// Hyper-parameters of [`RandomMaclaurin`]. Build with [`PolynomialParams::new`] (no field has a
+/// default); [`PolynomialParams::check`] validates them into the [`ValidPolynomialParams`] that
+/// [`RandomMaclaurin::new`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct PolynomialParams {
     /// Number of features D ≥ 1 (the output dimension).
     pub features: usize,
@@ -51,7 +54,7 @@ impl PolynomialParams {
 
     /// Checks D ≥ 1, γ finite and > 0, c₀ finite and ≥ 0 (a negative offset has no
     /// homogenisation), 1 ≤ p ≤ 64.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidPolynomialParams> {
         if self.features == 0 {
             return Err(param_err("features", "must be at least 1"));
         }
@@ -63,7 +66,18 @@ impl PolynomialParams {
                 format!("must be in 1..=64, got {}", self.degree),
             ));
         }
-        Ok(())
+        Ok(ValidPolynomialParams(*self))
+    }
+}
+
+/// [`PolynomialParams`] that passed [`PolynomialParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidPolynomialParams(PolynomialParams);
+
+impl std::ops::Deref for ValidPolynomialParams {
+    type Target = PolynomialParams;
+    fn deref(&self) -> &PolynomialParams {
+        &self.0
     }
 }
 
@@ -79,8 +93,11 @@ pub struct RandomMaclaurin {
 
 impl RandomMaclaurin {
     /// Draws the Rademacher vectors from `rng`.
-    pub fn new(input_dim: usize, params: &PolynomialParams, rng: &mut GimcRng) -> Result<Self> {
-        params.check()?;
+    pub fn new(
+        input_dim: usize,
+        params: &ValidPolynomialParams,
+        rng: &mut GimcRng,
+    ) -> Result<Self> {
         let degree = params.degree as usize;
         let cols = degree * params.features;
         let mut w = Mat::<f64>::zeros(input_dim + 1, cols);

@@ -616,7 +616,8 @@ fn fit_okmf<'py>(
         let params = gimc_cluster::OkmfParams::new(k, gimc_linalg::Kernel::Rbf { gamma: g })
             .with_budget_size(budget_size)
             .with_epochs(epochs)
-            .with_batch_size(batch_size);
+            .with_batch_size(batch_size)
+            .check()?;
         let model = gimc_cluster::fit_okmf_until(&x, &params, &mut seeded(seed), &mut |_| {
             !cancel.load(Ordering::Relaxed)
         })?;

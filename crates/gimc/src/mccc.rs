@@ -153,7 +153,7 @@ pub fn fit_mccc(
     params: &MccParams,
     rng: &mut GimcRng,
 ) -> Result<Mccc> {
-    params.kmeans.check()?;
+    let kmeans = params.kmeans.check()?;
     let valid = params.imc.check()?;
     let n = x.nrows();
     if params.kmeans.k > n {
@@ -168,7 +168,7 @@ pub fn fit_mccc(
     let problem = ImcProblem::partial(Side::Features(x), Side::Features(x), &omega)?;
     let imc = fit_imc(&problem, &valid, None, rng, &mut NoObserver)?;
     let p = x.mul_dense(imc.w.as_ref())?;
-    let spectral = spectral_kmeans(p.as_ref(), &params.kmeans, rng)?;
+    let spectral = spectral_kmeans(p.as_ref(), &kmeans, rng)?;
     Ok(Mccc {
         labels: spectral.kmeans.labels.clone(),
         imc,

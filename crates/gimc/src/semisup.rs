@@ -282,7 +282,10 @@ fn fit_one<M: LearnableMap>(
     let chosen_obj = fit.history.get(iteration).map_or(f64::NAN, |h| h.objective);
     let model = fit.into_chosen()?;
     let p = model.row_factors(x)?;
-    let spectral = spectral_kmeans(p.as_ref(), &params.kmeans, &mut child(rng, 2))?;
+    // SemiSupParams::check (run by the caller) checked `kmeans`; this only makes the validated
+    // type spectral_kmeans takes
+    let kmeans = params.kmeans.check()?;
+    let spectral = spectral_kmeans(p.as_ref(), &kmeans, &mut child(rng, 2))?;
     Ok(OneFit {
         model,
         iteration,

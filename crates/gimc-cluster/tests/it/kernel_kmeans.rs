@@ -24,7 +24,9 @@ fn linear_kernel_matches_kmeans_from_the_same_seeds() {
                     &KMeansParams::new(k)
                         .with_n_init(3)
                         .with_tol(0.0)
-                        .with_init(init),
+                        .with_init(init)
+                        .check()
+                        .unwrap(),
                     &mut seeded(seed),
                 )
                 .unwrap();
@@ -33,7 +35,9 @@ fn linear_kernel_matches_kmeans_from_the_same_seeds() {
                     &KernelKMeansParams::new(k, Kernel::Linear)
                         .with_n_init(3)
                         .with_tol(0.0)
-                        .with_init(init),
+                        .with_init(init)
+                        .check()
+                        .unwrap(),
                     &mut seeded(seed),
                 )
                 .unwrap();
@@ -53,12 +57,20 @@ fn rbf_kernel_separates_the_rings_that_kmeans_cannot() {
     let truth = d.classes().unwrap().to_vec();
     let kkm = fit_kernel_kmeans(
         &d.features,
-        &KernelKMeansParams::new(2, Kernel::Rbf { gamma: 0.5 }).with_n_init(5),
+        &KernelKMeansParams::new(2, Kernel::Rbf { gamma: 0.5 })
+            .with_n_init(5)
+            .check()
+            .unwrap(),
         &mut seeded(8),
     )
     .unwrap();
     assert!(same_partition(&kkm.labels, &truth));
-    let km = fit_kmeans(&d.features, &KMeansParams::new(2), &mut seeded(8)).unwrap();
+    let km = fit_kmeans(
+        &d.features,
+        &KMeansParams::new(2).check().unwrap(),
+        &mut seeded(8),
+    )
+    .unwrap();
     assert!(clustering_accuracy(&km.labels, &truth).unwrap() < 0.7);
     // new points from the same rings go to their ring's cluster
     let test = gimc_data::synth::two_class_2d(200, 0.1, &mut seeded(9)).unwrap();
@@ -81,7 +93,10 @@ fn polynomial_kernel_on_blobs_and_predict_is_consistent() {
     };
     let kkm = fit_kernel_kmeans(
         &fx,
-        &KernelKMeansParams::new(3, kernel).with_n_init(5),
+        &KernelKMeansParams::new(3, kernel)
+            .with_n_init(5)
+            .check()
+            .unwrap(),
         &mut seeded(11),
     )
     .unwrap();
@@ -94,7 +109,9 @@ fn polynomial_kernel_on_blobs_and_predict_is_consistent() {
 fn deterministic_by_seed_and_thread_count() {
     let x = gaussian_mat(&mut seeded(12), 400, 4, 1.0);
     let fx = FeatureMatrix::dense(x).unwrap();
-    let params = KernelKMeansParams::new(4, Kernel::Rbf { gamma: 0.3 });
+    let params = KernelKMeansParams::new(4, Kernel::Rbf { gamma: 0.3 })
+        .check()
+        .unwrap();
     let one = in_pool(1, || {
         fit_kernel_kmeans(&fx, &params, &mut seeded(13)).unwrap()
     });
@@ -111,7 +128,10 @@ fn size_limit_and_errors() {
     let mut rng = seeded(1);
     let err = fit_kernel_kmeans(
         &fx,
-        &KernelKMeansParams::new(2, Kernel::Linear).with_max_points(10),
+        &KernelKMeansParams::new(2, Kernel::Linear)
+            .with_max_points(10)
+            .check()
+            .unwrap(),
         &mut rng,
     )
     .unwrap_err();
@@ -129,31 +149,30 @@ fn size_limit_and_errors() {
         KernelKMeansParams::new(2, Kernel::Linear).max_points
     );
     assert!(matches!(
-        fit_kernel_kmeans(&fx, &KernelKMeansParams::new(21, Kernel::Linear), &mut rng),
+        fit_kernel_kmeans(
+            &fx,
+            &KernelKMeansParams::new(21, Kernel::Linear).check().unwrap(),
+            &mut rng
+        ),
         Err(ClusterError::TooFewPoints { k: 21, n: 20 })
     ));
     assert!(
-        fit_kernel_kmeans(
-            &fx,
-            &KernelKMeansParams::new(2, Kernel::Rbf { gamma: -1.0 }),
-            &mut rng
-        )
-        .is_err()
+        KernelKMeansParams::new(2, Kernel::Rbf { gamma: -1.0 })
+            .check()
+            .is_err()
     );
     assert!(
-        fit_kernel_kmeans(
-            &fx,
-            &KernelKMeansParams::new(2, Kernel::Linear).with_n_init(0),
-            &mut rng
-        )
-        .is_err()
+        KernelKMeansParams::new(2, Kernel::Linear)
+            .with_n_init(0)
+            .check()
+            .is_err()
     );
     let mut bad = x;
     bad[(4, 1)] = f64::INFINITY;
     assert!(matches!(
         fit_kernel_kmeans(
             &FeatureMatrix::Dense(bad),
-            &KernelKMeansParams::new(2, Kernel::Linear),
+            &KernelKMeansParams::new(2, Kernel::Linear).check().unwrap(),
             &mut rng
         ),
         Err(ClusterError::Linalg(gimc_linalg::LinalgError::NonFinite {
@@ -162,8 +181,12 @@ fn size_limit_and_errors() {
             ..
         }))
     ));
-    let model =
-        fit_kernel_kmeans(&fx, &KernelKMeansParams::new(2, Kernel::Linear), &mut rng).unwrap();
+    let model = fit_kernel_kmeans(
+        &fx,
+        &KernelKMeansParams::new(2, Kernel::Linear).check().unwrap(),
+        &mut rng,
+    )
+    .unwrap();
     let wide = FeatureMatrix::dense(Mat::zeros(3, 5)).unwrap();
     assert!(matches!(
         model.predict(&wide),

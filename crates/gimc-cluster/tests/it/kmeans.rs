@@ -1,8 +1,8 @@
 //! k-means: invariants, planted blobs, dense = sparse, determinism, errors.
 
 use gimc_cluster::{
-    ClusterError, KMeans, KMeansInit, KMeansParams, KMeansStep, fit_kmeans, fit_kmeans_observed,
-    fit_kmeans_sharded, nearest_centers,
+    ClusterError, KMeans, KMeansInit, KMeansParams, KMeansStep, ValidKMeansParams, fit_kmeans,
+    fit_kmeans_observed, fit_kmeans_sharded, nearest_centers,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -38,7 +38,7 @@ proptest! {
             + 0.01 * ((i * j) % 3) as f64);
         let fx = FeatureMatrix::dense(x.clone()).unwrap();
         let init = if random { KMeansInit::Random } else { KMeansInit::PlusPlus };
-        let params = KMeansParams::new(k).with_n_init(2).with_tol(0.0).with_init(init);
+        let params = KMeansParams::new(k).with_n_init(2).with_tol(0.0).with_init(init).check().unwrap();
         let mut steps: Vec<KMeansStep> = vec![];
         let km = fit_kmeans_observed(&fx, &params, &mut seeded(seed), &mut |s| steps.push(*s)).unwrap();
         for w in steps.windows(2) {
@@ -63,7 +63,11 @@ fn recovers_well_separated_blobs() {
     let (x, truth) = blobs(&centres, 40, 0.5, 3);
     let fx = FeatureMatrix::dense(x).unwrap();
     for init in [KMeansInit::PlusPlus, KMeansInit::Random] {
-        let params = KMeansParams::new(5).with_n_init(8).with_init(init);
+        let params = KMeansParams::new(5)
+            .with_n_init(8)
+            .with_init(init)
+            .check()
+            .unwrap();
         let km = fit_kmeans(&fx, &params, &mut seeded(4)).unwrap();
         assert!(same_partition(&km.labels, &truth), "{init:?}");
         assert!(km.converged);
@@ -83,7 +87,7 @@ fn dense_and_sparse_give_the_same_clustering() {
     let mut rng = seeded(10);
     let (dense, sparse) = sparse_pair(&mut rng, 300, 25, 0.15);
     for init in [KMeansInit::PlusPlus, KMeansInit::Random] {
-        let params = KMeansParams::new(6).with_init(init);
+        let params = KMeansParams::new(6).with_init(init).check().unwrap();
         let a = fit_kmeans(&dense, &params, &mut seeded(11)).unwrap();
         let b = fit_kmeans(&sparse, &params, &mut seeded(11)).unwrap();
         assert_eq!(a.labels, b.labels);
@@ -102,17 +106,19 @@ fn deterministic_by_seed_and_thread_count() {
     let fx = FeatureMatrix::dense(x).unwrap();
     let (_, sparse) = sparse_pair(&mut seeded(21), 2500, 30, 0.1);
     let params = KMeansParams::new(7).with_n_init(2);
+    let valid = params.check().unwrap();
     for data in [&fx, &sparse] {
-        let one = in_pool(1, || fit_kmeans(data, &params, &mut seeded(5)).unwrap());
-        let two = in_pool(2, || fit_kmeans(data, &params, &mut seeded(5)).unwrap());
-        let again = fit_kmeans(data, &params, &mut seeded(5)).unwrap();
+        let one = in_pool(1, || fit_kmeans(data, &valid, &mut seeded(5)).unwrap());
+        let two = in_pool(2, || fit_kmeans(data, &valid, &mut seeded(5)).unwrap());
+        let again = fit_kmeans(data, &valid, &mut seeded(5)).unwrap();
         assert_eq!(one, two);
         assert_eq!(one, again);
     }
     // the generator advances: a second call from the same generator is a new draw
     let mut rng = seeded(6);
-    let a = fit_kmeans(&fx, &params.clone().with_n_init(1), &mut rng).unwrap();
-    let b = fit_kmeans(&fx, &params.with_n_init(1), &mut rng).unwrap();
+    let params = params.with_n_init(1).check().unwrap();
+    let a = fit_kmeans(&fx, &params, &mut rng).unwrap();
+    let b = fit_kmeans(&fx, &params, &mut rng).unwrap();
     assert_ne!(a.centers, b.centers);
 }
 
@@ -120,8 +126,18 @@ fn deterministic_by_seed_and_thread_count() {
 fn more_restarts_never_hurt() {
     let x = gaussian_mat(&mut seeded(30), 400, 4, 1.0);
     let fx = FeatureMatrix::dense(x).unwrap();
-    let one = fit_kmeans(&fx, &KMeansParams::new(9).with_n_init(1), &mut seeded(7)).unwrap();
-    let many = fit_kmeans(&fx, &KMeansParams::new(9).with_n_init(6), &mut seeded(7)).unwrap();
+    let one = fit_kmeans(
+        &fx,
+        &KMeansParams::new(9).with_n_init(1).check().unwrap(),
+        &mut seeded(7),
+    )
+    .unwrap();
+    let many = fit_kmeans(
+        &fx,
+        &KMeansParams::new(9).with_n_init(6).check().unwrap(),
+        &mut seeded(7),
+    )
+    .unwrap();
     // restart 0 is the same stream in both runs, so the best of six is at least as good
     assert!(many.inertia <= one.inertia);
 }
@@ -130,7 +146,7 @@ fn more_restarts_never_hurt() {
 fn every_point_its_own_cluster() {
     let x = gaussian_mat(&mut seeded(31), 12, 3, 1.0);
     let fx = FeatureMatrix::dense(x).unwrap();
-    let km = fit_kmeans(&fx, &KMeansParams::new(12), &mut seeded(8)).unwrap();
+    let km = fit_kmeans(&fx, &KMeansParams::new(12).check().unwrap(), &mut seeded(8)).unwrap();
     assert!(km.inertia < 1e-12); // rounding of the expansion ‖x‖² − 2x·c + ‖c‖²
     let mut l = km.labels.clone();
     l.sort_unstable();
@@ -143,25 +159,25 @@ fn error_cases() {
     let fx = FeatureMatrix::dense(x.clone()).unwrap();
     let mut rng = seeded(1);
     assert_eq!(
-        fit_kmeans(&fx, &KMeansParams::new(6), &mut rng),
+        fit_kmeans(&fx, &KMeansParams::new(6).check().unwrap(), &mut rng),
         Err(ClusterError::TooFewPoints { k: 6, n: 5 })
     );
     assert!(matches!(
-        fit_kmeans(&fx, &KMeansParams::new(0), &mut rng),
+        KMeansParams::new(0).check(),
         Err(ClusterError::InvalidParameter { name: "k", .. })
     ));
     let mut bad = x.clone();
     bad[(3, 1)] = f64::NAN;
     let fbad = FeatureMatrix::Dense(bad);
     assert!(matches!(
-        fit_kmeans(&fbad, &KMeansParams::new(2), &mut rng),
+        fit_kmeans(&fbad, &KMeansParams::new(2).check().unwrap(), &mut rng),
         Err(ClusterError::Linalg(LinalgError::NonFinite {
             row: 3,
             col: 1,
             ..
         }))
     ));
-    let km = fit_kmeans(&fx, &KMeansParams::new(2), &mut rng).unwrap();
+    let km = fit_kmeans(&fx, &KMeansParams::new(2).check().unwrap(), &mut rng).unwrap();
     let wide = FeatureMatrix::dense(Mat::zeros(3, 4)).unwrap();
     assert!(matches!(
         km.predict(&wide),
@@ -170,7 +186,7 @@ fn error_cases() {
     assert!(nearest_centers(&fx, Mat::<f64>::zeros(0, 2).as_ref()).is_err());
     let empty = FeatureMatrix::dense(Mat::zeros(0, 2)).unwrap();
     assert!(matches!(
-        fit_kmeans(&empty, &KMeansParams::new(1), &mut rng),
+        fit_kmeans(&empty, &KMeansParams::new(1).check().unwrap(), &mut rng),
         Err(ClusterError::TooFewPoints { k: 1, n: 0 })
     ));
 }
@@ -179,7 +195,7 @@ fn error_cases() {
 fn fit_on_shards(
     x: &FeatureMatrix,
     bounds: &[usize],
-    params: &KMeansParams,
+    params: &ValidKMeansParams,
     seed: u64,
 ) -> Vec<KMeans> {
     let group = ThreadSums::group(bounds.len() - 1);
@@ -222,6 +238,7 @@ fn sharded_fit_is_the_fit_on_the_union() {
         ),
     ];
     for (x, params, bounds) in cases {
+        let params = params.check().unwrap();
         let whole = fit_kmeans(x, &params, &mut seeded(9)).unwrap();
         let parts = fit_on_shards(x, &bounds, &params, 9);
         let labels: Vec<usize> = parts.iter().flat_map(|p| p.labels.clone()).collect();

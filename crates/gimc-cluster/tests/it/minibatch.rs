@@ -14,11 +14,19 @@ fn reaches_near_kmeans_inertia_on_blobs() {
     let centres = Mat::from_fn(6, 4, |r, j| 8.0 * ((r * 5 + j * 3) % 7) as f64 + r as f64);
     let (x, truth) = blobs(&centres, 500, 1.0, 21);
     let fx = FeatureMatrix::dense(x).unwrap();
-    let km = fit_kmeans(&fx, &KMeansParams::new(6).with_n_init(5), &mut seeded(1)).unwrap();
+    let km = fit_kmeans(
+        &fx,
+        &KMeansParams::new(6).with_n_init(5).check().unwrap(),
+        &mut seeded(1),
+    )
+    .unwrap();
     for seed in 0..4 {
         let mb = fit_minibatch_kmeans(
             &fx,
-            &MiniBatchKMeansParams::new(6).with_batch_size(256),
+            &MiniBatchKMeansParams::new(6)
+                .with_batch_size(256)
+                .check()
+                .unwrap(),
             &mut seeded(seed),
         )
         .unwrap();
@@ -39,7 +47,9 @@ fn dense_and_sparse_agree_and_runs_are_deterministic() {
     let (dense, sparse) = sparse_pair(&mut seeded(3), 600, 20, 0.2);
     let params = MiniBatchKMeansParams::new(5)
         .with_batch_size(64)
-        .with_max_steps(50);
+        .with_max_steps(50)
+        .check()
+        .unwrap();
     let a = fit_minibatch_kmeans(&dense, &params, &mut seeded(4)).unwrap();
     let b = fit_minibatch_kmeans(&sparse, &params, &mut seeded(4)).unwrap();
     assert_eq!(a.labels, b.labels);
@@ -59,7 +69,11 @@ fn errors() {
     let (dense, _) = sparse_pair(&mut seeded(5), 10, 3, 0.9);
     let mut rng = seeded(1);
     assert!(matches!(
-        fit_minibatch_kmeans(&dense, &MiniBatchKMeansParams::new(11), &mut rng),
+        fit_minibatch_kmeans(
+            &dense,
+            &MiniBatchKMeansParams::new(11).check().unwrap(),
+            &mut rng
+        ),
         Err(ClusterError::TooFewPoints { k: 11, n: 10 })
     ));
     for bad in [
@@ -69,7 +83,7 @@ fn errors() {
         MiniBatchKMeansParams::new(2).with_epochs(0),
     ] {
         assert!(matches!(
-            fit_minibatch_kmeans(&dense, &bad, &mut rng),
+            bad.check(),
             Err(ClusterError::InvalidParameter { .. })
         ));
     }
@@ -78,7 +92,7 @@ fn errors() {
     assert!(
         fit_minibatch_kmeans(
             &FeatureMatrix::Dense(m),
-            &MiniBatchKMeansParams::new(2),
+            &MiniBatchKMeansParams::new(2).check().unwrap(),
             &mut rng
         )
         .is_err()

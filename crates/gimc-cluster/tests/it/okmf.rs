@@ -106,7 +106,7 @@ fn model_size_does_not_depend_on_n() {
     for per in [100, 1000] {
         let (x, _) = blobs(&centres, per, 1.0, 5);
         let fx = FeatureMatrix::dense(x).unwrap();
-        let model = fit_okmf(&fx, &params, &mut seeded(6)).unwrap();
+        let model = fit_okmf(&fx, &params.check().unwrap(), &mut seeded(6)).unwrap();
         // the model: budget (p × d), K_B (p × p), W (p × r) and one loss per epoch, nothing
         // with n rows
         assert_eq!(model.budget.shape(), (40, 4));
@@ -134,7 +134,7 @@ fn clusters_well_separated_blobs_perfectly() {
                     .with_budget_size(100)
                     .with_budget(budget)
                     .with_init(init);
-                let model = fit_okmf(&fx, &params, &mut seeded(8)).unwrap();
+                let model = fit_okmf(&fx, &params.check().unwrap(), &mut seeded(8)).unwrap();
                 let labels = model.predict(&fx).unwrap();
                 let acc = clustering_accuracy(&labels, &truth).unwrap();
                 if init == OkmfInit::KernelKMeans {
@@ -156,11 +156,16 @@ fn clusters_well_separated_blobs_perfectly() {
 fn rbf_okmf_beats_kmeans_on_the_rings() {
     let d = gimc_data::synth::two_class_2d(2000, 0.2, &mut seeded(9)).unwrap();
     let truth = d.classes().unwrap();
-    let km = fit_kmeans(&d.features, &KMeansParams::new(2), &mut seeded(10)).unwrap();
+    let km = fit_kmeans(
+        &d.features,
+        &KMeansParams::new(2).check().unwrap(),
+        &mut seeded(10),
+    )
+    .unwrap();
     let km_acc = clustering_accuracy(&km.labels, truth).unwrap();
     let params = OkmfParams::new(2, Kernel::Rbf { gamma: 0.5 });
     for seed in 0..3 {
-        let model = fit_okmf(&d.features, &params, &mut seeded(seed)).unwrap();
+        let model = fit_okmf(&d.features, &params.check().unwrap(), &mut seeded(seed)).unwrap();
         let acc = clustering_accuracy(&model.predict(&d.features).unwrap(), truth).unwrap();
         assert!(acc > km_acc + 0.3, "OKMF {acc} vs k-means {km_acc}");
     }
@@ -177,7 +182,10 @@ fn loss_trace_observer_and_objective() {
         .with_init(OkmfInit::Random)
         .with_step(OkmfStep::Normalized { eta0: 0.5 });
     let mut seen: Vec<OkmfEpoch> = Vec::new();
-    let model = fit_okmf_observed(&fx, &params, &mut seeded(12), &mut |e| seen.push(*e)).unwrap();
+    let model = fit_okmf_observed(&fx, &params.check().unwrap(), &mut seeded(12), &mut |e| {
+        seen.push(*e)
+    })
+    .unwrap();
     assert_eq!(seen.len(), 6);
     assert_eq!(
         seen.iter().map(|e| e.epoch).collect::<Vec<_>>(),
@@ -202,7 +210,7 @@ fn loss_trace_observer_and_objective() {
     }
     // the authors' schedule runs too
     let paper = params.with_step(OkmfStep::InverseScaling { gamma0: 0.01 });
-    assert!(fit_okmf(&fx, &paper, &mut seeded(13)).is_ok());
+    assert!(fit_okmf(&fx, &paper.check().unwrap(), &mut seeded(13)).is_ok());
 }
 
 #[test]
@@ -211,15 +219,23 @@ fn deterministic_sparse_input_and_thread_count() {
     let params = OkmfParams::new(3, Kernel::Rbf { gamma: 0.05 })
         .with_budget_size(50)
         .with_epochs(2);
-    let a = in_pool(1, || fit_okmf(&sparse, &params, &mut seeded(15)).unwrap());
-    let b = in_pool(2, || fit_okmf(&sparse, &params, &mut seeded(15)).unwrap());
+    let a = in_pool(1, || {
+        fit_okmf(&sparse, &params.check().unwrap(), &mut seeded(15)).unwrap()
+    });
+    let b = in_pool(2, || {
+        fit_okmf(&sparse, &params.check().unwrap(), &mut seeded(15)).unwrap()
+    });
     assert_eq!(a, b);
-    let c = fit_okmf(&dense, &params, &mut seeded(15)).unwrap();
+    let c = fit_okmf(&dense, &params.check().unwrap(), &mut seeded(15)).unwrap();
     assert!((&a.w - &c.w).norm_max() < 1e-8);
     assert_eq!(a.predict(&sparse).unwrap(), c.predict(&dense).unwrap());
     let k_budget = fit_okmf(
         &sparse,
-        &params.clone().with_budget(OkmfBudget::KMeans),
+        &params
+            .clone()
+            .with_budget(OkmfBudget::KMeans)
+            .check()
+            .unwrap(),
         &mut seeded(16),
     )
     .unwrap();
@@ -242,37 +258,35 @@ fn errors() {
         OkmfParams::new(2, rbf).with_step(OkmfStep::InverseScaling { gamma0: f64::NAN }),
     ] {
         assert!(
-            matches!(
-                fit_okmf(&dense, &bad, &mut rng),
-                Err(ClusterError::InvalidParameter { .. })
-            ),
+            matches!(bad.check(), Err(ClusterError::InvalidParameter { .. })),
             "{bad:?}"
         );
     }
     assert!(
-        fit_okmf(
-            &dense,
-            &OkmfParams::new(2, Kernel::Rbf { gamma: 0.0 }),
-            &mut rng
-        )
-        .is_err()
+        OkmfParams::new(2, Kernel::Rbf { gamma: 0.0 })
+            .check()
+            .is_err()
     );
     let tiny = FeatureMatrix::dense(Mat::zeros(2, 4)).unwrap();
     assert!(matches!(
-        fit_okmf(&tiny, &OkmfParams::new(3, rbf), &mut rng),
+        fit_okmf(&tiny, &OkmfParams::new(3, rbf).check().unwrap(), &mut rng),
         Err(ClusterError::TooFewPoints { k: 3, n: 2 })
     ));
     let mut m = dense.to_dense();
     m[(7, 2)] = f64::NAN;
     assert!(matches!(
-        fit_okmf(&FeatureMatrix::Dense(m), &OkmfParams::new(2, rbf), &mut rng),
+        fit_okmf(
+            &FeatureMatrix::Dense(m),
+            &OkmfParams::new(2, rbf).check().unwrap(),
+            &mut rng
+        ),
         Err(ClusterError::Linalg(gimc_linalg::LinalgError::NonFinite {
             row: 7,
             col: 2,
             ..
         }))
     ));
-    let model = fit_okmf(&dense, &OkmfParams::new(2, rbf), &mut rng).unwrap();
+    let model = fit_okmf(&dense, &OkmfParams::new(2, rbf).check().unwrap(), &mut rng).unwrap();
     assert_eq!(model.budget.nrows(), 30); // budget capped at n
     let wide = FeatureMatrix::dense(Mat::zeros(3, 5)).unwrap();
     assert!(matches!(
@@ -293,11 +307,12 @@ fn an_observer_returning_false_stops_the_fit_after_that_epoch() {
         .with_budget_size(60)
         .with_epochs(6);
     let mut epochs = Vec::new();
-    let err = gimc_cluster::fit_okmf_until(&fx, &params, &mut seeded(3), &mut |e| {
-        epochs.push(e.epoch);
-        e.epoch < 2
-    })
-    .unwrap_err();
+    let err =
+        gimc_cluster::fit_okmf_until(&fx, &params.check().unwrap(), &mut seeded(3), &mut |e| {
+            epochs.push(e.epoch);
+            e.epoch < 2
+        })
+        .unwrap_err();
     assert!(
         matches!(err, gimc_cluster::ClusterError::Interrupted { epoch: 2 }),
         "{err}"

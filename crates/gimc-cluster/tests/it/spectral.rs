@@ -40,7 +40,12 @@ fn spectral_step_embedding_is_orthonormal_and_clusters_a_planted_structure() {
     let r = gaussian_mat(&mut seeded(6), 3, 5, 1.0);
     let noise = gaussian_mat(&mut seeded(7), n, 5, 0.01);
     let p = Mat::from_fn(n, 5, |i, j| r[(truth[i], j)] + noise[(i, j)]);
-    let out = spectral_kmeans(p.as_ref(), &KMeansParams::new(3), &mut seeded(8)).unwrap();
+    let out = spectral_kmeans(
+        p.as_ref(),
+        &KMeansParams::new(3).check().unwrap(),
+        &mut seeded(8),
+    )
+    .unwrap();
     let t = &out.embedding;
     let gram = t.transpose() * t;
     assert!((&gram - Mat::<f64>::identity(3, 3)).norm_max() < 1e-10);
@@ -48,7 +53,12 @@ fn spectral_step_embedding_is_orthonormal_and_clusters_a_planted_structure() {
     assert!(same_partition(&out.kmeans.labels, &truth));
     // fewer columns than clusters: the available vectors are used
     let narrow = Mat::from_fn(n, 1, |i, _| truth[i] as f64);
-    let out = spectral_kmeans(narrow.as_ref(), &KMeansParams::new(3), &mut seeded(9)).unwrap();
+    let out = spectral_kmeans(
+        narrow.as_ref(),
+        &KMeansParams::new(3).check().unwrap(),
+        &mut seeded(9),
+    )
+    .unwrap();
     assert_eq!(out.embedding.ncols(), 1);
     assert!(same_partition(&out.kmeans.labels, &truth));
 }
@@ -57,13 +67,31 @@ fn spectral_step_embedding_is_orthonormal_and_clusters_a_planted_structure() {
 fn spectral_errors() {
     let mut rng = seeded(1);
     let empty = Mat::<f64>::zeros(0, 2);
-    assert!(spectral_kmeans(empty.as_ref(), &KMeansParams::new(1), &mut rng).is_err());
+    assert!(
+        spectral_kmeans(
+            empty.as_ref(),
+            &KMeansParams::new(1).check().unwrap(),
+            &mut rng
+        )
+        .is_err()
+    );
     let mut nan = Mat::<f64>::zeros(4, 2);
     nan[(1, 1)] = f64::NAN;
-    assert!(spectral_kmeans(nan.as_ref(), &KMeansParams::new(2), &mut rng).is_err());
+    assert!(
+        spectral_kmeans(
+            nan.as_ref(),
+            &KMeansParams::new(2).check().unwrap(),
+            &mut rng
+        )
+        .is_err()
+    );
     let small = Mat::<f64>::identity(3, 2);
     assert!(matches!(
-        spectral_kmeans(small.as_ref(), &KMeansParams::new(4), &mut rng),
+        spectral_kmeans(
+            small.as_ref(),
+            &KMeansParams::new(4).check().unwrap(),
+            &mut rng
+        ),
         Err(ClusterError::TooFewPoints { .. })
     ));
 }

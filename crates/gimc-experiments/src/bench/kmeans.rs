@@ -91,7 +91,9 @@ fn ours(x: &FeatureMatrix, k: usize, runs: usize) -> Result<(f64, f64, usize), E
     let params = KMeansParams::new(k)
         .with_n_init(N_INIT)
         .with_max_iter(MAX_ITER)
-        .with_tol(TOL);
+        .with_tol(TOL)
+        .check()
+        .map_err(|e| fail(format!("k-means: {e}")))?;
     let (secs, model) = median_secs(runs, || fit_kmeans(x, &params, &mut seeded(0)))
         .map_err(|e| fail(format!("k-means: {e}")))?;
     Ok((secs, model.inertia, model.n_iter))

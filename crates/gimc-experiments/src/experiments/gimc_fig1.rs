@@ -391,7 +391,9 @@ fn draw_rff_pair(
     setting: &Setting,
     rng: &mut GimcRng,
 ) -> Result<(RandomFourier, RandomFourier), ExperimentError> {
-    let rff = RandomFourierParams::new(setting.get("m")? as usize, setting.get("γ")?);
+    let rff = RandomFourierParams::new(setting.get("m")? as usize, setting.get("γ")?)
+        .check()
+        .map_err(featmap_err)?;
     let d = task.x.ncols();
     let fx = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
     let fy = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;

@@ -366,8 +366,11 @@ pub fn run_method(
     let gamma = rbf_gamma(&set.x);
     let (labels, lambda, iterations) = match method {
         Method::KMeans => {
-            let km = fit_kmeans(&set.x, &KMeansParams::new(set.k).with_n_init(10), rng)
+            let params = KMeansParams::new(set.k)
+                .with_n_init(10)
+                .check()
                 .map_err(cluster_err)?;
+            let km = fit_kmeans(&set.x, &params, rng).map_err(cluster_err)?;
             (km.labels, None, None)
         }
         Method::Mccc => {

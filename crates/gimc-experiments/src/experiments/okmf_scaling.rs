@@ -115,33 +115,33 @@ impl Experiment for OkmfScaling {
         let params = OkmfParams::new(K, kernel)
             .with_budget_size(BUDGET)
             .with_epochs(TIMED_EPOCHS);
+        let timed = params.check().map_err(cluster_err)?;
         let mut okmf_times = Vec::new();
         // warm-up (page faults, thread pool)
         let warm = first_rows(&x_all, sizes.first().copied().unwrap_or(1000))?;
-        fit_okmf(&warm, &params, &mut child(&base, 2)).map_err(cluster_err)?;
+        fit_okmf(&warm, &timed, &mut child(&base, 2)).map_err(cluster_err)?;
         for (si, &n) in sizes.iter().enumerate() {
             let x = first_rows(&x_all, n)?;
             let mut best = f64::INFINITY;
             for rep in 0..reps {
                 let mut rng = child(&base, 100 + (si * 10 + rep) as u64);
                 let start = Instant::now();
-                fit_okmf(&x, &params, &mut rng).map_err(cluster_err)?;
+                fit_okmf(&x, &timed, &mut rng).map_err(cluster_err)?;
                 best = best.min(start.elapsed().as_secs_f64());
             }
             okmf_times.push((n, best));
         }
         // kernel k-means timing
+        let kkm_params = KernelKMeansParams::new(K, kernel)
+            .with_n_init(1)
+            .check()
+            .map_err(cluster_err)?;
         let mut kkm_times = Vec::new();
         for (si, &n) in kernel_sizes.iter().enumerate() {
             let x = first_rows(&x_all, n)?;
             let mut rng = child(&base, 500 + si as u64);
             let start = Instant::now();
-            fit_kernel_kmeans(
-                &x,
-                &KernelKMeansParams::new(K, kernel).with_n_init(1),
-                &mut rng,
-            )
-            .map_err(cluster_err)?;
+            fit_kernel_kmeans(&x, &kkm_params, &mut rng).map_err(cluster_err)?;
             kkm_times.push((n, start.elapsed().as_secs_f64()));
         }
         // loss curve
@@ -149,7 +149,11 @@ impl Experiment for OkmfScaling {
         let mut epochs: Vec<OkmfEpoch> = Vec::new();
         fit_okmf_observed(
             &x_loss,
-            &params.clone().with_epochs(LOSS_EPOCHS),
+            &params
+                .clone()
+                .with_epochs(LOSS_EPOCHS)
+                .check()
+                .map_err(cluster_err)?,
             &mut child(&base, 900),
             &mut |e| epochs.push(*e),
         )
@@ -160,7 +164,9 @@ impl Experiment for OkmfScaling {
             &params
                 .clone()
                 .with_epochs(LOSS_EPOCHS)
-                .with_init(OkmfInit::Random),
+                .with_init(OkmfInit::Random)
+                .check()
+                .map_err(cluster_err)?,
             &mut child(&base, 901),
             &mut |e| epochs_random.push(*e),
         )

@@ -314,12 +314,12 @@ pub fn run_method(
     let start = Instant::now();
     let labels = match method {
         Method::KMeans => {
-            fit_kmeans(x, &KMeansParams::new(k), rng)
-                .map_err(cluster_err)?
-                .labels
+            let params = KMeansParams::new(k).check().map_err(cluster_err)?;
+            fit_kmeans(x, &params, rng).map_err(cluster_err)?.labels
         }
         Method::MiniBatch => {
-            fit_minibatch_kmeans(x, &MiniBatchKMeansParams::new(k), rng)
+            let params = MiniBatchKMeansParams::new(k).check().map_err(cluster_err)?;
+            fit_minibatch_kmeans(x, &params, rng)
                 .map_err(cluster_err)?
                 .labels
         }
@@ -329,7 +329,10 @@ pub fn run_method(
             } else {
                 Kernel::Linear
             };
-            fit_kernel_kmeans(x, &KernelKMeansParams::new(k, kernel), rng)
+            let params = KernelKMeansParams::new(k, kernel)
+                .check()
+                .map_err(cluster_err)?;
+            fit_kernel_kmeans(x, &params, rng)
                 .map_err(cluster_err)?
                 .labels
         }
@@ -345,7 +348,9 @@ pub fn run_method(
             };
             let params = OkmfParams::new(k, kernel)
                 .with_budget_size(BUDGET)
-                .with_budget(budget);
+                .with_budget(budget)
+                .check()
+                .map_err(cluster_err)?;
             let model = fit_okmf(x, &params, rng).map_err(cluster_err)?;
             model.predict(x).map_err(cluster_err)?
         }

@@ -79,7 +79,7 @@ proptest! {
     fn armijo_step_along_backward_decreases(seed in 0u64..500, n in 3usize..20, d in 1usize..6, m in 1usize..5) {
         let (dense, _) = data_pair(seed, n, d, 0.5);
         let g = gaussian_mat(&mut seeded(seed + 1), n, 2 * m, 1.0);
-        let mut rff = RandomFourier::new(d, &RandomFourierParams::new(m, GAMMA), &mut seeded(seed + 2)).unwrap();
+        let mut rff = RandomFourier::new(d, &RandomFourierParams::new(m, GAMMA).check().unwrap(), &mut seeded(seed + 2)).unwrap();
         let grad = rff.backward(&dense, g.as_ref()).unwrap();
         let gn2 = grad.squared_norm_l2();
         prop_assume!(gn2 > 1e-12);
@@ -103,7 +103,7 @@ proptest! {
     #[test]
     fn nystrom_backward_random_shapes(seed in 0u64..500, n in 4usize..20, d in 1usize..6, m in 1usize..4) {
         let (dense, sparse) = data_pair(seed, n, d, 0.5);
-        let params = NystromParams::new(m, Kernel::Rbf { gamma: GAMMA });
+        let params = NystromParams::new(m, Kernel::Rbf { gamma: GAMMA }).check().unwrap();
         let mut map = Nystrom::fit(&sparse, &params, &mut seeded(seed + 3)).unwrap();
         for x in [&dense, &sparse] {
             let rep = check_backward(&mut map, x, &mut seeded(seed + 4), &all_params()).unwrap();

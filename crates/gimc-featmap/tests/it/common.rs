@@ -59,13 +59,22 @@ pub fn learnable_maps(
         ),
         (
             "rff",
-            Box::new(RandomFourier::new(d, &RandomFourierParams::new(m, GAMMA), rng).unwrap())
-                as Box<dyn LearnableMap + Sync>,
+            Box::new(
+                RandomFourier::new(d, &RandomFourierParams::new(m, GAMMA).check().unwrap(), rng)
+                    .unwrap(),
+            ) as Box<dyn LearnableMap + Sync>,
         ),
         (
             "nystrom-rbf-pinv",
             Box::new(
-                Nystrom::fit(x, &NystromParams::new(m, Kernel::Rbf { gamma: GAMMA }), rng).unwrap(),
+                Nystrom::fit(
+                    x,
+                    &NystromParams::new(m, Kernel::Rbf { gamma: GAMMA })
+                        .check()
+                        .unwrap(),
+                    rng,
+                )
+                .unwrap(),
             ),
         ),
         (
@@ -74,7 +83,9 @@ pub fn learnable_maps(
                 Nystrom::fit(
                     x,
                     &NystromParams::new(m, Kernel::Rbf { gamma: GAMMA })
-                        .with_normalization(NystromNorm::Identity),
+                        .with_normalization(NystromNorm::Identity)
+                        .check()
+                        .unwrap(),
                     rng,
                 )
                 .unwrap(),
@@ -82,30 +93,57 @@ pub fn learnable_maps(
         ),
         (
             "nystrom-linear",
-            Box::new(Nystrom::fit(x, &NystromParams::new(m, Kernel::Linear), rng).unwrap()),
+            Box::new(
+                Nystrom::fit(
+                    x,
+                    &NystromParams::new(m, Kernel::Linear).check().unwrap(),
+                    rng,
+                )
+                .unwrap(),
+            ),
         ),
         (
             "nystrom-poly",
-            Box::new(Nystrom::fit(x, &NystromParams::new(m, poly), rng).unwrap()),
+            Box::new(Nystrom::fit(x, &NystromParams::new(m, poly).check().unwrap(), rng).unwrap()),
         ),
         (
             "maclaurin-p3",
-            Box::new(RandomMaclaurin::new(d, &PolynomialParams::new(m, 0.7, 0.5, 3), rng).unwrap()),
+            Box::new(
+                RandomMaclaurin::new(
+                    d,
+                    &PolynomialParams::new(m, 0.7, 0.5, 3).check().unwrap(),
+                    rng,
+                )
+                .unwrap(),
+            ),
         ),
         (
             "maclaurin-p1-c0",
-            Box::new(RandomMaclaurin::new(d, &PolynomialParams::new(m, 1.3, 0.0, 1), rng).unwrap()),
+            Box::new(
+                RandomMaclaurin::new(
+                    d,
+                    &PolynomialParams::new(m, 1.3, 0.0, 1).check().unwrap(),
+                    rng,
+                )
+                .unwrap(),
+            ),
         ),
         (
             "tanh",
-            Box::new(ActivationMap::new(d, &ActivationParams::new(m, GAMMA), rng).unwrap()),
+            Box::new(
+                ActivationMap::new(d, &ActivationParams::new(m, GAMMA).check().unwrap(), rng)
+                    .unwrap(),
+            ),
         ),
         (
             "sigmoid",
             Box::new(
                 ActivationMap::new(
                     d,
-                    &ActivationParams::new(m, GAMMA).with_activation(Activation::Sigmoid),
+                    &ActivationParams::new(m, GAMMA)
+                        .with_activation(Activation::Sigmoid)
+                        .check()
+                        .unwrap(),
                     rng,
                 )
                 .unwrap(),

@@ -39,7 +39,9 @@ fn every_built_in_map_passes_the_suite() {
                 .with_slope(-0.7, -0.3),
         );
         let rep = run_all_learnable(
-            |m, rng| RandomFourier::new(5, &RandomFourierParams::new(m, GAMMA), rng),
+            |m, rng| {
+                RandomFourier::new(5, &RandomFourierParams::new(m, GAMMA).check().unwrap(), rng)
+            },
             x,
             &cfg,
         )
@@ -54,7 +56,9 @@ fn every_built_in_map_passes_the_suite() {
             |m, rng| {
                 Nystrom::fit(
                     &dense,
-                    &NystromParams::new(m, Kernel::Rbf { gamma: GAMMA }),
+                    &NystromParams::new(m, Kernel::Rbf { gamma: GAMMA })
+                        .check()
+                        .unwrap(),
                     rng,
                 )
             },
@@ -80,7 +84,15 @@ fn every_built_in_map_passes_the_suite() {
             KernelApproxConfig::new(vec![32, 128, 512]).with_trials(3),
         );
         run_all_learnable(
-            |f, rng| RandomMaclaurin::new(5, &PolynomialParams::new(f, gamma, coef0, degree), rng),
+            |f, rng| {
+                RandomMaclaurin::new(
+                    5,
+                    &PolynomialParams::new(f, gamma, coef0, degree)
+                        .check()
+                        .unwrap(),
+                    rng,
+                )
+            },
             x,
             &cfg,
         )
@@ -89,7 +101,7 @@ fn every_built_in_map_passes_the_suite() {
         // activation map (no closed-form kernel: shapes, determinism, backward)
         let cfg = ConformanceConfig::new(6, 5);
         run_all_learnable(
-            |m, rng| ActivationMap::new(5, &ActivationParams::new(m, GAMMA), rng),
+            |m, rng| ActivationMap::new(5, &ActivationParams::new(m, GAMMA).check().unwrap(), rng),
             x,
             &cfg,
         )
@@ -162,7 +174,12 @@ fn broken_maps_fail_the_suite() {
     let (dense, _) = data_pair(42, 12, 3, 0.5);
     // wrong sign in backward
     let mut bad = WrongSignRff(
-        RandomFourier::new(3, &RandomFourierParams::new(3, GAMMA), &mut seeded(1)).unwrap(),
+        RandomFourier::new(
+            3,
+            &RandomFourierParams::new(3, GAMMA).check().unwrap(),
+            &mut seeded(1),
+        )
+        .unwrap(),
     );
     let rep = check_backward(&mut bad, &dense, &mut seeded(2), &BackwardConfig::default()).unwrap();
     let fd = rep.get("backward matches finite differences").unwrap();
@@ -171,7 +188,7 @@ fn broken_maps_fail_the_suite() {
         |m, rng| {
             Ok(WrongSignRff(RandomFourier::new(
                 3,
-                &RandomFourierParams::new(m, GAMMA),
+                &RandomFourierParams::new(m, GAMMA).check().unwrap(),
                 rng,
             )?))
         },
@@ -209,7 +226,11 @@ fn broken_maps_fail_the_suite() {
     let k = exact_kernel_matrix(&Kernel::Rbf { gamma: GAMMA }, &dense).unwrap();
     assert!(
         gimc_featmap::conformance::check_kernel_approximation(
-            |m, rng| RandomFourier::new(3, &RandomFourierParams::new(m, GAMMA), rng),
+            |m, rng| RandomFourier::new(
+                3,
+                &RandomFourierParams::new(m, GAMMA).check().unwrap(),
+                rng
+            ),
             &dense,
             k.as_ref(),
             &KernelApproxConfig::new(vec![8, 8]),

@@ -24,7 +24,9 @@ fn rff_error_falls_like_inverse_sqrt_d() {
         .with_slope(-0.65, -0.35);
     for x in [&dense, &sparse] {
         let rep = check_kernel_approximation(
-            |m, rng| RandomFourier::new(6, &RandomFourierParams::new(m, GAMMA), rng),
+            |m, rng| {
+                RandomFourier::new(6, &RandomFourierParams::new(m, GAMMA).check().unwrap(), rng)
+            },
             x,
             k.as_ref(),
             &cfg,
@@ -81,7 +83,13 @@ fn maclaurin_error_falls_like_inverse_sqrt_d() {
             .with_slope(-0.7, -0.3);
         let rep = check_kernel_approximation(
             |big_d, rng| {
-                RandomMaclaurin::new(5, &PolynomialParams::new(big_d, gamma, coef0, degree), rng)
+                RandomMaclaurin::new(
+                    5,
+                    &PolynomialParams::new(big_d, gamma, coef0, degree)
+                        .check()
+                        .unwrap(),
+                    rng,
+                )
             },
             &dense,
             k.as_ref(),
@@ -111,7 +119,12 @@ fn nystrom_is_exact_with_every_point_a_landmark() {
     ] {
         let k = exact_kernel_matrix(&kernel, &dense).unwrap();
         for x in [&dense, &sparse] {
-            let map = Nystrom::fit(x, &NystromParams::new(50, kernel), &mut seeded(24)).unwrap();
+            let map = Nystrom::fit(
+                x,
+                &NystromParams::new(50, kernel).check().unwrap(),
+                &mut seeded(24),
+            )
+            .unwrap();
             let rep = check_exact_kernel(&map, x, k.as_ref(), 1e-8).unwrap();
             println!("Nyström exact {kernel:?}: {rep}");
             assert!(rep.passed(), "{kernel:?}\n{rep}");
@@ -133,7 +146,10 @@ fn nystrom_error_falls_with_m_for_uniform_and_kmeans_landmarks() {
             |m, rng| {
                 Nystrom::fit(
                     &sparse,
-                    &NystromParams::new(m, kernel).with_landmarks(landmarks.clone()),
+                    &NystromParams::new(m, kernel)
+                        .with_landmarks(landmarks.clone())
+                        .check()
+                        .unwrap(),
                     rng,
                 )
             },
@@ -151,7 +167,7 @@ fn nystrom_error_falls_with_m_for_uniform_and_kmeans_landmarks() {
 #[test]
 fn activation_map_converges_to_its_kernel() {
     let (dense, _) = data_pair(26, 25, 4, 0.5);
-    let params = |m| ActivationParams::new(m, GAMMA);
+    let params = |m| ActivationParams::new(m, GAMMA).check().unwrap();
     // the kernel E[σ(uᵀx + b) σ(uᵀy + b)] has no closed form: estimate it with a huge map
     let reference = ActivationMap::new(4, &params(40_000), &mut seeded(27)).unwrap();
     let k = reference.approx_kernel(&dense, &dense).unwrap();

@@ -29,19 +29,33 @@ fn every_map_has_the_right_shapes_on_both_storages() {
     }
     // the output dimensions promised by the docs
     let d = 7;
-    let rff = RandomFourier::new(d, &RandomFourierParams::new(5, 1.0), &mut seeded(3)).unwrap();
+    let rff = RandomFourier::new(
+        d,
+        &RandomFourierParams::new(5, 1.0).check().unwrap(),
+        &mut seeded(3),
+    )
+    .unwrap();
     assert_eq!(
         (rff.input_dim(), rff.output_dim(), rff.n_params()),
         (7, 10, 35)
     );
-    let poly =
-        RandomMaclaurin::new(d, &PolynomialParams::new(9, 1.0, 1.0, 3), &mut seeded(3)).unwrap();
+    let poly = RandomMaclaurin::new(
+        d,
+        &PolynomialParams::new(9, 1.0, 1.0, 3).check().unwrap(),
+        &mut seeded(3),
+    )
+    .unwrap();
     assert_eq!((poly.output_dim(), poly.params().shape()), (9, (8, 27)));
-    let act = ActivationMap::new(d, &ActivationParams::new(4, 1.0), &mut seeded(3)).unwrap();
+    let act = ActivationMap::new(
+        d,
+        &ActivationParams::new(4, 1.0).check().unwrap(),
+        &mut seeded(3),
+    )
+    .unwrap();
     assert_eq!((act.output_dim(), act.params().shape()), (4, (8, 4)));
     let nys = Nystrom::fit(
         &dense,
-        &NystromParams::new(11, Kernel::Linear),
+        &NystromParams::new(11, Kernel::Linear).check().unwrap(),
         &mut seeded(3),
     )
     .unwrap();
@@ -185,7 +199,12 @@ fn forward_matches_reference_formulas() {
 #[test]
 fn initial_parameters_follow_the_documented_distributions() {
     // RFF directions ~ N(0, 2γ)
-    let rff = RandomFourier::new(50, &RandomFourierParams::new(400, 0.3), &mut seeded(12)).unwrap();
+    let rff = RandomFourier::new(
+        50,
+        &RandomFourierParams::new(400, 0.3).check().unwrap(),
+        &mut seeded(12),
+    )
+    .unwrap();
     let u = rff.directions();
     let var = (0..u.ncols())
         .flat_map(|j| u.col(j).iter().copied().collect::<Vec<_>>())
@@ -194,8 +213,12 @@ fn initial_parameters_follow_the_documented_distributions() {
         / (50.0 * 400.0);
     assert!((var - 0.6).abs() < 0.02, "variance {var}");
     // Maclaurin weights are ±1
-    let poly =
-        RandomMaclaurin::new(5, &PolynomialParams::new(7, 1.0, 1.0, 2), &mut seeded(13)).unwrap();
+    let poly = RandomMaclaurin::new(
+        5,
+        &PolynomialParams::new(7, 1.0, 1.0, 2).check().unwrap(),
+        &mut seeded(13),
+    )
+    .unwrap();
     let p = poly.params();
     assert!((0..p.ncols()).all(|j| p.col(j).iter().all(|v| v.abs() == 1.0)));
 }
@@ -206,7 +229,7 @@ fn nystrom_landmarks_uniform_rows_or_kmeans_centres() {
     let x = dense.to_dense();
     let nys = Nystrom::fit(
         &sparse,
-        &NystromParams::new(10, Kernel::Linear),
+        &NystromParams::new(10, Kernel::Linear).check().unwrap(),
         &mut seeded(15),
     )
     .unwrap();
@@ -225,9 +248,13 @@ fn nystrom_landmarks_uniform_rows_or_kmeans_centres() {
     // k-means landmarks are the centres of fit_kmeans with the same generator state
     let km_params = KMeansParams::new(1).with_n_init(2);
     let params = NystromParams::new(6, Kernel::Rbf { gamma: GAMMA })
-        .with_landmarks(LandmarkInit::KMeans(km_params.clone()));
+        .with_landmarks(LandmarkInit::KMeans(km_params.clone()))
+        .check()
+        .unwrap();
     let nys = Nystrom::fit(&dense, &params, &mut seeded(16)).unwrap();
-    let km = fit_kmeans(&dense, &KMeansParams { k: 6, ..km_params }, &mut seeded(16)).unwrap();
+    let mut km6 = km_params;
+    km6.k = 6;
+    let km = fit_kmeans(&dense, &km6.check().unwrap(), &mut seeded(16)).unwrap();
     assert_eq!(nys.landmarks().to_owned(), km.centers);
 }
 
@@ -247,7 +274,12 @@ fn trait_objects_and_step() {
     }
     // step: U ← U − η·direction, through a Box<dyn LearnableMap>
     let mut boxed: Box<dyn LearnableMap> = Box::new(
-        RandomFourier::new(3, &RandomFourierParams::new(2, 1.0), &mut seeded(19)).unwrap(),
+        RandomFourier::new(
+            3,
+            &RandomFourierParams::new(2, 1.0).check().unwrap(),
+            &mut seeded(19),
+        )
+        .unwrap(),
     );
     let before = boxed.params().to_owned();
     let dir = gaussian_mat(&mut seeded(20), 3, 2, 1.0);
@@ -260,10 +292,12 @@ fn trait_objects_and_step() {
 
 #[test]
 fn parameter_errors() {
-    let inv = |r: Result<(), FeatMapError>, name: &str| match r {
-        Err(FeatMapError::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
-        other => panic!("expected InvalidParameter({name}), got {other:?}"),
-    };
+    fn inv<T: std::fmt::Debug>(r: Result<T, FeatMapError>, name: &str) {
+        match r {
+            Err(FeatMapError::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
+            other => panic!("expected InvalidParameter({name}), got {other:?}"),
+        }
+    }
     inv(RandomFourierParams::new(0, 1.0).check(), "m");
     inv(RandomFourierParams::new(3, 0.0).check(), "gamma");
     inv(RandomFourierParams::new(3, -1.0).check(), "gamma");
@@ -306,9 +340,8 @@ fn parameter_errors() {
             .check(),
         Err(FeatMapError::Cluster(_))
     ));
-    // constructors check too
+    // constructors from parts check too (the others take checked parameters)
     let mut rng = seeded(1);
-    assert!(RandomFourier::new(3, &RandomFourierParams::new(0, 1.0), &mut rng).is_err());
     assert!(RandomFourier::from_directions(Mat::zeros(3, 0)).is_err());
     let mut nan = Mat::<f64>::zeros(3, 2);
     nan[(1, 1)] = f64::NAN;
@@ -328,7 +361,12 @@ fn parameter_errors() {
     assert!(Nystrom::from_parts(Kernel::Linear, Mat::zeros(2, 3), Some(Mat::zeros(3, 3))).is_err());
     let (dense, _) = data_pair(2, 5, 3, 0.5);
     inv(
-        Nystrom::fit(&dense, &NystromParams::new(6, Kernel::Linear), &mut rng).map(|_| ()),
+        Nystrom::fit(
+            &dense,
+            &NystromParams::new(6, Kernel::Linear).check().unwrap(),
+            &mut rng,
+        )
+        .map(|_| ()),
         "m",
     );
 }
