@@ -313,7 +313,7 @@ const PU_NEGATIVES_MIN: usize = 1000;
 /// seeded `holdout` fraction of them is hidden, every (λ, ρ) of the grids is fitted on the
 /// rest, and scored by the ROC AUC of the hidden positives against entries drawn uniformly from
 /// outside Ω (unlabelled, so mostly negatives: as many as the hidden positives, at least
-/// [`PU_NEGATIVES_MIN`], at most all of them). RMSE would not do here: a model that predicts
+/// 1,000, at most all of them). RMSE would not do here: a model that predicts
 /// 1 everywhere fits the hidden positives perfectly. The best pair (the first on ties, λ
 /// varying fastest) is refitted on all of Ω; a single pair is fitted on all of Ω directly.
 #[allow(clippy::too_many_arguments)]
