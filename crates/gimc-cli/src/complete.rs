@@ -14,7 +14,7 @@ use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::completion::{
     CompletionMethod, SelectedCompletion, SelectedPu, fit_selected, fit_selected_pu,
 };
-use gimc_solvers::{NoObserver, Side};
+use gimc_solvers::{ImcModel, NoObserver, Side};
 use serde_json::json;
 
 use crate::common::{Globals, check_memory, load_input, memory_budget, write_output};
@@ -329,6 +329,47 @@ enum Selected {
     Pu(SelectedPu),
 }
 
+impl Selected {
+    /// Logs every grid point's held-out score and returns the chosen λ, the model, and the
+    /// selection's JSON fields with whether a grid was searched.
+    fn report(self, g: &Globals) -> (f64, ImcModel, (serde_json::Value, bool)) {
+        match self {
+            Selected::Rmse(SelectedCompletion {
+                lambda,
+                holdout_rmse,
+                model,
+            }) => {
+                for (l, r) in &holdout_rmse {
+                    g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
+                }
+                let scores: Vec<_> = holdout_rmse
+                    .iter()
+                    .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
+                    .collect();
+                let searched = !scores.is_empty();
+                (lambda, model, (json!({"holdout_rmse": scores}), searched))
+            }
+            Selected::Pu(SelectedPu {
+                lambda,
+                rho,
+                holdout_auc,
+                model,
+            }) => {
+                for (l, r, auc) in &holdout_auc {
+                    g.info(&format!("λ {l}, ρ {r}: held-out AUC {auc:.4}"));
+                }
+                let scores: Vec<_> = holdout_auc
+                    .iter()
+                    .map(|&(l, r, auc)| json!({"lambda": l, "rho": r, "auc": auc}))
+                    .collect();
+                let searched = !scores.is_empty();
+                let fields = json!({"rho": rho, "holdout_auc": scores});
+                (lambda, model, (fields, searched))
+            }
+        }
+    }
+}
+
 /// Runs `gimc complete`.
 pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     let rowf = match &a.row_features {
@@ -476,43 +517,7 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         .map(Selected::Rmse)
     };
     spinner.finish();
-    let (lambda, model, selection) = match fit? {
-        Selected::Rmse(SelectedCompletion {
-            lambda,
-            holdout_rmse,
-            model,
-        }) => {
-            for (l, r) in &holdout_rmse {
-                g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
-            }
-            let scores: Vec<_> = holdout_rmse
-                .iter()
-                .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
-                .collect();
-            let chosen = !scores.is_empty();
-            (lambda, model, (json!({"holdout_rmse": scores}), chosen))
-        }
-        Selected::Pu(SelectedPu {
-            lambda,
-            rho,
-            holdout_auc,
-            model,
-        }) => {
-            for (l, r, auc) in &holdout_auc {
-                g.info(&format!("λ {l}, ρ {r}: held-out AUC {auc:.4}"));
-            }
-            let scores: Vec<_> = holdout_auc
-                .iter()
-                .map(|&(l, r, auc)| json!({"lambda": l, "rho": r, "auc": auc}))
-                .collect();
-            let chosen = !scores.is_empty();
-            (
-                lambda,
-                model,
-                (json!({"rho": rho, "holdout_auc": scores}), chosen),
-            )
-        }
-    };
+    let (lambda, model, selection) = fit?.report(g);
     if let Some(path) = &a.save {
         // W and H on the raw features: identity maps in the completion model file; plain
         // completion's features are the indices themselves (identity maps as wide as the
