@@ -358,11 +358,7 @@ fn check_name(name: &str) -> Result<(), ExperimentError> {
 /// Errors: a report name that is empty or contains a path separator, or an I/O failure.
 pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
     let name = report.name.as_str();
-    check_name(name)?;
-    std::fs::create_dir_all(out_dir).map_err(|source| ExperimentError::Io {
-        path: out_dir.to_path_buf(),
-        source,
-    })?;
+    prepare_out_dir(name, out_dir)?;
     let mut paths = vec![
         write_file(out_dir.join(format!("{name}.md")), &report.to_markdown())?,
         write_file(out_dir.join(format!("{name}.csv")), &report.to_csv())?,
@@ -370,6 +366,15 @@ pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, Exp
     ];
     paths.extend(write_figures(report, out_dir)?);
     Ok(paths)
+}
+
+/// Checks the report name and creates `out_dir`.
+fn prepare_out_dir(name: &str, out_dir: &Path) -> Result<(), ExperimentError> {
+    check_name(name)?;
+    std::fs::create_dir_all(out_dir).map_err(|source| ExperimentError::Io {
+        path: out_dir.to_path_buf(),
+        source,
+    })
 }
 
 /// Writes the report's figures as `<out_dir>/<name>-<suffix>.svg` (`<name>.svg` for an empty
@@ -381,11 +386,7 @@ pub(crate) fn write_figures(
     out_dir: &Path,
 ) -> Result<Vec<PathBuf>, ExperimentError> {
     let name = report.name.as_str();
-    check_name(name)?;
-    std::fs::create_dir_all(out_dir).map_err(|source| ExperimentError::Io {
-        path: out_dir.to_path_buf(),
-        source,
-    })?;
+    prepare_out_dir(name, out_dir)?;
     let mut paths = Vec::new();
     for (suffix, svg) in &report.figures {
         if suffix.contains(['/', '\\']) || suffix == ".." {
