@@ -36,12 +36,13 @@ pub struct EvalArgs {
     #[arg(long, default_value = "1,3,5", value_delimiter = ',')]
     pub k: Vec<usize>,
     /// The predictions are a `gimc transduce` output (CSV): the transductive label error (%)
-    /// over the predicted rows and every label (or the class error for classes).
+    /// over the predicted rows' missing label cells (every label of a row without --input;
+    /// the class error for classes).
     #[arg(long)]
     pub transduction: bool,
     /// With --transduction: the file given to `gimc transduce` (its `?` / empty cells are the
-    /// missing ones) ...
-    #[arg(long, value_name = "FILE", requires = "imputed")]
+    /// missing ones): the label error is then counted over its missing label cells only ...
+    #[arg(long, value_name = "FILE")]
     pub input: Option<String>,
     /// ... and its `--impute-out` file: the relative imputation error Σ(x − x̂)² / Σx² over
     /// the missing cells, against the truth's features.
@@ -70,6 +71,22 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
             pred_path.display()
         );
     }
+    let masked = match &a.input {
+        Some(input) => Some(crate::common::load_input_with(
+            input,
+            &a.part,
+            g,
+            gimc_data::MissingPolicy::Mask,
+            &a.missing,
+        )?),
+        None => None,
+    };
+    // the missing label cells of the input (every cell of its unlabelled rows)
+    let unknown_cell = |r: usize, j: usize| -> bool {
+        masked.as_ref().is_none_or(|m| {
+            m.unlabeled.binary_search(&r).is_ok() || m.missing_labels.binary_search(&(r, j)).is_ok()
+        })
+    };
     let (mut wrong, mut total) = (0usize, 0usize);
     for (no, line) in lines {
         if line.trim().is_empty() {
@@ -93,6 +110,9 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
             Targets::Labels { matrix, names: tn } => {
                 let row = matrix.outer_view(r).with_context(loc)?;
                 for (j, name) in names.iter().enumerate() {
+                    if !unknown_cell(r, j) {
+                        continue;
+                    }
                     let truth_pos = row.get(j).is_some_and(|&v| v != 0.0);
                     let name_here = tn.get(j).map_or(*name, String::as_str);
                     wrong += usize::from(predicted.contains(&name_here) != truth_pos);
@@ -108,20 +128,16 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
         }
     }
     if total == 0 {
-        bail!("{}: no predicted rows", pred_path.display());
+        bail!(
+            "{}: no predicted rows (with --input: none with a missing label cell)",
+            pred_path.display()
+        );
     }
     let mut metrics = vec![(
         "label_error".to_string(),
         100.0 * wrong as f64 / total as f64,
     )];
-    if let (Some(input), Some(imputed)) = (&a.input, &a.imputed) {
-        let masked = crate::common::load_input_with(
-            input,
-            &a.part,
-            g,
-            gimc_data::MissingPolicy::Mask,
-            &a.missing,
-        )?;
+    if let (Some(input), Some(masked), Some(imputed)) = (&a.input, &masked, &a.imputed) {
         let (n, d) = (truth.nrows(), truth.ncols());
         if (masked.nrows(), masked.ncols()) != (n, d) {
             bail!(

@@ -1,12 +1,13 @@
 //! `gimc transduce`: MC-1 / MC-b transduction (Goldberg et al., NIPS 2010; DESIGN §3.5) on one
 //! data file whose missing feature values are marked (ARFF `?`, empty / `?` / `NA` CSV cells)
-//! and whose rows without labels (every label `?`, or an empty class cell) are the ones to
-//! predict. Labels (multi-label, or one-vs-rest ±1 for classes) and the observed features form
-//! one low-rank matrix; λ and μ are chosen by the same cross-validation over observed entries
-//! as the experiments (`gimc_solvers::transduction::data::transduce`). The imputation + SVM
-//! baselines of the paper's tables (`--method fpc-svm|mean-svm|zero-svm`) run on the same
-//! table. Writes the predicted labels of the unlabelled rows with their scores and, on
-//! request, the imputed feature matrix.
+//! and whose missing labels are the ones to predict: single `?` label cells of a multi-label
+//! file, whole rows without labels (every label `?`), or an empty class cell. Labels
+//! (multi-label, or one-vs-rest ±1 for classes) and the observed features form one low-rank
+//! matrix; λ and μ are chosen by the same cross-validation over observed entries as the
+//! experiments (`gimc_solvers::transduction::data::transduce`). The imputation + SVM baselines
+//! of the paper's tables (`--method fpc-svm|mean-svm|zero-svm`) run on the same table. Writes,
+//! for every row with a missing label, its label set completed at the missing cells (or its
+//! class) with the scores of every label and, on request, the imputed feature matrix.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,7 +44,7 @@ pub enum TransduceMethod {
 #[derive(Args, Debug)]
 pub struct TransduceArgs {
     /// The data: a file (ARFF / Mulan pair, or CSV with --label-column) with missing feature
-    /// values marked and the rows to predict left unlabelled.
+    /// values marked and the labels to predict missing (`?` cells, or unlabelled rows).
     pub target: String,
     /// Part of a named set.
     #[arg(long, default_value = "train")]
@@ -78,78 +79,91 @@ pub struct TransduceArgs {
     /// (repeatable, e.g. `--missing -999 --missing NULL`).
     #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
     pub missing: Vec<String>,
+    /// Child streams under `--seed`: the fit draws from child(…child(seeded(seed), s₁)…, sₖ),
+    /// the way the transduction experiments derive each trial's and method's generator
+    /// (`gimc-experiments trial-data` prints the streams that reproduce one of its fits).
+    #[arg(long, value_name = "S1,S2,...", value_delimiter = ',')]
+    pub stream: Vec<u64>,
 }
 
-/// The label side of the problem: the number of label rows t, the ±1 targets of the labelled
-/// rows as (label, row, ±1) (one label row per label, or per class one-vs-rest), the label
-/// names, and whether the data is multi-label.
+/// The label side of the problem: the number of label rows t, the ±1 targets of the known
+/// label cells as (label, row, ±1) (one label row per label, or per class one-vs-rest), the
+/// cells to predict per row, the label names, and whether the data is multi-label.
 struct LabelSide {
     t: usize,
     entries: Vec<(usize, usize, f64)>,
+    /// For every row, whether each of its t label cells is unknown (rows with none left out).
+    unknown: std::collections::BTreeMap<usize, Vec<bool>>,
     names: Vec<String>,
     multilabel: bool,
 }
 
 fn label_entries(ds: &Dataset) -> Result<LabelSide> {
-    let unlabeled: std::collections::HashSet<usize> = ds.unlabeled.iter().copied().collect();
     let n = ds.nrows();
-    match &ds.targets {
-        Targets::Labels { matrix, names } => {
-            let l = matrix.cols();
-            let mut e = Vec::with_capacity((n - unlabeled.len()) * l);
-            for (i, row) in matrix.outer_iterator().enumerate() {
-                if unlabeled.contains(&i) {
-                    continue;
-                }
-                let mut y = vec![-1.0; l];
-                for (j, &v) in row.iter() {
-                    if v != 0.0 {
-                        y[j] = 1.0;
-                    }
-                }
-                e.extend(y.iter().enumerate().map(|(j, &v)| (j, i, v)));
-            }
-            let names = if names.len() == l {
-                names.clone()
-            } else {
-                (0..l).map(|j| format!("label{j}")).collect()
-            };
-            Ok(LabelSide {
-                t: l,
-                entries: e,
-                names,
-                multilabel: true,
-            })
-        }
-        Targets::Classes { classes, names } => {
-            let c = names
+    let (t, names, multilabel) = match &ds.targets {
+        Targets::Labels { matrix, names } => (matrix.cols(), names, true),
+        Targets::Classes { classes, names } => (
+            names
                 .len()
-                .max(classes.iter().map(|&k| k + 1).max().unwrap_or(0));
-            let mut e = Vec::with_capacity((n - unlabeled.len()) * c);
-            for (i, &k) in classes.iter().enumerate() {
-                if unlabeled.contains(&i) {
-                    continue;
-                }
-                e.extend((0..c).map(|j| (j, i, if j == k { 1.0 } else { -1.0 })));
-            }
-            let names = if names.len() == c {
-                names.clone()
-            } else {
-                (0..c).map(|j| format!("class{j}")).collect()
-            };
-            Ok(LabelSide {
-                t: c,
-                entries: e,
-                names,
-                multilabel: false,
-            })
-        }
+                .max(classes.iter().map(|&k| k + 1).max().unwrap_or(0)),
+            names,
+            false,
+        ),
         _ => bail!(
             "{}: transduction needs labels or classes (a multi-label ARFF / Mulan file, or a CSV \
              with --label-column)",
             ds.name
         ),
+    };
+    // unknown cells: every cell of an unlabelled row, and the `?` label cells of the others
+    let mut unknown: std::collections::BTreeMap<usize, Vec<bool>> = Default::default();
+    for &i in &ds.unlabeled {
+        unknown.insert(i, vec![true; t]);
     }
+    for &(i, l) in &ds.missing_labels {
+        unknown.entry(i).or_insert_with(|| vec![false; t])[l] = true;
+    }
+    let is_unknown = |i: usize, l: usize| unknown.get(&i).is_some_and(|u| u[l]);
+    let mut e = Vec::with_capacity(n * t);
+    match &ds.targets {
+        Targets::Labels { matrix, .. } => {
+            for (i, row) in matrix.outer_iterator().enumerate() {
+                let mut y = vec![-1.0; t];
+                for (j, &v) in row.iter() {
+                    if v != 0.0 {
+                        y[j] = 1.0;
+                    }
+                }
+                e.extend(
+                    y.iter()
+                        .enumerate()
+                        .filter(|&(l, _)| !is_unknown(i, l))
+                        .map(|(l, &v)| (l, i, v)),
+                );
+            }
+        }
+        Targets::Classes { classes, .. } => {
+            for (i, &k) in classes.iter().enumerate() {
+                if !unknown.contains_key(&i) {
+                    e.extend((0..t).map(|j| (j, i, if j == k { 1.0 } else { -1.0 })));
+                }
+            }
+        }
+        _ => unreachable!("checked above"),
+    }
+    let names = if names.len() == t {
+        names.clone()
+    } else {
+        let stem = if multilabel { "label" } else { "class" };
+        (0..t).map(|j| format!("{stem}{j}")).collect()
+    };
+    Ok(LabelSide {
+        t,
+        entries: e,
+        unknown,
+        names,
+        multilabel,
+    })
 }
 
 /// The peak memory of `gimc transduce` from shapes: the table twice (read, and with NaN
@@ -186,19 +200,21 @@ fn estimate(n: usize, d: usize, t: usize, paths: usize) -> gimc::MemoryEstimate 
 pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
     let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask, &a.missing)?;
     let (n, d) = (ds.nrows(), ds.ncols());
-    if ds.unlabeled.is_empty() {
-        bail!(
-            "{}: every row is labelled, so there is nothing to predict (leave the labels of the \
-             rows to predict missing: `?` in ARFF, an empty class cell in CSV)",
-            ds.name
-        );
-    }
     let LabelSide {
         t,
         entries: label_e,
+        unknown,
         names,
         multilabel,
     } = label_entries(&ds)?;
+    if unknown.is_empty() {
+        bail!(
+            "{}: every label is known, so there is nothing to predict (leave the labels to \
+             predict missing: `?` in ARFF, for a whole row or single cells; an empty class cell \
+             in CSV)",
+            ds.name
+        );
+    }
     if label_e.is_empty() {
         bail!("{}: no labelled rows to learn from", ds.name);
     }
@@ -251,15 +267,20 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         TransduceMethod::ZeroSvm => Some(Baseline::ZeroSvm),
     };
     g.info(&format!(
-        "{}: {n} rows ({} unlabelled), {d} features ({} missing), {t} {}; {}-fold cross-validation over λ ∈ {:?}",
+        "{}: {n} rows ({} unlabelled, {} with some labels missing), {d} features ({} missing), {t} {}; {}-fold cross-validation over λ ∈ {:?}",
         ds.name,
         ds.unlabeled.len(),
+        unknown.len() - ds.unlabeled.len(),
         ds.missing.len(),
         if multilabel { "labels" } else { "classes" },
         a.folds,
         a.lambda
     ));
     let spinner = crate::progress::spinner(g, &format!("transducing with {:?}", a.method));
+    let mut rng = a
+        .stream
+        .iter()
+        .fold(seeded(g.seed), |r, &s| gimc_linalg::rng::child(&r, s));
     let fit = match &baseline {
         None => transduce(
             x.as_ref(),
@@ -267,7 +288,7 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             a.standardize,
             &params,
             &cv,
-            &mut seeded(g.seed),
+            &mut rng,
         ),
         Some(b) => transduce_baseline(
             x.as_ref(),
@@ -278,20 +299,36 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
                 folds: a.folds,
                 ..SvmCvParams::default()
             },
-            &mut seeded(g.seed),
+            &mut rng,
         ),
     };
     spinner.finish();
     let out = fit?;
     let scores = &out.scores;
     let cv_error = out.cv_label_error;
-    // predictions of the unlabelled rows
-    let rows = &ds.unlabeled;
+    // the rows with unknown cells: a label set completed at those cells (the known cells as
+    // given), or the class of an unlabelled row
+    let rows: Vec<usize> = unknown.keys().copied().collect();
+    let known_positive = |i: usize, j: usize| -> bool {
+        match &ds.targets {
+            Targets::Labels { matrix, .. } => matrix.get(i, j).is_some_and(|&v| v != 0.0),
+            _ => false,
+        }
+    };
     let predicted: Vec<Vec<usize>> = rows
         .iter()
         .map(|&i| {
             if multilabel {
-                (0..t).filter(|&j| scores[(i, j)] > 0.0).collect()
+                let u = &unknown[&i];
+                (0..t)
+                    .filter(|&j| {
+                        if u[j] {
+                            scores[(i, j)] > 0.0
+                        } else {
+                            known_positive(i, j)
+                        }
+                    })
+                    .collect()
             } else {
                 let best = (0..t)
                     .max_by(|&a, &b| scores[(i, a)].total_cmp(&scores[(i, b)]))
@@ -329,6 +366,10 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         s
     };
     write_output(a.out.as_deref(), &s)?;
+    let unknown_cells: usize = unknown
+        .values()
+        .map(|u| u.iter().filter(|&&b| b).count())
+        .sum();
     if let Some(path) = &a.impute_out {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path)
@@ -351,7 +392,8 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     g.info(&format!(
-        "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {cv_error:.2} %; {} rows predicted",
+        "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {cv_error:.2} %; {unknown_cells} \
+         label cells of {} rows predicted",
         a.method,
         out.lambda,
         out.mu,

@@ -288,7 +288,9 @@ struct Row {
     labels: Vec<(usize, f64)>,
     class: Option<f64>,
     missing: Vec<usize>,
-    /// A label or class value was `?` (allowed under [`MissingPolicy::Mask`]).
+    /// Labels whose value was `?` (allowed under [`MissingPolicy::Mask`]).
+    missing_labels: Vec<usize>,
+    /// The class value was `?` (allowed under [`MissingPolicy::Mask`]).
     unlabeled: bool,
 }
 
@@ -382,12 +384,14 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
     let mut class_values: Vec<f64> = Vec::new();
     let mut missing: Vec<(usize, usize)> = Vec::new();
     let mut unlabeled: Vec<usize> = Vec::new();
+    let mut missing_labels: Vec<(usize, usize)> = Vec::new();
     let mut any_sparse = false;
     let mut row = Row {
         features: Vec::new(),
         labels: Vec::new(),
         class: None,
         missing: Vec::new(),
+        missing_labels: Vec::new(),
         unlabeled: false,
     };
 
@@ -401,6 +405,7 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
         row.labels.clear();
         row.class = None;
         row.missing.clear();
+        row.missing_labels.clear();
         row.unlabeled = false;
         if let Some(body) = t.strip_prefix('{') {
             any_sparse = true;
@@ -477,9 +482,12 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
             class_values.push(row.class.unwrap_or(0.0));
         }
         missing.extend(row.missing.iter().map(|&c| (r, c)));
-        if row.unlabeled {
+        // a row is unlabelled when its class, or every one of its labels, is missing
+        if row.unlabeled || (n_labels > 0 && row.missing_labels.len() == n_labels) {
             unlabeled.push(r);
         }
+        row.missing_labels.sort_unstable();
+        missing_labels.extend(row.missing_labels.iter().map(|&l| (r, l)));
     }
     let end = lines.count();
     let features = if any_sparse {
@@ -515,6 +523,7 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
         feature_names,
         missing,
         unlabeled,
+        missing_labels,
     })
 }
 
@@ -604,7 +613,7 @@ fn set_value(
                         Err(loc.err(ln, format!("missing value '?' for label {:?}", attr.name)))
                     }
                     MissingPolicy::Mask => {
-                        row.unlabeled = true;
+                        row.missing_labels.push(l);
                         Ok(())
                     }
                 };

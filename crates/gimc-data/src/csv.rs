@@ -385,6 +385,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         feature_names,
         missing: missing_out,
         unlabeled,
+        missing_labels: Vec::new(),
     })
 }
 

@@ -162,11 +162,17 @@ pub struct Dataset {
     /// are stored as 0 in `features`. Empty unless a reader was asked to record missing values
     /// ([`crate::MissingPolicy::Mask`]).
     pub missing: Vec<(usize, usize)>,
-    /// Rows whose target was missing in the file (`?`, or an empty CSV cell), sorted: the rows
-    /// a transductive method predicts. Their targets hold a placeholder (no labels, class 0,
-    /// value 0). Empty unless a reader was asked to record missing values
-    /// ([`crate::MissingPolicy::Mask`]).
+    /// Rows whose whole target was missing in the file (a `?` class or value, an empty CSV
+    /// cell, or `?` in every label), sorted: the rows a transductive method predicts. Their
+    /// targets hold a placeholder (no labels, class 0, value 0). Empty unless a reader was
+    /// asked to record missing values ([`crate::MissingPolicy::Mask`]).
     pub unlabeled: Vec<usize>,
+    /// (row, label) positions of the label cells that were `?` in a multi-label file, sorted
+    /// (those of [`Dataset::unlabeled`] rows included); they are stored as 0 (absent) in the
+    /// label matrix. A row with only some of its labels missing is partly labelled: its known
+    /// cells are training targets and its missing ones are predicted. Empty unless a reader
+    /// was asked to record missing values ([`crate::MissingPolicy::Mask`]).
+    pub missing_labels: Vec<(usize, usize)>,
 }
 
 /// Summary numbers of a [`Dataset`] (what `gimc data info` prints).
@@ -261,6 +267,7 @@ impl Dataset {
             feature_names,
             missing: Vec::new(),
             unlabeled: Vec::new(),
+            missing_labels: Vec::new(),
         };
         ds.check()?;
         Ok(ds)
@@ -308,6 +315,19 @@ impl Dataset {
         {
             return Err(DataError::Incompatible(
                 "missing-value position outside the feature matrix".into(),
+            ));
+        }
+        let labels = match &self.targets {
+            Targets::Labels { matrix, .. } => matrix.cols(),
+            _ => 0,
+        };
+        if self
+            .missing_labels
+            .iter()
+            .any(|&(r, l)| r >= n || l >= labels)
+        {
+            return Err(DataError::Incompatible(
+                "missing-label position outside the label matrix".into(),
             ));
         }
         Ok(())
@@ -410,19 +430,8 @@ impl Dataset {
             }
             FeatureMatrix::Sparse(m) => FeatureMatrix::Sparse(select_csr(m, rows)?),
         };
-        let missing = if self.missing.is_empty() {
-            Vec::new()
-        } else {
-            let mut per_row: Vec<Vec<usize>> = vec![Vec::new(); n];
-            for &(r, c) in &self.missing {
-                per_row[r].push(c);
-            }
-            let mut out = Vec::new();
-            for (i, &r) in rows.iter().enumerate() {
-                out.extend(per_row[r].iter().map(|&c| (i, c)));
-            }
-            out
-        };
+        let missing = select_cells(&self.missing, rows, n);
+        let missing_labels = select_cells(&self.missing_labels, rows, n);
         let unlabeled = if self.unlabeled.is_empty() {
             Vec::new()
         } else {
@@ -438,6 +447,7 @@ impl Dataset {
             feature_names: self.feature_names.clone(),
             missing,
             unlabeled,
+            missing_labels,
         })
     }
 
@@ -563,10 +573,12 @@ impl Dataset {
         };
         let mut missing = Vec::new();
         let mut unlabeled = Vec::new();
+        let mut missing_labels = Vec::new();
         let mut off = 0;
         for p in parts {
             missing.extend(p.missing.iter().map(|&(r, c)| (r + off, c)));
             unlabeled.extend(p.unlabeled.iter().map(|&r| r + off));
+            missing_labels.extend(p.missing_labels.iter().map(|&(r, l)| (r + off, l)));
             off += p.nrows();
         }
         Ok(Self {
@@ -576,6 +588,7 @@ impl Dataset {
             feature_names: first.feature_names.clone(),
             missing,
             unlabeled,
+            missing_labels,
         })
     }
 
@@ -638,6 +651,23 @@ fn select_csr(m: &CsMat<f64>, rows: &[usize]) -> Result<CsMat<f64>> {
     }
     CsMat::try_new((rows.len(), m.cols()), indptr, indices, data)
         .map_err(|(_, _, _, e)| DataError::Incompatible(format!("row selection: {e}")))
+}
+
+/// The (row, column) cells of `cells` (sorted, rows < `n`) that fall in the selected `rows`,
+/// renumbered to the selection's row order.
+fn select_cells(cells: &[(usize, usize)], rows: &[usize], n: usize) -> Vec<(usize, usize)> {
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    let mut per_row: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(r, c) in cells {
+        per_row[r].push(c);
+    }
+    let mut out = Vec::new();
+    for (i, &r) in rows.iter().enumerate() {
+        out.extend(per_row[r].iter().map(|&c| (i, c)));
+    }
+    out
 }
 
 #[cfg(test)]

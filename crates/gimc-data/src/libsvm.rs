@@ -164,6 +164,7 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
         feature_names: Vec::new(),
         missing: Vec::new(),
         unlabeled: Vec::new(),
+        missing_labels: Vec::new(),
     })
 }
 

@@ -180,6 +180,7 @@ fn parse_rows<R: BufRead>(
         feature_names: Vec::new(),
         missing: Vec::new(),
         unlabeled: Vec::new(),
+        missing_labels: Vec::new(),
     })
 }
 

@@ -49,6 +49,10 @@ enum Command {
     },
     /// Run the benchmarks, each in its own process, print them and write a Markdown report.
     Bench(BenchArgs),
+    /// Write one trial of `mc1-yeast` or `mc1-emotions` (the experiment's features and labels
+    /// with that trial's hidden cells as `?`, and the complete truth) as Mulan files, and print
+    /// the `gimc transduce` / `gimc eval` commands that repeat the trial's MC-1 and MC-b fits.
+    TrialData(TrialDataArgs),
     /// Run one benchmark in this process and print its measurements as JSON (used by `bench`).
     #[command(hide = true)]
     BenchOne {
@@ -208,6 +212,100 @@ enum DatasetsAction {
         #[arg(long = "only", value_name = "NAME")]
         only: Vec<String>,
     },
+}
+
+#[derive(Debug, Args)]
+struct TrialDataArgs {
+    /// The experiment: mc1-yeast or mc1-emotions.
+    experiment: String,
+    /// Observed fraction ω of the trial (one of the experiment's: 0.4, 0.6, 0.8).
+    #[arg(long)]
+    omega: f64,
+    /// Trial number (0-based; the experiment runs 10).
+    #[arg(long, default_value_t = 0)]
+    trial: usize,
+    /// Output directory.
+    #[arg(long, default_value = "out/trials")]
+    out: PathBuf,
+    /// Data directory (default: $GIMC_DATA, else datasets/).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Master seed (as `reproduce --seed`).
+    #[arg(long, default_value_t = 2016)]
+    seed: u64,
+}
+
+/// `trial-data`: writes the trial's files and prints the commands that repeat its fits.
+fn run_trial_data(args: TrialDataArgs) -> Result<()> {
+    use gimc_experiments::experiments::{mc1_common, mc1_emotions, mc1_yeast};
+    let (spec, config) = match args.experiment.as_str() {
+        "mc1-yeast" => (mc1_yeast::spec(false), mc1_yeast::config(false)),
+        "mc1-emotions" => (mc1_emotions::spec(false), mc1_emotions::config(false)),
+        other => bail!("trial-data: unknown experiment {other:?} (mc1-yeast or mc1-emotions)"),
+    };
+    let Some(wi) = spec
+        .omegas
+        .iter()
+        .position(|&w| (w - args.omega).abs() < 1e-9)
+    else {
+        bail!(
+            "{}: ω = {} is not one of its fractions {:?}",
+            spec.experiment,
+            args.omega,
+            spec.omegas
+        );
+    };
+    if args.trial >= config.trials {
+        bail!(
+            "{}: trial {} does not exist (it runs {} trials, 0 to {})",
+            spec.experiment,
+            args.trial,
+            config.trials,
+            config.trials - 1
+        );
+    }
+    let ctx = Context {
+        data_dir: resolve_data_dir(args.data_dir.as_deref()),
+        out_dir: args.out.clone(),
+        quick: false,
+        seed: args.seed,
+    };
+    let (data, streams) = mc1_common::real_trial(&spec, &ctx, wi, args.trial)?;
+    let stem = format!("{}-w{:.0}-t{}", spec.set, 100.0 * args.omega, args.trial);
+    let (masked, truth) = mc1_common::write_trial_mulan(&data, &args.out, &stem)?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "wrote {} (hidden cells `?`) and {}",
+        masked.display(),
+        truth.display()
+    )?;
+    for (k, method) in config.methods.iter().enumerate() {
+        let flag = match method {
+            mc1_common::Method::Mc1 => "mc1",
+            mc1_common::Method::McB => "mcb",
+            _ => continue,
+        };
+        let mut path: Vec<String> = streams.iter().map(u64::to_string).collect();
+        path.push((mc1_common::METHOD_STREAM_BASE + k as u64).to_string());
+        let pred = args.out.join(format!("{stem}-{flag}.csv"));
+        // the file holds the features as the experiment fits them (yeast: standardised over
+        // all rows before the cells are hidden), so transduce must not rescale them
+        writeln!(
+            stdout,
+            "{}: gimc --seed {} transduce {} --method {flag} --standardize false --stream {} -o {}\n      \
+             gimc eval --transduction {} {} --input {}",
+            method.name(),
+            args.seed,
+            masked.display(),
+            path.join(","),
+            pred.display(),
+            pred.display(),
+            truth.display(),
+            masked.display()
+        )?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -417,6 +515,7 @@ fn main() -> Result<()> {
         },
         Command::Render { records, out } => run_render(&records, &out),
         Command::Bench(args) => run_bench(args),
+        Command::TrialData(args) => run_trial_data(args),
         Command::BenchOne {
             name,
             data_dir,

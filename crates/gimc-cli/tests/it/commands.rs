@@ -1366,6 +1366,137 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
     );
 }
 
+/// `gimc transduce` on a multi-label ARFF whose missing labels are single `?` cells: the
+/// partly labelled rows learn from their known cells, every row with a `?` is reported with
+/// its label set completed at the missing cells only, and `gimc eval --transduction --input`
+/// scores exactly those cells.
+#[test]
+fn transduce_predicts_single_missing_label_cells() {
+    let (n, d) = (90usize, 6usize);
+    // label 0 follows the sign of feature 0, label 1 that of feature 1 (low-rank features)
+    let value = |i: usize, j: usize| {
+        let s0 = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
+        let s1 = if i.is_multiple_of(3) { 1.0 } else { -1.0 };
+        let wobble = (((i * 7 + j * 5) % 11) as f64 / 11.0 - 0.5) * 0.1;
+        match j % 2 {
+            0 => s0 * (1.0 + 0.1 * j as f64) + wobble,
+            _ => s1 * (1.0 + 0.1 * j as f64) + wobble,
+        }
+    };
+    let label = |i: usize, l: usize| {
+        usize::from(if l == 0 {
+            i.is_multiple_of(2)
+        } else {
+            i.is_multiple_of(3)
+        })
+    };
+    let header = |name: &str| {
+        let mut h = format!("@relation {name}\n");
+        for j in 0..d {
+            h.push_str(&format!("@attribute f{j} numeric\n"));
+        }
+        h + "@attribute l0 {0,1}\n@attribute l1 {0,1}\n@data\n"
+    };
+    let (mut masked, mut truth) = (header("ml"), header("ml"));
+    let mut hidden: Vec<(usize, usize)> = Vec::new();
+    for i in 0..n {
+        let feats: Vec<String> = (0..d).map(|j| format!("{}", value(i, j))).collect();
+        let mut cells = Vec::new();
+        for l in 0..2 {
+            // every 5th row misses label 0, every 7th label 1 (row 0 and 35, 70: both)
+            if (l == 0 && i.is_multiple_of(5)) || (l == 1 && i.is_multiple_of(7)) {
+                hidden.push((i, l));
+                cells.push("?".to_string());
+            } else {
+                cells.push(label(i, l).to_string());
+            }
+        }
+        masked.push_str(&format!("{},{}\n", feats.join(","), cells.join(",")));
+        truth.push_str(&format!(
+            "{},{},{}\n",
+            feats.join(","),
+            label(i, 0),
+            label(i, 1)
+        ));
+    }
+    let xml = "<?xml version=\"1.0\"?>\n<labels xmlns=\"http://mulan.sourceforge.net/labels\">\n<label name=\"l0\"></label>\n<label name=\"l1\"></label>\n</labels>\n";
+    let data = temp_file("tdc.arff", masked.as_bytes());
+    let _xml = temp_file("tdc.xml", xml.as_bytes());
+    let truth_file = temp_file("tdc-truth.arff", truth.as_bytes());
+    let _truth_xml = temp_file("tdc-truth.xml", xml.as_bytes());
+    let pred = temp_file("tdc-pred.csv", b"");
+    let args = [
+        "transduce",
+        p(&data),
+        "--standardize",
+        "false",
+        "--folds",
+        "3",
+        "--lambda",
+        "0.1,1",
+        "--mu-count",
+        "4",
+    ];
+    let o = gimc(&[&["-q", "--json"][..], &args[..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows: Vec<usize> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap() as usize)
+        .collect();
+    let mut want: Vec<usize> = hidden.iter().map(|&(i, _)| i).collect();
+    want.dedup();
+    assert_eq!(rows, want, "every row with a `?` label, once");
+    let (mut wrong, mut known_kept) = (0, 0);
+    for (&i, predicted) in rows.iter().zip(v["predicted"].as_array().unwrap()) {
+        let names: Vec<&str> = predicted
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        for l in 0..2 {
+            let has = names.contains(&["l0", "l1"][l]);
+            if hidden.contains(&(i, l)) {
+                wrong += usize::from(has != (label(i, l) == 1));
+            } else {
+                // a known cell is reported as given
+                assert_eq!(has, label(i, l) == 1, "row {i}, known label {l}");
+                known_kept += 1;
+            }
+        }
+    }
+    assert!(known_kept > 0, "some rows are partly labelled");
+    assert!(wrong <= 1, "{wrong} of {} hidden cells wrong", hidden.len());
+    let o = gimc(&[&["-q"][..], &args[..], &["-o", p(&pred)][..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    // eval over the hidden cells only (with --input), or every label of the rows (without)
+    let eval = |with_input: bool| -> f64 {
+        let mut a = vec!["--json", "eval", "--transduction", p(&pred), p(&truth_file)];
+        if with_input {
+            a.extend(["--input", p(&data)]);
+        }
+        let o = gimc(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["label_error"].as_f64().unwrap()
+    };
+    let cells = eval(true);
+    assert!(
+        (cells - 100.0 * wrong as f64 / hidden.len() as f64).abs() < 1e-9,
+        "eval --input counts the {} hidden cells: {cells} %",
+        hidden.len()
+    );
+    // known cells are reported as given, so counting them too only dilutes the error
+    let all = eval(false);
+    assert!(
+        (all - 100.0 * wrong as f64 / (2 * rows.len()) as f64).abs() < 1e-9,
+        "{all} %"
+    );
+}
+
 /// `gimc complete --method gimc-lff` with features on both sides: a (m, γ, λ) grid and the
 /// iteration count are chosen on held-out entries, the saved model predicts the same values
 /// through `gimc predict --pairs`, and held-out entries are recovered.

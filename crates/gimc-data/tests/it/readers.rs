@@ -290,7 +290,7 @@ fn gzip_is_transparent_and_formats_are_guessed() {
 }
 
 #[test]
-fn missing_targets_mark_rows_unlabelled_under_mask_and_fail_otherwise() {
+fn missing_targets_mark_cells_and_rows_unlabelled_under_mask_and_fail_otherwise() {
     let p = Path::new("u");
     let arff = "@relation r\n@attribute a numeric\n@attribute l1 {0,1}\n@attribute l2 {0,1}\n@data\n1,1,0\n2,?,1\n3,0,1\n4,?,?\n";
     let labels = ArffTarget::Labels(vec!["l1".into(), "l2".into()]);
@@ -303,7 +303,24 @@ fn missing_targets_mark_rows_unlabelled_under_mask_and_fail_otherwise() {
         },
     )
     .unwrap();
-    assert_eq!(ds.unlabeled, vec![1, 3]);
+    // row 1 is partly labelled (l1 missing, l2 known); row 3 has every label missing
+    assert_eq!(ds.unlabeled, vec![3]);
+    assert_eq!(ds.missing_labels, vec![(1, 0), (3, 0), (3, 1)]);
+    let Targets::Labels { matrix, .. } = &ds.targets else {
+        panic!("labels expected")
+    };
+    assert_eq!(matrix.get(1, 1), Some(&1.0));
+    assert_eq!(matrix.get(1, 0), None);
+    // row selection and stacking keep the cells with their rows
+    let sub = ds.select_rows(&[3, 1]).unwrap();
+    assert_eq!(sub.unlabeled, vec![0]);
+    assert_eq!(sub.missing_labels, vec![(0, 0), (0, 1), (1, 0)]);
+    let both = gimc_data::Dataset::vstack("both", &[&ds, &sub]).unwrap();
+    assert_eq!(both.unlabeled, vec![3, 4]);
+    assert_eq!(
+        both.missing_labels,
+        vec![(1, 0), (3, 0), (3, 1), (4, 0), (4, 1), (5, 0)]
+    );
     let err = parse_arff(
         arff.as_bytes(),
         p,

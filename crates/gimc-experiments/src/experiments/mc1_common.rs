@@ -231,7 +231,7 @@ pub fn run_trial(
         .par_iter()
         .enumerate()
         .map(|(k, &method)| -> Result<MethodScore, ExperimentError> {
-            let stream = 100 + k as u64;
+            let stream = METHOD_STREAM_BASE + k as u64;
             match method {
                 Method::McB | Method::Mc1 => {
                     let variant = if method == Method::Mc1 {
@@ -313,10 +313,18 @@ pub fn run_trials(
         .map(|k| {
             let mut r = child(master, k as u64);
             let data = make(k, &mut r)?;
-            run_trial(&data, config, &child(&r, 0x7472_6961))
+            run_trial(&data, config, &child(&r, METHODS_STREAM))
         })
         .collect()
 }
+
+/// The stream under a trial's generator from which its methods draw (`run_trial`'s `rng`).
+pub const METHODS_STREAM: u64 = 0x7472_6961;
+
+/// The stream of the `k`-th method of [`Mc1Config::methods`] under the trial's methods
+/// generator: MC-1 / MC-b fit with `fit_transduction_cv` on `child(methods, METHOD_STREAM_BASE
+/// + k)`.
+pub const METHOD_STREAM_BASE: u64 = 100;
 
 /// Sets faer's global parallelism to `Par::Seq` and restores the previous setting when dropped.
 #[derive(Debug)]
@@ -462,6 +470,118 @@ pub fn load_real(
     Ok((x, y))
 }
 
+/// One trial of a real set: ω of the feature entries and ω of the label entries observed,
+/// drawn uniformly at random without replacement from the trial's generator.
+fn real_trial_data(
+    x: &Mat<f64>,
+    y: &Mat<f64>,
+    omega: f64,
+    r: &mut GimcRng,
+) -> Result<TrialData, ExperimentError> {
+    let (d, n) = x.shape();
+    let observed_x = gimc_data::synth::sample_entries(d, n, omega, r)?;
+    let observed_y = gimc_data::synth::sample_entries(y.nrows(), n, omega, r)?;
+    Ok(TrialData {
+        x: x.clone(),
+        y: y.clone(),
+        observed_x,
+        observed_y,
+    })
+}
+
+/// Trial `trial` at ω = `spec.omegas[omega_index]` of a real-set experiment, exactly as
+/// [`run_real`] draws it under `ctx.seed`, and the child streams under `seeded(ctx.seed)` of
+/// that trial's methods generator: method k of the experiment's configuration then fits from
+/// `child(methods, METHOD_STREAM_BASE + k)`, which `gimc transduce --seed SEED --stream
+/// S1,…,S3,STREAM` rebuilds.
+pub fn real_trial(
+    spec: &RealSpec,
+    ctx: &crate::Context,
+    omega_index: usize,
+    trial: usize,
+) -> Result<(TrialData, Vec<u64>), ExperimentError> {
+    let &omega = spec.omegas.get(omega_index).ok_or_else(|| {
+        ExperimentError::Failed(format!(
+            "{}: no ω number {omega_index} (it has {})",
+            spec.experiment,
+            spec.omegas.len()
+        ))
+    })?;
+    let (x, y) = load_real(&ctx.data_dir, spec.set, spec.parts, spec.standardize)?;
+    let master = gimc_linalg::rng::seeded(ctx.seed);
+    let mut r = child(&child(&master, omega_index as u64), trial as u64);
+    let data = real_trial_data(&x, &y, omega, &mut r)?;
+    Ok((data, vec![omega_index as u64, trial as u64, METHODS_STREAM]))
+}
+
+/// Writes a trial's data as Mulan files for `gimc transduce`: `<stem>.arff` with every hidden
+/// feature and label cell `?`, `<stem>-truth.arff` complete, and the label list of each
+/// (`<stem>.xml`, `<stem>-truth.xml`). Rows are the n items; features are written with
+/// Rust's shortest round-trip formatting, so they read back bit for bit. Returns the paths
+/// of the masked and the complete ARFF file.
+pub fn write_trial_mulan(
+    data: &TrialData,
+    dir: &std::path::Path,
+    stem: &str,
+) -> Result<(std::path::PathBuf, std::path::PathBuf), ExperimentError> {
+    use std::fmt::Write;
+    let (d, n) = data.x.shape();
+    let t = data.y.nrows();
+    let x_seen = mask(d, n, &data.observed_x);
+    let y_seen = mask(t, n, &data.observed_y);
+    let write = |path: std::path::PathBuf, text: &str| {
+        std::fs::write(&path, text)
+            .map_err(|source| ExperimentError::Io {
+                path: path.clone(),
+                source,
+            })
+            .map(|()| path)
+    };
+    std::fs::create_dir_all(dir).map_err(|source| ExperimentError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<labels xmlns=\"http://mulan.sourceforge.net/labels\">\n",
+    );
+    for l in 0..t {
+        let _ = writeln!(xml, "<label name=\"label{l}\"></label>");
+    }
+    xml.push_str("</labels>\n");
+    let mut paths = Vec::new();
+    for (suffix, masked) in [("", true), ("-truth", false)] {
+        write(dir.join(format!("{stem}{suffix}.xml")), &xml)?;
+        let mut f = format!("@relation {stem}{suffix}\n");
+        for j in 0..d {
+            let _ = writeln!(f, "@attribute f{j} numeric");
+        }
+        for l in 0..t {
+            let _ = writeln!(f, "@attribute label{l} {{0,1}}");
+        }
+        f.push_str("@data\n");
+        for i in 0..n {
+            for j in 0..d {
+                if masked && !x_seen[j * n + i] {
+                    f.push('?');
+                } else {
+                    let _ = write!(f, "{:?}", data.x[(j, i)]);
+                }
+                f.push(',');
+            }
+            for l in 0..t {
+                if masked && !y_seen[l * n + i] {
+                    f.push('?');
+                } else {
+                    f.push(if data.y[(l, i)] > 0.0 { '1' } else { '0' });
+                }
+                f.push(if l + 1 < t { ',' } else { '\n' });
+            }
+        }
+        paths.push(write(dir.join(format!("{stem}{suffix}.arff")), &f)?);
+    }
+    Ok((paths[0].clone(), paths[1].clone()))
+}
+
 /// Runs a real-set experiment: for every ω, `config.trials` trials with ω of the feature entries
 /// and ω of the label entries observed, drawn uniformly at random without replacement.
 pub fn run_real(
@@ -479,14 +599,7 @@ pub fn run_real(
     for (wi, &omega) in spec.omegas.iter().enumerate() {
         let start = std::time::Instant::now();
         let trials = run_trials(config, &child(&master, wi as u64), |_, r| {
-            let observed_x = gimc_data::synth::sample_entries(d, n, omega, r)?;
-            let observed_y = gimc_data::synth::sample_entries(t, n, omega, r)?;
-            Ok(TrialData {
-                x: x.clone(),
-                y: y.clone(),
-                observed_x,
-                observed_y,
-            })
+            real_trial_data(&x, &y, omega, r)
         })?;
         report.note(format!(
             "{}: {} trials in {:.1} s",

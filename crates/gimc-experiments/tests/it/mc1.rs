@@ -235,3 +235,117 @@ fn mc1_emotions_not_worse_than_the_published_row() {
     // one reduced trial: at most 2 points above the paper's MC-1 at ω = 80 %
     assert!(r[0].1 <= published + 2.0, "MC-1 {} vs {published}", r[0].1);
 }
+
+/// A trial written by `trial-data` (`write_trial_mulan`) reads back bit for bit with its hidden
+/// cells as the missing ones, and MC-1 / MC-b fitted from the file (the table `gimc transduce`
+/// builds, on the method's stream) score exactly what the experiment's trial scores.
+#[test]
+fn exported_trial_refits_to_the_experiments_numbers() {
+    use gimc_experiments::experiments::mc1_common::{
+        METHOD_STREAM_BASE, METHODS_STREAM, write_trial_mulan,
+    };
+    use gimc_linalg::rng::child;
+    use gimc_solvers::transduction::data::transduce;
+    let mut rng = seeded(11);
+    let params = gimc_data::synth::Mc1Params {
+        n: 50,
+        d: 6,
+        t: 3,
+        rank: 2,
+        noise_variance: 0.01,
+        observed_fraction: 0.6,
+        wb_variance: 10.0,
+    };
+    let data = gimc_data::synth::mc1_synthetic(&params, &mut rng).unwrap();
+    let trial = TrialData {
+        x: data.x,
+        y: data.y,
+        observed_x: data.observed_x,
+        observed_y: data.observed_y,
+    };
+    let (d, n) = trial.x.shape();
+    let t = trial.y.nrows();
+    let dir = ctx("export", None).out_dir;
+    let (masked, truth) = write_trial_mulan(&trial, &dir, "toy").unwrap();
+    let read = |p: &std::path::Path| {
+        let xml = p.with_extension("xml");
+        gimc_data::read_mulan(p, &xml, gimc_data::MissingPolicy::Mask).unwrap()
+    };
+    let (ds, full) = (read(&masked), read(&truth));
+    assert!(full.missing.is_empty() && full.missing_labels.is_empty());
+    let mut hidden_x: Vec<(usize, usize)> = (0..n)
+        .flat_map(|i| (0..d).map(move |j| (i, j)))
+        .filter(|&(i, j)| !trial.observed_x.contains(&(j, i)))
+        .collect();
+    hidden_x.sort_unstable();
+    assert_eq!(ds.missing, hidden_x);
+    let hidden_y: Vec<(usize, usize)> = (0..n)
+        .flat_map(|i| (0..t).map(move |l| (i, l)))
+        .filter(|&(i, l)| !trial.observed_y.contains(&(l, i)))
+        .collect();
+    assert_eq!(ds.missing_labels, hidden_y);
+    let (fx, xs) = (full.features.to_dense(), ds.features.to_dense());
+    let labels = full.labels().unwrap();
+    for i in 0..n {
+        for j in 0..d {
+            assert_eq!(
+                fx[(i, j)].to_bits(),
+                trial.x[(j, i)].to_bits(),
+                "({i}, {j})"
+            );
+        }
+        for l in 0..t {
+            let positive = labels.get(i, l).is_some_and(|&v| v != 0.0);
+            assert_eq!(positive, trial.y[(l, i)] > 0.0);
+        }
+    }
+    // the table `gimc transduce` builds: NaN at the missing features, 0 at the missing labels
+    let x = Mat::from_fn(n, d, |i, j| {
+        if ds.missing.binary_search(&(i, j)).is_ok() {
+            f64::NAN
+        } else {
+            xs[(i, j)]
+        }
+    });
+    let y = Mat::from_fn(n, t, |i, l| {
+        if ds.missing_labels.binary_search(&(i, l)).is_ok() {
+            0.0
+        } else {
+            trial.y[(l, i)]
+        }
+    });
+    let mut config = Mc1Config::paper(1, vec![Method::McB, Method::Mc1], true);
+    config.cv.mu_count = 4;
+    let trial_rng = child(&seeded(5), 2);
+    let scores = run_trial(&trial, &config, &child(&trial_rng, METHODS_STREAM)).unwrap();
+    for (k, variant) in [
+        gimc_solvers::TransductionVariant::McB,
+        gimc_solvers::TransductionVariant::Mc1,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = gimc_solvers::TransductionParams {
+            variant,
+            ..config.fpc
+        }
+        .check()
+        .unwrap();
+        let mut r = child(
+            &child(&trial_rng, METHODS_STREAM),
+            METHOD_STREAM_BASE + k as u64,
+        );
+        let out = transduce(x.as_ref(), y.as_ref(), false, &p, &config.cv, &mut r).unwrap();
+        let wrong = hidden_y
+            .iter()
+            .filter(|&&(i, l)| out.scores[(i, l)] * trial.y[(l, i)] <= 0.0)
+            .count();
+        let error = 100.0 * wrong as f64 / hidden_y.len() as f64;
+        assert_eq!(error, scores[k].label_error, "{variant:?}");
+        assert_eq!(
+            format!("λ = {}, μ = {:.2e}", out.lambda, out.mu),
+            scores[k].chosen,
+            "{variant:?}"
+        );
+    }
+}
