@@ -82,26 +82,30 @@ fn mc1_synthetic_quick_mc1_beats_mean_and_zero_imputation() {
     assert_eq!(report.tables.len(), 3);
 }
 
-#[test]
-fn one_trial_scores_every_method() {
-    // a planted trial small enough for the dev profile: labels determined by low-rank features
-    let mut rng = seeded(3);
+/// A planted trial of 3 labels determined by rank-2 features (n items, d features, ω observed),
+/// small enough for the dev profile.
+fn planted_trial(seed: u64, n: usize, d: usize, omega: f64) -> TrialData {
     let params = gimc_data::synth::Mc1Params {
-        n: 60,
-        d: 8,
+        n,
+        d,
         t: 3,
         rank: 2,
         noise_variance: 0.01,
-        observed_fraction: 0.5,
+        observed_fraction: omega,
         wb_variance: 10.0,
     };
-    let data = gimc_data::synth::mc1_synthetic(&params, &mut rng).unwrap();
-    let trial = TrialData {
+    let data = gimc_data::synth::mc1_synthetic(&params, &mut seeded(seed)).unwrap();
+    TrialData {
         x: data.x,
         y: data.y,
         observed_x: data.observed_x,
         observed_y: data.observed_y,
-    };
+    }
+}
+
+#[test]
+fn one_trial_scores_every_method() {
+    let trial = planted_trial(3, 60, 8, 0.5);
     let mut config = Mc1Config::paper(
         1,
         vec![
@@ -246,23 +250,7 @@ fn exported_trial_refits_to_the_experiments_numbers() {
     };
     use gimc_linalg::rng::child;
     use gimc_solvers::transduction::data::transduce;
-    let mut rng = seeded(11);
-    let params = gimc_data::synth::Mc1Params {
-        n: 50,
-        d: 6,
-        t: 3,
-        rank: 2,
-        noise_variance: 0.01,
-        observed_fraction: 0.6,
-        wb_variance: 10.0,
-    };
-    let data = gimc_data::synth::mc1_synthetic(&params, &mut rng).unwrap();
-    let trial = TrialData {
-        x: data.x,
-        y: data.y,
-        observed_x: data.observed_x,
-        observed_y: data.observed_y,
-    };
+    let trial = planted_trial(11, 50, 6, 0.6);
     let (d, n) = trial.x.shape();
     let t = trial.y.nrows();
     let dir = ctx("export", None).out_dir;
