@@ -242,27 +242,27 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         TransduceMethod::Mcb => TransductionVariant::McB,
         _ => TransductionVariant::Mc1,
     };
-    let params = TransductionParams {
-        variant,
-        max_stage_iters: a.max_stage_iters,
-        accelerate: true,
-        ..TransductionParams::default()
-    }
-    .check()?;
-    let cv = TransductionCvParams {
-        folds: a.folds,
-        lambdas: a.lambda.clone(),
-        mu_count: a.mu_count,
-    };
+    let params = TransductionParams::default()
+        .with_variant(variant)
+        .with_max_stage_iters(a.max_stage_iters)
+        .with_accelerate(true)
+        .check()?;
+    let cv = TransductionCvParams::default()
+        .with_folds(a.folds)
+        .with_lambdas(a.lambda.clone())
+        .with_mu_count(a.mu_count)
+        .check()?;
+    let svm = SvmCvParams::default().with_folds(a.folds).check()?;
     let baseline = match a.method {
         TransduceMethod::Mc1 | TransduceMethod::Mcb => None,
-        TransduceMethod::FpcSvm => Some(Baseline::FpcSvm(FpcImputeParams {
-            folds: a.folds,
-            mu_count: a.mu_count,
-            max_stage_iters: a.max_stage_iters,
-            accelerate: true,
-            ..FpcImputeParams::default()
-        })),
+        TransduceMethod::FpcSvm => Some(Baseline::FpcSvm(
+            FpcImputeParams::default()
+                .with_folds(a.folds)
+                .with_mu_count(a.mu_count)
+                .with_max_stage_iters(a.max_stage_iters)
+                .with_accelerate(true)
+                .check()?,
+        )),
         TransduceMethod::MeanSvm => Some(Baseline::MeanSvm),
         TransduceMethod::ZeroSvm => Some(Baseline::ZeroSvm),
     };
@@ -290,17 +290,7 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             &cv,
             &mut rng,
         ),
-        Some(b) => transduce_baseline(
-            x.as_ref(),
-            y.as_ref(),
-            a.standardize,
-            b,
-            &SvmCvParams {
-                folds: a.folds,
-                ..SvmCvParams::default()
-            },
-            &mut rng,
-        ),
+        Some(b) => transduce_baseline(x.as_ref(), y.as_ref(), a.standardize, b, &svm, &mut rng),
     };
     spinner.finish();
     let out = fit?;

@@ -77,16 +77,14 @@ fn main() {
         Err(_) => vec![1e-3, 1e-2, 1e-1, 1.0],
     };
     for lambda in lambdas {
-        let params = TransductionParams {
-            variant,
-            lambda,
-            max_stage_iters: 1000,
-            tol: std::env::var("FPC_TOL").map_or(1e-5, |v| v.parse().unwrap()),
-            accelerate,
-            ..TransductionParams::default()
-        }
-        .check()
-        .unwrap();
+        let params = TransductionParams::default()
+            .with_variant(variant)
+            .with_lambda(lambda)
+            .with_max_stage_iters(1000)
+            .with_tol(std::env::var("FPC_TOL").map_or(1e-5, |v| v.parse().unwrap()))
+            .with_accelerate(accelerate)
+            .check()
+            .unwrap();
         let grid = mu_grid(&problem, &params, 6).unwrap();
         let mut steps = Steps(Vec::new(), 0);
         let start = Instant::now();

@@ -810,13 +810,15 @@ fn transduce<'py>(
         "mcb" => (gimc_solvers::TransductionVariant::McB, None),
         "fpc-svm" => (
             gimc_solvers::TransductionVariant::Mc1,
-            Some(Baseline::FpcSvm(gimc_solvers::FpcImputeParams {
-                folds,
-                mu_count,
-                max_stage_iters,
-                accelerate: true,
-                ..gimc_solvers::FpcImputeParams::default()
-            })),
+            Some(Baseline::FpcSvm(
+                gimc_solvers::FpcImputeParams::default()
+                    .with_folds(folds)
+                    .with_mu_count(mu_count)
+                    .with_max_stage_iters(max_stage_iters)
+                    .with_accelerate(true)
+                    .check()
+                    .map_err(|e| value_err(e.to_string()))?,
+            )),
         ),
         "mean-svm" => (
             gimc_solvers::TransductionVariant::Mc1,
@@ -835,10 +837,9 @@ fn transduce<'py>(
     let (x, y) = (mat_from_py(&x), mat_from_py(&y));
     let out = run_interruptible(py, n_jobs, |_cancel| {
         if let Some(b) = &baseline {
-            let svm = gimc_solvers::SvmCvParams {
-                folds,
-                ..gimc_solvers::SvmCvParams::default()
-            };
+            let svm = gimc_solvers::SvmCvParams::default()
+                .with_folds(folds)
+                .check()?;
             return Ok(transduce_baseline(
                 x.as_ref(),
                 y.as_ref(),
@@ -848,18 +849,16 @@ fn transduce<'py>(
                 &mut seeded(seed),
             )?);
         }
-        let params = gimc_solvers::TransductionParams {
-            variant,
-            max_stage_iters,
-            accelerate: true,
-            ..gimc_solvers::TransductionParams::default()
-        }
-        .check()?;
-        let cv = gimc_solvers::TransductionCvParams {
-            folds,
-            lambdas,
-            mu_count,
-        };
+        let params = gimc_solvers::TransductionParams::default()
+            .with_variant(variant)
+            .with_max_stage_iters(max_stage_iters)
+            .with_accelerate(true)
+            .check()?;
+        let cv = gimc_solvers::TransductionCvParams::default()
+            .with_folds(folds)
+            .with_lambdas(lambdas)
+            .with_mu_count(mu_count)
+            .check()?;
         Ok(gimc_solvers::transduction::data::transduce(
             x.as_ref(),
             y.as_ref(),

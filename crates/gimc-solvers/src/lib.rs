@@ -87,14 +87,16 @@ pub use iter::{
 };
 pub use side::Side;
 pub use transduction::baselines::{
-    EmImputation, EmParams, FpcImputation, FpcImputeParams, LabelSvms, SvmCvParams,
-    impute_em_gaussian, impute_fpc_cv, impute_mean, impute_zero, svm_per_label_cv,
+    EmImputation, EmParams, FpcImputation, FpcImputeParams, LabelSvms, SvmCvParams, ValidEmParams,
+    ValidFpcImputeParams, ValidSvmCvParams, impute_em_gaussian, impute_fpc_cv, impute_mean,
+    impute_zero, svm_per_label_cv,
 };
 pub use transduction::{
     ShrinkSvd, TransductionCv, TransductionCvParams, TransductionFpc, TransductionParams,
     TransductionPath, TransductionProblem, TransductionSolution, TransductionState,
-    TransductionVariant, ValidTransductionParams, cross_validate_transduction, fit_transduction,
-    fit_transduction_cv, fit_transduction_path, mu_grid,
+    TransductionVariant, ValidTransductionCvParams, ValidTransductionParams,
+    cross_validate_transduction, fit_transduction, fit_transduction_cv, fit_transduction_path,
+    mu_grid,
 };
 
 /// Re-exported CG parameters (the `cg` field of [`ImcParams`]).

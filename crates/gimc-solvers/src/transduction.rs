@@ -48,7 +48,8 @@ mod shrink;
 
 pub(crate) use cv::fold_assignment;
 pub use cv::{
-    TransductionCv, TransductionCvParams, cross_validate_transduction, fit_transduction_cv,
+    TransductionCv, TransductionCvParams, ValidTransductionCvParams, cross_validate_transduction,
+    fit_transduction_cv,
 };
 pub use fpc::{TransductionFpc, TransductionState};
 pub use loss::{step_sizes, transduction_gradient, transduction_loss};

@@ -183,10 +183,10 @@ pub fn linear_svm(
         }
     }
     let labels = Observed::from_triplets(k, ntr + nte, &rows, &cols, &vals)?;
-    let params = SvmCvParams {
-        cs: cs.to_vec(),
-        ..SvmCvParams::default()
-    };
+    let params = SvmCvParams::default()
+        .with_cs(cs.to_vec())
+        .check()
+        .map_err(solver_err)?;
     let svms = svm_per_label_cv(x.as_ref(), &labels, &params, &mut child(&seeded(seed), 5))
         .map_err(solver_err)?;
     let correct = cte

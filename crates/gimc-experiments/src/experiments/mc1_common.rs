@@ -89,29 +89,21 @@ impl Mc1Config {
     /// about 4x fewer steps on these problems).
     pub fn paper(trials: usize, methods: Vec<Method>, quick: bool) -> Self {
         let cv = if quick {
-            TransductionCvParams {
-                folds: 3,
-                lambdas: vec![0.1, 1.0],
-                mu_count: 6,
-            }
+            TransductionCvParams::default()
+                .with_folds(3)
+                .with_lambdas(vec![0.1, 1.0])
+                .with_mu_count(6)
         } else {
-            TransductionCvParams {
-                mu_count: 6,
-                ..TransductionCvParams::default()
-            }
+            TransductionCvParams::default().with_mu_count(6)
         };
-        let fpc = TransductionParams {
-            max_stage_iters: 1000,
-            accelerate: true,
-            ..TransductionParams::default()
-        };
-        let fpc_impute = FpcImputeParams {
-            folds: cv.folds,
-            mu_count: 6,
-            max_stage_iters: 1000,
-            accelerate: true,
-            ..FpcImputeParams::default()
-        };
+        let fpc = TransductionParams::default()
+            .with_max_stage_iters(1000)
+            .with_accelerate(true);
+        let fpc_impute = FpcImputeParams::default()
+            .with_folds(cv.folds)
+            .with_mu_count(6)
+            .with_max_stage_iters(1000)
+            .with_accelerate(true);
         let mut svm = SvmCvParams::default();
         if quick {
             svm.cs = vec![1e-2, 1.0, 1e2];
@@ -200,6 +192,10 @@ pub fn run_trial(
     let ox = observed(&data.x, &data.observed_x)?;
     let oy = observed(&data.y, &data.observed_y)?;
     let problem = TransductionProblem::new(oy.clone(), ox.clone()).map_err(solver_err)?;
+    let cv = config.cv.check().map_err(solver_err)?;
+    let svm = config.svm.check().map_err(solver_err)?;
+    let fpc_impute = config.fpc_impute.check().map_err(solver_err)?;
+    let em = config.em.check().map_err(solver_err)?;
     let x_flat = flat(&data.x);
     let y_flat = flat(&data.y);
     let x_mask = mask(d, n, &data.observed_x);
@@ -221,8 +217,7 @@ pub fn run_trial(
     let svm_then_score =
         |imputed: &Mat<f64>, stream: u64| -> Result<(f64, String), ExperimentError> {
             let mut r = child(rng, stream);
-            let svms =
-                svm_per_label_cv(imputed.as_ref(), &oy, &config.svm, &mut r).map_err(solver_err)?;
+            let svms = svm_per_label_cv(imputed.as_ref(), &oy, &svm, &mut r).map_err(solver_err)?;
             let cs: Vec<String> = svms.c.iter().map(|c| format!("{:.0e}", c)).collect();
             Ok((label_error(&svms.scores)?, format!("C = {}", cs.join("/"))))
         };
@@ -239,15 +234,14 @@ pub fn run_trial(
                     } else {
                         TransductionVariant::McB
                     };
-                    let params = TransductionParams {
-                        variant,
-                        ..config.fpc
-                    }
-                    .check()
-                    .map_err(solver_err)?;
-                    let mut r = child(rng, stream);
-                    let (sol, cv) = fit_transduction_cv(&problem, &params, &config.cv, &mut r)
+                    let params = config
+                        .fpc
+                        .with_variant(variant)
+                        .check()
                         .map_err(solver_err)?;
+                    let mut r = child(rng, stream);
+                    let (sol, cv) =
+                        fit_transduction_cv(&problem, &params, &cv, &mut r).map_err(solver_err)?;
                     Ok(MethodScore {
                         method,
                         label_error: label_error(&sol.label_scores())?,
@@ -257,7 +251,7 @@ pub fn run_trial(
                 }
                 Method::FpcSvm => {
                     let mut r = child(rng, stream);
-                    let imp = impute_fpc_cv(&ox, &config.fpc_impute, &mut r).map_err(solver_err)?;
+                    let imp = impute_fpc_cv(&ox, &fpc_impute, &mut r).map_err(solver_err)?;
                     let (err, c) = svm_then_score(&imp.x, stream + 1000)?;
                     Ok(MethodScore {
                         method,
@@ -267,7 +261,7 @@ pub fn run_trial(
                     })
                 }
                 Method::Em1Svm => {
-                    let imp = impute_em_gaussian(&ox, &config.em).map_err(solver_err)?;
+                    let imp = impute_em_gaussian(&ox, &em).map_err(solver_err)?;
                     let (err, c) = svm_then_score(&imp.x, stream + 1000)?;
                     Ok(MethodScore {
                         method,

@@ -313,17 +313,13 @@ fn exported_trial_refits_to_the_experiments_numbers() {
     .into_iter()
     .enumerate()
     {
-        let p = gimc_solvers::TransductionParams {
-            variant,
-            ..config.fpc
-        }
-        .check()
-        .unwrap();
+        let p = config.fpc.with_variant(variant).check().unwrap();
         let mut r = child(
             &child(&trial_rng, METHODS_STREAM),
             METHOD_STREAM_BASE + k as u64,
         );
-        let out = transduce(x.as_ref(), y.as_ref(), false, &p, &config.cv, &mut r).unwrap();
+        let cv = config.cv.check().unwrap();
+        let out = transduce(x.as_ref(), y.as_ref(), false, &p, &cv, &mut r).unwrap();
         let wrong = hidden_y
             .iter()
             .filter(|&&(i, l)| out.scores[(i, l)] * trial.y[(l, i)] <= 0.0)

@@ -26,8 +26,8 @@ use gimc_linalg::{FeatureMatrix, Observed};
 use rayon::prelude::*;
 
 use super::{
-    ShrinkSvd, TransductionParams, TransductionProblem, TransductionVariant, fit_transduction_path,
-    fold_assignment, mu_grid,
+    ShrinkSvd, TransductionParams, TransductionProblem, TransductionVariant,
+    ValidTransductionParams, fit_transduction_path, fold_assignment, mu_grid,
 };
 use crate::SolverError;
 use crate::error::{check_nonneg, check_pos, param_err};
@@ -63,8 +63,10 @@ fn observed_row_means(features: &Observed) -> Vec<f64> {
         .collect()
 }
 
-/// Settings of [`impute_em_gaussian`].
+/// Settings of [`impute_em_gaussian`]. Build from [`Default`] with the `with_*` methods;
+/// [`EmParams::check`] validates them into the [`ValidEmParams`] the imputation takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct EmParams {
     /// Maximum EM iterations. Default 200.
     pub max_iter: usize,
@@ -83,6 +85,47 @@ impl Default for EmParams {
             tol: 1e-6,
             ridge: 1e-3,
         }
+    }
+}
+
+impl EmParams {
+    /// Sets the maximum number of EM iterations.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the relative log-likelihood tolerance.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the covariance ridge (relative to its mean diagonal).
+    pub fn with_ridge(mut self, ridge: f64) -> Self {
+        self.ridge = ridge;
+        self
+    }
+
+    /// Checks tol > 0, ridge ≥ 0 and max_iter ≥ 1.
+    pub fn check(&self) -> Result<ValidEmParams, SolverError> {
+        check_pos("tol", self.tol)?;
+        check_nonneg("ridge", self.ridge)?;
+        if self.max_iter == 0 {
+            return Err(param_err("max_iter", "must be >= 1"));
+        }
+        Ok(ValidEmParams(*self))
+    }
+}
+
+/// [`EmParams`] that passed [`EmParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidEmParams(EmParams);
+
+impl std::ops::Deref for ValidEmParams {
+    type Target = EmParams;
+    fn deref(&self) -> &EmParams {
+        &self.0
     }
 }
 
@@ -181,13 +224,8 @@ fn em_e_step(
 /// Starts from the observed means and the diagonal of observed variances.
 pub fn impute_em_gaussian(
     features: &Observed,
-    params: &EmParams,
+    params: &ValidEmParams,
 ) -> Result<EmImputation, SolverError> {
-    check_pos("tol", params.tol)?;
-    check_nonneg("ridge", params.ridge)?;
-    if params.max_iter == 0 {
-        return Err(param_err("max_iter", "must be >= 1"));
-    }
     let (d, n) = features.shape();
     if n == 0 || d == 0 {
         return Err(SolverError::Empty("features"));
@@ -251,8 +289,11 @@ pub fn impute_em_gaussian(
     })
 }
 
-/// Settings of [`impute_fpc_cv`].
+/// Settings of [`impute_fpc_cv`]. Build from [`Default`] with the `with_*` methods;
+/// [`FpcImputeParams::check`] validates them into the [`ValidFpcImputeParams`] the imputation
+/// takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct FpcImputeParams {
     /// Continuation factor η_μ. Default 0.25.
     pub eta_mu: f64,
@@ -284,6 +325,87 @@ impl Default for FpcImputeParams {
     }
 }
 
+impl FpcImputeParams {
+    /// Sets the continuation factor η_μ.
+    pub fn with_eta_mu(mut self, eta_mu: f64) -> Self {
+        self.eta_mu = eta_mu;
+        self
+    }
+
+    /// Sets the stage tolerance.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the maximum FPC steps per stage.
+    pub fn with_max_stage_iters(mut self, max_stage_iters: usize) -> Self {
+        self.max_stage_iters = max_stage_iters;
+        self
+    }
+
+    /// Sets the folds of the μ cross-validation.
+    pub fn with_folds(mut self, folds: usize) -> Self {
+        self.folds = folds;
+        self
+    }
+
+    /// Sets the length of the μ grid.
+    pub fn with_mu_count(mut self, mu_count: usize) -> Self {
+        self.mu_count = mu_count;
+        self
+    }
+
+    /// Sets the shrinkage SVD.
+    pub fn with_svd(mut self, svd: ShrinkSvd) -> Self {
+        self.svd = svd;
+        self
+    }
+
+    /// Sets monotone-FISTA acceleration on or off.
+    pub fn with_accelerate(mut self, accelerate: bool) -> Self {
+        self.accelerate = accelerate;
+        self
+    }
+
+    /// Checks folds ≥ 2 and mu_count ≥ 1, and the FPC settings as
+    /// [`TransductionParams::check`] does (η_μ ∈ (0, 1), tol > 0, max_stage_iters ≥ 1).
+    pub fn check(&self) -> Result<ValidFpcImputeParams, SolverError> {
+        if self.folds < 2 || self.mu_count == 0 {
+            return Err(param_err(
+                "folds / mu_count",
+                "need folds >= 2 and mu_count >= 1",
+            ));
+        }
+        // FPC on the features alone: MC-b with no label rows (λ is then unused)
+        let fpc = TransductionParams::default()
+            .with_variant(TransductionVariant::McB)
+            .with_lambda(1.0)
+            .with_eta_mu(self.eta_mu)
+            .with_tol(self.tol)
+            .with_max_stage_iters(self.max_stage_iters)
+            .with_svd(self.svd)
+            .with_accelerate(self.accelerate)
+            .check()?;
+        Ok(ValidFpcImputeParams { params: *self, fpc })
+    }
+}
+
+/// [`FpcImputeParams`] that passed [`FpcImputeParams::check`], with the FPC settings they
+/// give.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidFpcImputeParams {
+    params: FpcImputeParams,
+    fpc: ValidTransductionParams,
+}
+
+impl std::ops::Deref for ValidFpcImputeParams {
+    type Target = FpcImputeParams;
+    fn deref(&self) -> &FpcImputeParams {
+        &self.params
+    }
+}
+
 /// The result of [`impute_fpc_cv`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct FpcImputation {
@@ -301,15 +423,9 @@ pub struct FpcImputation {
 /// cross-validation of the squared error on held-out observed features.
 pub fn impute_fpc_cv(
     features: &Observed,
-    params: &FpcImputeParams,
+    params: &ValidFpcImputeParams,
     rng: &mut GimcRng,
 ) -> Result<FpcImputation, SolverError> {
-    if params.folds < 2 || params.mu_count == 0 {
-        return Err(param_err(
-            "folds / mu_count",
-            "need folds >= 2 and mu_count >= 1",
-        ));
-    }
     if features.len() < params.folds {
         return Err(SolverError::Empty(
             "observed features (fewer than the folds)",
@@ -318,16 +434,7 @@ pub fn impute_fpc_cv(
     let n = features.ncols();
     let no_labels = Observed::from_triplets(0, n, &[], &[], &[])?;
     let problem = TransductionProblem::new(no_labels.clone(), features.clone())?;
-    let tp = TransductionParams {
-        variant: TransductionVariant::McB,
-        lambda: 1.0,
-        eta_mu: params.eta_mu,
-        tol: params.tol,
-        max_stage_iters: params.max_stage_iters,
-        svd: params.svd,
-        accelerate: params.accelerate,
-    }
-    .check()?;
+    let tp = params.fpc;
     let grid = mu_grid(&problem, &tp, params.mu_count)?;
     let fold = fold_assignment(features.len(), params.folds, rng);
     let base = rng.clone();
@@ -381,8 +488,10 @@ pub fn impute_fpc_cv(
     })
 }
 
-/// Settings of [`svm_per_label_cv`].
+/// Settings of [`svm_per_label_cv`]. Build from [`Default`] with the `with_*` methods;
+/// [`SvmCvParams::check`] validates them into the [`ValidSvmCvParams`] the fit takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SvmCvParams {
     /// C candidates (sorted ascending before use). Default 10^-8, 10^-7, …, 10^8.
     pub cs: Vec<f64>,
@@ -399,6 +508,53 @@ impl Default for SvmCvParams {
             folds: 5,
             svm: SvmParams::default(),
         }
+    }
+}
+
+impl SvmCvParams {
+    /// Sets the C candidates.
+    pub fn with_cs(mut self, cs: Vec<f64>) -> Self {
+        self.cs = cs;
+        self
+    }
+
+    /// Sets the number of folds.
+    pub fn with_folds(mut self, folds: usize) -> Self {
+        self.folds = folds;
+        self
+    }
+
+    /// Sets the SVM (its `c` is replaced by each candidate).
+    pub fn with_svm(mut self, svm: SvmParams) -> Self {
+        self.svm = svm;
+        self
+    }
+
+    /// Checks folds ≥ 2 and at least one C, each positive; the candidates are sorted ascending.
+    pub fn check(&self) -> Result<ValidSvmCvParams, SolverError> {
+        if self.folds < 2 || self.cs.is_empty() {
+            return Err(param_err(
+                "folds / cs",
+                "need folds >= 2 and at least one C",
+            ));
+        }
+        for &c in &self.cs {
+            check_pos("c", c)?;
+        }
+        let mut sorted = self.clone();
+        sorted.cs.sort_by(f64::total_cmp);
+        Ok(ValidSvmCvParams(sorted))
+    }
+}
+
+/// [`SvmCvParams`] that passed [`SvmCvParams::check`] (C candidates ascending).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidSvmCvParams(SvmCvParams);
+
+impl std::ops::Deref for ValidSvmCvParams {
+    type Target = SvmCvParams;
+    fn deref(&self) -> &SvmCvParams {
+        &self.0
     }
 }
 
@@ -485,7 +641,7 @@ fn score(x: faer::MatRef<'_, f64>, j: usize, w: &[f64], b: f64) -> f64 {
 pub fn svm_per_label_cv(
     x: faer::MatRef<'_, f64>,
     labels: &Observed,
-    params: &SvmCvParams,
+    params: &ValidSvmCvParams,
     rng: &mut GimcRng,
 ) -> Result<LabelSvms, SolverError> {
     let n = x.ncols();
@@ -496,18 +652,8 @@ pub fn svm_per_label_cv(
             format!("{}", labels.ncols()),
         ));
     }
-    if params.folds < 2 || params.cs.is_empty() {
-        return Err(param_err(
-            "folds / cs",
-            "need folds >= 2 and at least one C",
-        ));
-    }
     crate::error::check_finite_mat("features", x)?;
-    let mut cs = params.cs.clone();
-    for &c in &cs {
-        check_pos("c", c)?;
-    }
-    cs.sort_by(f64::total_cmp);
+    let cs = &params.cs;
     let items = FeatureMatrix::dense(x.transpose().to_owned())?;
     let majority = if labels.values().iter().sum::<f64>() > 0.0 {
         1.0

@@ -10,12 +10,15 @@ use crate::error::param_err;
 use crate::iter::NoObserver;
 
 use super::{
-    TransductionParams, TransductionProblem, TransductionSolution, ValidTransductionParams,
-    fit_transduction_path, mu_grid,
+    TransductionProblem, TransductionSolution, ValidTransductionParams, fit_transduction_path,
+    mu_grid,
 };
 
-/// Settings of [`cross_validate_transduction`].
+/// Settings of [`cross_validate_transduction`]. Build from [`Default`] with the `with_*`
+/// methods; [`TransductionCvParams::check`] validates them into the
+/// [`ValidTransductionCvParams`] the cross-validation takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct TransductionCvParams {
     /// Number of folds (≥ 2). Default 5.
     pub folds: usize,
@@ -33,6 +36,58 @@ impl Default for TransductionCvParams {
             lambdas: vec![1e-3, 1e-2, 1e-1, 1.0],
             mu_count: 8,
         }
+    }
+}
+
+impl TransductionCvParams {
+    /// Sets the number of folds.
+    pub fn with_folds(mut self, folds: usize) -> Self {
+        self.folds = folds;
+        self
+    }
+
+    /// Sets the λ candidates.
+    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+        self.lambdas = lambdas;
+        self
+    }
+
+    /// Sets the length of every λ's μ grid.
+    pub fn with_mu_count(mut self, mu_count: usize) -> Self {
+        self.mu_count = mu_count;
+        self
+    }
+
+    /// Checks folds ≥ 2, at least one λ (each positive) and mu_count ≥ 1 (that the observed
+    /// labels fill the folds is checked against the problem).
+    pub fn check(&self) -> Result<ValidTransductionCvParams, SolverError> {
+        if self.folds < 2 {
+            return Err(param_err(
+                "folds",
+                format!("must be >= 2, got {}", self.folds),
+            ));
+        }
+        if self.lambdas.is_empty() || self.mu_count == 0 {
+            return Err(param_err(
+                "lambdas / mu_count",
+                "need at least one λ and one μ",
+            ));
+        }
+        for &lambda in &self.lambdas {
+            crate::error::check_pos("lambda", lambda)?;
+        }
+        Ok(ValidTransductionCvParams(self.clone()))
+    }
+}
+
+/// [`TransductionCvParams`] that passed [`TransductionCvParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidTransductionCvParams(TransductionCvParams);
+
+impl std::ops::Deref for ValidTransductionCvParams {
+    type Target = TransductionCvParams;
+    fn deref(&self) -> &TransductionCvParams {
+        &self.0
     }
 }
 
@@ -68,21 +123,9 @@ pub(crate) fn fold_assignment(len: usize, folds: usize, rng: &mut GimcRng) -> Ve
 pub fn cross_validate_transduction(
     problem: &TransductionProblem,
     params: &ValidTransductionParams,
-    cv: &TransductionCvParams,
+    cv: &ValidTransductionCvParams,
     rng: &mut GimcRng,
 ) -> Result<TransductionCv, SolverError> {
-    if cv.folds < 2 {
-        return Err(param_err(
-            "folds",
-            format!("must be >= 2, got {}", cv.folds),
-        ));
-    }
-    if cv.lambdas.is_empty() || cv.mu_count == 0 {
-        return Err(param_err(
-            "lambdas / mu_count",
-            "need at least one λ and one μ",
-        ));
-    }
     if problem.labels.len() < cv.folds {
         return Err(param_err(
             "folds",
@@ -98,7 +141,7 @@ pub fn cross_validate_transduction(
     let lambda_params = cv
         .lambdas
         .iter()
-        .map(|&lambda| TransductionParams { lambda, ..**params }.check())
+        .map(|&lambda| params.with_lambda(lambda).check())
         .collect::<Result<Vec<_>, _>>()?;
     let grids = lambda_params
         .iter()
@@ -185,15 +228,11 @@ pub fn cross_validate_transduction(
 pub fn fit_transduction_cv(
     problem: &TransductionProblem,
     params: &ValidTransductionParams,
-    cv: &TransductionCvParams,
+    cv: &ValidTransductionCvParams,
     rng: &mut GimcRng,
 ) -> Result<(TransductionSolution, TransductionCv), SolverError> {
     let result = cross_validate_transduction(problem, params, cv, rng)?;
-    let p = TransductionParams {
-        lambda: result.lambda,
-        ..**params
-    }
-    .check()?;
+    let p = params.with_lambda(result.lambda).check()?;
     let grid: Vec<f64> = result
         .grids
         .iter()

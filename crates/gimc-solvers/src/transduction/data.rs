@@ -14,7 +14,11 @@
 //!     if (i + j) % 5 == 0 { f64::NAN } else { (i % 2) as f64 * 2.0 - 1.0 + 0.05 * j as f64 }
 //! });
 //! let y = Mat::from_fn(40, 1, |i, _| if i < 8 { 0.0 } else if i % 2 == 1 { 1.0 } else { -1.0 });
-//! let cv = TransductionCvParams { folds: 3, lambdas: vec![0.1, 1.0], mu_count: 4 };
+//! let cv = TransductionCvParams::default()
+//!     .with_folds(3)
+//!     .with_lambdas(vec![0.1, 1.0])
+//!     .with_mu_count(4)
+//!     .check()?;
 //! let params = TransductionParams::default().check()?;
 //! let out = transduce(x.as_ref(), y.as_ref(), true, &params, &cv, &mut seeded(1))?;
 //! for i in 0..8 {
@@ -29,10 +33,11 @@ use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 
 use super::baselines::{
-    FpcImputeParams, SvmCvParams, impute_fpc_cv, impute_mean, impute_zero, svm_per_label_cv,
+    ValidFpcImputeParams, ValidSvmCvParams, impute_fpc_cv, impute_mean, impute_zero,
+    svm_per_label_cv,
 };
 use super::{
-    TransductionCvParams, TransductionProblem, ValidTransductionParams, fit_transduction_cv,
+    TransductionProblem, ValidTransductionCvParams, ValidTransductionParams, fit_transduction_cv,
 };
 use crate::SolverError;
 use crate::error::{dim_err, param_err};
@@ -186,7 +191,7 @@ fn finish(
 #[derive(Debug, Clone, PartialEq)]
 pub enum Baseline {
     /// Nuclear-norm completion of the features (μ by cross-validation), then SVMs.
-    FpcSvm(FpcImputeParams),
+    FpcSvm(ValidFpcImputeParams),
     /// Missing cells set to their feature's observed mean, then SVMs.
     MeanSvm,
     /// Missing cells set to 0 (after any standardisation: the mean), then SVMs.
@@ -201,7 +206,7 @@ pub fn transduce_baseline(
     y: MatRef<'_, f64>,
     standardize: bool,
     baseline: &Baseline,
-    svm: &SvmCvParams,
+    svm: &ValidSvmCvParams,
     rng: &mut GimcRng,
 ) -> Result<Transduced, SolverError> {
     let Prepared {
@@ -241,7 +246,7 @@ pub fn transduce(
     y: MatRef<'_, f64>,
     standardize: bool,
     params: &ValidTransductionParams,
-    cv: &TransductionCvParams,
+    cv: &ValidTransductionCvParams,
     rng: &mut GimcRng,
 ) -> Result<Transduced, SolverError> {
     let Prepared {

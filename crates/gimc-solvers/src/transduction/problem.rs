@@ -119,8 +119,11 @@ impl TransductionProblem {
     }
 }
 
-/// Hyper-parameters of MC-1 / MC-b by FPC.
+/// Hyper-parameters of MC-1 / MC-b by FPC. Build from [`Default`] with the `with_*` methods;
+/// [`TransductionParams::check`] validates them into the [`ValidTransductionParams`] the
+/// solvers take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct TransductionParams {
     /// MC-1 or MC-b. Default [`TransductionVariant::Mc1`].
     pub variant: TransductionVariant,
@@ -168,6 +171,48 @@ impl std::ops::Deref for ValidTransductionParams {
 }
 
 impl TransductionParams {
+    /// Sets MC-1 or MC-b.
+    pub fn with_variant(mut self, variant: TransductionVariant) -> Self {
+        self.variant = variant;
+        self
+    }
+
+    /// Sets the label-loss weight λ.
+    pub fn with_lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// Sets the continuation factor η_μ.
+    pub fn with_eta_mu(mut self, eta_mu: f64) -> Self {
+        self.eta_mu = eta_mu;
+        self
+    }
+
+    /// Sets the stage tolerance.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the maximum FPC steps per μ stage.
+    pub fn with_max_stage_iters(mut self, max_stage_iters: usize) -> Self {
+        self.max_stage_iters = max_stage_iters;
+        self
+    }
+
+    /// Sets how the shrinkage gets its singular triplets.
+    pub fn with_svd(mut self, svd: ShrinkSvd) -> Self {
+        self.svd = svd;
+        self
+    }
+
+    /// Sets monotone-FISTA acceleration on or off.
+    pub fn with_accelerate(mut self, accelerate: bool) -> Self {
+        self.accelerate = accelerate;
+        self
+    }
+
     /// Checks λ > 0, η_μ ∈ (0, 1), tol > 0 and max_stage_iters ≥ 1.
     pub fn check(&self) -> Result<ValidTransductionParams, SolverError> {
         check_pos("lambda", self.lambda)?;

@@ -97,15 +97,13 @@ fn label_error(scores: &Mat<f64>, p: &Planted) -> f64 {
 }
 
 fn params(variant: TransductionVariant, lambda: f64, svd: ShrinkSvd) -> ValidTransductionParams {
-    TransductionParams {
-        variant,
-        lambda,
-        svd,
-        max_stage_iters: 300,
-        ..Default::default()
-    }
-    .check()
-    .unwrap()
+    TransductionParams::default()
+        .with_variant(variant)
+        .with_lambda(lambda)
+        .with_svd(svd)
+        .with_max_stage_iters(300)
+        .check()
+        .unwrap()
 }
 
 /// Consecutive records at the same μ never increase the objective (relative slack `slack`).
@@ -153,7 +151,8 @@ proptest! {
                 if variant == TransductionVariant::Mc1 && !accelerate {
                     continue;
                 }
-                let par = TransductionParams { accelerate, ..*params(variant, lambda, svd) }
+                let par = params(variant, lambda, svd)
+                    .with_accelerate(accelerate)
                     .check()
                     .unwrap();
                 let grid = mu_grid(&prob, &par, 4).unwrap();
@@ -213,14 +212,12 @@ fn fully_observed_noiseless_features_are_recovered() {
     let p = planted(60, 12, 4, 3, 0.0, 1.0, 1.0, &mut rng);
     let prob = problem(&p);
     for variant in [TransductionVariant::Mc1, TransductionVariant::McB] {
-        let par = TransductionParams {
-            variant,
-            lambda: 1e-3,
-            max_stage_iters: 2000,
-            ..Default::default()
-        }
-        .check()
-        .unwrap();
+        let par = TransductionParams::default()
+            .with_variant(variant)
+            .with_lambda(1e-3)
+            .with_max_stage_iters(2000)
+            .check()
+            .unwrap();
         let grid = mu_grid(&prob, &par, 10).unwrap();
         let path = fit_transduction_path(&prob, &par, &grid, &mut rng, &mut NoObserver).unwrap();
         let last = path.solutions.last().unwrap();
@@ -231,13 +228,11 @@ fn fully_observed_noiseless_features_are_recovered() {
     // noiseless rank-3 features, half of them hidden: the hidden ones are imputed well
     let p = planted(120, 12, 4, 3, 0.0, 0.6, 0.6, &mut rng);
     let prob = problem(&p);
-    let par = TransductionParams {
-        lambda: 1e-3,
-        max_stage_iters: 2000,
-        ..Default::default()
-    }
-    .check()
-    .unwrap();
+    let par = TransductionParams::default()
+        .with_lambda(1e-3)
+        .with_max_stage_iters(2000)
+        .check()
+        .unwrap();
     let grid = mu_grid(&prob, &par, 9).unwrap();
     let path = fit_transduction_path(&prob, &par, &grid, &mut rng, &mut NoObserver).unwrap();
     let est = path.solutions.last().unwrap().imputed_features();
@@ -370,16 +365,14 @@ fn accelerated_and_plain_fpc_reach_the_same_minimum() {
     let prob = problem(&p);
     let mut finals = Vec::new();
     for accelerate in [false, true] {
-        let par = TransductionParams {
-            variant: TransductionVariant::McB,
-            lambda: 0.5,
-            tol: 1e-12,
-            max_stage_iters: 20_000,
-            accelerate,
-            ..Default::default()
-        }
-        .check()
-        .unwrap();
+        let par = TransductionParams::default()
+            .with_variant(TransductionVariant::McB)
+            .with_lambda(0.5)
+            .with_tol(1e-12)
+            .with_max_stage_iters(20_000)
+            .with_accelerate(accelerate)
+            .check()
+            .unwrap();
         let grid = mu_grid(&prob, &par, 3).unwrap();
         let path =
             fit_transduction_path(&prob, &par, &grid, &mut seeded(2), &mut NoObserver).unwrap();
@@ -422,16 +415,14 @@ fn cross_validation_picks_from_the_grid_and_beats_chance() {
     let mut rng = seeded(16);
     let p = planted(150, 20, 10, 2, 0.01, 0.3, 0.3, &mut rng);
     let prob = problem(&p);
-    let base = TransductionParams {
-        max_stage_iters: 500,
-        ..Default::default()
-    }
-    .check()
-    .unwrap();
-    let cv = TransductionCvParams {
-        mu_count: 5,
-        ..Default::default()
-    };
+    let base = TransductionParams::default()
+        .with_max_stage_iters(500)
+        .check()
+        .unwrap();
+    let cv = TransductionCvParams::default()
+        .with_mu_count(5)
+        .check()
+        .unwrap();
     let (sol, res) = fit_transduction_cv(&prob, &base, &cv, &mut rng).unwrap();
     assert_eq!(res.errors.len(), 4);
     assert!(res.errors.iter().all(|r| r.len() == 5));
@@ -465,26 +456,50 @@ fn invalid_inputs_are_typed_errors() {
     ));
     let empty = Observed::from_triplets(2, 3, &[], &[], &[]).unwrap();
     assert!(TransductionProblem::new(empty.clone(), empty).is_err());
+    let d = TransductionParams::default();
     for bad in [
-        TransductionParams {
-            lambda: 0.0,
-            ..Default::default()
-        },
-        TransductionParams {
-            eta_mu: 1.0,
-            ..Default::default()
-        },
-        TransductionParams {
-            tol: f64::NAN,
-            ..Default::default()
-        },
-        TransductionParams {
-            max_stage_iters: 0,
-            ..Default::default()
-        },
+        d.with_lambda(0.0),
+        d.with_eta_mu(1.0),
+        d.with_tol(f64::NAN),
+        d.with_max_stage_iters(0),
     ] {
         assert!(bad.check().unwrap_err().is_parameter_error());
     }
+    // the cross-validation's and the baselines' settings are refused at check()
+    let cv = TransductionCvParams::default();
+    for bad in [
+        cv.clone().with_folds(1),
+        cv.clone().with_lambdas(vec![]),
+        cv.clone().with_lambdas(vec![0.1, -1.0]),
+        cv.with_mu_count(0),
+    ] {
+        assert!(bad.check().unwrap_err().is_parameter_error(), "{bad:?}");
+    }
+    let fpc = FpcImputeParams::default();
+    for bad in [
+        fpc.with_folds(1),
+        fpc.with_mu_count(0),
+        fpc.with_eta_mu(0.0),
+    ] {
+        assert!(bad.check().unwrap_err().is_parameter_error(), "{bad:?}");
+    }
+    let svm = SvmCvParams::default();
+    for bad in [
+        svm.clone().with_folds(1),
+        svm.clone().with_cs(vec![]),
+        svm.with_cs(vec![1.0, 0.0]),
+    ] {
+        assert!(bad.check().unwrap_err().is_parameter_error(), "{bad:?}");
+    }
+    let em = EmParams::default();
+    for bad in [em.with_max_iter(0), em.with_tol(0.0), em.with_ridge(-1.0)] {
+        assert!(bad.check().unwrap_err().is_parameter_error(), "{bad:?}");
+    }
+    let sorted = SvmCvParams::default()
+        .with_cs(vec![10.0, 0.1, 1.0])
+        .check()
+        .unwrap();
+    assert_eq!(sorted.cs, vec![0.1, 1.0, 10.0]);
     let lab = Observed::from_triplets(2, 3, &[0, 1], &[1, 2], &[1.0, -1.0]).unwrap();
     let prob = TransductionProblem::new(lab, feat).unwrap();
     let par = TransductionParams::default().check().unwrap();
@@ -535,7 +550,7 @@ fn em_imputes_a_correlated_gaussian_by_conditional_means() {
         }
     }
     let o = observe(&x, &entries);
-    let em = impute_em_gaussian(&o, &EmParams::default()).unwrap();
+    let em = impute_em_gaussian(&o, &EmParams::default().check().unwrap()).unwrap();
     // log-likelihood non-decreasing (EM monotonicity)
     assert!(
         em.loglik_trace
@@ -567,7 +582,7 @@ fn fpc_imputation_recovers_low_rank_features() {
     let mut rng = seeded(18);
     let p = planted(100, 15, 1, 2, 0.0, 0.5, 0.5, &mut rng);
     let o = observe(&p.x, &p.ox);
-    let imp = impute_fpc_cv(&o, &FpcImputeParams::default(), &mut rng).unwrap();
+    let imp = impute_fpc_cv(&o, &FpcImputeParams::default().check().unwrap(), &mut rng).unwrap();
     assert_eq!(imp.cv_errors.len(), imp.grid.len());
     assert!(imp.grid.contains(&imp.mu));
     let mean = impute_mean(&o);
@@ -606,10 +621,10 @@ fn svm_per_label_learns_linear_labels() {
         }
     }
     let labels = observe(&y, &oy);
-    let params = SvmCvParams {
-        cs: vec![1e-3, 1e-1, 10.0, 1e3],
-        ..Default::default()
-    };
+    let params = SvmCvParams::default()
+        .with_cs(vec![1e-3, 1e-1, 10.0, 1e3])
+        .check()
+        .unwrap();
     let svms = svm_per_label_cv(x.as_ref(), &labels, &params, &mut rng).unwrap();
     assert_eq!(svms.c.len(), t);
     assert!(svms.c.iter().all(|c| params.cs.contains(c)));
@@ -640,15 +655,13 @@ fn accelerated_mc1_stages_end_by_the_tolerance() {
         let p = planted(300, 40, 10, 5, 0.5, 0.8, 0.8, &mut rng);
         let prob = problem(&p);
         for lambda in [1e-1, 1.0] {
-            let par = TransductionParams {
-                variant: TransductionVariant::Mc1,
-                lambda,
-                max_stage_iters: 300,
-                accelerate: true,
-                ..Default::default()
-            }
-            .check()
-            .unwrap();
+            let par = TransductionParams::default()
+                .with_variant(TransductionVariant::Mc1)
+                .with_lambda(lambda)
+                .with_max_stage_iters(300)
+                .with_accelerate(true)
+                .check()
+                .unwrap();
             let grid = mu_grid(&prob, &par, 6).unwrap();
             let path =
                 fit_transduction_path(&prob, &par, &grid, &mut seeded(3), &mut NoObserver).unwrap();
