@@ -684,7 +684,7 @@ pub fn svm_per_label_cv(
                     let xt = train.select_rows(&tr)?;
                     let yt: Vec<bool> = tr.iter().map(|&e| y[e]).collect();
                     let mut frng = child(&lrng, f as u64 + 1);
-                    let path = svm_c_path(&xt, &yt, &cs, &params.svm, &mut frng)?;
+                    let path = svm_c_path(&xt, &yt, cs, &params.svm, &mut frng)?;
                     for (k, (w, b)) in path.iter().enumerate() {
                         for e in (0..m).filter(|&e| fold[e] == f) {
                             let s = score(x, cols[e], w, *b);
