@@ -188,7 +188,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                     p.imc.max_outer = a.iters.max(1);
                     p.memory = budget;
                     preflight(g, &estimate_mccc(x, pairs.len(), &p), budget, "--k")?;
-                    let r = fit_mccc(x, &pairs, &p, &mut rng)?;
+                    let r = fit_mccc(x, &pairs, &p.check()?, &mut rng)?;
                     extra.push((
                         "constraint_error".into(),
                         gimc_metrics::constraint_error(&pairs, &r.labels)?,
@@ -211,7 +211,7 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
                         budget,
                         "--m",
                     )?;
-                    let r = fit_semisupervised(x, &pairs, family, &p, &mut rng)?;
+                    let r = fit_semisupervised(x, &pairs, family, &p.check()?, &mut rng)?;
                     extra.push(("lambda".into(), r.lambda));
                     extra.push(("iterations".into(), r.iterations as f64));
                     extra.push(("constraint_error".into(), r.train_constraint_error));

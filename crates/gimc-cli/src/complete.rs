@@ -252,14 +252,15 @@ fn run_gimc(
     let learn_rows = learn && a.learn != LearnSides::Cols;
     let learn_cols = learn && a.learn != LearnSides::Rows;
     let budget = crate::common::memory_budget()?;
-    let params = |lambda: f64, iters: usize| CompletionParams {
-        rank: a.rank,
-        lambda,
-        max_iter: if learn { iters } else { 0 },
-        learn_rows,
-        learn_cols,
-        memory: budget,
-        ..CompletionParams::default()
+    let params = |lambda: f64, iters: usize| {
+        CompletionParams::default()
+            .with_rank(a.rank)
+            .with_lambda(lambda)
+            .with_max_iter(if learn { iters } else { 0 })
+            .with_learn_rows(learn_rows)
+            .with_learn_cols(learn_cols)
+            .with_memory(budget)
+            .check()
     };
     let root = seeded(g.seed);
     let build = |m: usize, gamma: gimc::Gamma| -> Result<(gimc::BoxedMap, gimc::BoxedMap)> {
@@ -279,7 +280,7 @@ fn run_gimc(
                     &train_data,
                     rm,
                     cm,
-                    &params(lambda, a.iters),
+                    &params(lambda, a.iters)?,
                     Some(&held),
                     &mut child(&root, 3),
                     &mut NoObserver,
@@ -308,7 +309,7 @@ fn run_gimc(
         &data,
         rm,
         cm,
-        &params(lambda, it),
+        &params(lambda, it)?,
         None,
         &mut child(&root, 3),
         &mut NoObserver,

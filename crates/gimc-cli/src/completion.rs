@@ -64,15 +64,13 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
         .with_context(|| a.triplets.display().to_string())?;
     let data = CompletionData::new(&omega, &x, &y)?;
     let budget = memory_budget()?;
-    let params = CompletionParams {
-        rank: a.rank,
-        lambda: a.lambda,
-        max_iter: if a.learn { a.iters } else { 0 },
-        learn_rows: a.learn,
-        learn_cols: a.learn,
-        memory: budget,
-        ..CompletionParams::default()
-    };
+    let params = CompletionParams::default()
+        .with_rank(a.rank)
+        .with_lambda(a.lambda)
+        .with_max_iter(if a.learn { a.iters } else { 0 })
+        .with_learn_rows(a.learn)
+        .with_learn_cols(a.learn)
+        .with_memory(budget);
     preflight(
         g,
         &estimate_completion_family(&data, a.family, a.m, &params, None)?,
@@ -86,6 +84,7 @@ pub fn fit(a: &CompletionArgs<'_>, method: &str, g: &Globals) -> Result<()> {
     let col_map = a
         .family
         .build(&y, a.m, a.gamma.resolve(&y), &mut child(&root, 2))?;
+    let params = params.check()?;
     let spinner = crate::progress::spinner(g, &format!("fitting {method}"));
     let fit = fit_completion(
         &data,

@@ -201,22 +201,17 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         }
     ));
     let budget = memory_budget()?;
-    let mut params = SelectionParams {
-        gammas: a.gamma.clone(),
-        lambdas: a.lambda.clone(),
-        ms: a.m.clone(),
-        max_iter: if learn { a.iters } else { 0 },
-        validation_fraction: a.validation,
-        select_k: a.select_k,
-        seed: g.seed,
-        memory: budget,
-        line_search: gimc::LineSearchParams {
-            max_relative_step: a.max_step,
-            ..gimc::LineSearchParams::default()
-        },
-        proximal: a.proximal,
-        ..SelectionParams::default()
-    };
+    let mut params = SelectionParams::default()
+        .with_gammas(a.gamma.clone())
+        .with_lambdas(a.lambda.clone())
+        .with_ms(a.m.clone())
+        .with_max_iter(if learn { a.iters } else { 0 })
+        .with_validation_fraction(a.validation)
+        .with_select_k(a.select_k)
+        .with_seed(g.seed)
+        .with_memory(budget)
+        .with_line_search(gimc::LineSearchParams::default().with_max_relative_step(a.max_step))
+        .with_proximal(a.proximal);
     let streamed = Storage::Streamed {
         block_rows: a.block_rows,
         precision: a.precision,
@@ -244,7 +239,9 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         "--m",
     )?;
     let mut progress = FitProgress::new(g, &a.method);
-    let sel = select_and_fit_observed(&data, family, &params, &mut progress);
+    let sel = params
+        .check()
+        .and_then(|params| select_and_fit_observed(&data, family, &params, &mut progress));
     progress.finish();
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());

@@ -245,12 +245,10 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
         block_rows: a.block_rows,
         precision: a.precision,
     };
-    let mut params = LabelParams {
-        lambda,
-        max_iter: if learn { a.iters } else { 0 },
-        eval_train: false,
-        ..LabelParams::default()
-    };
+    let mut params = LabelParams::default()
+        .with_lambda(lambda)
+        .with_max_iter(if learn { a.iters } else { 0 })
+        .with_eval_train(false);
     let asked = a.precision == Precision::F32 || a.block_rows > 0;
     params.storage = match a.stream {
         Stream::Off if asked => bail!("--precision f32 and --block-rows need --stream on or auto"),
@@ -290,6 +288,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
             "whole".to_string()
         }
     ));
+    let params = params.check()?;
     let t = Instant::now();
     let fit = if lead {
         fit_labels_sharded(&data, map, &params, None, &mut IterationLog { g }, &sums)?

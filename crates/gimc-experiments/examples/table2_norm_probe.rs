@@ -62,21 +62,22 @@ fn main() {
         let sel = select_and_fit(
             &tr,
             family,
-            &SelectionParams {
-                gammas: gammas.iter().map(|&g| gimc::Gamma::Value(g)).collect(),
-                lambdas: lambdas.clone(),
-                ms: vec![m],
-                max_iter: iters,
-                seed: std::env::var("PROBE_SEED").map_or(2016, |v| v.parse().unwrap()),
-                line_search: gimc::LineSearchParams {
-                    max_relative_step: std::env::var("PROBE_MAX_STEP")
-                        .ok()
-                        .map(|v| v.parse().unwrap()),
-                    ..gimc::LineSearchParams::default()
-                },
-                proximal: std::env::var("PROBE_PROX").map_or(0.0, |v| v.parse().unwrap()),
-                ..SelectionParams::default()
-            },
+            &SelectionParams::default()
+                .with_gammas(gammas.iter().map(|&g| gimc::Gamma::Value(g)).collect())
+                .with_lambdas(lambdas.clone())
+                .with_ms(vec![m])
+                .with_max_iter(iters)
+                .with_seed(std::env::var("PROBE_SEED").map_or(2016, |v| v.parse().unwrap()))
+                .with_line_search(
+                    gimc::LineSearchParams::default().with_max_relative_step(
+                        std::env::var("PROBE_MAX_STEP")
+                            .ok()
+                            .map(|v| v.parse().unwrap()),
+                    ),
+                )
+                .with_proximal(std::env::var("PROBE_PROX").map_or(0.0, |v| v.parse().unwrap()))
+                .check()
+                .unwrap(),
         )
         .unwrap();
         println!("{key} rows {}: γ_scale = {scale:.5}", norm.name());

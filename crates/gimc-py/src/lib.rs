@@ -277,16 +277,14 @@ fn fit_labels<'py>(
         }
         _ => return Err(value_err("give exactly one of classes and labels")),
     };
-    let params = SelectionParams {
-        gammas,
-        lambdas: alpha,
-        ms: m,
-        max_iter: if learn { max_iter } else { 0 },
-        validation_fraction,
-        select_k,
-        seed,
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_gammas(gammas)
+        .with_lambdas(alpha)
+        .with_ms(m)
+        .with_max_iter(if learn { max_iter } else { 0 })
+        .with_validation_fraction(validation_fraction)
+        .with_select_k(select_k)
+        .with_seed(seed);
     let (bytes, chosen, streamed_used) = run_interruptible(py, n_jobs, |cancel| {
         let (x, standardizer) = match x.standardize_by(mode)? {
             Some((z, st)) => (z, Some(st)),
@@ -307,7 +305,7 @@ fn fit_labels<'py>(
             Some(s) => s,
             None => auto_storage(&data, fam, &params, MemoryBudget::Detect, streamed)?,
         };
-        let params = SelectionParams { storage, ..params };
+        let params = params.with_storage(storage).check()?;
         let mut sel = select_and_fit_observed(&data, fam, &params, &mut Cancel(cancel))?;
         sel.model.set_method(if learn {
             format!("gimc-{family}")
@@ -528,6 +526,7 @@ fn fit_clusters<'py>(
             params = params.with_lambdas(alpha);
         }
         params.completion.max_iter = max_iter;
+        let params = params.check()?;
         let r = fit_semisupervised_observed(
             &x,
             &list,

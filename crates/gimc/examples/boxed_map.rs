@@ -38,7 +38,7 @@ fn fit<M: LearnableMap>(
     p: &LabelParams,
 ) -> (f64, [f64; 3], gimc_linalg::faer::Mat<f64>) {
     let t = Instant::now();
-    let fit = fit_labels(train, map, p, None, &mut NoObserver).unwrap();
+    let fit = fit_labels(train, map, &p.check().unwrap(), None, &mut NoObserver).unwrap();
     let secs = t.elapsed().as_secs_f64();
     let e = fit.model.evaluate(test, &[1, 3, 5]).unwrap();
     let pk = [1, 3, 5].map(|k| 100.0 * e.precision_at(k).unwrap());
@@ -55,12 +55,10 @@ fn main() {
     let named = gimc_data::load_named(&gimc_data::resolve_data_dir(None), "bibtex").unwrap();
     let train = label_data(named.part("train").unwrap());
     let test = label_data(named.part("test").unwrap());
-    let p = LabelParams {
-        lambda: 1.0,
-        max_iter: iters,
-        eval_train: false,
-        ..LabelParams::default()
-    };
+    let p = LabelParams::default()
+        .with_lambda(1.0)
+        .with_max_iter(iters)
+        .with_eval_train(false);
     let family = match name {
         "lnys" => NystromFamily::default(),
         "nys-whiten" => NystromFamily::uniform_whitened(),

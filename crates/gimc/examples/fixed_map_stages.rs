@@ -53,17 +53,15 @@ fn main() {
         let w = prob.w_step(&feats).unwrap();
         let t_w = t.elapsed().as_secs_f64();
         let f = prob.objective(&feats, w.as_ref()).unwrap();
-        let params = LabelParams {
-            lambda,
-            max_iter: 0,
-            eval_train: false,
-            ..LabelParams::default()
-        };
+        let params = LabelParams::default()
+            .with_lambda(lambda)
+            .with_max_iter(0)
+            .with_eval_train(false);
         let t = Instant::now();
         let map = family
             .build(data.features(), m, gamma, &mut seeded(rep))
             .unwrap();
-        gimc::fit_labels(&data, map, &params, None, &mut NoObserver).unwrap();
+        gimc::fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver).unwrap();
         println!(
             "build {t_build:.3} forward {t_fwd:.3} products {t_feat:.3} w-step {t_w:.3} \
              (f = {f:.4e}); whole fit_labels {:.3} s",

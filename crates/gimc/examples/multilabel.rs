@@ -58,7 +58,12 @@ fn report(name: &str, model: &LabelModel, test: &LabelData, secs: f64) {
 fn run(train: &LabelData, family: &str, params: &SelectionParams) -> (Selection<BoxedMap>, f64) {
     let t = Instant::now();
     let registry = MapRegistry::builtin();
-    let sel = select_and_fit(train, registry.family(family).unwrap(), params).unwrap();
+    let sel = select_and_fit(
+        train,
+        registry.family(family).unwrap(),
+        &params.check().unwrap(),
+    )
+    .unwrap();
     let secs = t.elapsed().as_secs_f64();
     for c in &sel.candidates {
         let s: Vec<String> = c
@@ -119,29 +124,25 @@ fn main() {
         train.n_labels(),
         t.elapsed().as_secs_f64()
     );
-    let base = SelectionParams {
-        ms: vec![m],
-        lambdas: lambdas.clone(),
-        max_iter: iters,
-        seed,
-        ..SelectionParams::default()
-    };
+    let base = SelectionParams::default()
+        .with_ms(vec![m])
+        .with_lambdas(lambdas.clone())
+        .with_max_iter(iters)
+        .with_seed(seed);
     let (scheme, kind) = match kind.strip_suffix("-varpro") {
         Some(k) => (Scheme::VariableProjection, k),
         None => (Scheme::Alternating, kind),
     };
     match kind {
         "combined" => {
-            let lff = SelectionParams {
-                gammas: vec![gammas[0]],
-                scheme,
-                ..base.clone()
-            };
-            let lnys = SelectionParams {
-                gammas: vec![*gammas.get(1).unwrap_or(&gammas[0])],
-                scheme,
-                ..base.clone()
-            };
+            let lff = base
+                .clone()
+                .with_gammas(vec![gammas[0]])
+                .with_scheme(scheme);
+            let lnys = base
+                .clone()
+                .with_gammas(vec![*gammas.get(1).unwrap_or(&gammas[0])])
+                .with_scheme(scheme);
             let (s1, t1) = run(&train, "lff", &lff);
             report("GIMC-LFF", &s1.model, &test, t1);
             let (s2, t2) = run(&train, "lnys", &lnys);
@@ -161,11 +162,7 @@ fn main() {
         }
         k => {
             let family = if k == "lnys" { "lnys" } else { "lff" };
-            let p = SelectionParams {
-                gammas,
-                scheme,
-                ..base
-            };
+            let p = base.with_gammas(gammas).with_scheme(scheme);
             let (sel, secs) = run(&train, family, &p);
             report(
                 &format!("GIMC-{} ({})", k.to_uppercase(), scheme.name()),

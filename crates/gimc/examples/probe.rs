@@ -45,16 +45,18 @@ fn main() {
     let map = family
         .build(train.features(), m, gamma, &mut seeded(seed))
         .unwrap();
-    let params = LabelParams {
-        max_iter: iters,
-        scheme,
-        line_search: gimc::LineSearchParams {
-            initial_step: init_step,
-            ..Default::default()
-        },
-        ..LabelParams::default()
-    };
-    let fit = fit_labels(&train, map, &params, Some(&test), &mut NoObserver).unwrap();
+    let params = LabelParams::default()
+        .with_max_iter(iters)
+        .with_scheme(scheme)
+        .with_line_search(gimc::LineSearchParams::default().with_initial_step(init_step));
+    let fit = fit_labels(
+        &train,
+        map,
+        &params.check().unwrap(),
+        Some(&test),
+        &mut NoObserver,
+    )
+    .unwrap();
     for h in &fit.history {
         let v = h.validation.as_ref().unwrap();
         let t = h.train.as_ref().unwrap();

@@ -71,22 +71,17 @@ fn main() {
     let data = CompletionData::new(&omega, &x, &y).unwrap();
     let rm = FourierFamily.build(&x, m, gamma, &mut seeded(3)).unwrap();
     let cm = FourierFamily.build(&y, m, gamma, &mut seeded(4)).unwrap();
-    let params = CompletionParams {
-        rank: 20,
-        lambda,
-        max_iter: iters,
-        ..CompletionParams::default()
-    };
+    let params = CompletionParams::default()
+        .with_rank(20)
+        .with_lambda(lambda)
+        .with_max_iter(iters);
     let err = |ahat: &gimc_linalg::faer::Mat<f64>| (ahat - &toy.a).norm_l2() / toy.a.norm_l2();
     let start = std::time::Instant::now();
     let imc = fit_completion(
         &data,
         rm.clone(),
         cm.clone(),
-        &CompletionParams {
-            max_iter: 0,
-            ..params
-        },
+        &params.with_max_iter(0).check().unwrap(),
         None,
         &mut seeded(5),
         &mut NoObserver,
@@ -96,7 +91,7 @@ fn main() {
         &data,
         rm,
         cm,
-        &params,
+        &params.check().unwrap(),
         Some(&val),
         &mut seeded(5),
         &mut NoObserver,

@@ -89,8 +89,11 @@ impl<'a> CompletionData<'a> {
     }
 }
 
-/// Hyper-parameters of [`fit_completion`].
+/// Hyper-parameters of [`fit_completion`]. Build with [`CompletionParams::default`] and the
+/// `with_*` methods; [`CompletionParams::check`] validates them into the
+/// [`ValidCompletionParams`] that [`fit_completion`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct CompletionParams {
     /// Rank k of Z = WHᵀ, 1 ≤ k < min(D_x, D_y). Default 10.
     pub rank: usize,
@@ -143,9 +146,81 @@ impl Default for CompletionParams {
 }
 
 impl CompletionParams {
+    /// Sets the rank k of Z = WHᵀ.
+    pub fn with_rank(mut self, rank: usize) -> Self {
+        self.rank = rank;
+        self
+    }
+
+    /// Sets the ridge weight λ.
+    pub fn with_lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// Sets the number of outer iterations.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the IMC alternations of the start.
+    pub fn with_start_iters(mut self, start_iters: usize) -> Self {
+        self.start_iters = start_iters;
+        self
+    }
+
+    /// Sets the warm-started IMC alternations of every outer iteration.
+    pub fn with_inner_iters(mut self, inner_iters: usize) -> Self {
+        self.inner_iters = inner_iters;
+        self
+    }
+
+    /// Sets the stopping rule of the IMC solves.
+    pub fn with_imc_tol(mut self, imc_tol: f64) -> Self {
+        self.imc_tol = imc_tol;
+        self
+    }
+
+    /// Sets the CG stopping rule of the IMC half-steps.
+    pub fn with_cg(mut self, cg: CgParams) -> Self {
+        self.cg = cg;
+        self
+    }
+
+    /// Sets whether the row map U is learned.
+    pub fn with_learn_rows(mut self, learn_rows: bool) -> Self {
+        self.learn_rows = learn_rows;
+        self
+    }
+
+    /// Sets whether the column map V is learned.
+    pub fn with_learn_cols(mut self, learn_cols: bool) -> Self {
+        self.learn_cols = learn_cols;
+        self
+    }
+
+    /// Sets the Armijo line search.
+    pub fn with_line_search(mut self, line_search: LineSearchParams) -> Self {
+        self.line_search = line_search;
+        self
+    }
+
+    /// Sets the relative-decrease stopping rule (0 disables it).
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the memory budget of the pre-flight.
+    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
+        self.memory = memory;
+        self
+    }
+
     /// Checks rank ≥ 1, λ, tolerances and the line search (the rank is checked against the
     /// feature dimensions by the fit).
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidCompletionParams> {
         if self.rank == 0 {
             return Err(param_err("rank", "must be at least 1"));
         }
@@ -153,7 +228,8 @@ impl CompletionParams {
         check_nonneg("imc_tol", self.imc_tol)?;
         check_nonneg("tol", self.tol)?;
         check_nonneg("cg.tol", self.cg.tol)?;
-        self.line_search.check()
+        self.line_search.check()?;
+        Ok(ValidCompletionParams(*self))
     }
 
     /// The outer loop's settings: a side without a step stays put for the iteration
@@ -172,6 +248,17 @@ impl CompletionParams {
             init: ImcInit::Spectral,
         }
         .check()?)
+    }
+}
+
+/// [`CompletionParams`] that passed [`CompletionParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidCompletionParams(CompletionParams);
+
+impl std::ops::Deref for ValidCompletionParams {
+    type Target = CompletionParams;
+    fn deref(&self) -> &CompletionParams {
+        &self.0
     }
 }
 
@@ -607,7 +694,7 @@ pub fn fit_completion<MR, MC, O>(
     data: &CompletionData<'_>,
     row_map: MR,
     col_map: MC,
-    params: &CompletionParams,
+    params: &ValidCompletionParams,
     validation: Option<&Observed>,
     rng: &mut GimcRng,
     observer: &mut O,
@@ -617,7 +704,6 @@ where
     MC: LearnableMap,
     O: Observer + ?Sized,
 {
-    params.check()?;
     let dx = row_map.output_dim();
     let dy = col_map.output_dim();
     if params.rank >= dx.min(dy) {

@@ -60,8 +60,11 @@ impl Scheme {
     }
 }
 
-/// Hyper-parameters of [`fit_labels`].
+/// Hyper-parameters of [`fit_labels`]. Build with [`LabelParams::default`] and the `with_*`
+/// methods; [`LabelParams::check`] validates them into the [`ValidLabelParams`] that
+/// [`fit_labels`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LabelParams {
     /// Ridge weight λ ≥ 0 on ‖W‖². Default 1.
     pub lambda: f64,
@@ -111,15 +114,76 @@ impl Default for LabelParams {
 }
 
 impl LabelParams {
+    /// Sets the ridge weight λ.
+    pub fn with_lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// Sets the maximum number of outer iterations.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the scheme (alternating or variable projection).
+    pub fn with_scheme(mut self, scheme: Scheme) -> Self {
+        self.scheme = scheme;
+        self
+    }
+
+    /// Sets the Armijo line search.
+    pub fn with_line_search(mut self, line_search: LineSearchParams) -> Self {
+        self.line_search = line_search;
+        self
+    }
+
+    /// Sets the relative-decrease stopping rule (0 disables it).
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the k of the P@k recorded per iteration.
+    pub fn with_eval_ks(mut self, eval_ks: Vec<usize>) -> Self {
+        self.eval_ks = eval_ks;
+        self
+    }
+
+    /// Sets the k whose validation P@k picks the best iterate.
+    pub fn with_select_k(mut self, select_k: usize) -> Self {
+        self.select_k = select_k;
+        self
+    }
+
+    /// Sets whether the training-set metrics are computed each iteration.
+    pub fn with_eval_train(mut self, eval_train: bool) -> Self {
+        self.eval_train = eval_train;
+        self
+    }
+
+    /// Sets the weight μ of the proximal term toward the start.
+    pub fn with_proximal(mut self, proximal: f64) -> Self {
+        self.proximal = proximal;
+        self
+    }
+
+    /// Sets how Φ is held.
+    pub fn with_storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
+        self
+    }
+
     /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1 and the line search.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidLabelParams> {
         check_nonneg("lambda", self.lambda)?;
         check_nonneg("tol", self.tol)?;
         check_nonneg("proximal", self.proximal)?;
         if self.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }
-        self.line_search.check()
+        self.line_search.check()?;
+        Ok(ValidLabelParams(self.clone()))
     }
 
     /// The outer loop's settings: the fast path ends at a vanished gradient or a failed search
@@ -272,6 +336,17 @@ fn record_of(info: &IterationInfo) -> IterationRecord {
     }
 }
 
+/// [`LabelParams`] that passed [`LabelParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidLabelParams(LabelParams);
+
+impl std::ops::Deref for ValidLabelParams {
+    type Target = LabelParams;
+    fn deref(&self) -> &LabelParams {
+        &self.0
+    }
+}
+
 /// The estimated peak memory of [`fit_labels`] with `map` on `data` (and `validation`):
 /// the data themselves, Φ, ΦᵀΦ, W and the largest of the gradient, line-search and scoring
 /// phases (see [`crate::memory`]). The parameter to lower is `m`.
@@ -362,13 +437,13 @@ fn pooled(
 /// initial parameters. `validation` (optional) is scored after every iteration and the best
 /// iterate kept. The fit's own randomness is nil: all draws happen when the map is built.
 ///
-/// Errors: parameter / shape errors before any work; [`GimcError::NonFinite`] if the objective
-/// or gradient stops being finite; [`GimcError::ObjectiveIncreased`] if the monotonicity
-/// invariant fails.
+/// Errors: shape errors before any work (the parameters were checked by
+/// [`LabelParams::check`]); [`GimcError::NonFinite`] if the objective or gradient stops being
+/// finite; [`GimcError::ObjectiveIncreased`] if the monotonicity invariant fails.
 pub fn fit_labels<M, O>(
     data: &LabelData,
     map: M,
-    params: &LabelParams,
+    params: &ValidLabelParams,
     validation: Option<&LabelData>,
     observer: &mut O,
 ) -> Result<LabelFit<M>>
@@ -389,7 +464,7 @@ where
 pub fn fit_labels_sharded<M, O>(
     data: &LabelData,
     map: M,
-    params: &LabelParams,
+    params: &ValidLabelParams,
     validation: Option<&LabelData>,
     observer: &mut O,
     sums: &dyn RowSums,
@@ -398,7 +473,6 @@ where
     M: LearnableMap,
     O: Observer + ?Sized,
 {
-    params.check()?;
     check_inputs(data, &map, validation)?;
     let started = Instant::now();
     let (mut outer, f0) = LabelOuter::start(data, map, params, validation, sums)?;

@@ -26,14 +26,13 @@
 //!
 //! // GIMC-LFF: choose γ and the iteration count on a seeded validation split of the training
 //! // rows, then refit on all of them.
-//! let params = SelectionParams {
-//!     gammas: vec![Gamma::Value(0.5), Gamma::Value(2.0)],
-//!     lambdas: vec![0.01],
-//!     ms: vec![50],
-//!     max_iter: 5,
-//!     seed: 3,
-//!     ..SelectionParams::default()
-//! };
+//! let params = SelectionParams::default()
+//!     .with_gammas(vec![Gamma::Value(0.5), Gamma::Value(2.0)])
+//!     .with_lambdas(vec![0.01])
+//!     .with_ms(vec![50])
+//!     .with_max_iter(5)
+//!     .with_seed(3)
+//!     .check()?;
 //! let selection = select_and_fit(&train, &FourierFamily, &params)?;
 //! assert!([0.5, 2.0].contains(&selection.chosen.gamma));
 //! let model = selection.model;
@@ -92,32 +91,33 @@ mod streamed;
 
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
-    CompletionParams, estimate_completion, estimate_completion_family, fit_completion,
+    CompletionParams, ValidCompletionParams, estimate_completion, estimate_completion_family,
+    fit_completion,
 };
 pub use data::{LabelData, Task};
 pub use error::{GimcError, Result};
 pub use fastpath::{LabelFeatures, LabelProblem};
 pub use fit::{
-    BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, estimate_fit_labels,
-    fit_labels, fit_labels_sharded,
+    BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, ValidLabelParams,
+    estimate_fit_labels, fit_labels, fit_labels_sharded,
 };
 pub use gimc_linalg::Gamma;
 pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
-pub use linesearch::LineSearchParams;
+pub use linesearch::{LineSearchParams, ValidLineSearchParams};
 pub use maps::concat_features;
-pub use mccc::{MccParams, Mccc, estimate_mccc, fit_mccc};
+pub use mccc::{MccParams, Mccc, ValidMccParams, estimate_mccc, fit_mccc};
 pub use model::{Evaluation, LabelModel};
 pub use registry::{
     AnyMap, BoxedFamily, BoxedMap, DynFamily, KernelMeta, MapCodec, MapRecord, MapRegistry,
 };
 pub use select::{
     Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
-    SelectionStage, auto_storage, estimate_selection, select_and_fit, select_and_fit_observed,
-    select_combined, validation_split,
+    SelectionStage, ValidSelectionParams, auto_storage, estimate_selection, select_and_fit,
+    select_and_fit_observed, select_combined, validation_split,
 };
 pub use semisup::{
-    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, estimate_semisupervised,
-    fit_semisupervised, fit_semisupervised_observed,
+    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, ValidSemiSupParams,
+    estimate_semisupervised, fit_semisupervised, fit_semisupervised_observed,
 };
 pub use shard::{OneProcess, RowSums};
 pub use streamed::{DEFAULT_BLOCK_ENTRIES, Precision, Storage};

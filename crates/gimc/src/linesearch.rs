@@ -6,8 +6,13 @@
 use crate::Result;
 use crate::error::{check_pos, param_err};
 
-/// Parameters of the Armijo line search.
+/// Parameters of the Armijo line search. Build with [`LineSearchParams::default`] and the
+/// `with_*` methods; [`LineSearchParams::check`] validates them into a
+/// [`ValidLineSearchParams`]. The fits check them as part of their own parameters
+/// ([`LabelParams`](crate::LabelParams), [`SelectionParams`](crate::SelectionParams),
+/// [`CompletionParams`](crate::CompletionParams)).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct LineSearchParams {
     /// Sufficient-decrease constant σ ∈ (0, 1). Default 1e-4.
     pub sigma: f64,
@@ -40,8 +45,39 @@ impl Default for LineSearchParams {
 }
 
 impl LineSearchParams {
-    /// Checks σ ∈ (0, 1), growth ≥ 1 and a positive finite initial step.
-    pub fn check(&self) -> Result<()> {
+    /// Sets the sufficient-decrease constant σ.
+    pub fn with_sigma(mut self, sigma: f64) -> Self {
+        self.sigma = sigma;
+        self
+    }
+
+    /// Sets the first trial step of the first outer iteration (`None`: the scale rule).
+    pub fn with_initial_step(mut self, initial_step: Option<f64>) -> Self {
+        self.initial_step = initial_step;
+        self
+    }
+
+    /// Sets the growth factor of the first trial.
+    pub fn with_growth(mut self, growth: f64) -> Self {
+        self.growth = growth;
+        self
+    }
+
+    /// Sets the maximum number of halvings per search.
+    pub fn with_max_halvings(mut self, max_halvings: usize) -> Self {
+        self.max_halvings = max_halvings;
+        self
+    }
+
+    /// Sets the step control ρ on the map update (`None`: cap only the first search, at 1).
+    pub fn with_max_relative_step(mut self, max_relative_step: Option<f64>) -> Self {
+        self.max_relative_step = max_relative_step;
+        self
+    }
+
+    /// Checks σ ∈ (0, 1), growth ≥ 1, and a positive finite initial step and relative step
+    /// when given.
+    pub fn check(&self) -> Result<ValidLineSearchParams> {
         if !(self.sigma > 0.0 && self.sigma < 1.0) {
             return Err(param_err(
                 "line_search.sigma",
@@ -60,7 +96,18 @@ impl LineSearchParams {
         if let Some(r) = self.max_relative_step {
             check_pos("line_search.max_relative_step", r)?;
         }
-        Ok(())
+        Ok(ValidLineSearchParams(*self))
+    }
+}
+
+/// [`LineSearchParams`] that passed [`LineSearchParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidLineSearchParams(LineSearchParams);
+
+impl std::ops::Deref for ValidLineSearchParams {
+    type Target = LineSearchParams;
+    fn deref(&self) -> &LineSearchParams {
+        &self.0
     }
 }
 

@@ -45,7 +45,7 @@
 //!     })
 //!     .collect();
 //!
-//! let fit = fit_mccc(&x, &pairs, &MccParams::new(2), &mut seeded(3))?;
+//! let fit = fit_mccc(&x, &pairs, &MccParams::new(2).check()?, &mut seeded(3))?;
 //! assert_eq!(fit.labels.len(), n);
 //! // the two blobs are recovered (up to renaming the clusters)
 //! assert!((0..n).all(|i| (fit.labels[i] == fit.labels[0]) == (truth[i] == truth[0])));
@@ -53,17 +53,21 @@
 //! ```
 
 use gimc_cluster::{
-    ClusterError, KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans,
+    ClusterError, KMeansParams, SpectralKMeans, ValidKMeansParams, constraint_matrix,
+    spectral_kmeans,
 };
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
-use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, ValidImcParams, fit_imc};
 
 use crate::Result;
 
-/// Hyper-parameters of MCCC.
+/// Hyper-parameters of MCCC. Build with [`MccParams::new`] (k has no default) and the `with_*`
+/// methods; [`MccParams::check`] validates them into the [`ValidMccParams`] that [`fit_mccc`]
+/// takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MccParams {
     /// IMC settings (rank r with 1 ≤ r < d, λ, iterations). Default: `ImcParams::default()`
     /// with rank = k.
@@ -99,6 +103,63 @@ impl MccParams {
     pub fn with_lambda(mut self, lambda: f64) -> Self {
         self.imc.lambda = lambda;
         self
+    }
+
+    /// Sets all the IMC settings.
+    pub fn with_imc(mut self, imc: ImcParams) -> Self {
+        self.imc = imc;
+        self
+    }
+
+    /// Sets the k-means on the embedding.
+    pub fn with_kmeans(mut self, kmeans: KMeansParams) -> Self {
+        self.kmeans = kmeans;
+        self
+    }
+
+    /// Sets the memory budget of the pre-flight.
+    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
+        self.memory = memory;
+        self
+    }
+
+    /// Checks the k-means parameters, then the IMC parameters (k ≤ n and rank < d are checked
+    /// by the fit).
+    pub fn check(&self) -> Result<ValidMccParams> {
+        let kmeans = self.kmeans.check()?;
+        let imc = self.imc.check()?;
+        Ok(ValidMccParams {
+            params: self.clone(),
+            imc,
+            kmeans,
+        })
+    }
+}
+
+/// [`MccParams`] that passed [`MccParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidMccParams {
+    params: MccParams,
+    imc: ValidImcParams,
+    kmeans: ValidKMeansParams,
+}
+
+impl ValidMccParams {
+    /// The checked IMC parameters.
+    pub fn valid_imc(&self) -> &ValidImcParams {
+        &self.imc
+    }
+
+    /// The checked k-means parameters.
+    pub fn valid_kmeans(&self) -> &ValidKMeansParams {
+        &self.kmeans
+    }
+}
+
+impl std::ops::Deref for ValidMccParams {
+    type Target = MccParams;
+    fn deref(&self) -> &MccParams {
+        &self.params
     }
 }
 
@@ -145,16 +206,14 @@ pub fn estimate_mccc(x: &FeatureMatrix, n_pairs: usize, params: &MccParams) -> M
 /// Φ = Ψ = `x`, then [`spectral_kmeans`] on XW.
 ///
 /// Errors ([`GimcError`](crate::GimcError)): invalid constraints ([`constraint_matrix`]) or
-/// k > n (`GimcError::Cluster`), invalid IMC parameters including rank ≥ d, and solver failures
-/// (`GimcError::Solver`), NaN/Inf in `x`.
+/// k > n (`GimcError::Cluster`), rank ≥ d and solver failures (`GimcError::Solver`), NaN/Inf
+/// in `x`. The parameters themselves were checked by [`MccParams::check`].
 pub fn fit_mccc(
     x: &FeatureMatrix,
     pairs: &[(usize, usize, f64)],
-    params: &MccParams,
+    params: &ValidMccParams,
     rng: &mut GimcRng,
 ) -> Result<Mccc> {
-    let kmeans = params.kmeans.check()?;
-    let valid = params.imc.check()?;
     let n = x.nrows();
     if params.kmeans.k > n {
         return Err(ClusterError::TooFewPoints {
@@ -166,9 +225,9 @@ pub fn fit_mccc(
     check_fits(&estimate_mccc(x, pairs.len(), params), params.memory)?;
     let omega = constraint_matrix(n, pairs)?;
     let problem = ImcProblem::partial(Side::Features(x), Side::Features(x), &omega)?;
-    let imc = fit_imc(&problem, &valid, None, rng, &mut NoObserver)?;
+    let imc = fit_imc(&problem, params.valid_imc(), None, rng, &mut NoObserver)?;
     let p = x.mul_dense(imc.w.as_ref())?;
-    let spectral = spectral_kmeans(p.as_ref(), &kmeans, rng)?;
+    let spectral = spectral_kmeans(p.as_ref(), params.valid_kmeans(), rng)?;
     Ok(Mccc {
         labels: spectral.kmeans.labels.clone(),
         imc,

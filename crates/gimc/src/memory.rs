@@ -348,14 +348,17 @@ mod tests {
             memory: MemoryBudget::Bytes(1000),
             ..SelectionParams::default()
         };
-        refused(select_and_fit(&data, &FourierFamily, &p).unwrap_err(), "m");
+        refused(
+            select_and_fit(&data, &FourierFamily, &p.check().unwrap()).unwrap_err(),
+            "m",
+        );
         let p = SelectionParams {
             ms: vec![5],
             memory: MemoryBudget::Bytes(1 << 40),
             max_iter: 1,
             ..SelectionParams::default()
         };
-        assert!(select_and_fit(&data, &FourierFamily, &p).is_ok());
+        assert!(select_and_fit(&data, &FourierFamily, &p.check().unwrap()).is_ok());
     }
 
     fn omega(n: usize, per_row: usize) -> Observed {
@@ -396,7 +399,7 @@ mod tests {
             &data,
             map(),
             map(),
-            &p,
+            &p.check().unwrap(),
             None,
             &mut seeded(3),
             &mut crate::NoObserver,
@@ -422,15 +425,21 @@ mod tests {
         assert!(semi(60, 20) < semi(120, 20));
         let mut p = SemiSupParams::new(3, 20, 0.5);
         p.completion.memory = MemoryBudget::Bytes(1000);
-        let e = fit_semisupervised(&x(60, 4), &pairs(60), &FourierFamily, &p, &mut seeded(1))
-            .unwrap_err();
+        let e = fit_semisupervised(
+            &x(60, 4),
+            &pairs(60),
+            &FourierFamily,
+            &p.check().unwrap(),
+            &mut seeded(1),
+        )
+        .unwrap_err();
         refused(e, "m");
         let mccc = |n: usize, k: usize| estimate_mccc(&x(n, 8), n, &MccParams::new(k)).bytes;
         assert!(mccc(60, 2) < mccc(60, 4));
         assert!(mccc(60, 2) < mccc(120, 2));
         let mut p = MccParams::new(2);
         p.memory = MemoryBudget::Bytes(1000);
-        let e = fit_mccc(&x(60, 8), &pairs(60), &p, &mut seeded(1)).unwrap_err();
+        let e = fit_mccc(&x(60, 8), &pairs(60), &p.check().unwrap(), &mut seeded(1)).unwrap_err();
         refused(e, "rank");
     }
 }

@@ -25,7 +25,7 @@ use rand::seq::SliceRandom;
 use crate::data::{LabelData, Task};
 use crate::error::{check_nonneg, param_err};
 use crate::fastpath::LabelProblem;
-use crate::fit::{IterationInfo, LabelParams, Scheme, fit_labels};
+use crate::fit::{IterationInfo, LabelParams, Scheme, ValidLabelParams, fit_labels};
 use crate::linesearch::LineSearchParams;
 use crate::maps::concat_features;
 use crate::memory::{FitShape, PROCESS_BASE_BYTES, add_fit, feature_bytes, sparse_bytes};
@@ -33,8 +33,11 @@ use crate::model::{LabelModel, PhiSource, evaluate_phi};
 use crate::streamed::Storage;
 use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Result};
 
-/// The grid and protocol of [`select_and_fit`].
+/// The grid and protocol of [`select_and_fit`]. Build with [`SelectionParams::default`] and the
+/// `with_*` methods; [`SelectionParams::check`] validates them into the
+/// [`ValidSelectionParams`] that [`select_and_fit`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SelectionParams {
     /// Candidate RBF widths, each a value > 0 or a multiple of the scale rule resolved on the
     /// training features ([`Gamma`]). Default `[Gamma::SCALE]`, γ = 1 / (d · Var X).
@@ -85,8 +88,80 @@ impl Default for SelectionParams {
 }
 
 impl SelectionParams {
+    /// Sets the candidate RBF widths.
+    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
+        self.gammas = gammas;
+        self
+    }
+
+    /// Sets the candidate λ values.
+    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+        self.lambdas = lambdas;
+        self
+    }
+
+    /// Sets the candidate m values.
+    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
+        self.ms = ms;
+        self
+    }
+
+    /// Sets the maximum number of outer iterations per fit.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the fraction of the training rows held out for validation.
+    pub fn with_validation_fraction(mut self, validation_fraction: f64) -> Self {
+        self.validation_fraction = validation_fraction;
+        self
+    }
+
+    /// Sets the scheme (alternating or variable projection).
+    pub fn with_scheme(mut self, scheme: Scheme) -> Self {
+        self.scheme = scheme;
+        self
+    }
+
+    /// Sets the Armijo line search.
+    pub fn with_line_search(mut self, line_search: LineSearchParams) -> Self {
+        self.line_search = line_search;
+        self
+    }
+
+    /// Sets the k of the validation P@k that decides.
+    pub fn with_select_k(mut self, select_k: usize) -> Self {
+        self.select_k = select_k;
+        self
+    }
+
+    /// Sets the seed of the split and of the maps' random draws.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the memory budget of the pre-flight.
+    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
+        self.memory = memory;
+        self
+    }
+
+    /// Sets the weight μ of the proximal term toward the random start.
+    pub fn with_proximal(mut self, proximal: f64) -> Self {
+        self.proximal = proximal;
+        self
+    }
+
+    /// Sets how each fit holds Φ.
+    pub fn with_storage(mut self, storage: Storage) -> Self {
+        self.storage = storage;
+        self
+    }
+
     /// Checks the grid (non-empty, valid values) and the protocol parameters.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidSelectionParams> {
         if self.gammas.is_empty() || self.lambdas.is_empty() || self.ms.is_empty() {
             return Err(GimcError::Empty("selection grid (gammas, lambdas, ms)"));
         }
@@ -109,10 +184,31 @@ impl SelectionParams {
             return Err(param_err("select_k", "must be at least 1"));
         }
         check_nonneg("proximal", self.proximal)?;
-        self.line_search.check()
+        self.line_search.check()?;
+        Ok(ValidSelectionParams(self.clone()))
     }
+}
 
-    fn label_params(&self, lambda: f64, max_iter: usize, eval_train: bool) -> LabelParams {
+/// [`SelectionParams`] that passed [`SelectionParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidSelectionParams(SelectionParams);
+
+impl std::ops::Deref for ValidSelectionParams {
+    type Target = SelectionParams;
+    fn deref(&self) -> &SelectionParams {
+        &self.0
+    }
+}
+
+impl ValidSelectionParams {
+    /// The parameters of one fit of the grid: λ (from the checked grid), `max_iter` iterations,
+    /// the checked scheme, line search, select_k, proximal weight and storage.
+    fn label_params(
+        &self,
+        lambda: f64,
+        max_iter: usize,
+        eval_train: bool,
+    ) -> Result<ValidLabelParams> {
         LabelParams {
             lambda,
             max_iter,
@@ -125,6 +221,7 @@ impl SelectionParams {
             storage: self.storage,
             ..LabelParams::default()
         }
+        .check()
     }
 }
 
@@ -407,7 +504,7 @@ pub fn estimate_selection<F: MapFamily + ?Sized>(
 pub fn select_and_fit<F: MapFamily + ?Sized>(
     data: &LabelData,
     family: &F,
-    params: &SelectionParams,
+    params: &ValidSelectionParams,
 ) -> Result<Selection<F::Map>> {
     select_and_fit_observed(data, family, params, &mut NoObserver)
 }
@@ -416,14 +513,13 @@ pub fn select_and_fit<F: MapFamily + ?Sized>(
 pub fn select_and_fit_observed<F, S>(
     data: &LabelData,
     family: &F,
-    params: &SelectionParams,
+    params: &ValidSelectionParams,
     observer: &mut S,
 ) -> Result<Selection<F::Map>>
 where
     F: MapFamily + ?Sized,
     S: SelectionObserver + ?Sized,
 {
-    params.check()?;
     check_fits(&estimate_selection(data, family, params)?, params.memory)?;
     let root = seeded(params.seed);
     let mut split_rng = child(&root, 0);
@@ -452,7 +548,7 @@ where
                 };
                 observer.fit_started(&stage, params.max_iter);
                 let map = family.build(train.features(), m, gamma, &mut child(&root, 1))?;
-                let lp = params.label_params(lambda, params.max_iter, false);
+                let lp = params.label_params(lambda, params.max_iter, false)?;
                 let fit = fit_labels(&train, map, &lp, Some(&val), &mut Forward(&mut *observer))?;
                 if observer.interrupted() {
                     return Err(GimcError::Interrupted);
@@ -517,7 +613,7 @@ where
         chosen.gamma,
         &mut child(&root, 1),
     )?;
-    let lp = params.label_params(chosen.lambda, chosen.iterations, false);
+    let lp = params.label_params(chosen.lambda, chosen.iterations, false)?;
     let fit = fit_labels(data, map, &lp, None, &mut Forward(&mut *observer))?;
     if observer.interrupted() {
         return Err(GimcError::Interrupted);

@@ -23,7 +23,9 @@
 //! draw, made by building the map again from the same random stream (maps need not be
 //! `Clone`).
 
-use gimc_cluster::{KMeansParams, SpectralKMeans, constraint_matrix, spectral_kmeans};
+use gimc_cluster::{
+    KMeansParams, SpectralKMeans, ValidKMeansParams, constraint_matrix, spectral_kmeans,
+};
 use gimc_featmap::{LearnableMap, MapFamily};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::memory::{MemoryEstimate, Tally, check_fits};
@@ -40,8 +42,11 @@ use crate::{GimcError, Result};
 /// The λ grid of the paper (GIMC §5.2).
 pub const DEFAULT_LAMBDAS: [f64; 5] = [0.1, 0.5, 1.0, 5.0, 10.0];
 
-/// Hyper-parameters of [`fit_semisupervised`].
+/// Hyper-parameters of [`fit_semisupervised`]. Build with [`SemiSupParams::new`] (k, m and γ
+/// have no default) and the `with_*` methods; [`SemiSupParams::check`] validates them into the
+/// [`ValidSemiSupParams`] that [`fit_semisupervised`] takes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SemiSupParams {
     /// Number of clusters k (≥ 1, ≤ n).
     pub k: usize,
@@ -91,6 +96,12 @@ impl SemiSupParams {
         }
     }
 
+    /// Sets the inverse length scale γ of the feature map.
+    pub fn with_gamma(mut self, gamma: impl Into<Gamma>) -> Self {
+        self.gamma = gamma.into();
+        self
+    }
+
     /// Sets whether the maps are learned.
     pub fn with_learn(mut self, learn: bool) -> Self {
         self.learn = learn;
@@ -103,8 +114,32 @@ impl SemiSupParams {
         self
     }
 
+    /// Sets the fraction of the constraints held out to choose λ and the iteration count.
+    pub fn with_holdout(mut self, holdout: f64) -> Self {
+        self.holdout = holdout;
+        self
+    }
+
+    /// Sets the settings of the completion fit.
+    pub fn with_completion(mut self, completion: CompletionParams) -> Self {
+        self.completion = completion;
+        self
+    }
+
+    /// Sets the k-means on the embedding (its k must stay the number of clusters k).
+    pub fn with_kmeans(mut self, kmeans: KMeansParams) -> Self {
+        self.kmeans = kmeans;
+        self
+    }
+
+    /// Sets whether the chosen (λ, iteration count) is refitted on all constraints.
+    pub fn with_refit(mut self, refit: bool) -> Self {
+        self.refit = refit;
+        self
+    }
+
     /// Checks k, the map, the grid, the held-out fraction and the completion / k-means settings.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidSemiSupParams> {
         if self.k == 0 {
             return Err(param_err("k", "must be at least 1"));
         }
@@ -134,12 +169,36 @@ impl SemiSupParams {
             ));
         }
         self.completion.check()?;
-        self.kmeans.check()?;
-        Ok(())
+        let kmeans = self.kmeans.check()?;
+        Ok(ValidSemiSupParams {
+            params: self.clone(),
+            kmeans,
+        })
     }
 
     fn needs_selection(&self) -> bool {
         self.learn || self.lambdas.len() > 1
+    }
+}
+
+/// [`SemiSupParams`] that passed [`SemiSupParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidSemiSupParams {
+    params: SemiSupParams,
+    kmeans: ValidKMeansParams,
+}
+
+impl ValidSemiSupParams {
+    /// The checked k-means parameters of the embedding.
+    pub fn valid_kmeans(&self) -> &ValidKMeansParams {
+        &self.kmeans
+    }
+}
+
+impl std::ops::Deref for ValidSemiSupParams {
+    type Target = SemiSupParams;
+    fn deref(&self) -> &SemiSupParams {
+        &self.params
     }
 }
 
@@ -248,7 +307,7 @@ fn fit_one<M: LearnableMap>(
     train: &[(usize, usize, f64)],
     val: Option<&[(usize, usize, f64)]>,
     draw: &impl Fn() -> Result<M>,
-    params: &SemiSupParams,
+    params: &ValidSemiSupParams,
     lambda: f64,
     max_iter: usize,
     rng: &GimcRng,
@@ -267,7 +326,8 @@ fn fit_one<M: LearnableMap>(
         learn_rows: params.learn,
         learn_cols: params.learn,
         ..params.completion
-    };
+    }
+    .check()?;
     let fit = fit_completion(
         &data,
         draw()?,
@@ -282,10 +342,7 @@ fn fit_one<M: LearnableMap>(
     let chosen_obj = fit.history.get(iteration).map_or(f64::NAN, |h| h.objective);
     let model = fit.into_chosen()?;
     let p = model.row_factors(x)?;
-    // SemiSupParams::check (run by the caller) checked `kmeans`; this only makes the validated
-    // type spectral_kmeans takes
-    let kmeans = params.kmeans.check()?;
-    let spectral = spectral_kmeans(p.as_ref(), &kmeans, &mut child(rng, 2))?;
+    let spectral = spectral_kmeans(p.as_ref(), params.valid_kmeans(), &mut child(rng, 2))?;
     Ok(OneFit {
         model,
         iteration,
@@ -361,14 +418,15 @@ pub fn estimate_semisupervised<F: MapFamily + ?Sized>(
 /// every λ and for rows and columns), and the held-out split, IMC starts and k-means restarts use
 /// further streams of it.
 ///
-/// Errors: invalid parameters, no constraints, an index ≥ n, a label other than 0 / 1, the same
-/// pair with both labels, NaN / Inf in `x`, k > n, rank ≥ the map's output dimension, too few
-/// constraints to hold some out; fit failures of [`fit_completion`].
+/// Errors (the parameters were checked by [`SemiSupParams::check`]): no constraints, an index
+/// ≥ n, a label other than 0 / 1, the same pair with both labels, NaN / Inf in `x`, k > n,
+/// rank ≥ the map's output dimension, too few constraints to hold some out; fit failures of
+/// [`fit_completion`].
 pub fn fit_semisupervised<F: MapFamily + ?Sized>(
     x: &FeatureMatrix,
     pairs: &[(usize, usize, f64)],
     family: &F,
-    params: &SemiSupParams,
+    params: &ValidSemiSupParams,
     rng: &mut GimcRng,
 ) -> Result<SemiSupFit<F::Map>> {
     fit_semisupervised_observed(x, pairs, family, params, rng, &mut NoObserver)
@@ -381,7 +439,7 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
     x: &FeatureMatrix,
     pairs: &[(usize, usize, f64)],
     family: &F,
-    params: &SemiSupParams,
+    params: &ValidSemiSupParams,
     rng: &mut GimcRng,
     observer: &mut dyn Observer,
 ) -> Result<SemiSupFit<F::Map>> {
@@ -390,7 +448,6 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
         stopped: false,
     };
     let observer = &mut latch;
-    params.check()?;
     let n = x.nrows();
     if n == 0 {
         return Err(GimcError::Empty("items (rows of X)"));

@@ -91,14 +91,13 @@ impl std::str::FromStr for Precision {
 /// }
 /// let data = LabelData::multi_label(FeatureMatrix::dense(x)?, labels.to_csr())?;
 /// let map = FourierFamily.build(data.features(), 40, 0.5, &mut seeded(2))?;
-/// let whole = LabelParams { max_iter: 3, ..LabelParams::default() };
+/// let whole = LabelParams::default().with_max_iter(3);
 /// // Φ formed 64 rows at a time, never held whole, block products in f32
-/// let blocks = LabelParams {
-///     storage: Storage::Streamed { block_rows: 64, precision: Precision::F32 },
-///     ..whole.clone()
-/// };
-/// let a = fit_labels(&data, map.clone(), &whole, None, &mut NoObserver)?;
-/// let b = fit_labels(&data, map, &blocks, None, &mut NoObserver)?;
+/// let blocks = whole
+///     .clone()
+///     .with_storage(Storage::Streamed { block_rows: 64, precision: Precision::F32 });
+/// let a = fit_labels(&data, map.clone(), &whole.check()?, None, &mut NoObserver)?;
+/// let b = fit_labels(&data, map, &blocks.check()?, None, &mut NoObserver)?;
 /// let (fa, fb) = (a.history.last().unwrap().objective, b.history.last().unwrap().objective);
 /// assert!((fa - fb).abs() < 1e-4 * fa);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -39,14 +39,13 @@ fn list<T: std::str::FromStr>(
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let params = SelectionParams {
-        ms: list(args.first(), "500")?,
-        gammas: list(args.get(1), "0.0005,0.001,0.002,0.003")?,
-        lambdas: list(args.get(2), "0.1,1")?,
-        max_iter: list(args.get(3), "10")?[0],
-        seed: list(args.get(4), "0")?[0],
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_ms(list(args.first(), "500")?)
+        .with_gammas(list(args.get(1), "0.0005,0.001,0.002,0.003")?)
+        .with_lambdas(list(args.get(2), "0.1,1")?)
+        .with_max_iter(list(args.get(3), "10")?[0])
+        .with_seed(list(args.get(4), "0")?[0])
+        .check()?;
     let named = load_named(&resolve_data_dir(None), "bibtex")?;
     let (Some(train), Some(test)) = (named.part("train"), named.part("test")) else {
         return Err("bibtex lacks a train or test part".into());

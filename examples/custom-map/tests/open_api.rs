@@ -81,14 +81,14 @@ fn registry_adds_the_family_and_codec_beside_the_builtin_ones() {
 #[test]
 fn selected_fitted_saved_loaded_and_refused_without_its_codec() {
     let data = blobs();
-    let params = SelectionParams {
-        ms: vec![20],
-        gammas: vec![Gamma::Value(0.1), Gamma::Value(1.0)],
-        lambdas: vec![0.1],
-        max_iter: 4,
-        seed: 3,
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_ms(vec![20])
+        .with_gammas(vec![Gamma::Value(0.1), Gamma::Value(1.0)])
+        .with_lambdas(vec![0.1])
+        .with_max_iter(4)
+        .with_seed(3)
+        .check()
+        .unwrap();
     let sel = select_and_fit(&data, &LaplaceFamily, &params).unwrap();
     assert_eq!(sel.chosen.family, "llff");
     assert_eq!(sel.candidates.len(), 2);
@@ -147,13 +147,13 @@ fn bibtex_small_grid_is_selected_on_validation() {
     let named = load_named(&dir, "bibtex").unwrap();
     let train = label_data(named.part("train").unwrap());
     let test = label_data(named.part("test").unwrap());
-    let params = SelectionParams {
-        ms: vec![100],
-        gammas: vec![Gamma::Value(0.003), Gamma::Value(0.01)],
-        lambdas: vec![1.0],
-        max_iter: 3,
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_ms(vec![100])
+        .with_gammas(vec![Gamma::Value(0.003), Gamma::Value(0.01)])
+        .with_lambdas(vec![1.0])
+        .with_max_iter(3)
+        .check()
+        .unwrap();
     let sel = select_and_fit(&train, &LaplaceFamily, &params).unwrap();
     println!("chosen {}", sel.chosen.describe());
     for c in &sel.candidates {

@@ -62,12 +62,12 @@ impl Benchmark for GimcLffBibtex {
             _ => return Err(fail("bibtex lacks a train or test part")),
         };
         let iterations = if ctx.quick { 2 } else { ITERATIONS };
-        let params = LabelParams {
-            lambda: LAMBDA,
-            max_iter: iterations,
-            eval_train: false,
-            ..LabelParams::default()
-        };
+        let params = LabelParams::default()
+            .with_lambda(LAMBDA)
+            .with_max_iter(iterations)
+            .with_eval_train(false)
+            .check()
+            .map_err(fail)?;
         let t0 = Instant::now();
         let map = FourierFamily
             .build(train.features(), M, GAMMA, &mut seeded(ctx.seed))

@@ -206,12 +206,12 @@ fn timed_fit<M: LearnableMap + Clone>(
     runs: usize,
     build: impl Fn() -> Result<M, ExperimentError>,
 ) -> Result<(f64, [f64; 3]), ExperimentError> {
-    let params = LabelParams {
-        lambda,
-        max_iter: 0,
-        eval_train: false,
-        ..LabelParams::default()
-    };
+    let params = LabelParams::default()
+        .with_lambda(lambda)
+        .with_max_iter(0)
+        .with_eval_train(false)
+        .check()
+        .map_err(fail)?;
     let (secs, fit) = median_secs(runs, || {
         // Timed: the map drawn from the training rows, Φ (or its factors), ΦᵀΦ, AᵀΦ and the
         // ridge solve.

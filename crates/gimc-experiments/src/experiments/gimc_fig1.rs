@@ -510,16 +510,16 @@ impl Fig1Method for GimcLff {
     ) -> Result<Fig1Fit, ExperimentError> {
         let (fx, fy) = draw_rff_pair(task, setting, rng)?;
         let imc = imc_params(task.rank, setting.get("λ")?, task.quick);
-        let params = CompletionParams {
-            rank: task.rank,
-            lambda: setting.get("λ")?,
-            max_iter: setting.get("iterations")? as usize,
-            start_iters: imc.max_outer,
-            inner_iters: 3,
-            imc_tol: imc.tol,
-            cg: imc.cg,
-            ..CompletionParams::default()
-        };
+        let params = CompletionParams::default()
+            .with_rank(task.rank)
+            .with_lambda(setting.get("λ")?)
+            .with_max_iter(setting.get("iterations")? as usize)
+            .with_start_iters(imc.max_outer)
+            .with_inner_iters(3)
+            .with_imc_tol(imc.tol)
+            .with_cg(imc.cg)
+            .check()
+            .map_err(gimc_err)?;
         let data = CompletionData::new(train, task.x, task.y).map_err(gimc_err)?;
         let fit = fit_completion(&data, fx, fy, &params, validation, rng, &mut NoObserver)
             .map_err(gimc_err)?;

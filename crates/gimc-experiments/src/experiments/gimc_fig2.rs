@@ -219,15 +219,15 @@ pub fn run_set(
                 let sel = select_and_fit(
                     train,
                     family,
-                    &SelectionParams {
-                        gammas: vec![Gamma::Value(gamma)],
-                        lambdas: vec![1.0],
-                        ms: vec![m],
-                        max_iter: iters,
-                        select_k: 3,
-                        seed: cfg.seed,
-                        ..SelectionParams::default()
-                    },
+                    &SelectionParams::default()
+                        .with_gammas(vec![Gamma::Value(gamma)])
+                        .with_lambdas(vec![1.0])
+                        .with_ms(vec![m])
+                        .with_max_iter(iters)
+                        .with_select_k(3)
+                        .with_seed(cfg.seed)
+                        .check()
+                        .map_err(gimc_err)?,
                 )
                 .map_err(gimc_err)?;
                 let p3 = p_at_3(&sel.model, test)?;

@@ -231,14 +231,14 @@ pub fn run_set(
             let sel = select_and_fit(
                 train,
                 family,
-                &SelectionParams {
-                    gammas: gammas.iter().map(|&g| Gamma::Value(g)).collect(),
-                    lambdas: cfg.lambdas.clone(),
-                    ms: vec![cfg.m],
-                    max_iter: iters,
-                    seed: cfg.seed,
-                    ..SelectionParams::default()
-                },
+                &SelectionParams::default()
+                    .with_gammas(gammas.iter().map(|&g| Gamma::Value(g)).collect())
+                    .with_lambdas(cfg.lambdas.clone())
+                    .with_ms(vec![cfg.m])
+                    .with_max_iter(iters)
+                    .with_seed(cfg.seed)
+                    .check()
+                    .map_err(gimc_err)?,
             )
             .map_err(gimc_err)?;
             let c = &sel.chosen;

@@ -262,11 +262,9 @@ pub fn run_set(
     test: &LabelData,
 ) -> Result<Vec<MethodResult>, ExperimentError> {
     let mut out = vec![linear_ridge(train, test, cfg.seed)?];
-    let base = SelectionParams {
-        ms: cfg.ms.clone(),
-        seed: cfg.seed,
-        ..SelectionParams::default()
-    };
+    let base = SelectionParams::default()
+        .with_ms(cfg.ms.clone())
+        .with_seed(cfg.seed);
     let registry = MapRegistry::builtin();
     let kinds = [
         ("lff", cfg.gamma_lff, "RFF", "LFF"),
@@ -280,12 +278,13 @@ pub fn run_set(
         let fixed = select_and_fit(
             train,
             family,
-            &SelectionParams {
-                gammas: vec![Gamma::Value(gamma)],
-                lambdas: BASELINE_LAMBDAS.to_vec(),
-                max_iter: 0,
-                ..base.clone()
-            },
+            &base
+                .clone()
+                .with_gammas(vec![Gamma::Value(gamma)])
+                .with_lambdas(BASELINE_LAMBDAS.to_vec())
+                .with_max_iter(0)
+                .check()
+                .map_err(gimc_err)?,
         )
         .map_err(gimc_err)?;
         out.push(MethodResult {
@@ -299,12 +298,13 @@ pub fn run_set(
         let sel = select_and_fit(
             train,
             family,
-            &SelectionParams {
-                gammas: vec![Gamma::Value(gamma)],
-                lambdas: cfg.gimc_lambdas.clone(),
-                max_iter: cfg.max_iter,
-                ..base.clone()
-            },
+            &base
+                .clone()
+                .with_gammas(vec![Gamma::Value(gamma)])
+                .with_lambdas(cfg.gimc_lambdas.clone())
+                .with_max_iter(cfg.max_iter)
+                .check()
+                .map_err(gimc_err)?,
         )
         .map_err(gimc_err)?;
         // Validation P@1 by iteration of every m tried, e.g. `m=500: 60.1 62.3 … | m=1000: …`.

@@ -169,13 +169,13 @@ pub fn test_oracle(
             let map = family
                 .build(train.features(), m, gamma, &mut child(&root, 1))
                 .map_err(failed)?;
-            let params = LabelParams {
-                lambda,
-                max_iter: cfg.max_iter,
-                eval_ks: vec![1, 3, 5],
-                eval_train: false,
-                ..LabelParams::default()
-            };
+            let params = LabelParams::default()
+                .with_lambda(lambda)
+                .with_max_iter(cfg.max_iter)
+                .with_eval_ks(vec![1, 3, 5])
+                .with_eval_train(false)
+                .check()
+                .map_err(failed)?;
             let fit =
                 fit_labels(train, map, &params, Some(test), &mut NoObserver).map_err(failed)?;
             for (it, h) in fit.history.iter().enumerate() {

@@ -378,7 +378,10 @@ pub fn run_method(
             let mut best: Option<(f64, f64)> = None;
             if !val.is_empty() && !train.is_empty() && config.lambdas.len() > 1 {
                 for &l in &config.lambdas {
-                    let p = MccParams::new(set.k).with_lambda(l);
+                    let p = MccParams::new(set.k)
+                        .with_lambda(l)
+                        .check()
+                        .map_err(cluster_err)?;
                     let fit =
                         fit_mccc(&set.x, &train, &p, &mut child(rng, 2)).map_err(cluster_err)?;
                     let e = constraint_error(&val, &fit.labels)?;
@@ -388,7 +391,10 @@ pub fn run_method(
                 }
             }
             let l = best.map_or(config.lambdas.first().copied().unwrap_or(0.1), |b| b.0);
-            let p = MccParams::new(set.k).with_lambda(l);
+            let p = MccParams::new(set.k)
+                .with_lambda(l)
+                .check()
+                .map_err(cluster_err)?;
             let fit = fit_mccc(&set.x, pairs, &p, &mut child(rng, 3)).map_err(cluster_err)?;
             (fit.labels, Some(l), None)
         }
@@ -398,6 +404,7 @@ pub fn run_method(
                 .with_lambdas(config.lambdas.clone());
             p.completion.max_iter = config.max_iter;
             p.completion.start_iters = config.start_iters;
+            let p = p.check().map_err(gimc_err)?;
             let (labels, lambda, iterations) = if method == Method::GimcLnys {
                 let fit = fit_semisupervised(&set.x, pairs, &NystromFamily::default(), &p, rng);
                 fit.map(|f| (f.labels, f.lambda, f.iterations))

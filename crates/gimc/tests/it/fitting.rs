@@ -47,13 +47,8 @@ proptest! {
             .unwrap()
             .build(data.features(), m, gamma, &mut seeded(seed + 1))
             .unwrap();
-        let params = LabelParams {
-            lambda: 10f64.powf(log_lambda),
-            max_iter: 6,
-            scheme: if varpro { Scheme::VariableProjection } else { Scheme::Alternating },
-            ..LabelParams::default()
-        };
-        let fit = fit_labels(&data, map, &params, None, &mut NoObserver).unwrap();
+        let params = LabelParams::default().with_lambda(10f64.powf(log_lambda)).with_max_iter(6).with_scheme(if varpro { Scheme::VariableProjection } else { Scheme::Alternating });
+        let fit = fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver).unwrap();
         let obj = fit.objectives();
         assert_monotone(&obj);
         prop_assert!(!obj.is_empty() && obj.len() <= 7);
@@ -79,16 +74,8 @@ proptest! {
             .build(&x, m, 0.3, &mut seeded(seed))
             .unwrap();
         let cm = FourierFamily.build(&y, 3, 0.3, &mut seeded(seed + 1)).unwrap();
-        let params = CompletionParams {
-            rank: 2,
-            lambda: 0.1,
-            max_iter: 4,
-            start_iters: 10,
-            inner_iters: 2,
-            learn_cols,
-            ..CompletionParams::default()
-        };
-        let fit = fit_completion(&data, rm, cm, &params, None, &mut seeded(seed + 2), &mut NoObserver)
+        let params = CompletionParams::default().with_rank(2).with_lambda(0.1).with_max_iter(4).with_start_iters(10).with_inner_iters(2).with_learn_cols(learn_cols);
+        let fit = fit_completion(&data, rm, cm, &params.check().unwrap(), None, &mut seeded(seed + 2), &mut NoObserver)
             .unwrap();
         assert_monotone(&fit.objectives());
         for h in &fit.history {
@@ -106,14 +93,19 @@ fn gimc_lowers_the_objective_of_its_imc_start_and_tracks_validation() {
         let map = FourierFamily
             .build(train.features(), 8, 0.2, &mut seeded(3))
             .unwrap();
-        let params = LabelParams {
-            lambda: 0.5,
-            max_iter: 8,
-            scheme,
-            ..LabelParams::default()
-        };
+        let params = LabelParams::default()
+            .with_lambda(0.5)
+            .with_max_iter(8)
+            .with_scheme(scheme);
         let mut trace = Trace::new();
-        let fit = fit_labels(&train, map.clone(), &params, Some(&val), &mut trace).unwrap();
+        let fit = fit_labels(
+            &train,
+            map.clone(),
+            &params.check().unwrap(),
+            Some(&val),
+            &mut trace,
+        )
+        .unwrap();
         let obj = fit.objectives();
         assert!(
             obj[obj.len() - 1] < 0.95 * obj[0],
@@ -166,31 +158,39 @@ fn observer_can_stop_and_line_search_failure_keeps_the_last_iterate() {
             ObserverAction::Continue
         }
     });
-    let fit = fit_labels(&data, map.clone(), &LabelParams::default(), None, &mut stop).unwrap();
+    let fit = fit_labels(
+        &data,
+        map.clone(),
+        &LabelParams::default().check().unwrap(),
+        None,
+        &mut stop,
+    )
+    .unwrap();
     assert_eq!(fit.history.len(), 3);
     assert_eq!(fit.stop_reason, FitStop::Observer);
 
     // an absurd first step and no halvings: nothing is accepted, the start is returned
-    let params = LabelParams {
-        line_search: LineSearchParams {
-            initial_step: Some(1e9),
-            max_halvings: 0,
-            ..LineSearchParams::default()
-        },
-        ..LabelParams::default()
-    };
-    let fit = fit_labels(&data, map.clone(), &params, None, &mut NoObserver).unwrap();
+    let params = LabelParams::default().with_line_search(
+        LineSearchParams::default()
+            .with_initial_step(Some(1e9))
+            .with_max_halvings(0),
+    );
+    let fit = fit_labels(
+        &data,
+        map.clone(),
+        &params.check().unwrap(),
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(fit.stop_reason, FitStop::LineSearchFailed);
     assert_eq!(fit.history.len(), 1);
     let start = LabelModel::fit_w(vec![map.clone()], &data, 1.0).unwrap();
     assert_eq!(fit.model.w(), start.w());
 
     // zero iterations: the IMC start itself
-    let params = LabelParams {
-        max_iter: 0,
-        ..LabelParams::default()
-    };
-    let fit = fit_labels(&data, map, &params, None, &mut NoObserver).unwrap();
+    let params = LabelParams::default().with_max_iter(0);
+    let fit = fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver).unwrap();
     assert_eq!(fit.model.w(), start.w());
     assert_eq!(fit.stop_reason, FitStop::MaxIterations);
 }
@@ -201,11 +201,15 @@ fn multiclass_path_predicts_arg_max_and_scores_accuracy() {
     let map = FourierFamily
         .build(data.features(), 10, 0.5, &mut seeded(2))
         .unwrap();
-    let params = LabelParams {
-        max_iter: 5,
-        ..LabelParams::default()
-    };
-    let fit = fit_labels(&data, map, &params, Some(&data), &mut NoObserver).unwrap();
+    let params = LabelParams::default().with_max_iter(5);
+    let fit = fit_labels(
+        &data,
+        map,
+        &params.check().unwrap(),
+        Some(&data),
+        &mut NoObserver,
+    )
+    .unwrap();
     let last = fit.history.last().unwrap();
     let acc = last.validation.as_ref().unwrap().accuracy.unwrap();
     assert!(last.train.as_ref().unwrap().precision.is_empty());
@@ -231,17 +235,13 @@ fn multiclass_path_predicts_arg_max_and_scores_accuracy() {
 fn combined_features_fit_at_least_as_well_as_either_map() {
     let data = common::multilabel(80, 3, 4, 9);
     let lambda = 0.5;
-    let params = LabelParams {
-        lambda,
-        max_iter: 3,
-        ..LabelParams::default()
-    };
+    let params = LabelParams::default().with_lambda(lambda).with_max_iter(3);
     let lff = fit_labels(
         &data,
         FourierFamily
             .build(data.features(), 6, 0.3, &mut seeded(1))
             .unwrap(),
-        &params,
+        &params.check().unwrap(),
         None,
         &mut NoObserver,
     )
@@ -251,7 +251,7 @@ fn combined_features_fit_at_least_as_well_as_either_map() {
         NystromFamily::default()
             .build(data.features(), 8, 0.3, &mut seeded(2))
             .unwrap(),
-        &params,
+        &params.check().unwrap(),
         None,
         &mut NoObserver,
     )
@@ -295,17 +295,15 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
     let val = Observed::from_triplets(40, 30, &vr, &vc, &vv).unwrap();
     let rm = FourierFamily.build(&x, 10, 0.3, &mut seeded(1)).unwrap();
     let cm = FourierFamily.build(&y, 10, 0.3, &mut seeded(2)).unwrap();
-    let params = CompletionParams {
-        rank: 4,
-        lambda: 0.05,
-        max_iter: 8,
-        ..CompletionParams::default()
-    };
+    let params = CompletionParams::default()
+        .with_rank(4)
+        .with_lambda(0.05)
+        .with_max_iter(8);
     let fit = fit_completion(
         &data,
         rm.clone(),
         cm.clone(),
-        &params,
+        &params.check().unwrap(),
         Some(&val),
         &mut seeded(3),
         &mut NoObserver,
@@ -349,9 +347,17 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
         .sum();
     assert!(((num / val.values_sq_norm()).sqrt() - best_error).abs() < 1e-10);
     // rank must be below both feature dimensions
-    let bad = CompletionParams { rank: 20, ..params };
-    let err =
-        fit_completion(&data, rm, cm, &bad, None, &mut seeded(3), &mut NoObserver).unwrap_err();
+    let bad = params.with_rank(20);
+    let err = fit_completion(
+        &data,
+        rm,
+        cm,
+        &bad.check().unwrap(),
+        None,
+        &mut seeded(3),
+        &mut NoObserver,
+    )
+    .unwrap_err();
     assert!(err.is_parameter_error(), "{err}");
 }
 
@@ -366,43 +372,20 @@ fn completion_inputs_and_parameters_are_checked() {
     let rm = FourierFamily.build(&x, 4, 0.3, &mut seeded(1)).unwrap();
     let cm = FourierFamily.build(&y, 4, 0.3, &mut seeded(2)).unwrap();
     for bad in [
-        CompletionParams {
-            rank: 0,
-            ..CompletionParams::default()
-        },
-        CompletionParams {
-            lambda: -1.0,
-            ..CompletionParams::default()
-        },
-        CompletionParams {
-            rank: 2,
-            tol: f64::NAN,
-            ..CompletionParams::default()
-        },
+        CompletionParams::default().with_rank(0),
+        CompletionParams::default().with_lambda(-1.0),
+        CompletionParams::default().with_rank(2).with_tol(f64::NAN),
     ] {
-        let e = fit_completion(
-            &data,
-            rm.clone(),
-            cm.clone(),
-            &bad,
-            None,
-            &mut seeded(1),
-            &mut NoObserver,
-        )
-        .unwrap_err();
+        let e = bad.check().unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
     let wrong_shape = Observed::from_triplets(9, 8, &[0], &[0], &[1.0]).unwrap();
-    let params = CompletionParams {
-        rank: 2,
-        max_iter: 1,
-        ..CompletionParams::default()
-    };
+    let params = CompletionParams::default().with_rank(2).with_max_iter(1);
     let e = fit_completion(
         &data,
         rm,
         cm,
-        &params,
+        &params.check().unwrap(),
         Some(&wrong_shape),
         &mut seeded(1),
         &mut NoObserver,
@@ -423,31 +406,35 @@ fn label_fit_inputs_and_parameters_are_checked() {
     let wrong_map = FourierFamily
         .build(other.features(), 4, 0.3, &mut seeded(1))
         .unwrap();
-    assert!(fit_labels(&data, wrong_map, &p, None, &mut NoObserver).is_err());
+    assert!(fit_labels(&data, wrong_map, &p.check().unwrap(), None, &mut NoObserver).is_err());
     for v in [&other, &wrong_labels] {
-        let e = fit_labels(&data, map.clone(), &p, Some(v), &mut NoObserver).unwrap_err();
+        let e = fit_labels(
+            &data,
+            map.clone(),
+            &p.check().unwrap(),
+            Some(v),
+            &mut NoObserver,
+        )
+        .unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
     let mc = common::multiclass(30, 3, 4, 5);
-    assert!(fit_labels(&data, map.clone(), &p, Some(&mc), &mut NoObserver).is_err());
+    assert!(
+        fit_labels(
+            &data,
+            map.clone(),
+            &p.check().unwrap(),
+            Some(&mc),
+            &mut NoObserver
+        )
+        .is_err()
+    );
     for bad in [
-        LabelParams {
-            lambda: f64::NAN,
-            ..LabelParams::default()
-        },
-        LabelParams {
-            select_k: 0,
-            ..LabelParams::default()
-        },
-        LabelParams {
-            line_search: LineSearchParams {
-                sigma: 0.0,
-                ..LineSearchParams::default()
-            },
-            ..LabelParams::default()
-        },
+        LabelParams::default().with_lambda(f64::NAN),
+        LabelParams::default().with_select_k(0),
+        LabelParams::default().with_line_search(LineSearchParams::default().with_sigma(0.0)),
     ] {
-        let e = fit_labels(&data, map.clone(), &bad, None, &mut NoObserver).unwrap_err();
+        let e = bad.check().unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
 }
@@ -462,23 +449,28 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
     let train = all.select_rows(&(0..90).collect::<Vec<_>>()).unwrap();
     let val = all.select_rows(&(90..120).collect::<Vec<_>>()).unwrap();
     for scheme in [Scheme::Alternating, Scheme::VariableProjection] {
-        let params = LabelParams {
-            lambda: 0.5,
-            max_iter: 5,
-            scheme,
-            ..LabelParams::default()
-        };
+        let params = LabelParams::default()
+            .with_lambda(0.5)
+            .with_max_iter(5)
+            .with_scheme(scheme);
         let build = || NystromFamily::default().build(train.features(), 10, 0.3, &mut seeded(4));
         let typed = fit_labels(
             &train,
             build().unwrap(),
-            &params,
+            &params.check().unwrap(),
             Some(&val),
             &mut NoObserver,
         )
         .unwrap();
         let boxed: Box<dyn LearnableMap> = Box::new(build().unwrap());
-        let dynamic = fit_labels(&train, boxed, &params, Some(&val), &mut NoObserver).unwrap();
+        let dynamic = fit_labels(
+            &train,
+            boxed,
+            &params.check().unwrap(),
+            Some(&val),
+            &mut NoObserver,
+        )
+        .unwrap();
         assert_eq!(typed.objectives(), dynamic.objectives(), "{scheme:?}");
         assert!(
             typed.history.iter().skip(1).any(|h| h.trials > 0),
@@ -491,15 +483,23 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
 
     let (omega, x, y, _) = common::completion(30, 25, 3, 0.5, 5);
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let params = CompletionParams {
-        rank: 3,
-        lambda: 0.05,
-        max_iter: 4,
-        ..CompletionParams::default()
-    };
+    let params = CompletionParams::default()
+        .with_rank(3)
+        .with_lambda(0.05)
+        .with_max_iter(4);
     let rm = || FourierFamily.build(&x, 6, 0.3, &mut seeded(1)).unwrap();
     let cm = || FourierFamily.build(&y, 6, 0.3, &mut seeded(2)).unwrap();
-    let fit = |r, c| fit_completion(&data, r, c, &params, None, &mut seeded(3), &mut NoObserver);
+    let fit = |r, c| {
+        fit_completion(
+            &data,
+            r,
+            c,
+            &params.check().unwrap(),
+            None,
+            &mut seeded(3),
+            &mut NoObserver,
+        )
+    };
     let typed = fit(rm(), cm()).unwrap();
     let boxed_r: Box<dyn LearnableMap> = Box::new(rm());
     let boxed_c: Box<dyn LearnableMap> = Box::new(cm());
@@ -507,7 +507,7 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
         &data,
         boxed_r,
         boxed_c,
-        &params,
+        &params.check().unwrap(),
         None,
         &mut seeded(3),
         &mut NoObserver,
@@ -531,23 +531,22 @@ fn a_relative_step_cap_bounds_every_map_update_and_the_objective_still_falls() {
         .build(data.features(), 5, 0.3, &mut seeded(1))
         .unwrap();
     let rho = 0.01;
-    let capped = LabelParams {
-        max_iter: 4,
-        line_search: LineSearchParams {
-            max_relative_step: Some(rho),
-            ..LineSearchParams::default()
-        },
-        ..LabelParams::default()
-    };
+    let capped = LabelParams::default()
+        .with_max_iter(4)
+        .with_line_search(LineSearchParams::default().with_max_relative_step(Some(rho)));
     // one iteration at a time, so that each update can be measured against the map it left
     let mut u = map.params().to_owned();
     let mut current = map.clone();
     for _ in 0..3 {
-        let params = LabelParams {
-            max_iter: 1,
-            ..capped.clone()
-        };
-        let fit = fit_labels(&data, current.clone(), &params, None, &mut NoObserver).unwrap();
+        let params = capped.clone().with_max_iter(1);
+        let fit = fit_labels(
+            &data,
+            current.clone(),
+            &params.check().unwrap(),
+            None,
+            &mut NoObserver,
+        )
+        .unwrap();
         assert_monotone(&fit.objectives());
         let next = fit.model.maps()[0].clone();
         let moved = (next.params() - u.as_ref()).norm_l2();
@@ -560,18 +559,22 @@ fn a_relative_step_cap_bounds_every_map_update_and_the_objective_still_falls() {
         current = next;
     }
     // the uncapped first update of the same start is larger than the cap allows
-    let free = LabelParams {
-        max_iter: 1,
-        ..LabelParams::default()
-    };
-    let fit = fit_labels(&data, map.clone(), &free, None, &mut NoObserver).unwrap();
+    let free = LabelParams::default().with_max_iter(1);
+    let fit = fit_labels(
+        &data,
+        map.clone(),
+        &free.check().unwrap(),
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
     let moved = (fit.model.maps()[0].params() - map.params()).norm_l2();
     assert!(
         moved > rho * map.params().norm_l2(),
         "uncapped move {moved}"
     );
     // and the capped multi-iteration fit still lowers the objective below its start
-    let fit = fit_labels(&data, map, &capped, None, &mut NoObserver).unwrap();
+    let fit = fit_labels(&data, map, &capped.check().unwrap(), None, &mut NoObserver).unwrap();
     let obj = fit.objectives();
     assert!(obj.last().unwrap() < &obj[0], "{obj:?}");
 }
@@ -583,12 +586,17 @@ fn a_proximal_term_keeps_the_map_near_its_start() {
         .build(data.features(), 5, 0.3, &mut seeded(2))
         .unwrap();
     let moved = |proximal: f64| {
-        let params = LabelParams {
-            max_iter: 5,
-            proximal,
-            ..LabelParams::default()
-        };
-        let fit = fit_labels(&data, map.clone(), &params, None, &mut NoObserver).unwrap();
+        let params = LabelParams::default()
+            .with_max_iter(5)
+            .with_proximal(proximal);
+        let fit = fit_labels(
+            &data,
+            map.clone(),
+            &params.check().unwrap(),
+            None,
+            &mut NoObserver,
+        )
+        .unwrap();
         // the recorded objective includes the term and still never increases
         assert_monotone(&fit.objectives());
         (fit.model.maps()[0].params() - map.params()).norm_l2()
@@ -603,20 +611,21 @@ fn a_proximal_term_keeps_the_map_near_its_start() {
     let plain = fit_labels(
         &data,
         map.clone(),
-        &LabelParams::default(),
+        &LabelParams::default().check().unwrap(),
         None,
         &mut NoObserver,
     )
     .unwrap();
-    let zero = LabelParams {
-        proximal: 0.0,
-        ..LabelParams::default()
-    };
-    let same = fit_labels(&data, map.clone(), &zero, None, &mut NoObserver).unwrap();
+    let zero = LabelParams::default().with_proximal(0.0);
+    let same = fit_labels(
+        &data,
+        map.clone(),
+        &zero.check().unwrap(),
+        None,
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(plain.objectives(), same.objectives());
-    let bad = LabelParams {
-        proximal: -1.0,
-        ..LabelParams::default()
-    };
-    assert!(fit_labels(&data, map, &bad, None, &mut NoObserver).is_err());
+    let bad = LabelParams::default().with_proximal(-1.0);
+    assert!(bad.check().is_err());
 }

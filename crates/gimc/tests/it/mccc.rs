@@ -45,7 +45,13 @@ fn recovers_blobs_from_constraints() {
     let fx = FeatureMatrix::dense(x).unwrap();
     let n = truth.len();
     let pairs = pairs_from(&truth, 5 * n, 4);
-    let model = fit_mccc(&fx, &pairs, &MccParams::new(3), &mut seeded(5)).unwrap();
+    let model = fit_mccc(
+        &fx,
+        &pairs,
+        &MccParams::new(3).check().unwrap(),
+        &mut seeded(5),
+    )
+    .unwrap();
     assert!(same_partition(&model.labels, &truth));
     assert_eq!(model.spectral.embedding.shape(), (n, 3));
     assert_eq!(model.imc.w.shape(), (8, 3));
@@ -70,19 +76,30 @@ fn errors() {
     let mut rng = seeded(1);
     // IMC rank must be below d = 3
     assert!(matches!(
-        fit_mccc(&fx, &pairs, &MccParams::new(3), &mut rng),
+        fit_mccc(&fx, &pairs, &MccParams::new(3).check().unwrap(), &mut rng),
         Err(GimcError::Solver(_))
     ));
     assert!(matches!(
-        fit_mccc(&fx, &[(0, 25, 1.0)], &MccParams::new(2), &mut rng),
+        fit_mccc(
+            &fx,
+            &[(0, 25, 1.0)],
+            &MccParams::new(2).check().unwrap(),
+            &mut rng
+        ),
         Err(GimcError::Cluster(ClusterError::InvalidInput { .. }))
     ));
     assert!(matches!(
-        fit_mccc(&fx, &pairs, &MccParams::new(21).with_rank(2), &mut rng),
+        fit_mccc(
+            &fx,
+            &pairs,
+            &MccParams::new(21).with_rank(2).check().unwrap(),
+            &mut rng
+        ),
         Err(GimcError::Cluster(ClusterError::TooFewPoints { .. }))
     ));
+    // a negative λ is refused by the check
     assert!(matches!(
-        fit_mccc(&fx, &pairs, &MccParams::new(2).with_lambda(-1.0), &mut rng),
+        MccParams::new(2).with_lambda(-1.0).check(),
         Err(GimcError::Solver(_))
     ));
 }

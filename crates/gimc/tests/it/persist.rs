@@ -71,12 +71,9 @@ fn fitted_label_model() -> (LabelModel, gimc::LabelData) {
     let data = common::multilabel(50, 3, 4, 31)
         .with_label_names(vec!["a".into(), "b".into(), "c".into(), "d é".into()])
         .unwrap();
-    let params = LabelParams {
-        max_iter: 3,
-        ..LabelParams::default()
-    };
+    let params = LabelParams::default().with_max_iter(3);
     let map = build("lff", data.features(), 5, 0.3, 1);
-    let mut model = fit_labels(&data, map, &params, None, &mut NoObserver)
+    let mut model = fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver)
         .unwrap()
         .model;
     model.set_method("gimc-lff");
@@ -161,16 +158,12 @@ fn completion_models_round_trip() {
     let data = CompletionData::new(&omega, &x, &y).unwrap();
     let rm = build("lff", &x, 4, 0.3, 1);
     let cm = build("lnys", &y, 6, 0.3, 2);
-    let params = CompletionParams {
-        rank: 3,
-        max_iter: 2,
-        ..CompletionParams::default()
-    };
+    let params = CompletionParams::default().with_rank(3).with_max_iter(2);
     let fit = fit_completion(
         &data,
         rm,
         cm,
-        &params,
+        &params.check().unwrap(),
         None,
         &mut seeded(3),
         &mut NoObserver,
@@ -341,11 +334,8 @@ type TensorEdit = dyn Fn(&str, Vec<f64>) -> Option<Vec<f64>>;
 /// A label model with a random-phase Fourier map, fitted (learned) on `data`.
 fn fitted_phase_model(data: &LabelData) -> LabelModel {
     let map = build("lff-phase", data.features(), 6, 0.3, 8);
-    let params = LabelParams {
-        max_iter: 2,
-        ..LabelParams::default()
-    };
-    let mut model = fit_labels(data, map, &params, None, &mut NoObserver)
+    let params = LabelParams::default().with_max_iter(2);
+    let mut model = fit_labels(data, map, &params.check().unwrap(), None, &mut NoObserver)
         .unwrap()
         .model;
     model.set_method("gimc-lff-phase");
@@ -443,10 +433,7 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     let model = fit_labels(
         &data,
         map,
-        &LabelParams {
-            max_iter: 2,
-            ..LabelParams::default()
-        },
+        &LabelParams::default().with_max_iter(2).check().unwrap(),
         None,
         &mut NoObserver,
     )
@@ -527,9 +514,15 @@ fn a_stored_row_normalisation_round_trips_as_version_4_and_predicts_like_the_in_
     let classes = standardized.classes().unwrap().to_vec();
     let data = LabelData::multi_class(z, &classes, 3).unwrap();
     let map = build("lff", data.features(), 8, 0.5, 4);
-    let model = fit_labels(&data, map, &LabelParams::default(), None, &mut NoObserver)
-        .unwrap()
-        .model;
+    let model = fit_labels(
+        &data,
+        map,
+        &LabelParams::default().check().unwrap(),
+        None,
+        &mut NoObserver,
+    )
+    .unwrap()
+    .model;
     let bytes = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
     let (back, back_pre) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
     assert_eq!(back_pre, pre);
@@ -797,21 +790,29 @@ fn a_user_map_selects_saves_and_loads_once_its_codec_is_registered() {
     registry.register_family(NegatedFamily).unwrap();
     registry.register_codec::<Negated>().unwrap();
     assert!(registry.register_codec::<Negated>().is_err());
-    let params = gimc::SelectionParams {
-        gammas: vec![Gamma::Value(0.1), Gamma::Value(0.5)],
-        ms: vec![5],
-        max_iter: 2,
-        seed: 7,
-        ..gimc::SelectionParams::default()
-    };
+    let params = gimc::SelectionParams::default()
+        .with_gammas(vec![Gamma::Value(0.1), Gamma::Value(0.5)])
+        .with_ms(vec![5])
+        .with_max_iter(2)
+        .with_seed(7);
     // by name through the registry (boxed), and typed: the same selection
-    let boxed = gimc::select_and_fit(&data, registry.family("neg-lff").unwrap(), &params).unwrap();
-    let typed = gimc::select_and_fit(&data, &NegatedFamily, &params).unwrap();
+    let boxed = gimc::select_and_fit(
+        &data,
+        registry.family("neg-lff").unwrap(),
+        &params.check().unwrap(),
+    )
+    .unwrap();
+    let typed = gimc::select_and_fit(&data, &NegatedFamily, &params.check().unwrap()).unwrap();
     assert_eq!(boxed.chosen, typed.chosen);
     assert_eq!(boxed.model.w(), typed.model.w());
     assert_eq!(typed.model.method(), "gimc-neg-lff");
     // Φ = −φ: W is the negation of the plain Fourier fit's on the same draws, predictions equal
-    let plain = gimc::select_and_fit(&data, &gimc_featmap::FourierFamily, &params).unwrap();
+    let plain = gimc::select_and_fit(
+        &data,
+        &gimc_featmap::FourierFamily,
+        &params.check().unwrap(),
+    )
+    .unwrap();
     assert_eq!(plain.chosen.gamma, typed.chosen.gamma);
     assert_eq!(
         plain.model.top_k(data.features(), 3).unwrap(),

@@ -13,15 +13,13 @@ use crate::common;
 #[test]
 fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
     let data = common::multilabel(150, 3, 4, 41);
-    let params = SelectionParams {
-        gammas: vec![Gamma::Value(1e-4), Gamma::Value(0.3)],
-        lambdas: vec![0.1, 1.0],
-        ms: vec![6],
-        max_iter: 4,
-        seed: 5,
-        ..SelectionParams::default()
-    };
-    let sel = select_and_fit(&data, &FourierFamily, &params).unwrap();
+    let params = SelectionParams::default()
+        .with_gammas(vec![Gamma::Value(1e-4), Gamma::Value(0.3)])
+        .with_lambdas(vec![0.1, 1.0])
+        .with_ms(vec![6])
+        .with_max_iter(4)
+        .with_seed(5);
+    let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
     assert_eq!(sel.candidates.len(), 4);
     let best = sel
         .candidates
@@ -73,24 +71,29 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
     let direct = fit_labels(
         &data,
         map,
-        &LabelParams {
-            lambda: sel.chosen.lambda,
-            max_iter: sel.chosen.iterations,
-            eval_train: false,
-            ..LabelParams::default()
-        },
+        &LabelParams::default()
+            .with_lambda(sel.chosen.lambda)
+            .with_max_iter(sel.chosen.iterations)
+            .with_eval_train(false)
+            .check()
+            .unwrap(),
         None,
         &mut NoObserver,
     )
     .unwrap();
     assert_eq!(direct.model.w(), sel.model.w());
     // and the whole procedure is deterministic
-    let again = select_and_fit(&data, &FourierFamily, &params).unwrap();
+    let again = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
     assert_eq!(again.chosen, sel.chosen);
     assert_eq!(again.model, sel.model);
     // the same family through the registry (boxed maps) makes exactly the same selection
     let registry = MapRegistry::builtin();
-    let boxed = select_and_fit(&data, registry.family("lff").unwrap(), &params).unwrap();
+    let boxed = select_and_fit(
+        &data,
+        registry.family("lff").unwrap(),
+        &params.check().unwrap(),
+    )
+    .unwrap();
     assert_eq!(boxed.chosen, sel.chosen);
     assert_eq!(boxed.model.w(), sel.model.w());
     assert_eq!(boxed.model.maps()[0].params(), sel.model.maps()[0].params());
@@ -107,13 +110,11 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
         let in_val = va.iter().filter(|&&i| classes[i] == c).count() as f64;
         assert!((in_val - 0.25 * total).abs() <= 0.5 + 1e-9);
     }
-    let params = SelectionParams {
-        gammas: vec![Gamma::Value(0.5)],
-        ms: vec![10],
-        max_iter: 3,
-        ..SelectionParams::default()
-    };
-    let sel = select_and_fit(&data, &NystromFamily::default(), &params).unwrap();
+    let params = SelectionParams::default()
+        .with_gammas(vec![Gamma::Value(0.5)])
+        .with_ms(vec![10])
+        .with_max_iter(3);
+    let sel = select_and_fit(&data, &NystromFamily::default(), &params.check().unwrap()).unwrap();
     assert!(sel.chosen.validation_score > 0.4);
     assert_eq!(sel.model.method(), "gimc-lnys");
     assert!(sel.model.evaluate(&data, &[1]).unwrap().accuracy.is_some());
@@ -121,30 +122,14 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
 
 #[test]
 fn bad_grids_are_parameter_errors() {
-    let data = common::multilabel(30, 2, 3, 1);
     for p in [
-        SelectionParams {
-            gammas: vec![],
-            ..SelectionParams::default()
-        },
-        SelectionParams {
-            gammas: vec![Gamma::Value(-1.0)],
-            ..SelectionParams::default()
-        },
-        SelectionParams {
-            ms: vec![0],
-            ..SelectionParams::default()
-        },
-        SelectionParams {
-            validation_fraction: 1.0,
-            ..SelectionParams::default()
-        },
-        SelectionParams {
-            select_k: 0,
-            ..SelectionParams::default()
-        },
+        SelectionParams::default().with_gammas(vec![]),
+        SelectionParams::default().with_gammas(vec![Gamma::Value(-1.0)]),
+        SelectionParams::default().with_ms(vec![0]),
+        SelectionParams::default().with_validation_fraction(1.0),
+        SelectionParams::default().with_select_k(0),
     ] {
-        let e = select_and_fit(&data, &FourierFamily, &p).unwrap_err();
+        let e = p.check().unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
 }
@@ -152,17 +137,20 @@ fn bad_grids_are_parameter_errors() {
 #[test]
 fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validation() {
     let data = common::multilabel(120, 3, 4, 17);
-    let base = SelectionParams {
-        ms: vec![5],
-        gammas: vec![Gamma::Value(0.3)],
-        max_iter: 2,
-        seed: 3,
-        ..SelectionParams::default()
-    };
+    let base = SelectionParams::default()
+        .with_ms(vec![5])
+        .with_gammas(vec![Gamma::Value(0.3)])
+        .with_max_iter(2)
+        .with_seed(3);
     // two families of different map types combine through the registry's boxed maps
     let registry = MapRegistry::builtin();
     let select = |name: &str, params: &SelectionParams| {
-        select_and_fit(&data, registry.family(name).unwrap(), params).unwrap()
+        select_and_fit(
+            &data,
+            registry.family(name).unwrap(),
+            &params.check().unwrap(),
+        )
+        .unwrap()
     };
     let lff = select("lff", &base);
     let lnys = select("lnys", &base);
@@ -186,13 +174,7 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
     assert_eq!(comb.model.lambda(), comb.lambda);
     assert_eq!(comb.model.method(), "gimc-combined");
     // a selection made on another split cannot be combined
-    let other = select(
-        "lff",
-        &SelectionParams {
-            seed: 4,
-            ..base.clone()
-        },
-    );
+    let other = select("lff", &base.clone().with_seed(4));
     let lff = select("lff", &base);
     assert!(select_combined(&data, vec![lff, other], &[1.0], 1).is_err());
     assert!(select_combined::<gimc::BoxedMap>(&data, vec![], &[1.0], 1).is_err());
@@ -222,18 +204,17 @@ impl SelectionObserver for Recorder {
 #[test]
 fn random_phase_fourier_selection_learns_and_reports_progress() {
     let data = common::multilabel(120, 3, 4, 43);
-    let params = SelectionParams {
-        gammas: vec![Gamma::Value(0.05), Gamma::Value(0.3)],
-        lambdas: vec![0.1],
-        ms: vec![5],
-        max_iter: 3,
-        seed: 2,
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_gammas(vec![Gamma::Value(0.05), Gamma::Value(0.3)])
+        .with_lambdas(vec![0.1])
+        .with_ms(vec![5])
+        .with_max_iter(3)
+        .with_seed(2);
     let mut rec = Recorder::default();
-    let sel = select_and_fit_observed(&data, &CosineFamily, &params, &mut rec).unwrap();
+    let sel =
+        select_and_fit_observed(&data, &CosineFamily, &params.check().unwrap(), &mut rec).unwrap();
     // the same selection as without an observer (all but the timings)
-    let plain = select_and_fit(&data, &CosineFamily, &params).unwrap();
+    let plain = select_and_fit(&data, &CosineFamily, &params.check().unwrap()).unwrap();
     assert_eq!((&sel.chosen, &sel.model), (&plain.chosen, &plain.model));
     let scores = |s: &gimc::Selection<gimc_featmap::RandomCosine>| -> Vec<Vec<f64>> {
         s.candidates.iter().map(|c| c.scores.clone()).collect()
@@ -297,29 +278,21 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
 fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
     let data = common::multilabel(120, 3, 4, 43);
     let rule = data.features().gamma_scale();
-    let params = SelectionParams {
-        ms: vec![6],
-        max_iter: 1,
-        seed: 2,
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_ms(vec![6])
+        .with_max_iter(1)
+        .with_seed(2);
     assert_eq!(params.gammas, vec![Gamma::SCALE]);
-    let sel = select_and_fit(&data, &FourierFamily, &params).unwrap();
+    let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
     assert_eq!(sel.chosen.gamma, rule);
     // a multiple of the rule, and a fixed value, are taken as given
-    let params = SelectionParams {
-        gammas: vec![Gamma::Scale(0.25), Gamma::Value(0.7)],
-        ..params
-    };
-    let sel = select_and_fit(&data, &FourierFamily, &params).unwrap();
+    let params = params.with_gammas(vec![Gamma::Scale(0.25), Gamma::Value(0.7)]);
+    let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
     let tried: Vec<f64> = sel.candidates.iter().map(|c| c.gamma).collect();
     assert_eq!(tried, vec![0.25 * rule, 0.7]);
     // a non-positive factor is refused before any work
-    let bad = SelectionParams {
-        gammas: vec![Gamma::Scale(0.0)],
-        ..params
-    };
-    let err = select_and_fit(&data, &FourierFamily, &bad).unwrap_err();
+    let bad = params.with_gammas(vec![Gamma::Scale(0.0)]);
+    let err = bad.check().unwrap_err();
     assert!(err.to_string().contains("gamma"), "{err}");
 }
 
@@ -335,14 +308,13 @@ fn an_observer_can_interrupt_the_selection() {
         }
     }
     let data = common::multilabel(120, 3, 4, 44);
-    let params = SelectionParams {
-        gammas: vec![Gamma::Value(0.3)],
-        ms: vec![6],
-        max_iter: 6,
-        ..SelectionParams::default()
-    };
+    let params = SelectionParams::default()
+        .with_gammas(vec![Gamma::Value(0.3)])
+        .with_ms(vec![6])
+        .with_max_iter(6);
     let mut stop = StopAfter(0, 3);
-    let err = select_and_fit_observed(&data, &FourierFamily, &params, &mut stop).unwrap_err();
+    let err = select_and_fit_observed(&data, &FourierFamily, &params.check().unwrap(), &mut stop)
+        .unwrap_err();
     assert!(matches!(err, gimc::GimcError::Interrupted), "{err}");
     // the fit stopped at the iteration that asked, not at the end of the grid
     assert_eq!(stop.0, 3);

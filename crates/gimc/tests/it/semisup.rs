@@ -44,10 +44,22 @@ fn params(learn: bool) -> SemiSupParams {
 fn learned_map_beats_its_start_on_rings() {
     let (x, truth, pairs) = rings(300, 1500, 3);
     let (test, train) = pairs.split_at(500);
-    let start =
-        fit_semisupervised(&x, train, &FourierFamily, &params(false), &mut seeded(9)).unwrap();
-    let learned =
-        fit_semisupervised(&x, train, &FourierFamily, &params(true), &mut seeded(9)).unwrap();
+    let start = fit_semisupervised(
+        &x,
+        train,
+        &FourierFamily,
+        &params(false).check().unwrap(),
+        &mut seeded(9),
+    )
+    .unwrap();
+    let learned = fit_semisupervised(
+        &x,
+        train,
+        &FourierFamily,
+        &params(true).check().unwrap(),
+        &mut seeded(9),
+    )
+    .unwrap();
     assert_eq!(start.iterations, 0);
     assert!(learned.iterations > 0, "validation kept the start");
     let e_start = constraint_error(test, &start.labels).unwrap();
@@ -67,6 +79,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
     let (x, _, pairs) = rings(120, 600, 5);
     let mut p = params(true).with_lambdas(vec![0.1, 10.0]);
     p.completion.max_iter = 3;
+    let p = p.check().unwrap();
     let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
     assert_eq!(fit.validation.len(), 2);
     let best = fit
@@ -89,7 +102,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
 #[test]
 fn invalid_constraints_give_typed_errors() {
     let (x, _, pairs) = rings(40, 100, 2);
-    let p = params(true);
+    let p = params(true).check().unwrap();
     let run = |pairs: &[(usize, usize, f64)]| {
         fit_semisupervised(&x, pairs, &FourierFamily, &p, &mut seeded(0))
     };
@@ -113,7 +126,7 @@ fn invalid_constraints_give_typed_errors() {
     let mut pk = params(true);
     pk.k = 0;
     assert!(matches!(
-        fit_semisupervised(&x, &pairs, &FourierFamily, &pk, &mut seeded(0)),
+        pk.check(),
         Err(GimcError::InvalidParameter { .. })
     ));
 }
@@ -125,19 +138,20 @@ fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
         .with_learn(false)
         .with_lambdas(vec![0.1]);
     p.completion.start_iters = 5;
-    let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
+    let fit = fit_semisupervised(
+        &x,
+        &pairs,
+        &FourierFamily,
+        &p.check().unwrap(),
+        &mut seeded(1),
+    )
+    .unwrap();
     assert_eq!(fit.gamma, 2.0 * x.gamma_scale());
-    let fixed = SemiSupParams {
-        gamma: 0.3.into(),
-        ..p.clone()
-    };
+    let fixed = p.clone().with_gamma(0.3).check().unwrap();
     let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &fixed, &mut seeded(1)).unwrap();
     assert_eq!(fit.gamma, 0.3);
-    let bad = SemiSupParams {
-        gamma: gimc::Gamma::Scale(f64::NAN),
-        ..p
-    };
-    assert!(fit_semisupervised(&x, &pairs, &FourierFamily, &bad, &mut seeded(1)).is_err());
+    let bad = p.with_gamma(gimc::Gamma::Scale(f64::NAN));
+    assert!(bad.check().is_err());
 }
 
 #[test]
@@ -159,7 +173,7 @@ fn an_observer_that_stops_interrupts_the_whole_fit() {
         &x,
         &pairs,
         &FourierFamily,
-        &params(true),
+        &params(true).check().unwrap(),
         &mut seeded(2),
         &mut stop,
     )

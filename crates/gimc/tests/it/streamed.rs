@@ -105,16 +105,24 @@ fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
     let map = FourierFamily
         .build(data.features(), 12, 0.3, &mut seeded(2))
         .unwrap();
-    let base = LabelParams {
-        max_iter: 5,
-        ..LabelParams::default()
-    };
-    let whole = fit_labels(&data, map.clone(), &base, Some(&valid), &mut NoObserver).unwrap();
-    let params = LabelParams {
-        storage: streamed(16, Precision::F64),
-        ..base.clone()
-    };
-    let st = fit_labels(&data, map.clone(), &params, Some(&valid), &mut NoObserver).unwrap();
+    let base = LabelParams::default().with_max_iter(5);
+    let whole = fit_labels(
+        &data,
+        map.clone(),
+        &base.check().unwrap(),
+        Some(&valid),
+        &mut NoObserver,
+    )
+    .unwrap();
+    let params = base.clone().with_storage(streamed(16, Precision::F64));
+    let st = fit_labels(
+        &data,
+        map.clone(),
+        &params.check().unwrap(),
+        Some(&valid),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(st.history.len(), whole.history.len());
     for (a, b) in st.history.iter().zip(&whole.history) {
         assert!((a.objective - b.objective).abs() < 1e-9 * b.objective.abs());
@@ -123,11 +131,15 @@ fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
     }
     assert!(rel(&st.model.w().to_owned(), &whole.model.w().to_owned()) < 1e-8);
     // f32 block products: a slightly perturbed problem, solved consistently
-    let params = LabelParams {
-        storage: streamed(16, Precision::F32),
-        ..base
-    };
-    let s32 = fit_labels(&data, map, &params, Some(&valid), &mut NoObserver).unwrap();
+    let params = base.with_storage(streamed(16, Precision::F32));
+    let s32 = fit_labels(
+        &data,
+        map,
+        &params.check().unwrap(),
+        Some(&valid),
+        &mut NoObserver,
+    )
+    .unwrap();
     let (f32_last, f64_last) = (
         s32.history.last().unwrap().objective,
         whole.history.last().unwrap().objective,
@@ -172,15 +184,13 @@ fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
         .build(data.features(), 9, 0.3, &mut seeded(4))
         .unwrap();
     for storage in [Storage::Whole, streamed(13, Precision::F64)] {
-        let params = LabelParams {
-            max_iter: 4,
-            storage,
-            ..LabelParams::default()
-        };
+        let params = LabelParams::default()
+            .with_max_iter(4)
+            .with_storage(storage);
         let union = fit_labels(
             &twice(&data),
             map.clone(),
-            &params,
+            &params.check().unwrap(),
             Some(&twice(&valid)),
             &mut NoObserver,
         )
@@ -188,7 +198,7 @@ fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
         let sharded = gimc::fit_labels_sharded(
             &data,
             map.clone(),
-            &params,
+            &params.check().unwrap(),
             Some(&valid),
             &mut NoObserver,
             &TwoEqualShards,
@@ -219,7 +229,14 @@ fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
         );
         assert!(rel(&sharded.model.w().to_owned(), &union.model.w().to_owned()) < 1e-8);
         // with the local sums only, the fit is another one (the test can fail)
-        let alone = fit_labels(&data, map.clone(), &params, Some(&valid), &mut NoObserver).unwrap();
+        let alone = fit_labels(
+            &data,
+            map.clone(),
+            &params.check().unwrap(),
+            Some(&valid),
+            &mut NoObserver,
+        )
+        .unwrap();
         assert!(rel(&alone.model.w().to_owned(), &union.model.w().to_owned()) > 1e-6);
     }
 }
