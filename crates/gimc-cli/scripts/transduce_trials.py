@@ -60,7 +60,7 @@ def main():
             errors.append(err)
             results.append({"omega": omega, "trial": trial, "lambda": fit["lambda"],
                             "mu": fit["mu"], "label_error": err, "seconds": seconds})
-            print(f"ω = {omega:.0%} trial {trial}: λ = {fit['lambda']}, μ = {fit['mu']:.2e}, "
+            print(f"ω = {omega:.0%} trial {trial}: λ = {fit['lambda']}, μ = {fit['mu']:.3e}, "
                   f"label error {err:.4f} % ({seconds:.1f} s)", flush=True)
         mean = sum(errors) / len(errors)
         std = statistics.stdev(errors) if len(errors) > 1 else 0.0
