@@ -32,7 +32,7 @@ mod pu;
 mod spectral;
 mod workspace;
 
-pub use als::{ImcAls, ImcFactors, ImcInit, ImcParams, ValidImcParams, fit_imc};
+pub use als::{ImcAls, ImcFactors, ImcInit, ImcParams, ValidImcParams, fit_imc, fit_imc_sharded};
 pub use hessian::{PRECONDITIONER_MAX_DIM, PreconditionerBasis, preconditioner_bases};
 pub use mc_als::fit_mc_als;
 pub use predict::ImcModel;
