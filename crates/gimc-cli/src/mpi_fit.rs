@@ -90,8 +90,13 @@ struct IterationLog<'g> {
 
 impl Observer for IterationLog<'_> {
     fn observe(&mut self, r: &IterationRecord) -> ObserverAction {
+        let extras: String = r
+            .extras
+            .iter()
+            .map(|(name, v)| format!(", {name} {v}"))
+            .collect();
         self.g.info(&format!(
-            "iteration {}: objective {:.6e}, {:.1} s",
+            "iteration {}: objective {:.6e}, {:.1} s{extras}",
             r.iteration, r.objective, r.elapsed_secs
         ));
         ObserverAction::Continue

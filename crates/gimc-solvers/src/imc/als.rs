@@ -239,8 +239,10 @@ pub fn fit_imc(
 /// (D > n) is not used, since it depends on every row of Φ: such a half-step runs CG on the
 /// D-dimensional features. Every process must pass the same parameters, warm start and a
 /// generator in the same state (the random and spectral starts then draw the same numbers),
-/// and the same kind of features (dense or sparse) on each side. The observer is called on
-/// every process with the same numbers.
+/// and the same kind of features (dense or sparse) on each side. The small dense work that
+/// follows the sums (CG's updates, the preconditioner) is repeated by every process on the same
+/// numbers and must give the same bits there: run the processes with the same build and
+/// thread count. The observer is called on every process with the same numbers.
 pub fn fit_imc_sharded(
     problem: &ImcProblem<'_>,
     params: &ValidImcParams,

@@ -83,6 +83,8 @@ pub struct ImcWorkspace<'p, 'a> {
     /// Row-space reductions of wide dense sides (D > n), see [`Reduced`].
     reduced_phi: OnceCell<Option<Reduced<'a>>>,
     reduced_psi: OnceCell<Option<Reduced<'a>>>,
+    /// Entries per column of the sampled term's Ω, summed across the processes.
+    col_counts: OnceCell<Vec<f64>>,
     a_full_sq: f64,
 }
 
@@ -155,6 +157,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             weighted_eig_psi: OnceCell::new(),
             reduced_phi: OnceCell::new(),
             reduced_psi: OnceCell::new(),
+            col_counts: OnceCell::new(),
             a_full_sq,
         }
     }
@@ -237,17 +240,20 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                     self.sums,
                 ),
                 // the whole Ψ with the column counts summed over every process's Ω
-                Which::H => PreconditionerBasis::compute(side, &self.line_counts_summed(t.a)),
+                Which::H => PreconditionerBasis::compute(side, self.col_counts_summed(t.a)),
             }
         })
         .as_ref()
     }
 
-    /// The column counts of Ω (entries per column of A), summed across the processes.
-    fn line_counts_summed(&self, a: &Observed) -> Vec<f64> {
-        let mut counts = OmegaView::cols(a).line_counts();
-        sum_slice(self.sums, &mut counts);
-        counts
+    /// The column counts of the sampled term's Ω (entries per column of A), summed across the
+    /// processes once.
+    fn col_counts_summed(&self, a: &Observed) -> &[f64] {
+        self.col_counts.get_or_init(|| {
+            let mut counts = OmegaView::cols(a).line_counts();
+            sum_slice(self.sums, &mut counts);
+            counts
+        })
     }
 
     /// The transpose of a sparse side in CSR form (so Φᵀ·G is a row kernel without rebuilding
@@ -613,7 +619,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                         // preconditioner)
                         let (other_counts, other_sums) = match which {
                             Which::W => (
-                                self.line_counts_summed(t_sampled(pr)?.a),
+                                self.col_counts_summed(t_sampled(pr)?.a).to_vec(),
                                 &ONE_PROCESS as &dyn RowSums,
                             ),
                             Which::H => {
