@@ -89,6 +89,11 @@ pub struct CompleteArgs {
     /// Output file (default stdout).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Run as one process of a data-parallel IMC-ALS fit under `mpirun` (--method imc with
+    /// --row-features, one λ, no held-out grid): each process fits on its block of rows.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 pub fn read_pairs(path: &Path, one_based: bool) -> Result<Vec<(usize, usize)>> {
@@ -131,12 +136,12 @@ pub fn read_pairs(path: &Path, one_based: bool) -> Result<Vec<(usize, usize)>> {
 /// The peak memory of MC-ALS / IMC (shapes only): Ω (32 bytes an entry) and the residual on it,
 /// the side features, and per side the factor with its gradient and CG vectors (8 × D × r,
 /// D = n for an identity side, d for features) and the n × r products.
-fn estimate(
+pub(crate) fn estimate(
     nrows: usize,
     ncols: usize,
     nnz: usize,
-    rowf: &Option<FeatureMatrix>,
-    colf: &Option<FeatureMatrix>,
+    rowf: Option<&FeatureMatrix>,
+    colf: Option<&FeatureMatrix>,
     rank: usize,
 ) -> gimc::MemoryEstimate {
     let mut t = Tally::new("completion", "rank");
@@ -168,7 +173,7 @@ fn estimate(
 
 /// Writes the predictions of `pairs`: `i j value` lines, or with `--json` the object `meta`
 /// with `"predictions": [[i, j, value], …]` added (indices 1-based with --one-based).
-fn write_predictions(
+pub(crate) fn write_predictions(
     a: &CompleteArgs,
     g: &Globals,
     pairs: &[(usize, usize)],
@@ -192,6 +197,28 @@ fn write_predictions(
         s
     };
     write_output(a.out.as_deref(), &s)
+}
+
+/// Saves W and H on the raw features: identity maps in the completion model file (their
+/// widths are the factors' rows); plain completion's features are the indices themselves
+/// (identity maps as wide as the matrix, applied by `gimc predict --pairs` without feature
+/// files).
+pub(crate) fn save_factors(
+    a: &CompleteArgs,
+    path: &Path,
+    model: &ImcModel,
+    lambda: f64,
+) -> Result<()> {
+    let mut saved = gimc::CompletionModel::new(
+        Box::new(gimc_featmap::Identity::new(model.w.nrows())) as gimc::BoxedMap,
+        Box::new(gimc_featmap::Identity::new(model.h.nrows())) as gimc::BoxedMap,
+        model.w.clone(),
+        model.h.clone(),
+        lambda,
+    )?;
+    saved.set_method(a.method.clone());
+    gimc::persist::save_completion_model(&saved, path)
+        .with_context(|| format!("saving the model to {}", path.display()))
 }
 
 /// Which maps a GIMC completion learns.
@@ -373,6 +400,10 @@ impl Selected {
 
 /// Runs `gimc complete`.
 pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if a.mpi {
+        return crate::mpi_fit::run_complete(a, g);
+    }
     let rowf = match &a.row_features {
         Some(t) => Some(load_input(t, "train", g)?.features),
         None => None,
@@ -444,7 +475,14 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
         return Ok(());
     }
     check_memory(
-        &estimate(nrows, ncols, vals.len(), &rowf, &colf, a.rank),
+        &estimate(
+            nrows,
+            ncols,
+            vals.len(),
+            rowf.as_ref(),
+            colf.as_ref(),
+            a.rank,
+        ),
         memory_budget()?,
         "--rank",
     )?;
@@ -520,21 +558,7 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     spinner.finish();
     let (lambda, model, selection) = fit?.report(g);
     if let Some(path) = &a.save {
-        // W and H on the raw features: identity maps in the completion model file; plain
-        // completion's features are the indices themselves (identity maps as wide as the
-        // matrix, applied by `gimc predict --pairs` without feature files)
-        let side_dim = |f: &Option<FeatureMatrix>, n: usize| f.as_ref().map_or(n, |f| f.ncols());
-        let (dx, dy) = (side_dim(&rowf, nrows), side_dim(&colf, ncols));
-        let mut saved = gimc::CompletionModel::new(
-            Box::new(gimc_featmap::Identity::new(dx)) as gimc::BoxedMap,
-            Box::new(gimc_featmap::Identity::new(dy)) as gimc::BoxedMap,
-            model.w.clone(),
-            model.h.clone(),
-            lambda,
-        )?;
-        saved.set_method(a.method.clone());
-        gimc::persist::save_completion_model(&saved, path)
-            .with_context(|| format!("saving the model to {}", path.display()))?;
+        save_factors(a, path, &model, lambda)?;
     }
     let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
     let fitted = model.predict_entries(phi, psi, &observed)?;

@@ -1,6 +1,9 @@
 //! `mpirun -np N gimc fit DATA --mpi …` (cargo feature `mpi`): one GIMC fit of the multi-label
-//! fast path, data-parallel over N processes (issue 18, item 3); and
-//! `mpirun -np N gimc cluster DATA -k K --mpi`: k-means on the same shards.
+//! fast path, data-parallel over N processes (issue 18, item 3);
+//! `mpirun -np N gimc cluster DATA -k K --mpi`: k-means on the same shards; and
+//! `mpirun -np N gimc complete TRIPLETS --method imc --row-features X [--col-features Y] --mpi`:
+//! IMC-ALS on a partial Ω, sharded by rows of A (the row features' shards as above; every
+//! process reads the whole triplets file and keeps its rows' entries).
 //!
 //! - **Shards.** An XC-format file (`gimc data synth xmc`, the Extreme Classification
 //!   Repository's text files) is cut into N byte ranges and each process parses only its own
@@ -35,11 +38,16 @@ use mpi::traits::*;
 use serde_json::json;
 
 use crate::cluster::{ClusterArgs, report};
-use crate::common::{Globals, Standardize, label_data, load_target, map_method, normalize};
+use crate::common::{
+    Globals, Standardize, label_data, load_input, load_target, map_method, normalize,
+};
+use crate::complete::{CompleteArgs, read_pairs, write_predictions};
 use crate::fit::{FitArgs, Stream};
 use gimc_cluster::{KMeansParams, fit_kmeans_sharded};
-use gimc_data::Targets;
+use gimc_data::{Targets, TripletOptions, read_triplets};
+use gimc_linalg::Observed;
 use gimc_linalg::rng::seeded;
+use gimc_solvers::{ImcParams, ImcProblem, Side, fit_imc_sharded};
 
 /// Sums across the processes of `MPI_COMM_WORLD`: reduce to process 0, then broadcast, so every
 /// process receives the same bits (an all-reduce need not guarantee that).
@@ -82,8 +90,13 @@ struct IterationLog<'g> {
 
 impl Observer for IterationLog<'_> {
     fn observe(&mut self, r: &IterationRecord) -> ObserverAction {
+        let extras: String = r
+            .extras
+            .iter()
+            .map(|(name, v)| format!(", {name} {v}"))
+            .collect();
         self.g.info(&format!(
-            "iteration {}: objective {:.6e}, {:.1} s",
+            "iteration {}: objective {:.6e}, {:.1} s{extras}",
             r.iteration, r.objective, r.elapsed_secs
         ));
         ObserverAction::Continue
@@ -433,4 +446,183 @@ fn cluster(a: &ClusterArgs, g: &Globals, world: &SimpleCommunicator) -> Result<(
         ("fit_seconds".to_string(), seconds),
     ];
     report(a, g, &ds.name, method, &labels, classes.as_deref(), extra)
+}
+
+/// Runs `gimc complete --mpi`. Any error aborts every process.
+pub fn run_complete(a: &CompleteArgs, g: &Globals) -> Result<()> {
+    in_world(|world| complete(a, g, world))
+}
+
+/// `gimc complete --method imc --mpi`: IMC-ALS on a partial Ω sharded by rows of A
+/// ([`gimc_solvers::fit_imc_sharded`], the settings of the single-process command with one λ).
+/// Each process holds its block of rows of the row features ([`load_shard`]) and the whole
+/// column features; it reads the whole triplets file and keeps the entries of its rows (simple
+/// and exact; the reading is repeated on every process, the fit is not). The training RMSE
+/// and the predictions are sums of every process's own rows' parts, written by process 0.
+fn complete(a: &CompleteArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let sums = MpiSums { world };
+    let lead = rank == 0;
+    if a.method != "imc" {
+        bail!(
+            "--mpi runs IMC-ALS on a partial Ω (--method imc), not `{}`",
+            a.method
+        );
+    }
+    let &[lambda] = a.lambda.as_slice() else {
+        bail!("--mpi fits one setting: give one --lambda (there is no held-out grid)");
+    };
+    let Some(row_features) = &a.row_features else {
+        bail!(
+            "--mpi needs --row-features: the processes share the rows of A, and with identity \
+             row features W would be split with them"
+        );
+    };
+    if a.save.is_some() && a.col_features.is_none() {
+        bail!("--save: a model file needs both --row-features and --col-features");
+    }
+    let t0 = Instant::now();
+    let (ds, header_rows) = load_shard(row_features, "train", g, rank, size)?;
+    let x = ds.features;
+    let colf = match &a.col_features {
+        Some(t) => Some(load_input(t, "train", g)?.features),
+        None => None,
+    };
+    // the shards' row counts (in rank order) and feature counts
+    let mut layout = vec![0.0; size + 1];
+    layout[rank] = x.nrows() as f64;
+    layout[size] = x.ncols() as f64;
+    gimc::RowSums::sum(&sums, &mut layout);
+    if layout[size] != x.ncols() as f64 * size as f64 {
+        bail!(
+            "the shards disagree on the number of row features: process {rank} has {}",
+            x.ncols()
+        );
+    }
+    let nrows = layout[..size].iter().sum::<f64>() as usize;
+    let offset = layout[..rank].iter().sum::<f64>() as usize;
+    if let Some(n) = header_rows
+        && n != nrows
+    {
+        bail!("the shards hold {nrows} rows, the file announces {n}");
+    }
+    // every process reads the whole triplets file and keeps its rows' entries
+    let t = read_triplets(
+        &a.triplets,
+        &TripletOptions {
+            one_based: a.one_based,
+            nrows: Some(nrows),
+            ncols: colf.as_ref().map(|f| f.nrows()),
+            ..TripletOptions::default()
+        },
+    )?;
+    if t.entries.is_empty() {
+        bail!("{}: no observed entries", a.triplets.display());
+    }
+    let ncols = colf.as_ref().map_or(t.ncols, |f| f.nrows());
+    let block = offset..offset + x.nrows();
+    let mine: Vec<&(usize, usize, f64)> =
+        t.entries.iter().filter(|e| block.contains(&e.0)).collect();
+    let rows: Vec<usize> = mine.iter().map(|e| e.0 - offset).collect();
+    let cols: Vec<usize> = mine.iter().map(|e| e.1).collect();
+    let vals: Vec<f64> = mine.iter().map(|e| e.2).collect();
+    let omega = Observed::from_triplets(x.nrows(), ncols, &rows, &cols, &vals)
+        .with_context(|| a.triplets.display().to_string())?;
+    crate::common::check_memory(
+        &crate::complete::estimate(
+            x.nrows(),
+            ncols,
+            vals.len(),
+            Some(&x),
+            colf.as_ref(),
+            a.rank,
+        ),
+        crate::common::memory_budget()?,
+        "--rank (or use more processes)",
+    )?;
+    if lead {
+        g.info(&format!(
+            "{size} processes: {nrows} × {ncols} with {} observed entries; process 0 holds {} rows and {} entries (read in {:.1} s)",
+            t.entries.len(),
+            x.nrows(),
+            vals.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+    }
+    let phi = Side::Features(&x);
+    let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
+    // the single-process command's settings (gimc_solvers::completion::fit_method)
+    let params = ImcParams {
+        rank: a.rank,
+        lambda,
+        max_outer: a.iters,
+        ..ImcParams::default()
+    }
+    .check()?;
+    let problem = ImcProblem::partial_shard(phi, psi, &omega)?;
+    let t1 = Instant::now();
+    let mut rng = seeded(g.seed);
+    let model = if lead {
+        fit_imc_sharded(
+            &problem,
+            &params,
+            None,
+            &mut rng,
+            &mut IterationLog { g },
+            &sums,
+        )?
+    } else {
+        fit_imc_sharded(&problem, &params, None, &mut rng, &mut NoObserver, &sums)?
+    };
+    let seconds = t1.elapsed().as_secs_f64();
+    // training RMSE: squared errors of this process's entries, summed
+    let local_pairs: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
+    let fitted = model.predict_entries(phi, psi, &local_pairs)?;
+    let se: f64 = fitted.iter().zip(&vals).map(|(f, v)| (f - v).powi(2)).sum();
+    let rmse = (gimc_linalg::sums::sum_scalar(&sums, se) / t.entries.len() as f64).sqrt();
+    // predictions: each process fills in the pairs of its rows, the sum holds them all
+    let pairs: Vec<(usize, usize)> = match &a.entries {
+        Some(p) => read_pairs(p, a.one_based)?,
+        None => t.entries.iter().map(|e| (e.0, e.1)).collect(),
+    };
+    if let Some(&(i, j)) = pairs.iter().find(|&&(i, j)| i >= nrows || j >= ncols) {
+        bail!("pair ({i}, {j}) out of range for {nrows} rows and {ncols} columns");
+    }
+    let owned: Vec<usize> = (0..pairs.len())
+        .filter(|&e| block.contains(&pairs[e].0))
+        .collect();
+    let local: Vec<(usize, usize)> = owned
+        .iter()
+        .map(|&e| (pairs[e].0 - offset, pairs[e].1))
+        .collect();
+    let mut pred = vec![0.0; pairs.len()];
+    for (&e, v) in owned.iter().zip(model.predict_entries(phi, psi, &local)?) {
+        pred[e] = v;
+    }
+    gimc_linalg::sums::sum_slice(&sums, &mut pred);
+    if !lead {
+        return Ok(());
+    }
+    if let Some(path) = &a.save {
+        crate::complete::save_factors(a, path, &model, lambda)?;
+    }
+    let meta = json!({
+        "method": a.method,
+        "lambda": lambda,
+        "rank": model.rank(),
+        "train_rmse": rmse,
+        "holdout_rmse": [],
+        "processes": size,
+        "iterations": model.iterations,
+        "fit_seconds": seconds,
+    });
+    write_predictions(a, g, &pairs, &pred, meta)?;
+    g.info(&format!(
+        "{} on {nrows} × {ncols} with {} observed entries, {size} processes: rank {}, λ {lambda}, {} iterations in {seconds:.2} s, training RMSE {rmse:.4}",
+        a.method,
+        t.entries.len(),
+        model.rank(),
+        model.iterations,
+    ));
+    Ok(())
 }

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use faer::Mat;
+use faer::{Mat, MatMut};
 
 /// Sums across the processes of a data-parallel fit.
 pub trait RowSums: fmt::Debug {
@@ -127,12 +127,17 @@ impl RowSums for ThreadSums {
     }
 }
 
-/// Entries summed per call when a matrix is summed (bounds the copy buffer).
-const SUM_CHUNK: usize = 1 << 22;
+/// Entries summed per call when a matrix or a long slice is summed (bounds the copy buffer).
+pub const SUM_CHUNK: usize = 1 << 22;
 
 /// Sums a matrix across the processes in place, in chunks of whole columns (faer's columns may
 /// be padded, so each chunk goes through a contiguous buffer). Nothing happens for one process.
 pub fn sum_mat(sums: &dyn RowSums, m: &mut Mat<f64>) {
+    sum_mat_mut(sums, m.as_mut());
+}
+
+/// [`sum_mat`] on a mutable view (e.g. the output of a linear operator).
+pub fn sum_mat_mut(sums: &dyn RowSums, mut m: MatMut<'_, f64>) {
     if sums.processes() <= 1 || m.nrows() == 0 {
         return;
     }
@@ -144,15 +149,26 @@ pub fn sum_mat(sums: &dyn RowSums, m: &mut Mat<f64>) {
         let c1 = (c0 + cols_per_chunk).min(m.ncols());
         buf.clear();
         for j in c0..c1 {
-            buf.extend(m.col(j).iter().copied());
+            buf.extend(m.as_ref().col(j).iter().copied());
         }
         sums.sum(&mut buf);
         for (k, j) in (c0..c1).enumerate() {
-            for (i, v) in m.col_mut(j).iter_mut().enumerate() {
+            for (i, v) in m.as_mut().col_mut(j).iter_mut().enumerate() {
                 *v = buf[k * rows + i];
             }
         }
         c0 = c1;
+    }
+}
+
+/// Sums a slice across the processes in place, in chunks of at most [`SUM_CHUNK`] entries (so a
+/// long vector never needs one message of its whole length). Nothing happens for one process.
+pub fn sum_slice(sums: &dyn RowSums, v: &mut [f64]) {
+    if sums.processes() <= 1 {
+        return;
+    }
+    for chunk in v.chunks_mut(SUM_CHUNK) {
+        sums.sum(chunk);
     }
 }
 

@@ -42,6 +42,15 @@ pub enum SolverError {
         /// What is wrong, with the position where it applies.
         reason: String,
     },
+    /// A valid problem that this code path does not handle, e.g. a fully observed term in a fit
+    /// on row shards ([`fit_imc_sharded`](crate::imc::fit_imc_sharded)).
+    #[error("not supported: {what}: {reason}")]
+    Unsupported {
+        /// What is not supported.
+        what: &'static str,
+        /// Why, and what to use instead.
+        reason: String,
+    },
     /// A solver produced NaN or an infinite value; it stopped instead of returning garbage.
     #[error("{solver} produced a non-finite {what} at iteration {iteration}")]
     NonFinite {
@@ -67,6 +76,7 @@ impl SolverError {
                 | Self::DimensionMismatch { .. }
                 | Self::Empty(_)
                 | Self::InvalidInput { .. }
+                | Self::Unsupported { .. }
         )
     }
 }

@@ -294,6 +294,52 @@ pub(crate) fn rowwise_ridge(
     Ok(())
 }
 
+/// Exact row-wise ridge solves from precomputed line Grams: (B_i + λI) x_i = b_i for every line
+/// i, with `grams` the packed B_i of [`omega_row_grams`] (e.g. summed across the processes of a
+/// fit on row shards), `rhs` the b_i as rows of an n × k matrix and `out` (n × k) receiving the
+/// x_i. Returns the first line whose system is not positive definite (possible only with λ = 0).
+pub(crate) fn rowwise_ridge_from_grams(
+    grams: &[f64],
+    lambda: f64,
+    rhs: MatRef<'_, f64>,
+    mut out: MatMut<'_, f64>,
+) -> Result<(), usize> {
+    let (n, k) = (rhs.nrows(), rhs.ncols());
+    let kk = k * k;
+    if k == 0 || n == 0 {
+        return Ok(());
+    }
+    if grams.len() != n * kk {
+        return Err(0);
+    }
+    let mut buf = vec![0.0f64; n * k];
+    buf.par_chunks_mut(k)
+        .zip(grams.par_chunks(kk))
+        .enumerate()
+        .with_min_len((TASK_FLOPS / (kk * k / 3 + 1)).max(1))
+        .try_for_each_init(
+            || vec![0.0f64; kk],
+            |g, (i, (x, b))| {
+                g.copy_from_slice(b);
+                for a in 0..k {
+                    g[a * k + a] += lambda;
+                    x[a] = rhs[(i, a)];
+                }
+                if cholesky_solve_in_place(g, k, x) {
+                    Ok(())
+                } else {
+                    Err(i)
+                }
+            },
+        )?;
+    for i in 0..n {
+        for a in 0..k {
+            out[(i, a)] = buf[i * k + a];
+        }
+    }
+    Ok(())
+}
+
 /// Solves G x = b for a symmetric positive definite k × k `g` (row-major; only the lower
 /// triangle is read and it is overwritten by the Cholesky factor). Returns `false` when a pivot
 /// is not positive.

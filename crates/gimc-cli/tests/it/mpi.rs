@@ -1,6 +1,8 @@
 //! `mpirun -np 2 gimc fit --mpi` (feature `mpi`): two processes, each reading its byte range of
 //! an XC file, fit the same model as one process: W within 1e-8 relative, the same test P@k,
-//! also streamed; a process that fails ends the job with an error instead of a hang.
+//! also streamed; a process that fails ends the job with an error instead of a hang. The same
+//! for `gimc cluster --mpi` (k-means) and `gimc complete --method imc --mpi` (IMC-ALS on a
+//! partial Ω).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -288,5 +290,155 @@ fn processes_cluster_like_one() {
     ]))
     .2;
     assert_eq!(acc, Some(1.0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The training RMSE and the predictions of `gimc complete … --json`.
+fn completion(o: &Output) -> (f64, Vec<f64>) {
+    assert!(o.status.success(), "{}\n{}", stdout(o), stderr(o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+    let pred = v["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[2].as_f64().unwrap())
+        .collect();
+    (v["train_rmse"].as_f64().unwrap(), pred)
+}
+
+/// `mpirun -np 2 gimc complete --method imc --mpi`: each process fits on its block of rows of
+/// A and the result is the single-process command's: the same training RMSE and predictions
+/// to 1e-8 relative, with column features and with identity columns, and the saved W and H;
+/// what the MPI path does not run fails on every process instead of hanging.
+#[test]
+fn processes_complete_like_one() {
+    let dir = std::env::temp_dir().join(format!("gimc-mpi-imc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (n, m) = (61usize, 23usize);
+    // hashed values in (−0.5, 0.5): full-rank features (sinusoids would be rank 2, leaving the
+    // spectral start's third singular pair to rounding)
+    let feature = |i: usize, j: usize, s: f64| {
+        let t = ((i as f64) * 12.9898 + (j as f64) * 78.233 + s).sin() * 43_758.545_3;
+        t - t.floor() - 0.5
+    };
+    let csv = |count: usize, dim: usize, s: f64| -> String {
+        (0..count)
+            .map(|i| {
+                let row: Vec<String> = (0..dim).map(|j| feature(i, j, s).to_string()).collect();
+                format!("{}\n", row.join(","))
+            })
+            .collect()
+    };
+    let (x, y) = (dir.join("x.csv"), dir.join("y.csv"));
+    std::fs::write(&x, csv(n, 6, 0.0)).unwrap();
+    std::fs::write(&y, csv(m, 4, 1.0)).unwrap();
+    let (mut obs, mut ask) = (String::new(), String::new());
+    // column by column: the file is not sorted by rows, so each process's entries are spread
+    for j in 0..m {
+        for i in 0..n {
+            let v = feature(i, 0, 0.0) * feature(j, 1, 1.0) + 0.5 * feature(i, 2, 0.0)
+                - 0.1 * ((i * j) % 5) as f64;
+            if (i * 13 + j * 7) % 10 < 4 {
+                obs.push_str(&format!("{i} {j} {v}\n"));
+            } else if (i + 2 * j) % 5 == 0 {
+                ask.push_str(&format!("{i} {j}\n"));
+            }
+        }
+    }
+    let (obs_file, ask_file, saved_one, saved_two) = (
+        dir.join("obs.triplets"),
+        dir.join("ask.pairs"),
+        dir.join("one.gimc"),
+        dir.join("two.gimc"),
+    );
+    std::fs::write(&obs_file, obs).unwrap();
+    std::fs::write(&ask_file, ask).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    for (features, entries) in [(true, false), (false, true)] {
+        let mut args = vec![
+            "-q".to_string(),
+            "--json".into(),
+            "complete".into(),
+            s(&obs_file),
+            "--method".into(),
+            "imc".into(),
+            "--row-features".into(),
+            s(&x),
+            "--rank".into(),
+            "3".into(),
+            "--lambda".into(),
+            "0.05".into(),
+            "--iters".into(),
+            "12".into(),
+        ];
+        if features {
+            args.extend(["--col-features".into(), s(&y)]);
+        }
+        if entries {
+            args.extend(["--entries".into(), s(&ask_file)]);
+        }
+        let mut one_args = args.clone();
+        let mut mpi_args = args.clone();
+        if features {
+            one_args.extend(["--save".into(), s(&saved_one)]);
+            mpi_args.extend(["--save".into(), s(&saved_two)]);
+        }
+        mpi_args.push("--mpi".into());
+        let one_args: Vec<&str> = one_args.iter().map(String::as_str).collect();
+        let mpi_args: Vec<&str> = mpi_args.iter().map(String::as_str).collect();
+        let one = completion(&gimc(&one_args));
+        let two = completion(&mpirun(2, &mpi_args));
+        let case = format!("column features {features}, entries {entries}");
+        assert!(
+            (two.0 - one.0).abs() <= 1e-8 * one.0,
+            "{case}: training RMSE {} vs {}",
+            two.0,
+            one.0
+        );
+        assert_eq!(two.1.len(), one.1.len(), "{case}");
+        let scale = one.1.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let diff = two
+            .1
+            .iter()
+            .zip(&one.1)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(
+            diff <= 1e-8 * scale,
+            "{case}: predictions differ by {diff} (scale {scale})"
+        );
+        if features {
+            let load = |p: &Path| {
+                gimc::persist::load_completion_model(p, &MapRegistry::builtin()).unwrap()
+            };
+            let (a, b) = (load(&saved_one), load(&saved_two));
+            let rel = (a.w() - b.w()).norm_l2() / a.w().norm_l2();
+            assert!(rel <= 1e-8, "{case}: W differs by {rel:e}");
+        }
+    }
+    // not IMC-ALS, or a grid: every process fails with the message, none hangs
+    let o = mpirun(
+        2,
+        &["complete", &s(&obs_file), "--method", "mc-als", "--mpi"],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--method imc"), "{}", stderr(&o));
+    let o = mpirun(
+        2,
+        &[
+            "complete",
+            &s(&obs_file),
+            "--method",
+            "imc",
+            "--row-features",
+            &s(&x),
+            "--lambda",
+            "0.1,1",
+            "--mpi",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("one --lambda"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,14 +5,15 @@
 use gimc_linalg::cg::CgParams;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
+use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_scalar};
 
 use crate::SolverError;
 use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, relative_decrease, run};
 
 use super::predict::ImcModel;
-use super::problem::ImcProblem;
-use super::spectral::init_factors;
+use super::problem::{ImcProblem, ObservationModel};
+use super::spectral::init_factors_sharded;
 use super::workspace::ImcWorkspace;
 
 /// How W, H are initialised when no warm start is given.
@@ -126,8 +127,25 @@ pub struct ImcAls<'p, 'a> {
 impl<'p, 'a> ImcAls<'p, 'a> {
     /// A solver for `problem`.
     pub fn new(problem: &'p ImcProblem<'a>, params: ValidImcParams) -> Self {
+        Self::with_workspace(ImcWorkspace::new(problem), params)
+    }
+
+    /// A solver for this process's row shard `problem` of a fit across the processes of `sums`
+    /// (see [`fit_imc_sharded`]); errors as [`ImcWorkspace::sharded`].
+    pub fn sharded(
+        problem: &'p ImcProblem<'a>,
+        params: ValidImcParams,
+        sums: &'p dyn RowSums,
+    ) -> Result<Self, SolverError> {
+        Ok(Self::with_workspace(
+            ImcWorkspace::sharded(problem, sums)?,
+            params,
+        ))
+    }
+
+    fn with_workspace(ws: ImcWorkspace<'p, 'a>, params: ValidImcParams) -> Self {
         Self {
-            ws: ImcWorkspace::new(problem),
+            ws,
             params,
             prev: f64::INFINITY,
         }
@@ -181,7 +199,8 @@ impl IterativeSolver for ImcAls<'_, '_> {
 /// Fits IMC (DESIGN §3.2) by alternating minimisation: W-step then H-step per iteration, each a
 /// warm-started ridge solve, until the relative decrease of f is ≤ `tol` or `max_outer`
 /// alternations. `init` is a warm start (W, H) (e.g. the previous GIMC iterate); without it the
-/// factors come from `params.init`, drawing from `rng`.
+/// factors come from `params.init`, drawing from `rng`. This is [`fit_imc_sharded`] on one
+/// process.
 pub fn fit_imc(
     problem: &ImcProblem<'_>,
     params: &ValidImcParams,
@@ -189,6 +208,56 @@ pub fn fit_imc(
     rng: &mut GimcRng,
     observer: &mut impl Observer,
 ) -> Result<ImcModel, SolverError> {
+    fit_imc_sharded(problem, params, init, rng, observer, &ONE_PROCESS)
+}
+
+/// [`fit_imc`] on row shards of Ω: a data-parallel fit across the processes of `sums` (MPI
+/// ranks, or [`ThreadSums`](gimc_linalg::sums::ThreadSums) in tests), each calling it with its
+/// own shard and ending with the same W and H.
+///
+/// **What a shard holds.** Process r passes a partial problem
+/// ([`ImcProblem::partial_shard`]) built from its block of rows of A: the observed entries of
+/// those rows (row indices local to the block) with the matching rows of Φ, and the whole Ψ.
+/// Shards cover disjoint rows and together all of them; the order of the rows does not matter.
+/// Holding only its rows of Φ (rather than the whole Φ with only its rows' entries) is what
+/// lets the data outgrow one process: memory per process is its rows' share of Φ and Ω, plus Ψ,
+/// W, H and the D × D preconditioner Grams.
+///
+/// **What is summed.** The model's factors are D × k, the same on every process; every
+/// quantity that sums over Ω is a [`RowSums::sum`] of the processes' partial sums: the
+/// right-hand side of each half-step, every Hessian product of its CG, the count-weighted Grams
+/// of the Kronecker preconditioner (the column counts, G_c of the row side and the k × k B̄ of
+/// the H-step), the per-column Grams of an exact H-step when Ψ = I, the products of the
+/// spectral start's Φᵀ A Ψ and its loss scale, and the objective. The sums reach every process
+/// with the same bits, so every process takes the same CG and stopping decisions. With one
+/// process every sum is the local value and this is `fit_imc` bit for bit; with several the
+/// fit is that on the union of the shards up to the rounding of the summation order.
+///
+/// **Restrictions on several processes** ([`SolverError::Unsupported`]): only the partial
+/// observation model (no fully observed or PU term), row features Φ (not the identity), no
+/// preconditioner bases given on the problem. The row-space reduction of wide dense sides
+/// (D > n) is not used, since it depends on every row of Φ: such a half-step runs CG on the
+/// D-dimensional features. Every process must pass the same parameters, warm start and a
+/// generator in the same state (the random and spectral starts then draw the same numbers),
+/// and the same kind of features (dense or sparse) on each side. The small dense work that
+/// follows the sums (CG's updates, the preconditioner) is repeated by every process on the same
+/// numbers and must give the same bits there: run the processes with the same build and
+/// thread count. The observer is called on every process with the same numbers.
+pub fn fit_imc_sharded(
+    problem: &ImcProblem<'_>,
+    params: &ValidImcParams,
+    init: Option<(Mat<f64>, Mat<f64>)>,
+    rng: &mut GimcRng,
+    observer: &mut impl Observer,
+    sums: &dyn RowSums,
+) -> Result<ImcModel, SolverError> {
+    let mut solver = ImcAls::sharded(problem, *params, sums)?;
+    // a shard may be empty (ImcProblem::partial_shard), their union may not
+    if problem.model() == ObservationModel::Partial
+        && sum_scalar(sums, problem.observed().len() as f64) == 0.0
+    {
+        return Err(SolverError::Empty("observed set Ω (on every process)"));
+    }
     let (dx, dy) = problem.dims();
     check_rank(params.rank, dx, dy)?;
     let mut state = match init {
@@ -211,9 +280,8 @@ pub fn fit_imc(
             check_finite_mat("initial H", h.as_ref())?;
             ImcFactors { w, h }
         }
-        None => init_factors(problem, params.rank, params.init, rng)?,
+        None => init_factors_sharded(&solver.ws, params.rank, params.init, rng)?,
     };
-    let mut solver = ImcAls::new(problem, *params);
     let report = run(&mut solver, &mut state, params.max_outer, observer)?;
     Ok(ImcModel {
         w: state.w,

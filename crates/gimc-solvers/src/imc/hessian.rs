@@ -10,6 +10,7 @@ use gimc_linalg::dense::gram_tn;
 use gimc_linalg::eig::sym_eig;
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
+use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_mat, sum_mat_mut, sum_scalar};
 
 use crate::Side;
 use crate::kernel::{OmegaView, dense_row_gram_hessian, omega_gram_apply, row_gram_apply};
@@ -195,11 +196,27 @@ impl PreconditionerBasis {
     /// exceeds [`PRECONDITIONER_MAX_DIM`] or the number of rows n, or the eigendecomposition
     /// fails.
     pub(super) fn compute(side: Side<'_>, counts: &[f64]) -> Option<Self> {
+        Self::compute_sharded(side, counts, &ONE_PROCESS)
+    }
+
+    /// [`PreconditionerBasis::compute`] when `side` holds this process's rows of the features
+    /// (and `counts` their line counts): G_c and the row count n are summed across the
+    /// processes of `sums` before the eigendecomposition, so every process gets the same basis.
+    /// Every process must call it with the same kind of features (the decisions before the sums
+    /// depend on that only).
+    pub(super) fn compute_sharded(
+        side: Side<'_>,
+        counts: &[f64],
+        sums: &dyn RowSums,
+    ) -> Option<Self> {
         let Some(FeatureMatrix::Dense(phi)) = side.features() else {
             return None;
         };
+        let n_total = sum_scalar(sums, phi.nrows() as f64);
         // D > n: G_c has rank ≤ n and its O(D³) factorisation outweighs many Hessian products
-        if phi.ncols() > PRECONDITIONER_MAX_DIM.min(phi.nrows()) || counts.len() != phi.nrows() {
+        if phi.ncols() as f64 > (PRECONDITIONER_MAX_DIM as f64).min(n_total)
+            || counts.len() != phi.nrows()
+        {
             return None;
         }
         // G_c = Σ over row blocks of (√c Φ_blk)ᵀ(√c Φ_blk): a scaled block at a time, never a
@@ -212,6 +229,7 @@ impl PreconditionerBasis {
             let blk = Mat::from_fn(len, d, |i, c| counts[r0 + i].sqrt() * phi[(r0 + i, c)]);
             g += gram_tn(blk.as_ref());
         }
+        sum_mat(sums, &mut g);
         let (vals, vecs) = sym_eig(g.as_ref()).ok()?;
         Some(Self { vals, vecs })
     }
@@ -269,6 +287,37 @@ pub(super) struct SampledHessian<'s> {
     pub(super) lambda: f64,
     pub(super) pt: RefCell<Mat<f64>>,
     pub(super) u: RefCell<Vec<f64>>,
+    /// Sums the Ω part across the processes (each holds its own entries of Ω).
+    pub(super) sums: &'s dyn RowSums,
+}
+
+impl SampledHessian<'_> {
+    /// out = sideᵀ U with u_i the Ω part of line i (through the B_i when given), NaN when a
+    /// product fails.
+    fn omega_part(&self, s: MatRef<'_, f64>, mut out: MatMut<'_, f64>, n: usize, k: usize) {
+        let Ok(t) = self.side.mul_dense(s) else {
+            out.fill(f64::NAN);
+            return;
+        };
+        let mut pt = self.pt.borrow_mut();
+        pt.as_mut().copy_from(t.transpose());
+        drop(t);
+        let mut u = self.u.borrow_mut();
+        match &self.grams {
+            Some(grams) => row_gram_apply(grams, pt.as_ref(), &mut u),
+            None => omega_gram_apply(self.view, pt.as_ref(), self.qt, self.weight, &mut u),
+        }
+        let um = MatRef::from_row_major_slice(&u, n, k);
+        let g = match self.side_t {
+            Some(st) => st.mul_dense(um),
+            None => self.side.tr_mul_dense(um),
+        };
+        let Ok(g) = g else {
+            out.fill(f64::NAN);
+            return;
+        };
+        out.copy_from(&g);
+    }
 }
 
 impl LinearOperator for SampledHessian<'_> {
@@ -282,29 +331,11 @@ impl LinearOperator for SampledHessian<'_> {
         if let (Some(grams), FeatureMatrix::Dense(phi)) = (&self.grams, self.side) {
             dense_row_gram_hessian(phi.as_ref(), s, grams, out.as_mut());
         } else {
-            let Ok(t) = self.side.mul_dense(s) else {
-                out.fill(f64::NAN);
-                return;
-            };
-            let mut pt = self.pt.borrow_mut();
-            pt.as_mut().copy_from(t.transpose());
-            drop(t);
-            let mut u = self.u.borrow_mut();
-            match &self.grams {
-                Some(grams) => row_gram_apply(grams, pt.as_ref(), &mut u),
-                None => omega_gram_apply(self.view, pt.as_ref(), self.qt, self.weight, &mut u),
-            }
-            let um = MatRef::from_row_major_slice(&u, n, k);
-            let g = match self.side_t {
-                Some(st) => st.mul_dense(um),
-                None => self.side.tr_mul_dense(um),
-            };
-            let Ok(g) = g else {
-                out.fill(f64::NAN);
-                return;
-            };
-            out.copy_from(&g);
+            self.omega_part(s, out.as_mut(), n, k);
         }
+        // the Ω part is a sum over this process's entries; with the sum, every process holds
+        // the whole product (a non-finite part reaches every process and stops CG everywhere)
+        sum_mat_mut(self.sums, out.as_mut());
         faer::zip!(out.as_mut(), s).for_each(|faer::unzip!(o, s)| *o += self.lambda * *s);
         if let Some((gram, c)) = self.full {
             let sc = s * c;
@@ -337,15 +368,19 @@ pub(super) struct KroneckerPreconditioner<'e> {
 
 impl<'e> KroneckerPreconditioner<'e> {
     /// `None` when B̄ cannot be factorised or the spectrum gives no positive definite 𝓜.
+    /// `q` and `other_counts` are the rows of the other side this process holds: `sums` adds
+    /// the total count and the k × k Gram of B̄ across the processes (pass
+    /// [`ONE_PROCESS`] when they are whole on every process).
     pub(super) fn new(
         eig: &'e PreconditionerBasis,
         q: MatRef<'_, f64>,
         other_counts: &[f64],
         weight: f64,
         lambda: f64,
+        sums: &dyn RowSums,
     ) -> Option<Self> {
         let (g_vals, g_vecs) = (&eig.vals, &eig.vecs);
-        let total: f64 = other_counts.iter().sum();
+        let total: f64 = sum_scalar(sums, other_counts.iter().sum());
         if total <= 0.0 || q.nrows() != other_counts.len() {
             return None;
         }
@@ -353,7 +388,9 @@ impl<'e> KroneckerPreconditioner<'e> {
         let scaled = Mat::from_fn(q.nrows(), q.ncols(), |j, a| {
             (s * other_counts[j]).sqrt() * q[(j, a)]
         });
-        let (b_vals, b_vecs) = sym_eig(gram_tn(scaled.as_ref()).as_ref()).ok()?;
+        let mut b_bar = gram_tn(scaled.as_ref());
+        sum_mat(sums, &mut b_bar);
+        let (b_vals, b_vecs) = sym_eig(b_bar.as_ref()).ok()?;
         let top = g_vals.iter().fold(0.0f64, |m, &v| m.max(v.abs()))
             * b_vals.iter().fold(0.0f64, |m, &v| m.max(v.abs()));
         let floor = (top * 1e-12).max(f64::MIN_POSITIVE);

@@ -22,6 +22,12 @@
 //! (never forming an n_x × n_y or Kronecker matrix), and exactly, row by row (one k × k
 //! Cholesky per row, rayon-parallel), when the side is the identity: that is plain-MC ALS.
 //! Both decrease the half-step's quadratic, so f never increases across iterations.
+//!
+//! Every one of those products that sums over Ω is a sum over the rows of A, so a partial-Ω
+//! fit also runs on row shards across processes ([`fit_imc_sharded`], through
+//! `gimc_linalg::sums::RowSums`): each process holds its rows of Ω and Φ, the sums are summed,
+//! and W, H and every decision are the same on every process; [`fit_imc`] is its one-process
+//! case.
 
 mod als;
 mod hessian;
@@ -32,7 +38,7 @@ mod pu;
 mod spectral;
 mod workspace;
 
-pub use als::{ImcAls, ImcFactors, ImcInit, ImcParams, ValidImcParams, fit_imc};
+pub use als::{ImcAls, ImcFactors, ImcInit, ImcParams, ValidImcParams, fit_imc, fit_imc_sharded};
 pub use hessian::{PRECONDITIONER_MAX_DIM, PreconditionerBasis, preconditioner_bases};
 pub use mc_als::fit_mc_als;
 pub use predict::ImcModel;

@@ -65,6 +65,29 @@ impl<'a> ImcProblem<'a> {
         )
     }
 
+    /// One process's row shard of a partially observed A, for
+    /// [`fit_imc_sharded`](super::fit_imc_sharded): `omega` holds the observed entries of this
+    /// process's block of rows (row indices local to the block), `phi` the same rows of the row
+    /// features, `psi` the whole column features. As [`ImcProblem::partial`], except that Ω may
+    /// be empty here (a process with no rows or no entries); the fit refuses an empty union.
+    pub fn partial_shard(
+        phi: Side<'a>,
+        psi: Side<'a>,
+        omega: &'a Observed,
+    ) -> Result<Self, SolverError> {
+        Self::build(
+            phi,
+            psi,
+            omega,
+            Some(Term {
+                a: omega,
+                weight: 1.0,
+            }),
+            None,
+            ObservationModel::Partial,
+        )
+    }
+
     /// Fully observed A (every entry observed), given by its non-zeros `nonzeros` (explicit
     /// zeros allowed). The fast path of DESIGN §3.2: products go through ΦᵀΦ and ΨᵀΨ.
     pub fn fully_observed(

@@ -4,6 +4,7 @@
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::{GimcRng, gaussian_mat};
+use gimc_linalg::sums::{RowSums, sum_mat};
 use gimc_linalg::svd::{MatrixOperator, top_k_svd_op};
 use gimc_linalg::{omega_mul_dense, omega_tr_mul_dense};
 
@@ -13,9 +14,11 @@ use super::als::{ImcFactors, ImcInit, check_rank};
 use super::problem::{ImcProblem, Term};
 use super::workspace::ImcWorkspace;
 
-/// Φᵀ (w_Ω A_Ω + w_F A_F) Ψ as an operator (D_x × D_y, never formed), for the spectral start.
+/// Φᵀ (w_Ω A_Ω + w_F A_F) Ψ as an operator (D_x × D_y, never formed), for the spectral start;
+/// on row shards each product is a sum over this process's rows, summed across the processes.
 struct CrossOperator<'p, 'a> {
     problem: &'p ImcProblem<'a>,
+    sums: &'p dyn RowSums,
 }
 
 impl CrossOperator<'_, '_> {
@@ -39,7 +42,9 @@ impl MatrixOperator for CrossOperator<'_, '_> {
         for t in self.terms() {
             ax += omega_mul_dense(t.a, t.a.values(), px.as_ref())? * faer::Scale(t.weight);
         }
-        self.problem.phi.tr_mul(ax.as_ref()).map_err(to_linalg)
+        let mut out = self.problem.phi.tr_mul(ax.as_ref()).map_err(to_linalg)?;
+        sum_mat(self.sums, &mut out);
+        Ok(out)
     }
     fn apply_t(&self, y: MatRef<'_, f64>) -> gimc_linalg::Result<Mat<f64>> {
         let py = self.problem.phi.mul(y).map_err(to_linalg)?;
@@ -47,7 +52,9 @@ impl MatrixOperator for CrossOperator<'_, '_> {
         for t in self.terms() {
             ay += omega_tr_mul_dense(t.a, t.a.values(), py.as_ref())? * faer::Scale(t.weight);
         }
-        self.problem.psi.tr_mul(ay.as_ref()).map_err(to_linalg)
+        let mut out = self.problem.psi.tr_mul(ay.as_ref()).map_err(to_linalg)?;
+        sum_mat(self.sums, &mut out);
+        Ok(out)
     }
 }
 
@@ -68,6 +75,18 @@ pub fn init_factors(
     init: ImcInit,
     rng: &mut GimcRng,
 ) -> Result<ImcFactors, SolverError> {
+    init_factors_sharded(&ImcWorkspace::new(problem), k, init, rng)
+}
+
+/// [`init_factors`] on the workspace's problem, summing across its processes (row shards):
+/// every process must pass a generator in the same state, and then draws the same factors.
+pub(super) fn init_factors_sharded(
+    ws: &ImcWorkspace<'_, '_>,
+    k: usize,
+    init: ImcInit,
+    rng: &mut GimcRng,
+) -> Result<ImcFactors, SolverError> {
+    let problem = ws.problem();
     let (dx, dy) = problem.dims();
     check_rank(k, dx, dy)?;
     match init {
@@ -76,14 +95,17 @@ pub fn init_factors(
             h: gaussian_mat(rng, dy, k, 1.0 / (dy as f64).sqrt()),
         }),
         ImcInit::Spectral => {
-            let svd = top_k_svd_op(&CrossOperator { problem }, k, rng)?;
+            let op = CrossOperator {
+                problem,
+                sums: ws.sums(),
+            };
+            let svd = top_k_svd_op(&op, k, rng)?;
             let s1 = svd.s.first().copied().unwrap_or(0.0);
             let floor = if s1 > 0.0 { 1e-3 * s1 } else { 1.0 };
             let scale: Vec<f64> = svd.s.iter().map(|&s| s.max(floor).sqrt()).collect();
             let mut w = Mat::from_fn(dx, k, |i, j| svd.u[(i, j)] * scale[j]);
             let mut h = Mat::from_fn(dy, k, |i, j| svd.v[(i, j)] * scale[j]);
             // rescale ΦWHᵀΨᵀ by the c minimising the loss along it: c = cross / quad
-            let ws = ImcWorkspace::new(problem);
             let p = problem.phi.mul(w.as_ref())?;
             let q = problem.psi.mul(h.as_ref())?;
             let (_, cross, quad) = ws.loss_parts(p.as_ref(), q.as_ref())?;

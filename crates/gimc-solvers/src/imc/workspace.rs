@@ -12,11 +12,12 @@ use gimc_linalg::cg::{
 use gimc_linalg::dense::{frob_dot, gram_tn};
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
+use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_mat, sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
 use rayon::prelude::*;
 
 use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
-use crate::kernel::{OmegaView, omega_row_grams, rowwise_ridge};
+use crate::kernel::{OmegaView, omega_row_grams, rowwise_ridge, rowwise_ridge_from_grams};
 use crate::{Side, SolverError};
 
 use super::hessian::{KroneckerPreconditioner, PreconditionerBasis, Reduced, SampledHessian};
@@ -62,9 +63,15 @@ enum Which {
 /// A prepared [`ImcProblem`]: caches ΦᵀΦ, ΨᵀΨ (for the fully observed term), Φᵀ, Ψᵀ in CSR
 /// form (sparse features) and ‖A_F‖², so repeated objective evaluations and half-steps (ALS, or
 /// GIMC alternating them with feature updates) do not redo that work.
+///
+/// On row shards ([`ImcWorkspace::sharded`]) the problem holds this process's rows of Ω and Φ
+/// and the whole Ψ; every quantity that sums over Ω is summed across the processes, so the
+/// objective, the factor gradients and the half-steps are those of the union of the shards, on
+/// every process alike (see [`fit_imc_sharded`](super::fit_imc_sharded)).
 #[derive(Debug)]
 pub struct ImcWorkspace<'p, 'a> {
     problem: &'p ImcProblem<'a>,
+    sums: &'p dyn RowSums,
     gram_phi: OnceCell<Option<Mat<f64>>>,
     gram_psi: OnceCell<Option<Mat<f64>>>,
     phi_t: OnceCell<Option<FeatureMatrix>>,
@@ -76,6 +83,8 @@ pub struct ImcWorkspace<'p, 'a> {
     /// Row-space reductions of wide dense sides (D > n), see [`Reduced`].
     reduced_phi: OnceCell<Option<Reduced<'a>>>,
     reduced_psi: OnceCell<Option<Reduced<'a>>>,
+    /// Entries per column of the sampled term's Ω, summed across the processes.
+    col_counts: OnceCell<Vec<f64>>,
     a_full_sq: f64,
 }
 
@@ -85,11 +94,61 @@ fn t_sampled<'a>(pr: &ImcProblem<'a>) -> Result<Term<'a>, SolverError> {
 }
 
 impl<'p, 'a> ImcWorkspace<'p, 'a> {
-    /// Prepares `problem` (the caches are filled lazily).
+    /// Prepares `problem` (the caches are filled lazily): one process, the whole problem.
     pub fn new(problem: &'p ImcProblem<'a>) -> Self {
+        Self::unchecked(problem, &ONE_PROCESS)
+    }
+
+    /// Prepares `problem`, this process's row shard of a problem split by rows of Ω across the
+    /// processes of `sums` (see [`fit_imc_sharded`](super::fit_imc_sharded) for what a shard
+    /// holds). With one process this is [`ImcWorkspace::new`]. With more, errors
+    /// ([`SolverError::Unsupported`]) on what the sharded sums do not cover: a fully observed
+    /// or PU term, identity row features Φ (W's rows would be the rows of A, split across
+    /// processes), and preconditioner bases given with
+    /// [`ImcProblem::with_preconditioner_bases`] (each process would hold its own).
+    pub fn sharded(
+        problem: &'p ImcProblem<'a>,
+        sums: &'p dyn RowSums,
+    ) -> Result<Self, SolverError> {
+        if sums.processes() > 1 {
+            let unsupported = |what, reason: &str| {
+                Err(SolverError::Unsupported {
+                    what,
+                    reason: format!(
+                        "{reason} (fit on row shards, {} processes)",
+                        sums.processes()
+                    ),
+                })
+            };
+            if problem.full.is_some() || problem.sampled.is_none() {
+                return unsupported(
+                    "observation model",
+                    "only a partially observed A (the sampled term over Ω) is summed across \
+                     processes; fully observed and PU problems run on one process",
+                );
+            }
+            if problem.phi.is_identity() {
+                return unsupported(
+                    "identity row features",
+                    "with Φ = I the rows of W are the rows of A, which are split across \
+                     processes; give row features",
+                );
+            }
+            if problem.basis_phi.is_some() || problem.basis_psi.is_some() {
+                return unsupported(
+                    "given preconditioner bases",
+                    "each process would hold the basis of its own shard; let the fit sum them",
+                );
+            }
+        }
+        Ok(Self::unchecked(problem, sums))
+    }
+
+    fn unchecked(problem: &'p ImcProblem<'a>, sums: &'p dyn RowSums) -> Self {
         let a_full_sq = problem.full.map_or(0.0, |t| t.a.values_sq_norm());
         Self {
             problem,
+            sums,
             gram_phi: OnceCell::new(),
             gram_psi: OnceCell::new(),
             phi_t: OnceCell::new(),
@@ -98,6 +157,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             weighted_eig_psi: OnceCell::new(),
             reduced_phi: OnceCell::new(),
             reduced_psi: OnceCell::new(),
+            col_counts: OnceCell::new(),
             a_full_sq,
         }
     }
@@ -105,6 +165,11 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
     /// The problem.
     pub fn problem(&self) -> &'p ImcProblem<'a> {
         self.problem
+    }
+
+    /// The sums across the processes ([`ONE_PROCESS`] for [`ImcWorkspace::new`]).
+    pub fn sums(&self) -> &'p dyn RowSums {
+        self.sums
     }
 
     fn gram(&self, which: Which) -> Option<&Mat<f64>> {
@@ -116,8 +181,12 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
     }
 
     /// The row-space reduction of one side ([`Reduced`]): only for dense features with more
-    /// columns than rows in a problem with a sampled term only.
+    /// columns than rows in a problem with a sampled term only, on one process (the row space
+    /// of Φ depends on every process's rows).
     fn reduced(&self, which: Which) -> Option<&Reduced<'a>> {
+        if self.sums.processes() > 1 {
+            return None;
+        }
         let (cell, side) = match which {
             Which::W => (&self.reduced_phi, self.problem.phi),
             Which::H => (&self.reduced_psi, self.problem.psi),
@@ -163,14 +232,28 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             if self.problem.full.is_some() {
                 return None;
             }
-            let counts = match which {
-                Which::W => OmegaView::rows(t.a),
-                Which::H => OmegaView::cols(t.a),
+            match which {
+                // this process's rows of Φ with their counts: G_c is summed
+                Which::W => PreconditionerBasis::compute_sharded(
+                    side,
+                    &OmegaView::rows(t.a).line_counts(),
+                    self.sums,
+                ),
+                // the whole Ψ with the column counts summed over every process's Ω
+                Which::H => PreconditionerBasis::compute(side, self.col_counts_summed(t.a)),
             }
-            .line_counts();
-            PreconditionerBasis::compute(side, &counts)
         })
         .as_ref()
+    }
+
+    /// The column counts of the sampled term's Ω (entries per column of A), summed across the
+    /// processes once.
+    fn col_counts_summed(&self, a: &Observed) -> &[f64] {
+        self.col_counts.get_or_init(|| {
+            let mut counts = OmegaView::cols(a).line_counts();
+            sum_slice(self.sums, &mut counts);
+            counts
+        })
     }
 
     /// The transpose of a sparse side in CSR form (so Φᵀ·G is a row kernel without rebuilding
@@ -245,7 +328,9 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             cross += t.weight * ad;
             quad += t.weight * quad_f;
         }
-        Ok((a2, cross, quad))
+        let mut parts = [a2, cross, quad];
+        self.sums.sum(&mut parts);
+        Ok((parts[0], parts[1], parts[2]))
     }
 
     /// The loss part of f at P = ΦW, Q = ΨH.
@@ -262,6 +347,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                 .with_min_len(1 << 14)
                 .map(|(d, a)| (d - a) * (d - a))
                 .sum();
+            let ss = sum_scalar(self.sums, ss);
             return Ok(0.5 * t.weight * ss);
         }
         let (a2, cross, quad) = self.loss_parts(p, q)?;
@@ -284,7 +370,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
     }
 
     /// The residual p_i·q_j − A_ij on Ω (CSR order of the observed set), P = ΦW, Q = ΨH: the
-    /// sparse R of DESIGN §3.2–§3.3. `None` when the problem has no sampled term (fully
+    /// sparse R of DESIGN §3.2–§3.3 (on row shards, of this process's entries). `None` when the problem has no sampled term (fully
     /// observed; use [`ImcWorkspace::feature_gradients`] there).
     pub fn residual(
         &self,
@@ -334,7 +420,8 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
     }
 
     /// ∂f/∂Φ = (∂f/∂P) Wᵀ and ∂f/∂Ψ = (∂f/∂Q) Hᵀ (DESIGN §3.3), for the feature-map backward
-    /// pass of GIMC; `None` on an identity side. Cost O(|Ω|·k + (n_x + n_y)·k·D).
+    /// pass of GIMC; `None` on an identity side. Cost O(|Ω|·k + (n_x + n_y)·k·D). On row
+    /// shards ∂f/∂Φ holds this process's rows and ∂f/∂Ψ is summed (whole on every process).
     pub fn feature_gradients(
         &self,
         w: MatRef<'_, f64>,
@@ -343,13 +430,15 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         self.check_factors(w, h)?;
         let p = self.problem.phi.mul(w)?;
         let q = self.problem.psi.mul(h)?;
-        let (gp, gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
+        let (gp, mut gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
+        sum_mat(self.sums, &mut gq);
         let d_phi = (!self.problem.phi.is_identity()).then(|| &gp * w.transpose());
         let d_psi = (!self.problem.psi.is_identity()).then(|| &gq * h.transpose());
         Ok(FeatureGradients { d_phi, d_psi })
     }
 
-    /// ∂f/∂W = Φᵀ(∂f/∂P) + λW and ∂f/∂H = Ψᵀ(∂f/∂Q) + λH.
+    /// ∂f/∂W = Φᵀ(∂f/∂P) + λW and ∂f/∂H = Ψᵀ(∂f/∂Q) + λH (the loss parts summed across the
+    /// processes on row shards).
     pub fn factor_gradients(
         &self,
         lambda: f64,
@@ -362,8 +451,12 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         let q = self.problem.psi.mul(h)?;
         let (gp, gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
         let s = faer::Scale(lambda);
-        let d_w = self.problem.phi.tr_mul(gp.as_ref())? + w * s;
-        let d_h = self.problem.psi.tr_mul(gq.as_ref())? + h * s;
+        let mut d_w = self.problem.phi.tr_mul(gp.as_ref())?;
+        let mut d_h = self.problem.psi.tr_mul(gq.as_ref())?;
+        sum_mat(self.sums, &mut d_w);
+        sum_mat(self.sums, &mut d_h);
+        let d_w = d_w + w * s;
+        let d_h = d_h + h * s;
         Ok(FactorGradients { d_w, d_h })
     }
 
@@ -441,14 +534,37 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             Side::Features(_) => self.reduced(which),
             Side::Identity(_) => None,
         };
-        let b = match reduced {
+        let mut b = match reduced {
             Some(red) => red.l.tr_mul_dense(aq.as_ref())?,
             None => side.tr_mul(aq.as_ref())?,
         };
+        // a sum over this process's entries of Ω
+        sum_mat(self.sums, &mut b);
         // the fully observed term's right factor w_F QᵀQ
         let c = pr.full.map(|t| gram_tn(q.as_ref()) * faer::Scale(t.weight));
         let sampled = pr.sampled.map(|t| (view(t.a), t.weight));
         match side {
+            // on row shards (only the H side can be the identity there) the per-line Grams
+            // w Σ_{i∈Ω^j} p_i p_iᵀ are split across processes: sum them, then solve each line
+            Side::Identity(_) if self.sums.processes() > 1 => {
+                let (view, weight) = sampled
+                    .ok_or_else(|| param_err::<SolverError>("problem", "no sampled term"))?;
+                let mut grams = omega_row_grams(view, qt.as_ref(), weight);
+                sum_slice(self.sums, &mut grams);
+                rowwise_ridge_from_grams(&grams, lambda, b.as_ref(), x.as_mut()).map_err(
+                    |row| {
+                        SolverError::Linalg(gimc_linalg::LinalgError::NotPositiveDefinite {
+                            op: "row-wise ALS ridge solve (use lambda > 0)",
+                            index: row,
+                        })
+                    },
+                )?;
+                Ok(HalfStepReport {
+                    cg_iterations: 0,
+                    relative_residual: 0.0,
+                    exact: true,
+                })
+            }
             Side::Identity(_) => {
                 rowwise_ridge(
                     sampled,
@@ -498,11 +614,18 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                         let grams = (k * n_side <= view.nnz()
                             || dense_dim.is_some_and(|d| k * k <= d))
                         .then(|| omega_row_grams(view, qt.as_ref(), weight));
-                        let other_counts = match which {
-                            Which::W => OmegaView::cols(t_sampled(pr)?.a),
-                            Which::H => OmegaView::rows(t_sampled(pr)?.a),
-                        }
-                        .line_counts();
+                        // the W side's other lines are Ψ's (whole on every process: counts
+                        // summed), the H side's are this process's rows of Φ (summed in the
+                        // preconditioner)
+                        let (other_counts, other_sums) = match which {
+                            Which::W => (
+                                self.col_counts_summed(t_sampled(pr)?.a).to_vec(),
+                                &ONE_PROCESS as &dyn RowSums,
+                            ),
+                            Which::H => {
+                                (OmegaView::rows(t_sampled(pr)?.a).line_counts(), self.sums)
+                            }
+                        };
                         let solve = |f: &FeatureMatrix,
                                      side_t: Option<&FeatureMatrix>,
                                      basis: Option<&PreconditionerBasis>,
@@ -520,6 +643,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                                 lambda,
                                 pt: RefCell::new(Mat::zeros(k, n_side)),
                                 u: RefCell::new(vec![0.0; n_side * k]),
+                                sums: self.sums,
                             };
                             let precond = basis.and_then(|eig| {
                                 KroneckerPreconditioner::new(
@@ -528,6 +652,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                                     &other_counts,
                                     weight,
                                     lambda,
+                                    other_sums,
                                 )
                             });
                             preconditioned_conjugate_gradient(

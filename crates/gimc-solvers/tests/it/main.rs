@@ -7,8 +7,10 @@
 mod common;
 mod errors;
 mod imc;
+mod imc_frozen;
 mod linear;
 mod mc;
 mod nuclear;
 mod pu;
+mod sharded;
 mod transduction;
