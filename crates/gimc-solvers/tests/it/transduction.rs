@@ -106,10 +106,20 @@ fn params(variant: TransductionVariant, lambda: f64, svd: ShrinkSvd) -> ValidTra
         .unwrap()
 }
 
-/// Consecutive records at the same μ never increase the objective (relative slack `slack`).
-fn monotone_within_stages(trace: &Trace, slack: f64) -> Result<(), String> {
+/// Consecutive records at the same μ never increase the objective (relative slack `slack`),
+/// except, with `plain_may_rise`, at a step taken from the iterate itself (the first step of a
+/// stage, or the step after a restart): accelerated MC-1 takes a rejected plain step as plain
+/// FPC takes it, and MC-1's reset of the last row is not a proximal step, so plain FPC can rise
+/// there.
+fn monotone_within_stages(trace: &Trace, slack: f64, plain_may_rise: bool) -> Result<(), String> {
     for w in trace.records.windows(2) {
         let same_stage = w[0].extra("mu") == w[1].extra("mu");
+        let from_iterate = w[0].iteration == 0
+            || w[0].extra("restart") == Some(1.0)
+            || w[0].extra("stage_end") == Some(1.0);
+        if plain_may_rise && from_iterate {
+            continue;
+        }
         if same_stage && w[1].objective > w[0].objective * (1.0 + slack) + 1e-15 {
             return Err(format!(
                 "objective rose from {} to {} at iteration {} (μ = {:?})",
@@ -129,8 +139,10 @@ proptest! {
     /// MC-b is a proximal gradient method with steps below 2/L: its objective never increases
     /// within a μ stage (exact SVD and the default Gram shrinkage; monotone FISTA by
     /// construction). MC-1's reset of the last row is not a proximal step, so plain MC-1 can
-    /// rise slightly (CI found 0.67837 → 0.67837 + 6e-6 at seed 782); MC-1 is checked with the
-    /// monotone FISTA safeguard, the form the experiments run.
+    /// rise slightly (CI found 0.67837 → 0.67837 + 6e-6 at seed 782); MC-1 is checked in the
+    /// form the experiments run, monotone FISTA, whose extrapolated steps never raise it and
+    /// whose plain steps from the iterate rise only as plain FPC's do (a run found
+    /// + 1.3e-5 relative at seed 652 on such a step).
     #[test]
     fn objective_never_increases_within_a_stage(
         seed in 0u64..1000,
@@ -161,7 +173,8 @@ proptest! {
                 prop_assert_eq!(path.solutions.len(), 4);
                 prop_assert_eq!(trace.records.len(), path.iterations + 1);
                 let slack = if svd == ShrinkSvd::Exact { 1e-12 } else { 1e-10 };
-                if let Err(e) = monotone_within_stages(&trace, slack) {
+                let plain_may_rise = variant == TransductionVariant::Mc1;
+                if let Err(e) = monotone_within_stages(&trace, slack, plain_may_rise) {
                     return Err(TestCaseError::fail(format!(
                         "{variant:?} {svd:?} accelerate {accelerate}: {e}"
                     )));
