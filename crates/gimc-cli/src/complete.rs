@@ -232,10 +232,9 @@ pub enum LearnSides {
     Cols,
 }
 
-/// `gimc complete --method gimc-lff|gimc-lnys|imc-rff|imc-nys`: every (m, γ, λ) of the grid
-/// is fitted on Ω minus a seeded held-out part, scored by the relative error on it after every
-/// outer iteration; the best setting and iteration count are refitted on all of Ω.
-#[allow(clippy::too_many_arguments)]
+/// `gimc complete --method gimc-lff|gimc-lnys|imc-rff|imc-nys`: the grid chosen on held-out
+/// entries and refitted ([`gimc::select_completion`], which Python's `MatrixCompletion` also
+/// runs), with every grid point logged.
 fn run_gimc(
     a: &CompleteArgs,
     g: &Globals,
@@ -244,109 +243,43 @@ fn run_gimc(
     x: &FeatureMatrix,
     y: &FeatureMatrix,
     omega: &Observed,
-    entries: &[(usize, usize, f64)],
 ) -> Result<(gimc::CompletionModel, Vec<serde_json::Value>, String)> {
-    use gimc::{CompletionData, CompletionParams, fit_completion};
-    use gimc_linalg::rng::{child, seeded};
-    if a.m.is_empty() || a.gamma.is_empty() {
-        bail!("--m and --gamma: give at least one value each");
-    }
-    if !(a.holdout > 0.0 && a.holdout < 1.0) {
-        bail!("--holdout must be in (0, 1), got {}", a.holdout);
-    }
-    let split =
-        gimc_data::split::split_rows(entries.len(), a.holdout, &mut seeded(g.seed ^ 0x686f_6c64))?;
-    if split.train.is_empty() || split.validation.is_empty() {
-        bail!(
-            "--holdout {} of {} observed entries leaves one side of the split empty",
-            a.holdout,
-            entries.len()
-        );
-    }
-    let part = |idx: &[usize]| -> Result<Observed> {
-        let r: Vec<usize> = idx.iter().map(|&e| entries[e].0).collect();
-        let c: Vec<usize> = idx.iter().map(|&e| entries[e].1).collect();
-        let v: Vec<f64> = idx.iter().map(|&e| entries[e].2).collect();
-        Ok(Observed::from_triplets(
-            omega.nrows(),
-            omega.ncols(),
-            &r,
-            &c,
-            &v,
-        )?)
-    };
-    let (train, held) = (part(&split.train)?, part(&split.validation)?);
-    let learn_rows = learn && a.learn != LearnSides::Cols;
-    let learn_cols = learn && a.learn != LearnSides::Rows;
-    let budget = crate::common::memory_budget()?;
-    let params = |lambda: f64, iters: usize| {
-        CompletionParams::default()
-            .with_rank(a.rank)
-            .with_lambda(lambda)
-            .with_max_iter(if learn { iters } else { 0 })
-            .with_learn_rows(learn_rows)
-            .with_learn_cols(learn_cols)
-            .with_memory(budget)
-            .check()
-    };
-    let root = seeded(g.seed);
-    let build = |m: usize, gamma: gimc::Gamma| -> Result<(gimc::BoxedMap, gimc::BoxedMap)> {
-        Ok((
-            family.build(x, m, gamma.resolve(x), &mut child(&root, 1))?,
-            family.build(y, m, gamma.resolve(y), &mut child(&root, 2))?,
-        ))
-    };
-    let train_data = CompletionData::new(&train, x, y)?;
-    let mut scores = Vec::new();
-    let mut best: Option<(f64, usize, gimc::Gamma, f64, usize)> = None;
-    for &m in &a.m {
-        for &gamma in &a.gamma {
-            for &lambda in &a.lambda {
-                let (rm, cm) = build(m, gamma)?;
-                let fit = fit_completion(
-                    &train_data,
-                    rm,
-                    cm,
-                    &params(lambda, a.iters)?,
-                    Some(&held),
-                    &mut child(&root, 3),
-                    &mut NoObserver,
-                )?;
-                let (err, it) = fit
-                    .best
-                    .as_ref()
-                    .map_or((f64::INFINITY, 0), |b| (b.error, b.iteration));
-                scores.push(json!({"m": m, "gamma": gamma.to_string(), "lambda": lambda,
-                    "iterations": it, "holdout_relative_error": err}));
-                g.info(&format!(
-                    "m {m}, γ {gamma}, λ {lambda}: held-out relative error {err:.4} at iteration {it}"
-                ));
-                if best.is_none_or(|b| err < b.0) {
-                    best = Some((err, m, gamma, lambda, it));
-                }
-            }
-        }
-    }
-    let Some((err, m, gamma, lambda, it)) = best else {
-        bail!("empty grid")
-    };
-    let (rm, cm) = build(m, gamma)?;
-    let data = CompletionData::new(omega, x, y)?;
-    let fit = fit_completion(
-        &data,
-        rm,
-        cm,
-        &params(lambda, it)?,
-        None,
-        &mut child(&root, 3),
-        &mut NoObserver,
-    )?;
+    let params = gimc::CompletionSelectionParams::default()
+        .with_ms(a.m.clone())
+        .with_gammas(a.gamma.clone())
+        .with_lambdas(a.lambda.clone())
+        .with_rank(a.rank)
+        .with_max_iter(a.iters)
+        .with_learn(a.learn != LearnSides::Cols, a.learn != LearnSides::Rows)
+        .with_holdout(a.holdout)
+        .with_seed(g.seed)
+        .with_memory(crate::common::memory_budget()?)
+        .check()?;
+    let sel = gimc::select_completion(omega, x, y, family, learn, &params)?;
+    let scores = sel
+        .scores
+        .iter()
+        .map(|s| {
+            g.info(&format!(
+                "m {}, γ {}, λ {}: held-out relative error {:.4} at iteration {}",
+                s.m, s.gamma, s.lambda, s.holdout_relative_error, s.iterations
+            ));
+            json!({"m": s.m, "gamma": s.gamma.to_string(), "lambda": s.lambda,
+                "iterations": s.iterations, "holdout_relative_error": s.holdout_relative_error})
+        })
+        .collect();
+    let c = sel.chosen;
     let chosen = format!(
-        "m {m}, γ {gamma} ({:.4} rows, {:.4} columns), λ {lambda}, {it} iterations (held-out relative error {err:.4})",
-        gamma.resolve(x),
-        gamma.resolve(y)
+        "m {}, γ {} ({:.4} rows, {:.4} columns), λ {}, {} iterations (held-out relative error {:.4})",
+        c.m,
+        c.gamma,
+        sel.gamma_resolved.0,
+        sel.gamma_resolved.1,
+        c.lambda,
+        c.iterations,
+        c.holdout_relative_error
     );
-    Ok((fit.model, scores, chosen))
+    Ok((sel.model, scores, chosen))
 }
 
 /// What the selection of `gimc complete` chose by.
@@ -441,9 +374,8 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
             );
         };
         let (family, learn) = crate::common::map_method(&a.method, &g.registry)?;
-        let entries: Vec<(usize, usize, f64)> = t.entries.clone();
         let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-        let out = run_gimc(a, g, family, learn, x, y, &omega, &entries);
+        let out = run_gimc(a, g, family, learn, x, y, &omega);
         spinner.finish();
         let (model, scores, chosen) = out?;
         if let Some(path) = &a.save {

@@ -72,6 +72,7 @@
 #![deny(missing_docs)]
 
 mod completion;
+mod completion_select;
 mod data;
 mod error;
 mod fastpath;
@@ -93,6 +94,10 @@ pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
     CompletionParams, ValidCompletionParams, estimate_completion, estimate_completion_family,
     fit_completion,
+};
+pub use completion_select::{
+    CompletionScore, CompletionSelection, CompletionSelectionParams,
+    ValidCompletionSelectionParams, select_completion,
 };
 pub use data::{LabelData, Task};
 pub use error::{GimcError, Result};

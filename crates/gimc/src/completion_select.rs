@@ -1,0 +1,339 @@
+//! GIMC completion with its settings chosen on held-out entries ([`select_completion`]): the
+//! grid of `gimc complete --method gimc-lff|gimc-lnys|imc-rff|imc-nys` and of Python's
+//! `MatrixCompletion(method="gimc-lff", …)`, written once.
+//!
+//! ```
+//! use gimc::{CompletionSelectionParams, Gamma, select_completion};
+//! use gimc::registry::MapRegistry;
+//! use gimc_linalg::{FeatureMatrix, Observed};
+//! use gimc_linalg::faer::Mat;
+//!
+//! // a 30 × 20 rank-1 matrix from 3 row and 2 column features, two thirds of it observed
+//! let x = Mat::from_fn(30, 3, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.5);
+//! let y = Mat::from_fn(20, 2, |i, j| ((i * 5 + j) % 7) as f64 / 7.0 - 0.5);
+//! let (mut r, mut c, mut v) = (vec![], vec![], vec![]);
+//! for i in 0..30 {
+//!     for j in 0..20 {
+//!         if (i + 2 * j) % 3 != 0 {
+//!             r.push(i);
+//!             c.push(j);
+//!             v.push((x[(i, 0)] + x[(i, 1)]) * (y[(j, 0)] - y[(j, 1)]));
+//!         }
+//!     }
+//! }
+//! let omega = Observed::from_triplets(30, 20, &r, &c, &v)?;
+//! let (x, y) = (FeatureMatrix::dense(x)?, FeatureMatrix::dense(y)?);
+//! let params = CompletionSelectionParams::default()
+//!     .with_ms(vec![20])
+//!     .with_gammas(vec![Gamma::Value(0.5)])
+//!     .with_lambdas(vec![1e-3, 1e-1])
+//!     .with_rank(2)
+//!     .with_max_iter(3)
+//!     .check()?;
+//! let registry = MapRegistry::builtin();
+//! let sel = select_completion(&omega, &x, &y, registry.family("lff")?, true, &params)?;
+//! assert_eq!(sel.scores.len(), 2);
+//! assert!(sel.chosen.holdout_relative_error.is_finite());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use gimc_linalg::memory::MemoryBudget;
+use gimc_linalg::rng::{child, seeded};
+use gimc_linalg::{FeatureMatrix, Gamma, Observed};
+use gimc_solvers::NoObserver;
+use rand::seq::SliceRandom;
+
+use crate::error::{input_err, param_err};
+use crate::registry::DynFamily;
+use crate::{CompletionData, CompletionModel, CompletionParams, Result, fit_completion};
+
+/// The grid and settings of [`select_completion`]. Build from [`Default`] with the `with_*`
+/// methods; [`CompletionSelectionParams::check`] validates them into the
+/// [`ValidCompletionSelectionParams`] it takes.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CompletionSelectionParams {
+    /// Random directions / landmarks m of both maps. Default {200}.
+    pub ms: Vec<usize>,
+    /// RBF widths γ, resolved on each side's features. Default {`scale`}.
+    pub gammas: Vec<Gamma>,
+    /// Ridge weights λ. Default {0.1}.
+    pub lambdas: Vec<f64>,
+    /// Rank k of the factors. Default 10.
+    pub rank: usize,
+    /// Most outer iterations (the count is chosen on the held-out entries; 0 when the maps are
+    /// not learned). Default 30.
+    pub max_iter: usize,
+    /// Whether the row map is learned (when learning). Default true.
+    pub learn_rows: bool,
+    /// Whether the column map is learned (when learning). Default true.
+    pub learn_cols: bool,
+    /// Fraction of the observed entries held out to score the grid, in (0, 1). Default 0.1.
+    pub holdout: f64,
+    /// Seed of the split and of the maps' draws. Default 0.
+    pub seed: u64,
+    /// Memory budget of every fit. Default: the machine's.
+    pub memory: MemoryBudget,
+}
+
+impl Default for CompletionSelectionParams {
+    fn default() -> Self {
+        Self {
+            ms: vec![200],
+            gammas: vec![Gamma::Scale(1.0)],
+            lambdas: vec![0.1],
+            rank: 10,
+            max_iter: 30,
+            learn_rows: true,
+            learn_cols: true,
+            holdout: 0.1,
+            seed: 0,
+            memory: MemoryBudget::default(),
+        }
+    }
+}
+
+impl CompletionSelectionParams {
+    /// Sets the m grid.
+    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
+        self.ms = ms;
+        self
+    }
+
+    /// Sets the γ grid.
+    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
+        self.gammas = gammas;
+        self
+    }
+
+    /// Sets the λ grid.
+    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+        self.lambdas = lambdas;
+        self
+    }
+
+    /// Sets the rank.
+    pub fn with_rank(mut self, rank: usize) -> Self {
+        self.rank = rank;
+        self
+    }
+
+    /// Sets the most outer iterations.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets which maps are learned.
+    pub fn with_learn(mut self, rows: bool, cols: bool) -> Self {
+        self.learn_rows = rows;
+        self.learn_cols = cols;
+        self
+    }
+
+    /// Sets the held-out fraction.
+    pub fn with_holdout(mut self, holdout: f64) -> Self {
+        self.holdout = holdout;
+        self
+    }
+
+    /// Sets the seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the memory budget.
+    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
+        self.memory = memory;
+        self
+    }
+
+    /// Checks non-empty grids, every fit's parameters ([`CompletionParams::check`] at each λ)
+    /// and holdout ∈ (0, 1).
+    pub fn check(&self) -> Result<ValidCompletionSelectionParams> {
+        if self.ms.is_empty() || self.gammas.is_empty() || self.lambdas.is_empty() {
+            return Err(param_err(
+                "m / gamma / lambda",
+                "give at least one value each",
+            ));
+        }
+        if self.ms.contains(&0) {
+            return Err(param_err("m", "must be at least 1"));
+        }
+        if !(self.holdout > 0.0 && self.holdout < 1.0) {
+            return Err(param_err(
+                "holdout",
+                format!("must be in (0, 1), got {}", self.holdout),
+            ));
+        }
+        for &lambda in &self.lambdas {
+            self.fit_params(lambda, self.max_iter, true).check()?;
+        }
+        Ok(ValidCompletionSelectionParams(self.clone()))
+    }
+
+    /// One fit's parameters at λ with at most `iters` outer iterations.
+    fn fit_params(&self, lambda: f64, iters: usize, learn: bool) -> CompletionParams {
+        CompletionParams::default()
+            .with_rank(self.rank)
+            .with_lambda(lambda)
+            .with_max_iter(if learn { iters } else { 0 })
+            .with_learn_rows(learn && self.learn_rows)
+            .with_learn_cols(learn && self.learn_cols)
+            .with_memory(self.memory)
+    }
+}
+
+/// [`CompletionSelectionParams`] that passed [`CompletionSelectionParams::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidCompletionSelectionParams(CompletionSelectionParams);
+
+impl std::ops::Deref for ValidCompletionSelectionParams {
+    type Target = CompletionSelectionParams;
+    fn deref(&self) -> &CompletionSelectionParams {
+        &self.0
+    }
+}
+
+/// One grid point's held-out score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompletionScore {
+    /// m.
+    pub m: usize,
+    /// γ as given.
+    pub gamma: Gamma,
+    /// λ.
+    pub lambda: f64,
+    /// The outer iteration with the lowest held-out error.
+    pub iterations: usize,
+    /// ‖A − Â‖ / ‖A‖ on the held-out entries at that iteration.
+    pub holdout_relative_error: f64,
+}
+
+/// What [`select_completion`] returns.
+#[derive(Debug)]
+pub struct CompletionSelection {
+    /// The chosen setting refitted on every observed entry.
+    pub model: CompletionModel,
+    /// The chosen grid point.
+    pub chosen: CompletionScore,
+    /// γ of the chosen point resolved on the row and on the column features.
+    pub gamma_resolved: (f64, f64),
+    /// Every grid point, in the order m, γ, λ.
+    pub scores: Vec<CompletionScore>,
+}
+
+/// GIMC completion (Algorithm 1 on a general Ω) with maps of `family` on both sides, learned
+/// when `learn` (which sides: [`CompletionSelectionParams::learn_rows`] / `learn_cols`), else
+/// kept at their random draw (IMC-RFF / IMC-NYS). Every (m, γ, λ) of the grid is fitted on Ω
+/// minus a seeded held-out part and scored by the relative error on it after every outer
+/// iteration; the best point (the first of equals, in grid order) and its iteration count are
+/// refitted on all of Ω. Draws: the held-out part as `gimc_solvers::completion` draws it (a
+/// shuffle of Ω's entries in canonical order by `seeded(seed ^ 0x686f6c64)`), the row and column
+/// maps from child streams 1 and 2 of `seeded(seed)`, each fit from stream 3.
+pub fn select_completion(
+    omega: &Observed,
+    x: &FeatureMatrix,
+    y: &FeatureMatrix,
+    family: &DynFamily,
+    learn: bool,
+    params: &ValidCompletionSelectionParams,
+) -> Result<CompletionSelection> {
+    let entries: Vec<(usize, usize, f64)> = omega.iter().collect();
+    // the held-out part as the other completion methods draw it (gimc_solvers::completion):
+    // the first round(holdout · |Ω|) entries of a seeded shuffle of Ω in its canonical order
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.shuffle(&mut seeded(params.seed ^ 0x686f_6c64));
+    let n_out = (params.holdout * entries.len() as f64).round() as usize;
+    if n_out == 0 || n_out >= entries.len() {
+        return Err(input_err(
+            "observed entries",
+            format!(
+                "holdout {} of {} observed entries leaves one side of the split empty",
+                params.holdout,
+                entries.len()
+            ),
+        ));
+    }
+    let (held_idx, train_idx) = order.split_at(n_out);
+    let part = |idx: &[usize]| -> Result<Observed> {
+        let r: Vec<usize> = idx.iter().map(|&e| entries[e].0).collect();
+        let c: Vec<usize> = idx.iter().map(|&e| entries[e].1).collect();
+        let v: Vec<f64> = idx.iter().map(|&e| entries[e].2).collect();
+        Ok(Observed::from_triplets(
+            omega.nrows(),
+            omega.ncols(),
+            &r,
+            &c,
+            &v,
+        )?)
+    };
+    let (train, held) = (part(train_idx)?, part(held_idx)?);
+    let root = seeded(params.seed);
+    let build = |m: usize, gamma: Gamma| -> Result<_> {
+        Ok((
+            family.build(x, m, gamma.resolve(x), &mut child(&root, 1))?,
+            family.build(y, m, gamma.resolve(y), &mut child(&root, 2))?,
+        ))
+    };
+    let train_data = CompletionData::new(&train, x, y)?;
+    let mut scores = Vec::new();
+    for &m in &params.ms {
+        for &gamma in &params.gammas {
+            for &lambda in &params.lambdas {
+                let (rm, cm) = build(m, gamma)?;
+                let fit = fit_completion(
+                    &train_data,
+                    rm,
+                    cm,
+                    &params.fit_params(lambda, params.max_iter, learn).check()?,
+                    Some(&held),
+                    &mut child(&root, 3),
+                    &mut NoObserver,
+                )?;
+                let (err, it) = fit
+                    .best
+                    .as_ref()
+                    .map_or((f64::INFINITY, 0), |b| (b.error, b.iteration));
+                scores.push(CompletionScore {
+                    m,
+                    gamma,
+                    lambda,
+                    iterations: it,
+                    holdout_relative_error: err,
+                });
+            }
+        }
+    }
+    let chosen = scores
+        .iter()
+        .copied()
+        .reduce(|best, s| {
+            if s.holdout_relative_error < best.holdout_relative_error {
+                s
+            } else {
+                best
+            }
+        })
+        .ok_or_else(|| param_err::<crate::GimcError>("grid", "is empty"))?;
+    let (rm, cm) = build(chosen.m, chosen.gamma)?;
+    let data = CompletionData::new(omega, x, y)?;
+    let fit = fit_completion(
+        &data,
+        rm,
+        cm,
+        &params
+            .fit_params(chosen.lambda, chosen.iterations, learn)
+            .check()?,
+        None,
+        &mut child(&root, 3),
+        &mut NoObserver,
+    )?;
+    Ok(CompletionSelection {
+        model: fit.model,
+        chosen,
+        gamma_resolved: (chosen.gamma.resolve(x), chosen.gamma.resolve(y)),
+        scores,
+    })
+}
