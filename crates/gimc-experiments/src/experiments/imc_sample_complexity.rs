@@ -258,14 +258,12 @@ fn run_trial(
             fit_imc(&problem, &p, None, &mut rng, &mut NoObserver)
         }
         PhaseSolver::Nuclear => {
-            let p = FpcParams {
-                mu: 1e-6,
-                xtol: 1e-8,
-                max_iter: 2000,
-                ..FpcParams::default()
-            }
-            .check()
-            .map_err(solver_err)?;
+            let p = FpcParams::default()
+                .with_mu(1e-6)
+                .with_xtol(1e-8)
+                .with_max_iter(2000)
+                .check()
+                .map_err(solver_err)?;
             fit_nuclear_imc(&problem, &p, &mut rng, &mut NoObserver)
         }
     };
