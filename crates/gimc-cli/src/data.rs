@@ -127,7 +127,7 @@ fn synth_xmc(out: &mut impl Write, a: &XmcArgs, json: bool) -> Result<()> {
     p.label_exponent = a.label_exponent.unwrap_or(p.label_exponent);
     p.latent = a.latent.unwrap_or(p.latent);
     // checked before the output file is created (or truncated)
-    p.check().map_err(flag_error)?;
+    let p = p.check().map_err(flag_error)?;
     let path = &a.output;
     let file =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;

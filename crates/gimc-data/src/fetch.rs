@@ -30,7 +30,7 @@
 //! use gimc_data::fetch::{FetchParams, fetch_all};
 //!
 //! let manifest = Manifest::embedded()?;
-//! let params = FetchParams::default();
+//! let params = FetchParams::default().check()?;
 //! for report in fetch_all(Path::new("datasets"), &manifest, &["yeast".to_string()], &params)? {
 //!     print!("{report}");
 //! }
@@ -50,8 +50,11 @@ use crate::DataError;
 use crate::manifest::{FileEntry, Manifest, SetEntry};
 use crate::named::sha256_file;
 
-/// How downloads are made.
+/// How downloads are made. Start from [`FetchParams::default`] and the `with_*` methods;
+/// [`FetchParams::check`] validates them into the [`ValidFetchParams`] that [`fetch_all`],
+/// [`fetch_set`] and [`fetch_file`] take.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FetchParams {
     /// Base URL replacing every file's manifest `mirror`: a file is fetched from
     /// `<mirror>/<manifest path>` (the binaries take it from `$GIMC_DATA_MIRROR`).
@@ -81,6 +84,72 @@ impl Default for FetchParams {
             read_timeout: Duration::from_secs(60),
             progress: false,
         }
+    }
+}
+
+impl FetchParams {
+    /// Sets the mirror base URL (`None` for the manifest's sources).
+    pub fn with_mirror(mut self, mirror: Option<String>) -> Self {
+        self.mirror = mirror;
+        self
+    }
+
+    /// Sets the number of attempts per file.
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// Sets the wait before the first retry.
+    pub fn with_backoff(mut self, backoff: Duration) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Sets the connection timeout.
+    pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> Self {
+        self.connect_timeout = connect_timeout;
+        self
+    }
+
+    /// Sets the per-read timeout.
+    pub fn with_read_timeout(mut self, read_timeout: Duration) -> Self {
+        self.read_timeout = read_timeout;
+        self
+    }
+
+    /// Sets whether a progress bar is shown per file.
+    pub fn with_progress(mut self, progress: bool) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Checks attempts ≥ 1 and positive connect and read timeouts.
+    pub fn check(&self) -> Result<ValidFetchParams, FetchError> {
+        if self.attempts == 0 {
+            return Err(FetchError::InvalidParameter {
+                name: "attempts",
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.connect_timeout.is_zero() || self.read_timeout.is_zero() {
+            return Err(FetchError::InvalidParameter {
+                name: "timeout",
+                reason: "connect and read timeouts must be positive".into(),
+            });
+        }
+        Ok(ValidFetchParams(self.clone()))
+    }
+}
+
+/// [`FetchParams`] that passed [`FetchParams::check`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidFetchParams(FetchParams);
+
+impl std::ops::Deref for ValidFetchParams {
+    type Target = FetchParams;
+    fn deref(&self) -> &FetchParams {
+        &self.0
     }
 }
 
@@ -318,7 +387,7 @@ pub fn fetch_all(
     data_dir: &Path,
     manifest: &Manifest,
     only: &[String],
-    params: &FetchParams,
+    params: &ValidFetchParams,
 ) -> Result<Vec<SetFetch>, FetchError> {
     let entries: Vec<&SetEntry> = if only.is_empty() {
         manifest.sets.iter().collect()
@@ -327,7 +396,6 @@ pub fn fetch_all(
             .map(|n| manifest.require(n))
             .collect::<Result<_, _>>()?
     };
-    check_params(params)?;
     let agent = agent(params);
     Ok(entries
         .into_iter()
@@ -337,22 +405,7 @@ pub fn fetch_all(
 
 /// Downloads every file of `entry` that is missing from `data_dir` or differs from the
 /// manifest; see the [module documentation](self).
-pub fn fetch_set(data_dir: &Path, entry: &SetEntry, params: &FetchParams) -> SetFetch {
-    if let Err(e) = check_params(params) {
-        return SetFetch {
-            set: entry.name.clone(),
-            files: entry
-                .files
-                .iter()
-                .map(|f| FileFetch {
-                    path: f.path.clone(),
-                    status: FetchStatus::Failed {
-                        reason: e.to_string(),
-                    },
-                })
-                .collect(),
-        };
-    }
+pub fn fetch_set(data_dir: &Path, entry: &SetEntry, params: &ValidFetchParams) -> SetFetch {
     fetch_set_with(&agent(params), data_dir, entry, params)
 }
 
@@ -360,26 +413,9 @@ pub fn fetch_set(data_dir: &Path, entry: &SetEntry, params: &FetchParams) -> Set
 pub fn fetch_file(
     data_dir: &Path,
     file: &FileEntry,
-    params: &FetchParams,
+    params: &ValidFetchParams,
 ) -> Result<FetchStatus, FetchError> {
-    check_params(params)?;
     fetch_file_with(&agent(params), data_dir, file, params)
-}
-
-fn check_params(params: &FetchParams) -> Result<(), FetchError> {
-    if params.attempts == 0 {
-        return Err(FetchError::InvalidParameter {
-            name: "attempts",
-            reason: "must be at least 1".into(),
-        });
-    }
-    if params.connect_timeout.is_zero() || params.read_timeout.is_zero() {
-        return Err(FetchError::InvalidParameter {
-            name: "timeout",
-            reason: "connect and read timeouts must be positive".into(),
-        });
-    }
-    Ok(())
 }
 
 fn agent(params: &FetchParams) -> ureq::Agent {

@@ -55,8 +55,11 @@ fn check_variance(name: &'static str, v: f64) -> Result<()> {
     }
 }
 
-/// Parameters of the GIMC Fig. 1 toy problem (defaults: the paper's).
+/// Parameters of the GIMC Fig. 1 toy problem (defaults: the paper's). Start from
+/// [`Fig1Params::default`] and the `with_*` methods; [`Fig1Params::check`] validates them into
+/// the [`ValidFig1Params`] that [`gimc_fig1_toy`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Fig1Params {
     /// Rows of A (and of X). Default 200.
     pub n_rows: usize,
@@ -80,6 +83,68 @@ impl Default for Fig1Params {
             noise_variance: 0.1,
             target: Fig1Target::Bilinear,
         }
+    }
+}
+
+impl Fig1Params {
+    /// Sets the number of rows of A.
+    pub fn with_n_rows(mut self, n_rows: usize) -> Self {
+        self.n_rows = n_rows;
+        self
+    }
+
+    /// Sets the number of columns of A.
+    pub fn with_n_cols(mut self, n_cols: usize) -> Self {
+        self.n_cols = n_cols;
+        self
+    }
+
+    /// Sets the feature dimension.
+    pub fn with_dim(mut self, dim: usize) -> Self {
+        self.dim = dim;
+        self
+    }
+
+    /// Sets the noise variance.
+    pub fn with_noise_variance(mut self, noise_variance: f64) -> Self {
+        self.noise_variance = noise_variance;
+        self
+    }
+
+    /// Sets the clean-matrix target.
+    pub fn with_target(mut self, target: Fig1Target) -> Self {
+        self.target = target;
+        self
+    }
+
+    /// Checks n_rows, n_cols, dim ≥ 1, a finite non-negative noise variance and, for
+    /// [`Fig1Target::Tanh`], hidden ≥ 1 and a finite positive scale.
+    pub fn check(&self) -> Result<ValidFig1Params> {
+        check_nonzero("n_rows", self.n_rows)?;
+        check_nonzero("n_cols", self.n_cols)?;
+        check_nonzero("dim", self.dim)?;
+        check_variance("noise_variance", self.noise_variance)?;
+        if let Fig1Target::Tanh { hidden, scale } = self.target {
+            check_nonzero("hidden", hidden)?;
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(param_err(
+                    "scale",
+                    format!("{scale} is not a finite positive standard deviation"),
+                ));
+            }
+        }
+        Ok(ValidFig1Params(*self))
+    }
+}
+
+/// [`Fig1Params`] that passed [`Fig1Params::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidFig1Params(Fig1Params);
+
+impl std::ops::Deref for ValidFig1Params {
+    type Target = Fig1Params;
+    fn deref(&self) -> &Fig1Params {
+        &self.0
     }
 }
 
@@ -117,23 +182,12 @@ pub struct Fig1Toy {
 
 /// GIMC Fig. 1 data (DESIGN §4 `gimc-fig1`): A = clean + N with the clean matrix given by
 /// `params.target` (XYᵀ by default). Draw order: X, Y, (B, C for [`Fig1Target::Tanh`]), then N.
-pub fn gimc_fig1_toy(params: &Fig1Params, rng: &mut GimcRng) -> Result<Fig1Toy> {
-    check_nonzero("n_rows", params.n_rows)?;
-    check_nonzero("n_cols", params.n_cols)?;
-    check_nonzero("dim", params.dim)?;
-    check_variance("noise_variance", params.noise_variance)?;
+pub fn gimc_fig1_toy(params: &ValidFig1Params, rng: &mut GimcRng) -> Result<Fig1Toy> {
     let x = gaussian_mat(rng, params.n_rows, params.dim, 1.0);
     let y = gaussian_mat(rng, params.n_cols, params.dim, 1.0);
     let clean = match params.target {
         Fig1Target::Bilinear => product(x.as_ref(), y.transpose()),
         Fig1Target::Tanh { hidden, scale } => {
-            check_nonzero("hidden", hidden)?;
-            if !(scale.is_finite() && scale > 0.0) {
-                return Err(param_err(
-                    "scale",
-                    format!("{scale} is not a finite positive standard deviation"),
-                ));
-            }
             let std = scale / (params.dim as f64).sqrt();
             let b = gaussian_mat(rng, params.dim, hidden, std);
             let c = gaussian_mat(rng, params.dim, hidden, std);
@@ -215,8 +269,11 @@ pub fn observe(
 }
 
 /// Parameters of the MC-1 synthetic generator (DESIGN §3.5; defaults: t = 10, d = 20, n = 100,
-/// r = 2, σ² = 0.01, ω = 10 %, W and b variance 10).
+/// r = 2, σ² = 0.01, ω = 10 %, W and b variance 10). Start from [`Mc1Params::default`] and the
+/// `with_*` methods; [`Mc1Params::check`] validates them into the [`ValidMc1Params`] that
+/// [`mc1_synthetic`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Mc1Params {
     /// Items n (columns).
     pub n: usize,
@@ -248,6 +305,80 @@ impl Default for Mc1Params {
     }
 }
 
+impl Mc1Params {
+    /// Sets the number of items n.
+    pub fn with_n(mut self, n: usize) -> Self {
+        self.n = n;
+        self
+    }
+
+    /// Sets the number of features d.
+    pub fn with_d(mut self, d: usize) -> Self {
+        self.d = d;
+        self
+    }
+
+    /// Sets the number of tasks t.
+    pub fn with_t(mut self, t: usize) -> Self {
+        self.t = t;
+        self
+    }
+
+    /// Sets the rank r of X0.
+    pub fn with_rank(mut self, rank: usize) -> Self {
+        self.rank = rank;
+        self
+    }
+
+    /// Sets the feature noise variance σ².
+    pub fn with_noise_variance(mut self, noise_variance: f64) -> Self {
+        self.noise_variance = noise_variance;
+        self
+    }
+
+    /// Sets the observed fraction ω.
+    pub fn with_observed_fraction(mut self, observed_fraction: f64) -> Self {
+        self.observed_fraction = observed_fraction;
+        self
+    }
+
+    /// Sets the variance of the entries of W and b.
+    pub fn with_wb_variance(mut self, wb_variance: f64) -> Self {
+        self.wb_variance = wb_variance;
+        self
+    }
+
+    /// Checks n, d, t, rank ≥ 1, rank ≤ min(d, n), finite non-negative variances and an
+    /// observed fraction in [0, 1].
+    pub fn check(&self) -> Result<ValidMc1Params> {
+        check_nonzero("n", self.n)?;
+        check_nonzero("d", self.d)?;
+        check_nonzero("t", self.t)?;
+        check_nonzero("rank", self.rank)?;
+        if self.rank > self.d.min(self.n) {
+            return Err(param_err(
+                "rank",
+                format!("{} exceeds min(d, n) = {}", self.rank, self.d.min(self.n)),
+            ));
+        }
+        check_variance("noise_variance", self.noise_variance)?;
+        check_variance("wb_variance", self.wb_variance)?;
+        check_fraction("observed_fraction", self.observed_fraction)?;
+        Ok(ValidMc1Params(*self))
+    }
+}
+
+/// [`Mc1Params`] that passed [`Mc1Params::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidMc1Params(Mc1Params);
+
+impl std::ops::Deref for ValidMc1Params {
+    type Target = Mc1Params;
+    fn deref(&self) -> &Mc1Params {
+        &self.0
+    }
+}
+
 /// MC-1 synthetic data: items are columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mc1Data {
@@ -272,7 +403,7 @@ pub struct Mc1Data {
 
 /// The NIPS 2010 transduction generator (DESIGN §3.5). Draw order: L, R, noise, W, b, label
 /// uniforms, Ω_X, Ω_Y.
-pub fn mc1_synthetic(params: &Mc1Params, rng: &mut GimcRng) -> Result<Mc1Data> {
+pub fn mc1_synthetic(params: &ValidMc1Params, rng: &mut GimcRng) -> Result<Mc1Data> {
     let Mc1Params {
         n,
         d,
@@ -281,20 +412,7 @@ pub fn mc1_synthetic(params: &Mc1Params, rng: &mut GimcRng) -> Result<Mc1Data> {
         noise_variance,
         observed_fraction,
         wb_variance,
-    } = *params;
-    check_nonzero("n", n)?;
-    check_nonzero("d", d)?;
-    check_nonzero("t", t)?;
-    check_nonzero("rank", rank)?;
-    if rank > d.min(n) {
-        return Err(param_err(
-            "rank",
-            format!("{rank} exceeds min(d, n) = {}", d.min(n)),
-        ));
-    }
-    check_variance("noise_variance", noise_variance)?;
-    check_variance("wb_variance", wb_variance)?;
-    check_fraction("observed_fraction", observed_fraction)?;
+    } = **params;
     let l = gaussian_mat(rng, d, rank, 1.0);
     let r = gaussian_mat(rng, n, rank, 1.0);
     let mut x0 = product(l.as_ref(), r.transpose());
@@ -341,8 +459,12 @@ pub fn mc1_synthetic(params: &Mc1Params, rng: &mut GimcRng) -> Result<Mc1Data> {
     })
 }
 
-/// Parameters of the planted Gaussian IMC problem.
+/// Parameters of the planted Gaussian IMC problem. No field has a safe default: build with
+/// [`GaussianImcParams::new`] (and the `with_*` methods to change a field);
+/// [`GaussianImcParams::check`] validates them into the [`ValidGaussianImcParams`] that
+/// [`gaussian_imc`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct GaussianImcParams {
     /// Rows n_x of A.
     pub n_rows: usize,
@@ -356,6 +478,113 @@ pub struct GaussianImcParams {
     pub rank: usize,
     /// Number of observed entries |Ω|.
     pub samples: usize,
+}
+
+impl GaussianImcParams {
+    /// An n_rows × n_cols problem with d_rows- and d_cols-dimensional features, rank `rank` and
+    /// `samples` observed entries.
+    pub fn new(
+        n_rows: usize,
+        n_cols: usize,
+        d_rows: usize,
+        d_cols: usize,
+        rank: usize,
+        samples: usize,
+    ) -> Self {
+        Self {
+            n_rows,
+            n_cols,
+            d_rows,
+            d_cols,
+            rank,
+            samples,
+        }
+    }
+
+    /// Sets the number of rows n_x.
+    pub fn with_n_rows(mut self, n_rows: usize) -> Self {
+        self.n_rows = n_rows;
+        self
+    }
+
+    /// Sets the number of columns n_y.
+    pub fn with_n_cols(mut self, n_cols: usize) -> Self {
+        self.n_cols = n_cols;
+        self
+    }
+
+    /// Sets the row-feature dimension d_x.
+    pub fn with_d_rows(mut self, d_rows: usize) -> Self {
+        self.d_rows = d_rows;
+        self
+    }
+
+    /// Sets the column-feature dimension d_y.
+    pub fn with_d_cols(mut self, d_cols: usize) -> Self {
+        self.d_cols = d_cols;
+        self
+    }
+
+    /// Sets the rank k of Z.
+    pub fn with_rank(mut self, rank: usize) -> Self {
+        self.rank = rank;
+        self
+    }
+
+    /// Sets the number of observed entries |Ω|.
+    pub fn with_samples(mut self, samples: usize) -> Self {
+        self.samples = samples;
+        self
+    }
+
+    /// Checks every size ≥ 1 (but `samples`), rank ≤ min(d_rows, d_cols) and
+    /// samples ≤ n_rows·n_cols (the errors [`sample_count`] gives).
+    pub fn check(&self) -> Result<ValidGaussianImcParams> {
+        for (name, v) in [
+            ("n_rows", self.n_rows),
+            ("n_cols", self.n_cols),
+            ("d_rows", self.d_rows),
+            ("d_cols", self.d_cols),
+            ("rank", self.rank),
+        ] {
+            check_nonzero(name, v)?;
+        }
+        if self.rank > self.d_rows.min(self.d_cols) {
+            return Err(param_err(
+                "rank",
+                format!(
+                    "{} exceeds min(d_rows, d_cols) = {}",
+                    self.rank,
+                    self.d_rows.min(self.d_cols)
+                ),
+            ));
+        }
+        let total = self
+            .n_rows
+            .checked_mul(self.n_cols)
+            .ok_or_else(|| param_err::<DataError>("nrows", "matrix too large"))?;
+        if self.samples > total {
+            return Err(param_err(
+                "count",
+                format!(
+                    "{} entries requested from a {} x {} matrix",
+                    self.samples, self.n_rows, self.n_cols
+                ),
+            ));
+        }
+        Ok(ValidGaussianImcParams(*self))
+    }
+}
+
+/// [`GaussianImcParams`] that passed [`GaussianImcParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidGaussianImcParams(GaussianImcParams);
+
+impl std::ops::Deref for ValidGaussianImcParams {
+    type Target = GaussianImcParams;
+    fn deref(&self) -> &GaussianImcParams {
+        &self.0
+    }
 }
 
 /// Planted IMC data: A = X Z Yᵀ with Z = Z_L Z_Rᵀ of rank k.
@@ -394,7 +623,7 @@ impl GaussianImc {
 }
 
 /// Planted Gaussian IMC (DESIGN §4 `imc-sample-complexity`). Draw order: X, Y, Z_L, Z_R, Ω.
-pub fn gaussian_imc(params: &GaussianImcParams, rng: &mut GimcRng) -> Result<GaussianImc> {
+pub fn gaussian_imc(params: &ValidGaussianImcParams, rng: &mut GimcRng) -> Result<GaussianImc> {
     let GaussianImcParams {
         n_rows,
         n_cols,
@@ -402,25 +631,7 @@ pub fn gaussian_imc(params: &GaussianImcParams, rng: &mut GimcRng) -> Result<Gau
         d_cols,
         rank,
         samples,
-    } = *params;
-    for (name, v) in [
-        ("n_rows", n_rows),
-        ("n_cols", n_cols),
-        ("d_rows", d_rows),
-        ("d_cols", d_cols),
-        ("rank", rank),
-    ] {
-        check_nonzero(name, v)?;
-    }
-    if rank > d_rows.min(d_cols) {
-        return Err(param_err(
-            "rank",
-            format!(
-                "{rank} exceeds min(d_rows, d_cols) = {}",
-                d_rows.min(d_cols)
-            ),
-        ));
-    }
+    } = **params;
     let x = gaussian_mat(rng, n_rows, d_rows, 1.0);
     let y = gaussian_mat(rng, n_cols, d_cols, 1.0);
     let zl = gaussian_mat(rng, d_rows, rank, (d_rows as f64).sqrt().recip());

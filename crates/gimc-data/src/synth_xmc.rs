@@ -9,14 +9,13 @@
 //! use gimc_linalg::rng::seeded;
 //!
 //! // 500 rows of a 2,000-feature, 300-label problem, about 40 non-zeros and 3 labels per row.
-//! let params = XmcSynthParams {
-//!     rows: 500,
-//!     features: 2_000,
-//!     labels: 300,
-//!     nnz_per_row: 40.0,
-//!     labels_per_row: 3.0,
-//!     ..XmcSynthParams::default()
-//! };
+//! let params = XmcSynthParams::default()
+//!     .with_rows(500)
+//!     .with_features(2_000)
+//!     .with_labels(300)
+//!     .with_nnz_per_row(40.0)
+//!     .with_labels_per_row(3.0)
+//!     .check()?;
 //! let mut text = Vec::new();
 //! let summary = write_xmc_synth(&params, &mut seeded(7), &mut text)?;
 //! assert_eq!((summary.rows, summary.bytes), (500, text.len() as u64));
@@ -131,8 +130,12 @@ const PRESETS: [(&str, usize, usize, usize, f64, f64); 3] = [
 /// The preset names of [`XmcSynthParams::preset`].
 pub const PRESET_NAMES: [&str; 3] = [PRESETS[0].0, PRESETS[1].0, PRESETS[2].0];
 
-/// Parameters of the XMC generator (model in the [module docs](self)).
+/// Parameters of the XMC generator (model in the [module docs](self)). Start from
+/// [`XmcSynthParams::default`] or [`XmcSynthParams::preset`] and the `with_*` methods;
+/// [`XmcSynthParams::check`] validates them into the [`ValidXmcSynthParams`] that
+/// [`write_xmc_synth`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct XmcSynthParams {
     /// Rows n. Default 10,000.
     pub rows: usize,
@@ -169,6 +172,54 @@ impl Default for XmcSynthParams {
 }
 
 impl XmcSynthParams {
+    /// Sets the number of rows n.
+    pub fn with_rows(mut self, rows: usize) -> Self {
+        self.rows = rows;
+        self
+    }
+
+    /// Sets the number of features d.
+    pub fn with_features(mut self, features: usize) -> Self {
+        self.features = features;
+        self
+    }
+
+    /// Sets the number of labels L.
+    pub fn with_labels(mut self, labels: usize) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// Sets the mean number of non-zeros per row.
+    pub fn with_nnz_per_row(mut self, nnz_per_row: f64) -> Self {
+        self.nnz_per_row = nnz_per_row;
+        self
+    }
+
+    /// Sets the mean number of labels per row.
+    pub fn with_labels_per_row(mut self, labels_per_row: f64) -> Self {
+        self.labels_per_row = labels_per_row;
+        self
+    }
+
+    /// Sets the Zipf exponent of the feature frequencies.
+    pub fn with_feature_exponent(mut self, feature_exponent: f64) -> Self {
+        self.feature_exponent = feature_exponent;
+        self
+    }
+
+    /// Sets the Zipf exponent of the label frequencies.
+    pub fn with_label_exponent(mut self, label_exponent: f64) -> Self {
+        self.label_exponent = label_exponent;
+        self
+    }
+
+    /// Sets the dimension r of the planted latent space.
+    pub fn with_latent(mut self, latent: usize) -> Self {
+        self.latent = latent;
+        self
+    }
+
     /// The shape and per-row means of a real set of the Extreme Classification Repository (its
     /// training split), other fields at their defaults: `amazoncat-13k` (1,186,239 × 203,882,
     /// 13,330 labels, 71.2 non-zeros and 5.04 labels per row), `eurlex-4k` (15,539 × 5,000,
@@ -199,7 +250,7 @@ impl XmcSynthParams {
     /// Checks every field: positive sizes, `nnz_per_row` in [1, `features`], `labels_per_row`
     /// in [1, `labels`] (every row has at least one of each), finite positive exponents, and a
     /// planted model whose size fits in memory addressing.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<ValidXmcSynthParams> {
         for (name, v) in [
             ("rows", self.rows),
             ("features", self.features),
@@ -240,7 +291,18 @@ impl XmcSynthParams {
                 ),
             ));
         }
-        Ok(())
+        Ok(ValidXmcSynthParams(*self))
+    }
+}
+
+/// [`XmcSynthParams`] that passed [`XmcSynthParams::check`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidXmcSynthParams(XmcSynthParams);
+
+impl std::ops::Deref for ValidXmcSynthParams {
+    type Target = XmcSynthParams;
+    fn deref(&self) -> &XmcSynthParams {
+        &self.0
     }
 }
 
@@ -280,14 +342,13 @@ pub struct XmcSynthSummary {
 /// generated and written one at a time (memory O(d·r + L·r), independent of the row count);
 /// pass a buffered writer. Every random draw comes from `rng`.
 ///
-/// Errors: invalid parameters ([`XmcSynthParams::check`]) before anything is written, and
-/// write failures as [`DataError::Io`] (path `<output>`).
+/// Errors: write failures as [`DataError::Io`] (path `<output>`); the parameters were checked
+/// by [`XmcSynthParams::check`].
 pub fn write_xmc_synth<W: Write>(
-    params: &XmcSynthParams,
+    params: &ValidXmcSynthParams,
     rng: &mut GimcRng,
     mut out: W,
 ) -> Result<XmcSynthSummary> {
-    params.check()?;
     let model = Model::new(params, rng)?;
     let mut row = RowScratch::new(&model);
     let mut line = Vec::with_capacity(64);

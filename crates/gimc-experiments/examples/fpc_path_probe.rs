@@ -40,15 +40,16 @@ fn main() {
     let mut r = child(&seeded(1), 0);
     let (x, y, ox, oy) = if set == "synth" {
         // one trial of the mc1-synthetic setting ω = 40 %, n = 400, r = 2, σ² = 0.01
-        let params = gimc_data::synth::Mc1Params {
-            n: 400,
-            d: 20,
-            t: 10,
-            rank: 2,
-            noise_variance: 0.01,
-            observed_fraction: 0.4,
-            wb_variance: 10.0,
-        };
+        let params = gimc_data::synth::Mc1Params::default()
+            .with_n(400)
+            .with_d(20)
+            .with_t(10)
+            .with_rank(2)
+            .with_noise_variance(0.01)
+            .with_observed_fraction(0.4)
+            .with_wb_variance(10.0)
+            .check()
+            .unwrap();
         let data = gimc_data::synth::mc1_synthetic(&params, &mut r).unwrap();
         (data.x, data.y, data.observed_x, data.observed_y)
     } else {

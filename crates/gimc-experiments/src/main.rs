@@ -449,13 +449,14 @@ fn run_datasets(data_dir: Option<PathBuf>) -> Result<()> {
 /// from $GIMC_DATA_MIRROR, progress bars only on a terminal; fails if any file failed.
 fn run_fetch(data_dir: Option<PathBuf>, only: &[String]) -> Result<()> {
     let data_dir = resolve_data_dir(data_dir.as_deref());
-    let params = FetchParams {
-        mirror: std::env::var("GIMC_DATA_MIRROR")
-            .ok()
-            .filter(|v| !v.is_empty()),
-        progress: std::io::stderr().is_terminal(),
-        ..FetchParams::default()
-    };
+    let params = FetchParams::default()
+        .with_mirror(
+            std::env::var("GIMC_DATA_MIRROR")
+                .ok()
+                .filter(|v| !v.is_empty()),
+        )
+        .with_progress(std::io::stderr().is_terminal())
+        .check()?;
     let manifest = Manifest::embedded()?;
     {
         let mut stdout = std::io::stdout().lock();

@@ -211,8 +211,11 @@ impl MatrixOperator for SparsePlusLowRank<'_> {
     }
 }
 
-/// Parameters of the randomized truncated SVD.
+/// Parameters of the randomized truncated SVD. Start from [`RsvdParams::default`] and the
+/// `with_*` methods; [`RsvdParams::check`] validates them into the [`ValidRsvdParams`] that
+/// [`top_k_svd_with`] and [`top_k_svd_op_with`] take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct RsvdParams {
     /// Extra columns p of the sketch beyond k. Default 10.
     pub oversampling: usize,
@@ -226,6 +229,39 @@ impl Default for RsvdParams {
             oversampling: 10,
             power_iters: 4,
         }
+    }
+}
+
+impl RsvdParams {
+    /// Sets the oversampling p.
+    pub fn with_oversampling(mut self, oversampling: usize) -> Self {
+        self.oversampling = oversampling;
+        self
+    }
+
+    /// Sets the number of power iterations q.
+    pub fn with_power_iters(mut self, power_iters: usize) -> Self {
+        self.power_iters = power_iters;
+        self
+    }
+
+    /// Validates the parameters. Every value is accepted today (p = 0 and q = 0 are the plain
+    /// range finder; the sketch width k + p is capped at min(m, n) by the functions, and k is
+    /// checked against the matrix there); the `Result` keeps a future constraint from being a
+    /// breaking change.
+    pub fn check(&self) -> Result<ValidRsvdParams> {
+        Ok(ValidRsvdParams(*self))
+    }
+}
+
+/// [`RsvdParams`] that passed [`RsvdParams::check`]. Its default is [`RsvdParams::default`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ValidRsvdParams(RsvdParams);
+
+impl std::ops::Deref for ValidRsvdParams {
+    type Target = RsvdParams;
+    fn deref(&self) -> &RsvdParams {
+        &self.0
     }
 }
 
@@ -269,20 +305,20 @@ fn check_k(k: usize, m: usize, n: usize) -> Result<()> {
 /// The leading `k` singular triplets of a dense `a`, by the randomized range finder with the
 /// default [`RsvdParams`]; exact thin SVD when k + p ≥ min(m, n).
 pub fn top_k_svd(a: MatRef<'_, f64>, k: usize, rng: &mut GimcRng) -> Result<Svd> {
-    top_k_svd_with(a, k, &RsvdParams::default(), rng)
+    top_k_svd_with(a, k, &ValidRsvdParams::default(), rng)
 }
 
 /// [`top_k_svd`] with explicit parameters.
 pub fn top_k_svd_with(
     a: MatRef<'_, f64>,
     k: usize,
-    params: &RsvdParams,
+    params: &ValidRsvdParams,
     rng: &mut GimcRng,
 ) -> Result<Svd> {
     let (m, n) = a.shape();
     check_k(k, m, n)?;
     check_finite(a)?;
-    if k + params.oversampling >= m.min(n) {
+    if k.saturating_add(params.oversampling) >= m.min(n) {
         return Ok(thin_svd(a)?.truncate(k));
     }
     top_k_svd_op_with(&a, k, params, rng)
@@ -291,19 +327,19 @@ pub fn top_k_svd_with(
 /// The leading `k` singular triplets of the matrix behind `op` (m × n), using only products with
 /// A and Aᵀ (default [`RsvdParams`]).
 pub fn top_k_svd_op(op: &impl MatrixOperator, k: usize, rng: &mut GimcRng) -> Result<Svd> {
-    top_k_svd_op_with(op, k, &RsvdParams::default(), rng)
+    top_k_svd_op_with(op, k, &ValidRsvdParams::default(), rng)
 }
 
 /// [`top_k_svd_op`] with explicit parameters. The sketch width k + p is capped at min(m, n).
 pub fn top_k_svd_op_with(
     op: &impl MatrixOperator,
     k: usize,
-    params: &RsvdParams,
+    params: &ValidRsvdParams,
     rng: &mut GimcRng,
 ) -> Result<Svd> {
     let (m, n) = (op.nrows(), op.ncols());
     check_k(k, m, n)?;
-    let l = (k + params.oversampling).min(m.min(n));
+    let l = k.saturating_add(params.oversampling).min(m.min(n));
     let omega = gaussian_mat(rng, n, l, 1.0);
     let mut q = orthonormalize(op.apply(omega.as_ref())?.as_ref());
     check_finite(q.as_ref()).map_err(|_| LinalgError::NumericalBreakdown {
@@ -350,6 +386,34 @@ pub fn shrink_singular_values(svd: Svd, t: f64) -> Result<Svd> {
 mod tests {
     use super::*;
     use crate::rng::seeded;
+
+    #[test]
+    fn rsvd_params_builders_and_check() {
+        // no field has an invalid value: p = 0 / q = 0 are the plain range finder
+        let p = RsvdParams::default()
+            .with_oversampling(0)
+            .with_power_iters(0)
+            .check()
+            .unwrap();
+        assert_eq!((p.oversampling, p.power_iters), (0, 0));
+        assert_eq!(
+            *ValidRsvdParams::default(),
+            RsvdParams::default()
+                .with_oversampling(10)
+                .with_power_iters(4)
+        );
+        // a huge oversampling saturates into the exact path instead of overflowing
+        let a = gaussian_mat(&mut seeded(2), 9, 6, 1.0);
+        let huge = RsvdParams::default()
+            .with_oversampling(usize::MAX)
+            .check()
+            .unwrap();
+        let f = top_k_svd_with(a.as_ref(), 2, &huge, &mut seeded(3)).unwrap();
+        let e = thin_svd(a.as_ref()).unwrap().truncate(2);
+        assert_eq!(f.s, e.s);
+        let g = top_k_svd_op_with(&a, 2, &huge, &mut seeded(3)).unwrap();
+        assert!((g.s[0] - e.s[0]).abs() < 1e-10 * e.s[0]);
+    }
 
     #[test]
     fn thin_svd_reconstructs_and_is_sorted() {

@@ -160,11 +160,7 @@ pub fn fit_method(
             fit_imc(&problem, &imc.check()?, None, &mut rng, observer)
         }
         CompletionMethod::McNuclear | CompletionMethod::ImcNuclear => {
-            let p = FpcParams {
-                mu: lambda,
-                ..FpcParams::default()
-            }
-            .check()?;
+            let p = FpcParams::default().with_mu(lambda).check()?;
             if method == CompletionMethod::McNuclear {
                 fit_nuclear_mc(omega, &p, &mut rng, observer)
             } else {

@@ -22,8 +22,8 @@ use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::sparse::csr_to_dense;
 use gimc_linalg::svd::{
-    RsvdParams, SparsePlusLowRank, Svd, shrink_singular_values, thin_svd, top_k_svd_op,
-    top_k_svd_op_with,
+    RsvdParams, SparsePlusLowRank, Svd, ValidRsvdParams, shrink_singular_values, thin_svd,
+    top_k_svd_op, top_k_svd_op_with,
 };
 use gimc_linalg::{FeatureMatrix, Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
 
@@ -36,8 +36,11 @@ use crate::{ImcModel, ImcProblem, Side, SolverError};
 /// min(n_x, n_y)).
 pub const DENSE_ITERATE_LIMIT: usize = 4_000_000;
 
-/// Hyper-parameters of [`fit_nuclear_mc`] and [`fit_nuclear_imc`].
+/// Hyper-parameters of [`fit_nuclear_mc`] and [`fit_nuclear_imc`]. Start from
+/// [`FpcParams::default`] and the `with_*` methods; [`FpcParams::check`] validates them into the
+/// [`ValidFpcParams`] that the fits and the [`FpcMc`] / [`FpcImc`] solvers take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct FpcParams {
     /// Target regularisation μ > 0 (the last continuation stage). Default 1e-3.
     pub mu: f64,
@@ -85,6 +88,48 @@ impl std::ops::Deref for ValidFpcParams {
 }
 
 impl FpcParams {
+    /// Sets the target regularisation μ.
+    pub fn with_mu(mut self, mu: f64) -> Self {
+        self.mu = mu;
+        self
+    }
+
+    /// Sets the continuation factor η_μ.
+    pub fn with_eta_mu(mut self, eta_mu: f64) -> Self {
+        self.eta_mu = eta_mu;
+        self
+    }
+
+    /// Sets the initial step τ (`None` for 1/L).
+    pub fn with_tau(mut self, tau: Option<f64>) -> Self {
+        self.tau = tau;
+        self
+    }
+
+    /// Sets the stage stopping tolerance `xtol`.
+    pub fn with_xtol(mut self, xtol: f64) -> Self {
+        self.xtol = xtol;
+        self
+    }
+
+    /// Sets the maximum number of proximal steps per μ stage.
+    pub fn with_max_inner(mut self, max_inner: usize) -> Self {
+        self.max_inner = max_inner;
+        self
+    }
+
+    /// Sets the maximum number of proximal steps in total.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the bound on the rank of the iterate (`None` for no bound).
+    pub fn with_max_rank(mut self, max_rank: Option<usize>) -> Self {
+        self.max_rank = max_rank;
+        self
+    }
+
     /// Checks μ > 0, η_μ ∈ (0, 1), τ > 0, xtol ≥ 0, max_inner ≥ 1, max_rank ≥ 1.
     pub fn check(&self) -> Result<ValidFpcParams, SolverError> {
         check_pos("mu", self.mu)?;
@@ -205,7 +250,7 @@ pub struct FpcMc<'a> {
     tau: f64,
     cont: Continuation,
     rng: GimcRng,
-    rsvd: RsvdParams,
+    rsvd: ValidRsvdParams,
 }
 
 impl<'a> FpcMc<'a> {
@@ -231,10 +276,10 @@ impl<'a> FpcMc<'a> {
             tau,
             cont,
             rng: gimc_linalg::rng::child(rng, 0x4d43),
-            rsvd: RsvdParams {
-                oversampling: 10,
-                power_iters: 6,
-            },
+            rsvd: RsvdParams::default()
+                .with_oversampling(10)
+                .with_power_iters(6)
+                .check()?,
         })
     }
 
@@ -595,13 +640,11 @@ mod tests {
 
     #[test]
     fn continuation_schedule() {
-        let p = FpcParams {
-            mu: 1.0,
-            eta_mu: 0.25,
-            xtol: 1e-3,
-            max_inner: 3,
-            ..Default::default()
-        };
+        let p = FpcParams::default()
+            .with_mu(1.0)
+            .with_eta_mu(0.25)
+            .with_xtol(1e-3)
+            .with_max_inner(3);
         let mut c = Continuation::new(100.0, &p);
         assert_eq!(c.mu, 25.0);
         assert!(!c.advance(1e-4));
@@ -613,15 +656,29 @@ mod tests {
         assert_eq!(c.mu, 1.0);
         assert!(!c.advance(1.0));
         assert!(c.advance(1e-4));
-        assert!(FpcParams { eta_mu: 1.0, ..p }.check().is_err());
-        assert!(FpcParams { mu: 0.0, ..p }.check().is_err());
-        assert!(
-            FpcParams {
-                tau: Some(f64::NAN),
-                ..p
-            }
-            .check()
-            .is_err()
-        );
+    }
+
+    /// The name of the parameter a `check()` refused.
+    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
+        match r {
+            Err(SolverError::InvalidParameter { name, .. }) => name,
+            other => panic!("expected a parameter error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_refuses_each_bad_field() {
+        let p = FpcParams::default();
+        assert!(p.check().is_ok());
+        assert_eq!(refused(p.with_mu(0.0).check()), "mu");
+        assert_eq!(refused(p.with_mu(f64::NAN).check()), "mu");
+        assert_eq!(refused(p.with_eta_mu(1.0).check()), "eta_mu");
+        assert_eq!(refused(p.with_eta_mu(0.0).check()), "eta_mu");
+        assert_eq!(refused(p.with_tau(Some(f64::NAN)).check()), "tau");
+        assert_eq!(refused(p.with_tau(Some(-1.0)).check()), "tau");
+        assert_eq!(refused(p.with_xtol(-1.0).check()), "xtol");
+        assert_eq!(refused(p.with_max_inner(0).check()), "max_inner");
+        assert_eq!(refused(p.with_max_rank(Some(0)).check()), "max_rank");
+        assert!(p.with_tau(Some(1.5)).with_max_rank(Some(3)).check().is_ok());
     }
 }

@@ -22,7 +22,7 @@ fn main() {
         arg(4, 0.1),
         arg(5, 10.0) as usize,
     );
-    let toy = gimc_fig1_toy(&Fig1Params::default(), &mut seeded(1)).unwrap();
+    let toy = gimc_fig1_toy(&Fig1Params::default().check().unwrap(), &mut seeded(1)).unwrap();
     let obs = observe(toy.a.as_ref(), frac, &mut seeded(2)).unwrap();
     let (r, c, v): (Vec<_>, Vec<_>, Vec<_>) = obs.iter().fold(
         (vec![], vec![], vec![]),

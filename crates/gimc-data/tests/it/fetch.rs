@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gimc_data::fetch::{
-    FetchError, FetchParams, FetchStatus, fetch_file, fetch_set, needs_gunzip, source_url,
+    FetchError, FetchParams, FetchStatus, ValidFetchParams, fetch_file, fetch_set, needs_gunzip,
+    source_url,
 };
 use gimc_data::{FileEntry, SetEntry};
 use sha2::{Digest, Sha256};
@@ -137,14 +138,43 @@ fn entry(path: &str, content: &[u8], mirror: Option<String>) -> FileEntry {
 }
 
 /// Tiny delays and timeouts so failing cases finish quickly.
-fn params() -> FetchParams {
-    FetchParams {
-        attempts: 3,
-        backoff: Duration::from_millis(10),
-        connect_timeout: Duration::from_secs(1),
-        read_timeout: Duration::from_secs(1),
-        ..FetchParams::default()
-    }
+fn raw_params() -> FetchParams {
+    FetchParams::default()
+        .with_attempts(3)
+        .with_backoff(Duration::from_millis(10))
+        .with_connect_timeout(Duration::from_secs(1))
+        .with_read_timeout(Duration::from_secs(1))
+}
+
+/// [`raw_params`], checked.
+fn params() -> ValidFetchParams {
+    raw_params().check().unwrap()
+}
+
+#[test]
+fn check_refuses_each_bad_field() {
+    let name = |p: FetchParams| match p.check() {
+        Err(FetchError::InvalidParameter { name, .. }) => name,
+        other => panic!("expected a parameter error, got {other:?}"),
+    };
+    assert!(FetchParams::default().check().is_ok());
+    assert_eq!(name(raw_params().with_attempts(0)), "attempts");
+    assert_eq!(
+        name(raw_params().with_connect_timeout(Duration::ZERO)),
+        "timeout"
+    );
+    assert_eq!(
+        name(raw_params().with_read_timeout(Duration::ZERO)),
+        "timeout"
+    );
+    // no backoff and a mirror are fine; the mirror URL is checked per file (`source_url`)
+    let p = raw_params()
+        .with_backoff(Duration::ZERO)
+        .with_mirror(Some("http://example.invalid".into()))
+        .with_progress(true)
+        .check()
+        .unwrap();
+    assert_eq!((p.backoff, p.progress), (Duration::ZERO, true));
 }
 
 fn content() -> Vec<u8> {
@@ -270,10 +300,7 @@ fn fetch_silent_server_times_out() {
     let server = Server::start(vec![("/a.bin", Behaviour::Silent(Duration::from_secs(20)))]);
     let dir = temp_dir("fetch-silent");
     let f = entry("set/a.bin", b"abc", Some(server.url("/a.bin")));
-    let p = FetchParams {
-        attempts: 1,
-        ..params()
-    };
+    let p = raw_params().with_attempts(1).check().unwrap();
     let t = Instant::now();
     let e = fetch_file(&dir, &f, &p).unwrap_err();
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
@@ -294,10 +321,7 @@ fn fetch_stall_after_headers_times_out_and_leaves_nothing() {
     )]);
     let dir = temp_dir("fetch-stall");
     let f = entry("set/a.bin", &body, Some(server.url("/a.bin")));
-    let p = FetchParams {
-        attempts: 2,
-        ..params()
-    };
+    let p = raw_params().with_attempts(2).check().unwrap();
     let t = Instant::now();
     let e = fetch_file(&dir, &f, &p).unwrap_err();
     assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
@@ -339,10 +363,10 @@ fn fetch_uses_the_mirror_base_url() {
     let dir = temp_dir("fetch-mirror");
     // the manifest URL is unreachable (port 9 on localhost); the mirror is used instead
     let f = entry("set/a.bin", &body, Some("http://127.0.0.1:9/a.bin".into()));
-    let p = FetchParams {
-        mirror: Some(server.url("/root/")),
-        ..params()
-    };
+    let p = raw_params()
+        .with_mirror(Some(server.url("/root/")))
+        .check()
+        .unwrap();
     fetch_file(&dir, &f, &p).unwrap();
     assert_eq!(std::fs::read(dir.join("set/a.bin")).unwrap(), body);
 }

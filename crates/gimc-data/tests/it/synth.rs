@@ -3,9 +3,9 @@
 
 use gimc_data::synth::{
     Fig1Params, Fig1Target, GaussianImcParams, Mc1Params, blobs, gaussian_imc, gimc_fig1_toy,
-    mc1_synthetic, observe, sample_entries, two_class_2d,
+    mc1_synthetic, observe, sample_count, sample_entries, two_class_2d,
 };
-use gimc_data::{FeatureMatrix, Targets};
+use gimc_data::{DataError, FeatureMatrix, Targets};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
 
@@ -26,20 +26,17 @@ fn mean_var(vals: impl Iterator<Item = f64>) -> (f64, f64) {
 
 #[test]
 fn fig1_tanh_toy_has_the_hidden_rank_the_bilinear_mean_square_and_is_not_bilinear() {
-    let p = Fig1Params {
-        target: Fig1Target::Tanh {
-            hidden: 20,
-            scale: 2.0,
-        },
-        ..Fig1Params::default()
-    };
-    let t = gimc_fig1_toy(&p, &mut seeded(1)).unwrap();
+    let p = Fig1Params::default().with_target(Fig1Target::Tanh {
+        hidden: 20,
+        scale: 2.0,
+    });
+    let t = gimc_fig1_toy(&p.check().unwrap(), &mut seeded(1)).unwrap();
     assert_eq!(rank(&t.clean), 20);
     let n = (t.clean.nrows() * t.clean.ncols()) as f64;
     let mean_sq = t.clean.squared_norm_l2() / n;
     assert!((mean_sq - 50.0).abs() < 1e-9, "mean square {mean_sq}");
     // the same X, Y draws as the bilinear toy from the same seed (draw order X, Y first)
-    let b = gimc_fig1_toy(&Fig1Params::default(), &mut seeded(1)).unwrap();
+    let b = gimc_fig1_toy(&Fig1Params::default().check().unwrap(), &mut seeded(1)).unwrap();
     assert_eq!((&t.x, &t.y), (&b.x, &b.y));
     // not bilinear: the best fit A ≈ X Z Yᵀ (least squares, Z = X⁺ A Y⁺ᵀ) leaves a large part
     let px = projector(&t.x);
@@ -49,15 +46,15 @@ fn fig1_tanh_toy_has_the_hidden_rank_the_bilinear_mean_square_and_is_not_bilinea
     assert!(resid > 0.2, "bilinear part explains all but {resid}");
     let fitted_b = &px * &b.clean * &py;
     assert!((&b.clean - &fitted_b).squared_norm_l2() / b.clean.squared_norm_l2() < 1e-20);
-    assert_eq!(t, gimc_fig1_toy(&p, &mut seeded(1)).unwrap());
-    let bad = Fig1Params {
-        target: Fig1Target::Tanh {
-            hidden: 20,
-            scale: f64::NAN,
-        },
-        ..Fig1Params::default()
-    };
-    assert!(gimc_fig1_toy(&bad, &mut seeded(1)).is_err());
+    assert_eq!(
+        t,
+        gimc_fig1_toy(&p.check().unwrap(), &mut seeded(1)).unwrap()
+    );
+    let bad = Fig1Params::default().with_target(Fig1Target::Tanh {
+        hidden: 20,
+        scale: f64::NAN,
+    });
+    assert!(bad.check().is_err());
 }
 
 /// The orthogonal projector onto the column space of `m` (full column rank), m (mᵀm)⁻¹ mᵀ.
@@ -70,7 +67,7 @@ fn projector(m: &Mat<f64>) -> Mat<f64> {
 #[test]
 fn fig1_toy_shapes_and_noise_variance() {
     let p = Fig1Params::default();
-    let t = gimc_fig1_toy(&p, &mut seeded(1)).unwrap();
+    let t = gimc_fig1_toy(&p.check().unwrap(), &mut seeded(1)).unwrap();
     assert_eq!(
         (
             t.x.nrows(),
@@ -91,7 +88,10 @@ fn fig1_toy_shapes_and_noise_variance() {
         m.abs() < 0.01 && (v - 0.1).abs() < 0.005,
         "noise mean {m} variance {v}"
     );
-    assert_eq!(t, gimc_fig1_toy(&p, &mut seeded(1)).unwrap());
+    assert_eq!(
+        t,
+        gimc_fig1_toy(&p.check().unwrap(), &mut seeded(1)).unwrap()
+    );
     let obs = observe(t.a.as_ref(), 0.05, &mut seeded(2)).unwrap();
     assert_eq!(obs.len(), 2000);
     assert!(obs.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
@@ -102,14 +102,12 @@ fn fig1_toy_shapes_and_noise_variance() {
 
 #[test]
 fn mc1_rank_variance_masks_and_label_probability() {
-    let p = Mc1Params {
-        n: 400,
-        rank: 2,
-        noise_variance: 0.1,
-        observed_fraction: 0.2,
-        ..Mc1Params::default()
-    };
-    let d = mc1_synthetic(&p, &mut seeded(7)).unwrap();
+    let p = Mc1Params::default()
+        .with_n(400)
+        .with_rank(2)
+        .with_noise_variance(0.1)
+        .with_observed_fraction(0.2);
+    let d = mc1_synthetic(&p.check().unwrap(), &mut seeded(7)).unwrap();
     assert_eq!(
         (
             d.x0.nrows(),
@@ -164,19 +162,18 @@ fn mc1_rank_variance_masks_and_label_probability() {
         "deviation {dev}, sd {}",
         var.sqrt()
     );
-    assert_eq!(d, mc1_synthetic(&p, &mut seeded(7)).unwrap());
-    assert!(mc1_synthetic(&Mc1Params { rank: 25, ..p }, &mut seeded(7)).is_err());
+    assert_eq!(
+        d,
+        mc1_synthetic(&p.check().unwrap(), &mut seeded(7)).unwrap()
+    );
+    assert!(p.with_rank(25).check().is_err());
 }
 
 #[test]
 fn mc1_label_probability_with_small_weights() {
     // with small W and b, y0 is O(1) and the labels are genuinely random: check calibration
-    let p = Mc1Params {
-        n: 2000,
-        wb_variance: 0.05,
-        ..Mc1Params::default()
-    };
-    let d = mc1_synthetic(&p, &mut seeded(11)).unwrap();
+    let p = Mc1Params::default().with_n(2000).with_wb_variance(0.05);
+    let d = mc1_synthetic(&p.check().unwrap(), &mut seeded(11)).unwrap();
     let (mut hits, mut expected, mut var) = (0.0, 0.0, 0.0);
     for i in 0..10 {
         for j in 0..2000 {
@@ -197,15 +194,8 @@ fn mc1_label_probability_with_small_weights() {
 
 #[test]
 fn gaussian_imc_planted_rank_and_entries() {
-    let p = GaussianImcParams {
-        n_rows: 60,
-        n_cols: 50,
-        d_rows: 12,
-        d_cols: 10,
-        rank: 3,
-        samples: 500,
-    };
-    let g = gaussian_imc(&p, &mut seeded(3)).unwrap();
+    let p = GaussianImcParams::new(60, 50, 12, 10, 3, 500);
+    let g = gaussian_imc(&p.check().unwrap(), &mut seeded(3)).unwrap();
     assert_eq!(rank(&g.z), 3);
     assert_eq!(g.observed.len(), 500);
     let a = g.full();
@@ -218,8 +208,8 @@ fn gaussian_imc_planted_rank_and_entries() {
     }
     assert_eq!(rank(&a), 3);
     assert!(g.entry(60, 0).is_none());
-    assert!(gaussian_imc(&GaussianImcParams { samples: 3001, ..p }, &mut seeded(3)).is_err());
-    assert!(gaussian_imc(&GaussianImcParams { rank: 11, ..p }, &mut seeded(3)).is_err());
+    assert!(p.with_samples(3001).check().is_err());
+    assert!(p.with_rank(11).check().is_err());
 }
 
 #[test]
@@ -282,4 +272,79 @@ fn blobs_cluster_around_centres() {
     }
     assert_eq!(ds, blobs(300, 4, 3, 0.5, &mut seeded(9)).unwrap());
     assert!(blobs(10, 2, 0, 1.0, &mut seeded(0)).is_err());
+}
+
+/// The name of the parameter a `check()` refused.
+fn refused<T: std::fmt::Debug>(r: Result<T, DataError>) -> &'static str {
+    match r {
+        Err(DataError::InvalidParameter { name, .. }) => name,
+        other => panic!("expected a parameter error, got {other:?}"),
+    }
+}
+
+#[test]
+fn fig1_check_refuses_each_bad_field() {
+    let p = Fig1Params::default();
+    assert!(p.check().is_ok());
+    assert_eq!(refused(p.with_n_rows(0).check()), "n_rows");
+    assert_eq!(refused(p.with_n_cols(0).check()), "n_cols");
+    assert_eq!(refused(p.with_dim(0).check()), "dim");
+    assert_eq!(
+        refused(p.with_noise_variance(-0.1).check()),
+        "noise_variance"
+    );
+    assert_eq!(
+        refused(p.with_noise_variance(f64::NAN).check()),
+        "noise_variance"
+    );
+    let tanh = |hidden, scale| p.with_target(Fig1Target::Tanh { hidden, scale });
+    assert!(tanh(3, 1.0).check().is_ok());
+    assert_eq!(refused(tanh(0, 1.0).check()), "hidden");
+    assert_eq!(refused(tanh(3, 0.0).check()), "scale");
+    assert_eq!(refused(tanh(3, f64::INFINITY).check()), "scale");
+}
+
+#[test]
+fn mc1_check_refuses_each_bad_field() {
+    let p = Mc1Params::default();
+    assert!(p.check().is_ok());
+    assert_eq!(refused(p.with_n(0).check()), "n");
+    assert_eq!(refused(p.with_d(0).check()), "d");
+    assert_eq!(refused(p.with_t(0).check()), "t");
+    assert_eq!(refused(p.with_rank(0).check()), "rank");
+    assert_eq!(refused(p.with_rank(21).check()), "rank");
+    assert_eq!(
+        refused(p.with_noise_variance(-1.0).check()),
+        "noise_variance"
+    );
+    assert_eq!(refused(p.with_wb_variance(f64::NAN).check()), "wb_variance");
+    assert_eq!(
+        refused(p.with_observed_fraction(1.5).check()),
+        "observed_fraction"
+    );
+}
+
+#[test]
+fn gaussian_imc_check_refuses_each_bad_field() {
+    let p = GaussianImcParams::new(6, 5, 4, 3, 2, 30);
+    assert!(p.check().is_ok());
+    assert_eq!(refused(p.with_n_rows(0).check()), "n_rows");
+    assert_eq!(refused(p.with_n_cols(0).check()), "n_cols");
+    assert_eq!(refused(p.with_d_rows(0).check()), "d_rows");
+    assert_eq!(refused(p.with_d_cols(0).check()), "d_cols");
+    assert_eq!(refused(p.with_rank(0).check()), "rank");
+    assert_eq!(refused(p.with_rank(4).check()), "rank");
+    // the name and message `sample_count` gives
+    let e = p.with_samples(31).check().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        sample_count(6, 5, 31, &mut seeded(0))
+            .unwrap_err()
+            .to_string()
+    );
+    assert_eq!(refused(p.with_samples(31).check()), "count");
+    assert_eq!(
+        refused(p.with_n_rows(usize::MAX).with_n_cols(2).check()),
+        "nrows"
+    );
 }

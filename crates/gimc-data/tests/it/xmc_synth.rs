@@ -13,7 +13,7 @@ use rand::Rng;
 
 fn generate(params: &XmcSynthParams, seed: u64) -> (Vec<u8>, XmcSynthSummary) {
     let mut text = Vec::new();
-    let summary = write_xmc_synth(params, &mut seeded(seed), &mut text).unwrap();
+    let summary = write_xmc_synth(&params.check().unwrap(), &mut seeded(seed), &mut text).unwrap();
     (text, summary)
 }
 
@@ -30,10 +30,7 @@ fn csr(ds: &Dataset) -> (&CsMat<f64>, &CsMat<f64>) {
 
 /// eurlex-4k's shape and per-row means on `rows` rows.
 fn eurlex(rows: usize) -> XmcSynthParams {
-    XmcSynthParams {
-        rows,
-        ..XmcSynthParams::preset("eurlex-4k").unwrap()
-    }
+    XmcSynthParams::preset("eurlex-4k").unwrap().with_rows(rows)
 }
 
 /// Share of all non-zeros held by the most frequent `frac` of the columns.
@@ -157,14 +154,12 @@ fn shuffle_labels(y: &CsMat<f64>, rng: &mut GimcRng) -> CsMat<f64> {
 
 /// A small problem where 6,000 rows show the planted structure: 2,000 features, 200 labels.
 fn small(rows: usize) -> XmcSynthParams {
-    XmcSynthParams {
-        rows,
-        features: 2_000,
-        labels: 200,
-        nnz_per_row: 40.0,
-        labels_per_row: 4.0,
-        ..XmcSynthParams::default()
-    }
+    XmcSynthParams::default()
+        .with_rows(rows)
+        .with_features(2_000)
+        .with_labels(200)
+        .with_nnz_per_row(40.0)
+        .with_labels_per_row(4.0)
 }
 
 /// The name of the parameter an error rejects.
@@ -208,18 +203,15 @@ fn written_file_parses_back_with_the_declared_shape() {
 
 #[test]
 fn per_row_means_are_within_ten_percent_of_the_request() {
-    let custom = XmcSynthParams {
-        rows: 20_000,
-        features: 30_000,
-        labels: 3_000,
-        nnz_per_row: 120.0,
-        labels_per_row: 12.0,
-        ..XmcSynthParams::default()
-    };
-    let amazon = XmcSynthParams {
-        rows: 20_000,
-        ..XmcSynthParams::preset("amazoncat-13k").unwrap()
-    };
+    let custom = XmcSynthParams::default()
+        .with_rows(20_000)
+        .with_features(30_000)
+        .with_labels(3_000)
+        .with_nnz_per_row(120.0)
+        .with_labels_per_row(12.0);
+    let amazon = XmcSynthParams::preset("amazoncat-13k")
+        .unwrap()
+        .with_rows(20_000);
     for params in [amazon, custom] {
         let (text, summary) = generate(&params, 2);
         let ds = parse(&text);
@@ -268,11 +260,9 @@ fn feature_and_label_frequencies_are_heavy_tailed() {
         "top 1 %: features {f:.3}, labels {l:.3}"
     );
     // and a smaller Zipf exponent flattens them
-    let flat = XmcSynthParams {
-        feature_exponent: 0.3,
-        label_exponent: 0.3,
-        ..eurlex(4_000)
-    };
+    let flat = eurlex(4_000)
+        .with_feature_exponent(0.3)
+        .with_label_exponent(0.3);
     let (text, _) = generate(&flat, 3);
     let ds = parse(&text);
     let (xf, yf) = csr(&ds);
@@ -325,13 +315,7 @@ fn a_seed_gives_byte_identical_output() {
     let (c, _) = generate(&params, 10);
     assert_ne!(a, c);
     // the first rows do not depend on the requested row count
-    let (longer, _) = generate(
-        &XmcSynthParams {
-            rows: 800,
-            ..params
-        },
-        9,
-    );
+    let (longer, _) = generate(&params.with_rows(800), 9);
     let body = |t: &[u8]| t[t.iter().position(|&c| c == b'\n').unwrap() + 1..].to_vec();
     assert!(body(&longer).starts_with(&body(&a)));
 }
@@ -339,28 +323,25 @@ fn a_seed_gives_byte_identical_output() {
 #[test]
 fn degenerate_sizes_fill_rows_exactly() {
     // one feature, one label: every row is `0 0:1.000000`
-    let one = XmcSynthParams {
-        rows: 3,
-        features: 1,
-        labels: 1,
-        nnz_per_row: 1.0,
-        labels_per_row: 1.0,
-        ..XmcSynthParams::default()
-    };
+    let one = XmcSynthParams::default()
+        .with_rows(3)
+        .with_features(1)
+        .with_labels(1)
+        .with_nnz_per_row(1.0)
+        .with_labels_per_row(1.0);
     let (text, _) = generate(&one, 0);
     assert_eq!(text, b"3 1 1\n0 0:1.000000\n0 0:1.000000\n0 0:1.000000\n");
     // rows asking for every feature and label (the counts are capped there), with priors so
     // steep that redraws run out: completed by exact sampling without replacement
-    let all = XmcSynthParams {
-        rows: 50,
-        features: 40,
-        labels: 30,
-        nnz_per_row: 40.0,
-        labels_per_row: 30.0,
-        feature_exponent: 60.0,
-        label_exponent: 60.0,
-        latent: 4,
-    };
+    let all = XmcSynthParams::default()
+        .with_rows(50)
+        .with_features(40)
+        .with_labels(30)
+        .with_nnz_per_row(40.0)
+        .with_labels_per_row(30.0)
+        .with_feature_exponent(60.0)
+        .with_label_exponent(60.0)
+        .with_latent(4);
     let (text, summary) = generate(&all, 0);
     // the reader rejects repeated indices, so every row's features and labels are distinct
     let ds = parse(&text);
@@ -422,12 +403,8 @@ fn presets_and_bad_parameters_give_errors_not_panics() {
     for (edit, name) in cases {
         let mut bad = ok;
         edit(&mut bad);
+        // write_xmc_synth takes only checked parameters: nothing can be written for these
         assert_eq!(rejected(bad.check().unwrap_err()), name, "{bad:?}");
-        // nothing is written for invalid parameters
-        let mut out = Vec::new();
-        let e = write_xmc_synth(&bad, &mut seeded(0), &mut out).unwrap_err();
-        assert_eq!(rejected(e), name);
-        assert!(out.is_empty());
     }
 
     // a failing writer is an I/O error, not a panic
@@ -440,7 +417,7 @@ fn presets_and_bad_parameters_give_errors_not_panics() {
             Ok(())
         }
     }
-    let e = write_xmc_synth(&ok, &mut seeded(0), Full).unwrap_err();
+    let e = write_xmc_synth(&ok.check().unwrap(), &mut seeded(0), Full).unwrap_err();
     assert!(
         matches!(e, DataError::Io { .. }) && e.to_string().contains("disk full"),
         "{e}"

@@ -603,8 +603,9 @@ pub fn run_fig1(config: &Fig1Config, seed: u64) -> Result<Vec<Fig1Cell>, Experim
     let _seq = SequentialFaer::new();
     let base_rng = seeded(seed);
     let methods = fig1_methods();
+    let toy_params = config.toy.check()?;
     let toys: Vec<Fig1Toy> = (0..config.seeds)
-        .map(|s| gimc_fig1_toy(&config.toy, &mut child(&base_rng, (1 << 60) | s as u64)))
+        .map(|s| gimc_fig1_toy(&toy_params, &mut child(&base_rng, (1 << 60) | s as u64)))
         .collect::<Result<_, _>>()?;
     let tasks: Vec<(usize, usize)> = (0..config.seeds)
         .flat_map(|s| (0..config.fractions.len()).map(move |f| (s, f)))

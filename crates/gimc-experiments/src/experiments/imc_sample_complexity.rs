@@ -219,14 +219,7 @@ fn run_trial(
     data_seed: u64,
     fit_seed: u64,
 ) -> Result<f64, ExperimentError> {
-    let params = GaussianImcParams {
-        n_rows: n,
-        n_cols: n,
-        d_rows: d,
-        d_cols: d,
-        rank,
-        samples: samples.min(n * n),
-    };
+    let params = GaussianImcParams::new(n, n, d, d, rank, samples.min(n * n)).check()?;
     let g = gaussian_imc(&params, &mut seeded(data_seed))?;
     // restrict the fit to the observed rows and columns (identical objective)
     let (rows, row_of) = compact(g.observed.iter().map(|e| e.0), n);
@@ -258,14 +251,12 @@ fn run_trial(
             fit_imc(&problem, &p, None, &mut rng, &mut NoObserver)
         }
         PhaseSolver::Nuclear => {
-            let p = FpcParams {
-                mu: 1e-6,
-                xtol: 1e-8,
-                max_iter: 2000,
-                ..FpcParams::default()
-            }
-            .check()
-            .map_err(solver_err)?;
+            let p = FpcParams::default()
+                .with_mu(1e-6)
+                .with_xtol(1e-8)
+                .with_max_iter(2000)
+                .check()
+                .map_err(solver_err)?;
             fit_nuclear_imc(&problem, &p, &mut rng, &mut NoObserver)
         }
     };

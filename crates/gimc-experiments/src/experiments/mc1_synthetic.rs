@@ -81,15 +81,14 @@ impl Setting {
     }
 
     fn params(&self) -> Mc1Params {
-        Mc1Params {
-            n: self.n,
-            d: 20,
-            t: self.t,
-            rank: self.rank,
-            noise_variance: self.noise,
-            observed_fraction: self.omega,
-            wb_variance: 10.0,
-        }
+        Mc1Params::default()
+            .with_n(self.n)
+            .with_d(20)
+            .with_t(self.t)
+            .with_rank(self.rank)
+            .with_noise_variance(self.noise)
+            .with_observed_fraction(self.omega)
+            .with_wb_variance(10.0)
     }
 }
 
@@ -141,7 +140,7 @@ pub fn run_setting(
     config: &Mc1Config,
     master: &gimc_linalg::GimcRng,
 ) -> Result<Vec<Vec<MethodScore>>, ExperimentError> {
-    let params = setting.params();
+    let params = setting.params().check()?;
     run_trials(config, master, |_, r| {
         let data = mc1_synthetic(&params, r)?;
         Ok(TrialData {

@@ -85,15 +85,16 @@ fn mc1_synthetic_quick_mc1_beats_mean_and_zero_imputation() {
 /// A planted trial of 3 labels determined by rank-2 features (n items, d features, ω observed),
 /// small enough for the dev profile.
 fn planted_trial(seed: u64, n: usize, d: usize, omega: f64) -> TrialData {
-    let params = gimc_data::synth::Mc1Params {
-        n,
-        d,
-        t: 3,
-        rank: 2,
-        noise_variance: 0.01,
-        observed_fraction: omega,
-        wb_variance: 10.0,
-    };
+    let params = gimc_data::synth::Mc1Params::default()
+        .with_n(n)
+        .with_d(d)
+        .with_t(3)
+        .with_rank(2)
+        .with_noise_variance(0.01)
+        .with_observed_fraction(omega)
+        .with_wb_variance(10.0)
+        .check()
+        .unwrap();
     let data = gimc_data::synth::mc1_synthetic(&params, &mut seeded(seed)).unwrap();
     TrialData {
         x: data.x,

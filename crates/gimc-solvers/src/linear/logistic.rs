@@ -15,8 +15,11 @@ use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
 
-/// Hyper-parameters of logistic regression.
+/// Hyper-parameters of logistic regression. Start from [`LogisticParams::default`] and the
+/// `with_*` methods; [`LogisticParams::check`] validates them into the [`ValidLogisticParams`]
+/// that [`fit_logistic`], [`fit_logistic_binary`] and [`LogisticNewton::new`] take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct LogisticParams {
     /// Cost C > 0 on the summed log-loss. Default 1.
     pub c: f64,
@@ -55,6 +58,36 @@ impl std::ops::Deref for ValidLogisticParams {
 }
 
 impl LogisticParams {
+    /// Sets the cost C.
+    pub fn with_c(mut self, c: f64) -> Self {
+        self.c = c;
+        self
+    }
+
+    /// Sets the value of the constant feature (`None` for no bias).
+    pub fn with_bias(mut self, bias: Option<f64>) -> Self {
+        self.bias = bias;
+        self
+    }
+
+    /// Sets the relative gradient tolerance.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the maximum number of Newton iterations.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
+    /// Sets the CG iteration cap per Newton step.
+    pub fn with_max_cg(mut self, max_cg: usize) -> Self {
+        self.max_cg = max_cg;
+        self
+    }
+
     /// Checks C > 0, tol > 0, a finite bias, max_iter ≥ 1, max_cg ≥ 1.
     pub fn check(&self) -> Result<ValidLogisticParams, SolverError> {
         check_pos("c", self.c)?;
@@ -337,6 +370,27 @@ pub fn fit_logistic(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The name of the parameter a `check()` refused.
+    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
+        match r {
+            Err(SolverError::InvalidParameter { name, .. }) => name,
+            other => panic!("expected a parameter error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_refuses_each_bad_field() {
+        let p = LogisticParams::default();
+        assert!(p.check().is_ok());
+        assert_eq!(refused(p.with_c(0.0).check()), "c");
+        assert_eq!(refused(p.with_c(f64::NAN).check()), "c");
+        assert_eq!(refused(p.with_tol(-1.0).check()), "tol");
+        assert_eq!(refused(p.with_bias(Some(f64::INFINITY)).check()), "bias");
+        assert_eq!(refused(p.with_max_iter(0).check()), "max_iter");
+        assert_eq!(refused(p.with_max_cg(0).check()), "max_iter");
+        assert!(p.with_bias(None).check().is_ok());
+    }
 
     #[test]
     fn stable_scalar_functions() {

@@ -18,8 +18,10 @@ use super::{Targets, xt_targets};
 use crate::SolverError;
 use crate::error::{check_nonneg, dim_err, param_err};
 
-/// Parameters of [`fit_ridge`].
+/// Parameters of [`fit_ridge`]. Start from [`RidgeParams::default`] and the `with_*` methods;
+/// [`RidgeParams::check`] validates them into the [`ValidRidgeParams`] that [`fit_ridge`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct RidgeParams {
     /// λ ≥ 0 (λ = 0 needs XᵀX positive definite). Default 1.0.
     pub lambda: f64,
@@ -48,6 +50,18 @@ impl std::ops::Deref for ValidRidgeParams {
 }
 
 impl RidgeParams {
+    /// Sets λ.
+    pub fn with_lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// Sets whether an unpenalised intercept is fitted per target.
+    pub fn with_fit_intercept(mut self, fit_intercept: bool) -> Self {
+        self.fit_intercept = fit_intercept;
+        self
+    }
+
     /// Checks λ finite and ≥ 0.
     pub fn check(&self) -> Result<ValidRidgeParams, SolverError> {
         check_nonneg("lambda", self.lambda)?;
@@ -267,12 +281,11 @@ mod tests {
         let t = gaussian_mat(&mut rng, 30, 3, 1.0) + Mat::<f64>::full(30, 3, -1.0);
         let x = FeatureMatrix::dense(xd.clone()).unwrap();
         for fit_intercept in [false, true] {
-            let p = RidgeParams {
-                lambda: 0.5,
-                fit_intercept,
-            }
-            .check()
-            .unwrap();
+            let p = RidgeParams::default()
+                .with_lambda(0.5)
+                .with_fit_intercept(fit_intercept)
+                .check()
+                .unwrap();
             let m = fit_ridge(&x, Targets::Dense(t.as_ref()), &p).unwrap();
             let resid = m.predict(&x).unwrap() - &t;
             // ∂/∂W = Xᵀ r + λW = 0, ∂/∂b = 1ᵀ r = 0
@@ -288,12 +301,11 @@ mod tests {
         let xs = FeatureMatrix::sparse(dense_to_csr(xd.as_ref()).unwrap()).unwrap();
         let tb = Mat::<f64>::from_fn(30, 3, |i, j| if (i + j) % 4 == 0 { 1.0 } else { 0.0 });
         let to = Observed::from_csr(&dense_to_csr(tb.as_ref()).unwrap()).unwrap();
-        let p = RidgeParams {
-            lambda: 0.1,
-            fit_intercept: true,
-        }
-        .check()
-        .unwrap();
+        let p = RidgeParams::default()
+            .with_lambda(0.1)
+            .with_fit_intercept(true)
+            .check()
+            .unwrap();
         let a = fit_ridge(&x, Targets::Dense(tb.as_ref()), &p).unwrap();
         let b = fit_ridge(&xs, Targets::Sparse(&to), &p).unwrap();
         assert!((&a.w - &b.w).norm_l2() < 1e-10);
@@ -306,13 +318,22 @@ mod tests {
         let l1 = regression_loss(&x, a.w.as_ref(), Targets::Dense(tb.as_ref())).unwrap();
         let l2 = regression_loss(&xs, a.w.as_ref(), Targets::Sparse(&to)).unwrap();
         assert!((l1 - l2).abs() < 1e-9 * l1.max(1.0));
-        assert!(
-            RidgeParams {
-                lambda: -1.0,
-                fit_intercept: false
-            }
-            .check()
-            .is_err()
-        );
+    }
+
+    /// The name of the parameter a `check()` refused.
+    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
+        match r {
+            Err(SolverError::InvalidParameter { name, .. }) => name,
+            other => panic!("expected a parameter error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_refuses_each_bad_field() {
+        let p = RidgeParams::default();
+        assert!(p.check().is_ok() && p.with_lambda(0.0).check().is_ok());
+        assert_eq!(refused(p.with_lambda(-1.0).check()), "lambda");
+        assert_eq!(refused(p.with_lambda(f64::NAN).check()), "lambda");
+        assert_eq!(refused(p.with_lambda(f64::INFINITY).check()), "lambda");
     }
 }

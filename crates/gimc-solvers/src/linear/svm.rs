@@ -34,8 +34,11 @@ pub enum SvmLoss {
     SquaredHinge,
 }
 
-/// Hyper-parameters of the linear SVM.
+/// Hyper-parameters of the linear SVM. Start from [`SvmParams::default`] and the `with_*`
+/// methods; [`SvmParams::check`] validates them into the [`ValidSvmParams`] that
+/// [`fit_linear_svm`], [`fit_linear_svm_binary`] and [`SvmDualCd::new`] take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct SvmParams {
     /// Cost C > 0. Default 1.
     pub c: f64,
@@ -74,6 +77,36 @@ impl std::ops::Deref for ValidSvmParams {
 }
 
 impl SvmParams {
+    /// Sets the cost C.
+    pub fn with_c(mut self, c: f64) -> Self {
+        self.c = c;
+        self
+    }
+
+    /// Sets the loss.
+    pub fn with_loss(mut self, loss: SvmLoss) -> Self {
+        self.loss = loss;
+        self
+    }
+
+    /// Sets the value of the constant feature (`None` for no bias).
+    pub fn with_bias(mut self, bias: Option<f64>) -> Self {
+        self.bias = bias;
+        self
+    }
+
+    /// Sets the projected-gradient stopping tolerance.
+    pub fn with_eps(mut self, eps: f64) -> Self {
+        self.eps = eps;
+        self
+    }
+
+    /// Sets the maximum number of epochs.
+    pub fn with_max_epochs(mut self, max_epochs: usize) -> Self {
+        self.max_epochs = max_epochs;
+        self
+    }
+
     /// Checks C > 0, eps > 0, a finite bias and max_epochs ≥ 1.
     pub fn check(&self) -> Result<ValidSvmParams, SolverError> {
         check_pos("c", self.c)?;
@@ -484,4 +517,30 @@ pub fn fit_linear_svm(
         n_classes,
         objective_traces: traces,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The name of the parameter a `check()` refused.
+    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
+        match r {
+            Err(SolverError::InvalidParameter { name, .. }) => name,
+            other => panic!("expected a parameter error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_refuses_each_bad_field() {
+        let p = SvmParams::default();
+        assert!(p.check().is_ok());
+        assert_eq!(refused(p.with_c(0.0).check()), "c");
+        assert_eq!(refused(p.with_c(f64::NAN).check()), "c");
+        assert_eq!(refused(p.with_eps(-1.0).check()), "eps");
+        assert_eq!(refused(p.with_bias(Some(f64::NAN)).check()), "bias");
+        assert_eq!(refused(p.with_max_epochs(0).check()), "max_epochs");
+        let hinge = p.with_loss(SvmLoss::Hinge).with_bias(None).check().unwrap();
+        assert_eq!((hinge.loss, hinge.bias), (SvmLoss::Hinge, None));
+    }
 }

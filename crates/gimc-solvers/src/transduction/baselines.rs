@@ -589,7 +589,7 @@ fn svm_c_path(
     if let (SvmLoss::SquaredHinge, FeatureMatrix::Dense(xd)) = (base.loss, x) {
         let mut prev: Option<Vec<f64>> = None;
         for &c in cs {
-            let p = SvmParams { c, ..*base }.check()?;
+            let p = base.with_c(c).check()?;
             let w = l2svm_primal_newton(
                 xd.as_ref(),
                 y,
@@ -606,7 +606,7 @@ fn svm_c_path(
     }
     let mut state = None;
     for &c in cs {
-        let p = SvmParams { c, ..*base }.check()?;
+        let p = base.with_c(c).check()?;
         let mut solver = SvmDualCd::new(x, y, p, rng)?;
         let mut st = match state.take() {
             Some(s) => s,

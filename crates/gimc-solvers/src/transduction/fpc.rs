@@ -4,7 +4,7 @@
 
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::rng::{GimcRng, child};
-use gimc_linalg::svd::{RsvdParams, shrink_singular_values, thin_svd, top_k_svd_with};
+use gimc_linalg::svd::{ValidRsvdParams, shrink_singular_values, thin_svd, top_k_svd_with};
 use gimc_linalg::{LinalgError, dense};
 
 use crate::SolverError;
@@ -308,10 +308,8 @@ impl<'a> TransductionFpc<'a> {
                 thresh,
             )),
             ShrinkSvd::Auto | ShrinkSvd::Partial => {
-                let rsvd = RsvdParams {
-                    oversampling: 10,
-                    power_iters: 4,
-                };
+                // the defaults: p = 10, q = 4
+                let rsvd = ValidRsvdParams::default();
                 let mut k = (self.rank + 5).clamp(1, min_dim.max(1));
                 loop {
                     if k + rsvd.oversampling >= min_dim {

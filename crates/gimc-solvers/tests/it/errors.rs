@@ -146,26 +146,11 @@ fn nuclear_parameter_errors() {
     let (x, y, o) = data();
     let mut rng = seeded(3);
     for p in [
-        FpcParams {
-            mu: 0.0,
-            ..FpcParams::default()
-        },
-        FpcParams {
-            mu: f64::NAN,
-            ..FpcParams::default()
-        },
-        FpcParams {
-            eta_mu: 1.5,
-            ..FpcParams::default()
-        },
-        FpcParams {
-            tau: Some(-1.0),
-            ..FpcParams::default()
-        },
-        FpcParams {
-            max_rank: Some(0),
-            ..FpcParams::default()
-        },
+        FpcParams::default().with_mu(0.0),
+        FpcParams::default().with_mu(f64::NAN),
+        FpcParams::default().with_eta_mu(1.5),
+        FpcParams::default().with_tau(Some(-1.0)),
+        FpcParams::default().with_max_rank(Some(0)),
     ] {
         assert!(is_param(p.check()));
     }
@@ -198,11 +183,10 @@ fn linear_toolbox_parameter_errors() {
     let (x, y, _) = data();
     let t = Mat::<f64>::zeros(20, 3);
     assert!(is_param(
-        RidgeParams {
-            lambda: -1.0,
-            fit_intercept: false
-        }
-        .check()
+        RidgeParams::default()
+            .with_lambda(-1.0)
+            .with_fit_intercept(false)
+            .check()
     ));
     let rp = RidgeParams::default().check().unwrap();
     assert!(is_param(fit_ridge(
@@ -222,26 +206,11 @@ fn linear_toolbox_parameter_errors() {
     let mut rng = seeded(4);
     let labels: Vec<usize> = (0..20).map(|i| i % 3).collect();
     for p in [
-        SvmParams {
-            c: 0.0,
-            ..SvmParams::default()
-        },
-        SvmParams {
-            c: f64::NAN,
-            ..SvmParams::default()
-        },
-        SvmParams {
-            eps: -1.0,
-            ..SvmParams::default()
-        },
-        SvmParams {
-            bias: Some(f64::INFINITY),
-            ..SvmParams::default()
-        },
-        SvmParams {
-            max_epochs: 0,
-            ..SvmParams::default()
-        },
+        SvmParams::default().with_c(0.0),
+        SvmParams::default().with_c(f64::NAN),
+        SvmParams::default().with_eps(-1.0),
+        SvmParams::default().with_bias(Some(f64::INFINITY)),
+        SvmParams::default().with_max_epochs(0),
     ] {
         assert!(is_param(p.check()));
     }
@@ -253,13 +222,7 @@ fn linear_toolbox_parameter_errors() {
     assert!(is_param(fit_svm(&labels[..19], 3, &mut rng)));
     assert!(is_param(fit_svm(&labels, 2, &mut rng)));
     assert!(is_param(fit_svm(&labels, 1, &mut rng)));
-    assert!(is_param(
-        LogisticParams {
-            c: -1.0,
-            ..LogisticParams::default()
-        }
-        .check()
-    ));
+    assert!(is_param(LogisticParams::default().with_c(-1.0).check()));
     let lp = LogisticParams::default().check().unwrap();
     assert!(is_param(fit_logistic(&x, &labels, 2, &lp, &mut NoObserver)));
     let model = fit_svm(&labels, 3, &mut rng).unwrap();

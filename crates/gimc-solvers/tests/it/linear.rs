@@ -168,14 +168,12 @@ fn linear_svm_accuracy_duality_and_monotone_dual() {
         FeatureMatrix::dense(xte).unwrap(),
     );
     for loss in [SvmLoss::Hinge, SvmLoss::SquaredHinge] {
-        let params = SvmParams {
-            c: 1.0,
-            loss,
-            eps: 1e-4,
-            ..SvmParams::default()
-        }
-        .check()
-        .unwrap();
+        let params = SvmParams::default()
+            .with_c(1.0)
+            .with_loss(loss)
+            .with_eps(1e-4)
+            .check()
+            .unwrap();
         let y: Vec<bool> = ltr.iter().map(|&l| l == 1).collect();
         let mut trace = Trace::new();
         let model = fit_linear_svm_binary(&xtr, &y, &params, &mut seeded(4), &mut trace).unwrap();
@@ -205,15 +203,13 @@ fn linear_svm_shrinking_reaches_the_full_problem_optimum_at_large_c() {
     let x = FeatureMatrix::dense(x).unwrap();
     let y: Vec<bool> = l.iter().map(|&c| c == 1).collect();
     for loss in [SvmLoss::Hinge, SvmLoss::SquaredHinge] {
-        let params = SvmParams {
-            c: 10.0,
-            loss,
-            eps: 1e-2,
-            max_epochs: 20_000,
-            ..SvmParams::default()
-        }
-        .check()
-        .unwrap();
+        let params = SvmParams::default()
+            .with_c(10.0)
+            .with_loss(loss)
+            .with_eps(1e-2)
+            .with_max_epochs(20_000)
+            .check()
+            .unwrap();
         let mut trace = Trace::new();
         fit_linear_svm_binary(&x, &y, &params, &mut seeded(9), &mut trace).unwrap();
         assert!(
@@ -273,14 +269,12 @@ fn l2svm_primal_newton_matches_dual_coordinate_descent() {
             100,
         )
         .unwrap();
-        let params = SvmParams {
-            c,
-            eps: 1e-6,
-            max_epochs: 200_000,
-            ..SvmParams::default()
-        }
-        .check()
-        .unwrap();
+        let params = SvmParams::default()
+            .with_c(c)
+            .with_eps(1e-6)
+            .with_max_epochs(200_000)
+            .check()
+            .unwrap();
         let dual =
             fit_linear_svm_binary(&xf, &y, &params, &mut seeded(13), &mut NoObserver).unwrap();
         let mut wd: Vec<f64> = (0..6).map(|j| dual.w[(j, 0)]).collect();

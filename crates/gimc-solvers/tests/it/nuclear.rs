@@ -29,14 +29,12 @@ fn nuclear_mc_recovers_planted_low_rank() {
     let a = planted_low_rank(n, m, k, 5);
     let mut rng = seeded(6);
     let omega = observe(&a, &random_pairs(&mut rng, n, m, n * m / 2));
-    let params = FpcParams {
-        mu: 1e-4,
-        xtol: 1e-9,
-        max_iter: 3000,
-        ..FpcParams::default()
-    }
-    .check()
-    .unwrap();
+    let params = FpcParams::default()
+        .with_mu(1e-4)
+        .with_xtol(1e-9)
+        .with_max_iter(3000)
+        .check()
+        .unwrap();
     let mut trace = Trace::new();
     let model = fit_nuclear_mc(&omega, &params, &mut rng, &mut trace).unwrap();
     let ahat = model
@@ -65,14 +63,12 @@ fn nuclear_imc_recovers_planted_low_rank() {
     let omega = observe(&pl.a, &random_pairs(&mut rng, n, n, 600));
     let problem =
         ImcProblem::partial(Side::Features(&pl.x), Side::Features(&pl.y), &omega).unwrap();
-    let params = FpcParams {
-        mu: 1e-3,
-        xtol: 1e-10,
-        max_iter: 5000,
-        ..FpcParams::default()
-    }
-    .check()
-    .unwrap();
+    let params = FpcParams::default()
+        .with_mu(1e-3)
+        .with_xtol(1e-10)
+        .with_max_iter(5000)
+        .check()
+        .unwrap();
     let mut trace = Trace::new();
     let model = fit_nuclear_imc(&problem, &params, &mut rng, &mut trace).unwrap();
     let ahat = model
