@@ -56,6 +56,8 @@ print("| method | held-out RMSE | chosen | `gimc complete` wall (s) | Python wal
 print("| --- | ---: | --- | ---: | ---: | ---: |")
 for method, extra, feats in methods:
     args = extra if "--lambda" in extra else extra + ["--lambda", lam]
+    if "--iters" not in args:
+        args = args + ["--iters", "30"]
     cmd = [gimc_bin, "-q", "--json", "--seed", "3", "complete", f"{out}/omega.txt", "--method", method,
            "--rank", "5", "--entries", f"{out}/ask.txt"] + args
     if feats:
@@ -69,15 +71,15 @@ for method, extra, feats in methods:
     v = json.loads(r.stdout)
     pred = np.array([p[2] for p in v["predictions"]])
     rmse = np.sqrt(np.mean((pred - truth) ** 2))
-    chosen = ", ".join(f"{k} {v[k]}" for k in ("lambda", "m", "gamma", "iterations") if k in v)
+    chosen = v.get("chosen") or f"lambda {v['lambda']}"
     # the same fit from Python
     kw = dict(method=method, rank=5, random_state=3)
     grid = dict(zip(args[0::2], args[1::2]))
     kw["alpha"] = [float(x) for x in grid["--lambda"].split(",")]
+    kw["max_iter"] = int(grid["--iters"])
     if "--m" in grid:
         kw["m"] = [int(x) for x in grid["--m"].split(",")]
         kw["gamma"] = grid["--gamma"].split(",")
-        kw["max_iter"] = int(grid["--iters"])
         if "--learn" in grid:
             kw["learn"] = grid["--learn"]
     t = time.time()

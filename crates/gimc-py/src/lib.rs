@@ -782,6 +782,147 @@ fn fit_completion<'py>(
     Ok((mat_to_py(py, &model.w), mat_to_py(py, &model.h), info))
 }
 
+/// The model bytes, the row and column factors Φ(X) W and Ψ(Y) H of the training features,
+/// and the fit's description.
+type GimcCompletionFit<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyDict>,
+);
+
+/// GIMC completion with kernel maps on both sides (`gimc::select_completion`, as `gimc complete
+/// --method gimc-lff|gimc-lnys|imc-rff|imc-nys`): `map` is `lff` / `lnys` (learned) or `rff` /
+/// `nys` (kept at the random draw); `learn` is `both`, `rows` or `cols`; m, γ and λ are grids
+/// chosen with the iteration count on a held-out `holdout` fraction of Ω, then refitted.
+/// Returns the model file's bytes, Φ(X) W, Ψ(Y) H and a dict of the choice and every grid
+/// point's held-out relative error.
+#[pyfunction]
+#[pyo3(signature = (map, learn, x_rows, x_cols, rows, cols, values, ms, gammas, alpha, rank,
+                    max_iter, holdout, seed, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_gimc_completion<'py>(
+    py: Python<'py>,
+    map: &str,
+    learn: &str,
+    x_rows: &Bound<'py, PyAny>,
+    x_cols: &Bound<'py, PyAny>,
+    rows: PyReadonlyArray1<'py, i64>,
+    cols: PyReadonlyArray1<'py, i64>,
+    values: PyReadonlyArray1<'py, f64>,
+    ms: Vec<usize>,
+    gammas: Vec<String>,
+    alpha: Vec<f64>,
+    rank: usize,
+    max_iter: usize,
+    holdout: f64,
+    seed: u64,
+    n_jobs: Option<usize>,
+) -> PyResult<GimcCompletionFit<'py>> {
+    let (family, learned) = family_name(map)?;
+    let (learn_rows, learn_cols) = match learn {
+        "both" => (true, true),
+        "rows" => (true, false),
+        "cols" => (false, true),
+        _ => {
+            return Err(value_err(format!(
+                "learn must be 'both', 'rows' or 'cols', got {learn:?}"
+            )));
+        }
+    };
+    let gammas = gammas
+        .iter()
+        .map(|g| {
+            g.parse::<Gamma>()
+                .map_err(|e| value_err(format!("gamma: {e}")))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let (fx, fy) = (features(x_rows)?, features(x_cols)?);
+    let idx = |v: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<usize>> {
+        v.as_slice()?
+            .iter()
+            .map(|&i| usize::try_from(i).map_err(|_| value_err(format!("negative {what} {i}"))))
+            .collect()
+    };
+    let (r, c) = (idx(&rows, "row index")?, idx(&cols, "column index")?);
+    let vals = values.as_slice()?.to_vec();
+    let params = gimc::CompletionSelectionParams::default()
+        .with_ms(ms)
+        .with_gammas(gammas)
+        .with_lambdas(alpha)
+        .with_rank(rank)
+        .with_max_iter(max_iter)
+        .with_learn(learn_rows, learn_cols)
+        .with_holdout(holdout)
+        .with_seed(seed)
+        .check()
+        .map_err(|e| value_err(e.to_string()))?;
+    let (bytes, p, q, sel) = run_interruptible(py, n_jobs, |_cancel| {
+        let omega = gimc_linalg::Observed::from_triplets(fx.nrows(), fy.nrows(), &r, &c, &vals)?;
+        let registry = MapRegistry::builtin();
+        let sel =
+            gimc::select_completion(&omega, &fx, &fy, registry.family(family)?, learned, &params)?;
+        let bytes = gimc::persist::completion_model_to_bytes(&sel.model)?;
+        let p = sel.model.row_factors(&fx)?;
+        let q = sel.model.col_factors(&fy)?;
+        Ok((bytes, p, q, sel))
+    })?;
+    let info = PyDict::new(py);
+    let c = sel.chosen;
+    info.set_item("alpha", c.lambda)?;
+    info.set_item("m", c.m)?;
+    info.set_item("gamma", c.gamma.to_string())?;
+    info.set_item("gamma_resolved", sel.gamma_resolved)?;
+    info.set_item("iterations", c.iterations)?;
+    info.set_item("holdout_error", c.holdout_relative_error)?;
+    let grid: Vec<(usize, String, f64, usize, f64)> = sel
+        .scores
+        .iter()
+        .map(|s| {
+            (
+                s.m,
+                s.gamma.to_string(),
+                s.lambda,
+                s.iterations,
+                s.holdout_relative_error,
+            )
+        })
+        .collect();
+    info.set_item("holdout_errors", grid)?;
+    info.set_item("rank", sel.model.rank())?;
+    Ok((
+        PyBytes::new(py, &bytes),
+        mat_to_py(py, &p),
+        mat_to_py(py, &q),
+        info,
+    ))
+}
+
+/// The factors of new rows (`side = "rows"`: Φ(X) W) or columns (`"cols"`: Ψ(Y) H) under a
+/// completion model's bytes.
+#[pyfunction]
+fn completion_factors<'py>(
+    py: Python<'py>,
+    model: &[u8],
+    x: &Bound<'py, PyAny>,
+    side: &str,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let f = features(x)?;
+    let m = gimc::persist::completion_model_from_bytes(model, &MapRegistry::builtin())
+        .map_err(|e| value_err(e.to_string()))?;
+    let out = match side {
+        "rows" => m.row_factors(&f),
+        "cols" => m.col_factors(&f),
+        _ => {
+            return Err(value_err(format!(
+                "side must be 'rows' or 'cols', got {side:?}"
+            )));
+        }
+    }
+    .map_err(|e| value_err(e.to_string()))?;
+    Ok(mat_to_py(py, &out))
+}
+
 /// MC-1 / MC-b transduction of a table (`gimc_solvers::transduction::data::transduce`, as
 /// `gimc transduce`): `x` n × d with NaN in the missing cells, `y` n × t with +1 / −1 known
 /// labels and 0 unknown. Returns the n × t scores, the n × d imputed features and a dict of the
@@ -887,6 +1028,8 @@ fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_okmf, m)?)?;
     m.add_function(wrap_pyfunction!(okmf_predict, m)?)?;
     m.add_function(wrap_pyfunction!(fit_completion, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_gimc_completion, m)?)?;
+    m.add_function(wrap_pyfunction!(completion_factors, m)?)?;
     m.add_function(wrap_pyfunction!(transduce, m)?)?;
     m.add_function(wrap_pyfunction!(decision_function, m)?)?;
     m.add_function(wrap_pyfunction!(top_k, m)?)?;

@@ -442,6 +442,50 @@ def test_matrix_completion_methods_match_gimc_complete(method, tmp_path):
     assert np.allclose(cli, pred, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("method", ["gimc-lff", "imc-nys"])
+def test_gimc_matrix_completion_matches_gimc_complete(method, tmp_path):
+    """MatrixCompletion(method="gimc-lff" | "imc-nys") chooses (m, γ, λ) and the iteration
+    count on held-out entries as `gimc complete` does (one library function), predicts new
+    rows from their features, pickles, and equals the command line."""
+    import json
+    import pickle
+
+    from gimc import MatrixCompletion
+
+    X, Y, Z, entries, (hi, hj) = _low_rank_with_features(2)
+    est = MatrixCompletion(method=method, rank=2, alpha=[0.01, 1.0], m=[20, 40],
+                           gamma=["scale", "0.5*scale"], max_iter=4, learn="rows",
+                           random_state=4)
+    assert est.fit(X, Y, entries) is est
+    assert len(est.holdout_errors_) == 8
+    best = min(err for _, err in est.holdout_errors_.values())
+    assert est.holdout_error_ == best
+    assert (est.m_, est.gamma_, est.alpha_) == next(
+        k for k, (_, err) in est.holdout_errors_.items() if err == best)
+    pred = est.predict(hi, hj)
+    base = np.linalg.norm(Z[hi, hj] - Z[hi, hj].mean()) / np.linalg.norm(Z[hi, hj])
+    rel = np.linalg.norm(pred - Z[hi, hj]) / np.linalg.norm(Z[hi, hj])
+    assert rel < base, (rel, base)
+    # the training rows given as new features reproduce the training predictions
+    again = est.predict(hi, hj, X=X, Y=Y)
+    assert np.allclose(again, pred, rtol=1e-12, atol=1e-12)
+    clone = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(clone.predict(hi, hj, X=X), est.predict(hi, hj, X=X))
+    with pytest.raises(ValueError, match="needs row and column features"):
+        MatrixCompletion(method=method).fit(None, Y, entries, shape=Z.shape)
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    xf, yf, tf, af = _write_completion_files(tmp_path, X, Y, entries, hi, hj)
+    args = [gimc_bin, "-q", "--json", "--seed", "4", "complete", str(tf), "--method", method,
+            "--rank", "2", "--iters", "4", "--lambda", "0.01,1", "--m", "20,40",
+            "--gamma", "scale,0.5*scale", "--learn", "rows", "--entries", str(af),
+            "--row-features", str(xf), "--col-features", str(yf)]
+    out = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    cli = np.array([t[2] for t in out["predictions"]])
+    assert np.allclose(cli, pred, rtol=1e-12, atol=1e-14), np.max(np.abs(cli - pred))
+
+
 def test_mc1_transducer_matches_gimc_transduce_on_hidden_emotions_cells(tmp_path):
     from gimc import MC1Transducer
 

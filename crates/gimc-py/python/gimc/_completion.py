@@ -30,6 +30,9 @@ def _project(X, M):
     return np.asarray(X, dtype=np.float64) @ M
 
 
+_GIMC_METHODS = ("gimc-lff", "gimc-lnys", "imc-rff", "imc-nys")
+
+
 class _Completion(BaseEstimator):
     """The fit and prediction shared by the completion estimators."""
 
@@ -57,6 +60,8 @@ class _Completion(BaseEstimator):
                 Y.shape[0] if Y is not None else int(cols.max()) + 1,
             )
         seed = GIMCClassifier(random_state=self.random_state)._seed()
+        if self._method() in _GIMC_METHODS:
+            return self._fit_gimc(X, Y, rows, cols, e[:, 2], seed)
         W, H, info = _gimc.fit_completion(
             self._method(),
             _side(X),
@@ -88,13 +93,54 @@ class _Completion(BaseEstimator):
         self.shape_ = (int(shape[0]), int(shape[1]))
         return self
 
+    def _fit_gimc(self, X, Y, rows, cols, values, seed):
+        """GIMC completion with kernel maps on both sides (``gimc.select_completion``)."""
+        if X is None or Y is None:
+            raise ValueError(f"method {self._method()!r} needs row and column features X and Y")
+        learned, family = self._method().split("-", 1)
+        map_name = {("gimc", "lff"): "lff", ("gimc", "lnys"): "lnys",
+                    ("imc", "rff"): "rff", ("imc", "nys"): "nys"}[(learned, family)]
+        model, P, Q, info = _gimc.fit_gimc_completion(
+            map_name,
+            str(self.learn),
+            _side(X),
+            _side(Y),
+            rows.astype(np.int64),
+            cols.astype(np.int64),
+            np.ascontiguousarray(values),
+            _grid(self.m, "m", int),
+            [str(g) for g in _grid(self.gamma, "gamma", str)],
+            _grid(self.alpha, "alpha", float),
+            int(self.rank),
+            int(self.max_iter),
+            float(self.holdout),
+            seed,
+            self.n_jobs,
+        )
+        self.model_ = bytes(model)
+        self.W_ = self.H_ = None
+        self.row_factors_, self.col_factors_ = P, Q
+        self.alpha_, self.m_, self.gamma_ = info["alpha"], info["m"], info["gamma"]
+        self.gamma_resolved_ = tuple(info["gamma_resolved"])
+        self.n_iter_ = info["iterations"]
+        self.holdout_error_ = info["holdout_error"]
+        self.holdout_errors_ = {(m, g, a): (it, err) for m, g, a, it, err in info["holdout_errors"]}
+        self.rank_ = info["rank"]
+        self.shape_ = (P.shape[0], Q.shape[0])
+        return self
+
+    def _factors(self, X, side):
+        if getattr(self, "model_", None) is not None:
+            return _gimc.completion_factors(self.model_, _side(X), side)
+        return _project(X, self.W_ if side == "rows" else self.H_)
+
     def predict(self, rows, cols, X=None, Y=None):
         """Predicted entries (rows[t], cols[t]). With ``X`` (``Y``) the row (column) indices
         refer to those new feature rows (inductive prediction); otherwise to the training
         matrix."""
-        check_is_fitted(self, "W_")
-        P = self.row_factors_ if X is None else _project(X, self.W_)
-        Q = self.col_factors_ if Y is None else _project(Y, self.H_)
+        check_is_fitted(self, "row_factors_")
+        P = self.row_factors_ if X is None else self._factors(X, "rows")
+        Q = self.col_factors_ if Y is None else self._factors(Y, "cols")
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         if rows.shape != cols.shape:
@@ -112,7 +158,14 @@ class MatrixCompletion(_Completion):
     - ``"mc-nuclear"`` / ``"imc-nuclear"``: nuclear-norm MC / IMC by fixed point continuation
       (``alpha`` is the nuclear-norm weight; ``rank`` is not used);
     - ``"pu-imc"``: PU IMC, the observed entries are positives and every other entry an
-      unlabelled 0 weighted 1 − (1 + ``rho``)/2.
+      unlabelled 0 weighted 1 − (1 + ``rho``)/2;
+    - ``"gimc-lff"`` / ``"gimc-lnys"``: GIMC, Z = Φ(X) W (Ψ(Y) H)ᵀ with random Fourier /
+      Nyström maps of width ``m`` and RBF ``gamma`` learned with the factors (Algorithm 1 on a
+      general Ω; ``learn`` = "both", "rows" or "cols"); ``"imc-rff"`` / ``"imc-nys"`` keep the
+      maps at their random draw. ``m``, ``gamma`` and ``alpha`` may be lists: they are chosen
+      with the iteration count (≤ ``max_iter``) on ``holdout`` of the entries, as ``gimc
+      complete`` chooses them, and refitted (``holdout_errors_``). Both X and Y are needed;
+      the fitted model is kept as the bytes of a model file (``model_``).
 
     ``alpha`` may be a list: it is then chosen by the RMSE on a seeded ``holdout`` fraction of
     the observed entries and refitted on all of them (``holdout_rmse_`` keeps each value's).
@@ -129,6 +182,9 @@ class MatrixCompletion(_Completion):
     holdout_rmse_ : dict
     rho_, holdout_auc_ : float, dict
         ``"pu-imc"`` only: the chosen ρ and the held-out AUC of every (alpha, rho).
+    m_, gamma_, gamma_resolved_, holdout_error_, holdout_errors_, model_
+        GIMC methods only: the chosen m and γ (γ resolved on the row and column features), the
+        held-out relative error and every grid point's (iterations, error), the model bytes.
     rank_, n_iter_, objective_
     """
 
@@ -140,6 +196,9 @@ class MatrixCompletion(_Completion):
         holdout=0.1,
         rho=0.5,
         max_iter=30,
+        m=200,
+        gamma="scale",
+        learn="both",
         random_state=None,
         n_jobs=None,
     ):
@@ -149,6 +208,9 @@ class MatrixCompletion(_Completion):
         self.holdout = holdout
         self.rho = rho
         self.max_iter = max_iter
+        self.m = m
+        self.gamma = gamma
+        self.learn = learn
         self.random_state = random_state
         self.n_jobs = n_jobs
 

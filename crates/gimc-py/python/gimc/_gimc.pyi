@@ -84,6 +84,24 @@ def fit_completion(
     seed: int,
     n_jobs: Optional[int] = None,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], dict]: ...
+def fit_gimc_completion(
+    map: str,
+    learn: str,
+    x_rows: Features,
+    x_cols: Features,
+    rows: npt.NDArray[np.int64],
+    cols: npt.NDArray[np.int64],
+    values: npt.NDArray[np.float64],
+    ms: Sequence[int],
+    gammas: Sequence[str],
+    alpha: Sequence[float],
+    rank: int,
+    max_iter: int,
+    holdout: float,
+    seed: int,
+    n_jobs: Optional[int] = None,
+) -> Tuple[bytes, npt.NDArray[np.float64], npt.NDArray[np.float64], dict]: ...
+def completion_factors(model: bytes, x: Features, side: str) -> npt.NDArray[np.float64]: ...
 def transduce(
     x: npt.NDArray[np.float64],
     y: npt.NDArray[np.float64],
