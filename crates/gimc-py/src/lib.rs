@@ -691,6 +691,14 @@ fn okmf_predict<'py>(
     Ok(labels.into_pyarray(py))
 }
 
+/// Entry indices from a NumPy int64 array, refusing negative ones.
+fn indices(v: &PyReadonlyArray1<'_, i64>, what: &str) -> PyResult<Vec<usize>> {
+    v.as_slice()?
+        .iter()
+        .map(|&i| usize::try_from(i).map_err(|_| value_err(format!("negative {what} {i}"))))
+        .collect()
+}
+
 /// W, H and the fit's description.
 type CompletionFit<'py> = (
     Bound<'py, PyArray2<f64>>,
@@ -736,13 +744,10 @@ fn fit_completion<'py>(
     }
     let fx = x_rows.map(features).transpose()?;
     let fy = x_cols.map(features).transpose()?;
-    let idx = |v: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<usize>> {
-        v.as_slice()?
-            .iter()
-            .map(|&i| usize::try_from(i).map_err(|_| value_err(format!("negative {what} {i}"))))
-            .collect()
-    };
-    let (r, c) = (idx(&rows, "row index")?, idx(&cols, "column index")?);
+    let (r, c) = (
+        indices(&rows, "row index")?,
+        indices(&cols, "column index")?,
+    );
     let vals = values.as_slice()?.to_vec();
     let fit = run_interruptible(py, n_jobs, |cancel| {
         let n1 = fx.as_ref().map_or(n_rows, |f| f.nrows());
@@ -838,13 +843,10 @@ fn fit_gimc_completion<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let (fx, fy) = (features(x_rows)?, features(x_cols)?);
-    let idx = |v: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<usize>> {
-        v.as_slice()?
-            .iter()
-            .map(|&i| usize::try_from(i).map_err(|_| value_err(format!("negative {what} {i}"))))
-            .collect()
-    };
-    let (r, c) = (idx(&rows, "row index")?, idx(&cols, "column index")?);
+    let (r, c) = (
+        indices(&rows, "row index")?,
+        indices(&cols, "column index")?,
+    );
     let vals = values.as_slice()?.to_vec();
     let params = gimc::CompletionSelectionParams::default()
         .with_ms(ms)
