@@ -552,13 +552,11 @@ fn complete(a: &CompleteArgs, g: &Globals, world: &SimpleCommunicator) -> Result
     let phi = Side::Features(&x);
     let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
     // the single-process command's settings (gimc_solvers::completion::fit_method)
-    let params = ImcParams {
-        rank: a.rank,
-        lambda,
-        max_outer: a.iters,
-        ..ImcParams::default()
-    }
-    .check()?;
+    let params = ImcParams::default()
+        .with_rank(a.rank)
+        .with_lambda(lambda)
+        .with_max_outer(a.iters)
+        .check()?;
     let problem = ImcProblem::partial_shard(phi, psi, &omega)?;
     let t1 = Instant::now();
     let mut rng = seeded(g.seed);

@@ -140,8 +140,11 @@ impl LinearOperator for SylvesterOperator<'_> {
     }
 }
 
-/// Stopping rule of [`conjugate_gradient`].
+/// Stopping rule of [`conjugate_gradient`]. Start from [`CgParams::default`] and the `with_*`
+/// methods; [`CgParams::check`] validates them into the [`ValidCgParams`] that
+/// [`conjugate_gradient`] and [`preconditioned_conjugate_gradient`] take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct CgParams {
     /// Stop when ‖b − 𝒜x‖_F ≤ tol·‖b‖_F. Default 1e-6.
     pub tol: f64,
@@ -159,9 +162,33 @@ impl Default for CgParams {
 }
 
 impl CgParams {
+    /// Sets the relative-residual tolerance.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the iteration cap.
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
+        self
+    }
+
     /// Checks that `tol` is finite and non-negative.
-    pub fn check(&self) -> Result<()> {
-        Ok(check_nonneg("tol", self.tol)?)
+    pub fn check(&self) -> Result<ValidCgParams> {
+        check_nonneg("tol", self.tol)?;
+        Ok(ValidCgParams(*self))
+    }
+}
+
+/// [`CgParams`] that passed [`CgParams::check`]. Its default is [`CgParams::default`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ValidCgParams(CgParams);
+
+impl std::ops::Deref for ValidCgParams {
+    type Target = CgParams;
+    fn deref(&self) -> &CgParams {
+        &self.0
     }
 }
 
@@ -188,7 +215,7 @@ pub fn conjugate_gradient(
     op: &impl LinearOperator,
     b: MatRef<'_, f64>,
     x: MatMut<'_, f64>,
-    params: &CgParams,
+    params: &ValidCgParams,
 ) -> Result<CgReport> {
     preconditioned_conjugate_gradient(op, None, b, x, params)
 }
@@ -202,9 +229,8 @@ pub fn preconditioned_conjugate_gradient(
     precond: Option<&dyn LinearOperator>,
     b: MatRef<'_, f64>,
     mut x: MatMut<'_, f64>,
-    params: &CgParams,
+    params: &ValidCgParams,
 ) -> Result<CgReport> {
-    params.check()?;
     if let Some(m) = precond
         && m.shape() != op.shape()
     {
@@ -332,15 +358,35 @@ mod tests {
     }
 
     #[test]
+    fn check_refuses_each_bad_field() {
+        let p = CgParams::default()
+            .with_tol(1e-8)
+            .with_max_iter(7)
+            .check()
+            .unwrap();
+        assert_eq!((p.tol, p.max_iter), (1e-8, 7));
+        assert_eq!(*ValidCgParams::default(), CgParams::default());
+        for tol in [-1e-3, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                CgParams::default().with_tol(tol).check(),
+                Err(LinalgError::InvalidParameter { name: "tol", .. })
+            ));
+        }
+        // every iteration cap is valid, 0 included (CG then reports the start)
+        assert!(CgParams::default().with_max_iter(0).check().is_ok());
+    }
+
+    #[test]
     fn solves_dense_spd_system() {
         let a = spd(20, 1);
         let b = gaussian_mat(&mut seeded(2), 20, 3, 1.0);
         let op = DenseOperator::new(a.as_ref(), 3).unwrap();
         let mut x = Mat::<f64>::zeros(20, 3);
-        let params = CgParams {
-            tol: 1e-10,
-            max_iter: 200,
-        };
+        let params = CgParams::default()
+            .with_tol(1e-10)
+            .with_max_iter(200)
+            .check()
+            .unwrap();
         let rep = conjugate_gradient(&op, b.as_ref(), x.as_mut(), &params).unwrap();
         assert!(rep.converged, "{rep:?}");
         let res = (&a * &x - &b).norm_l2() / b.norm_l2();
@@ -361,10 +407,11 @@ mod tests {
         let a = Mat::from_fn(n, n, |i, j| scale[i] * base[(i, j)] * scale[j]);
         let b = gaussian_mat(&mut seeded(6), n, 2, 1.0);
         let op = DenseOperator::new(a.as_ref(), 2).unwrap();
-        let params = CgParams {
-            tol: 1e-10,
-            max_iter: 2000,
-        };
+        let params = CgParams::default()
+            .with_tol(1e-10)
+            .with_max_iter(2000)
+            .check()
+            .unwrap();
         let mut x_plain = Mat::<f64>::zeros(n, 2);
         let plain = conjugate_gradient(&op, b.as_ref(), x_plain.as_mut(), &params).unwrap();
         // Jacobi preconditioner 𝓜 = diag(A)⁻¹
@@ -409,10 +456,11 @@ mod tests {
             &op,
             b.as_ref(),
             x.as_mut(),
-            &CgParams {
-                tol: 1e-14,
-                max_iter: 2,
-            },
+            &CgParams::default()
+                .with_tol(1e-14)
+                .with_max_iter(2)
+                .check()
+                .unwrap(),
         )
         .unwrap();
         assert!(!rep.converged);
@@ -425,7 +473,7 @@ mod tests {
         let bb = Mat::<f64>::from_fn(3, 1, |i, _| i as f64 + 1.0);
         let mut xx = Mat::<f64>::zeros(3, 1);
         assert!(matches!(
-            conjugate_gradient(&neg, bb.as_ref(), xx.as_mut(), &CgParams::default()),
+            conjugate_gradient(&neg, bb.as_ref(), xx.as_mut(), &ValidCgParams::default()),
             Err(LinalgError::NotPositiveDefinite { .. })
         ));
         // NaN-producing operator
@@ -433,13 +481,13 @@ mod tests {
             out.fill(f64::NAN);
         });
         assert!(matches!(
-            conjugate_gradient(&nan, bb.as_ref(), xx.as_mut(), &CgParams::default()),
+            conjugate_gradient(&nan, bb.as_ref(), xx.as_mut(), &ValidCgParams::default()),
             Err(LinalgError::NumericalBreakdown { .. })
         ));
         // shape mismatch
         let mut wrong = Mat::<f64>::zeros(3, 2);
         assert!(matches!(
-            conjugate_gradient(&neg, bb.as_ref(), wrong.as_mut(), &CgParams::default()),
+            conjugate_gradient(&neg, bb.as_ref(), wrong.as_mut(), &ValidCgParams::default()),
             Err(LinalgError::DimensionMismatch { .. })
         ));
         // zero right-hand side gives zero
@@ -448,7 +496,7 @@ mod tests {
             &neg,
             Mat::<f64>::zeros(3, 1).as_ref(),
             x0.as_mut(),
-            &CgParams::default(),
+            &ValidCgParams::default(),
         )
         .unwrap();
         assert!(rep.converged && x0.norm_l2() == 0.0);

@@ -78,7 +78,8 @@ pub mod sums;
 pub mod svd;
 
 pub use cg::{
-    CgParams, CgReport, LinearOperator, conjugate_gradient, preconditioned_conjugate_gradient,
+    CgParams, CgReport, LinearOperator, ValidCgParams, conjugate_gradient,
+    preconditioned_conjugate_gradient,
 };
 pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
 pub use error::{DimError, LinalgError, ParamError};

@@ -56,19 +56,15 @@ fn main() {
         let t = Instant::now();
         let problem =
             ImcProblem::fully_observed(Side::Features(&x), Side::Identity(l), &a).unwrap();
-        let params = ImcParams {
-            rank: 50,
-            lambda: 1.0,
-            max_outer: 10,
-            tol: 0.0,
-            cg: CgParams {
-                tol: 1e-6,
-                max_iter: 50,
-            },
-            init: ImcInit::Spectral,
-        }
-        .check()
-        .unwrap();
+        let params = ImcParams::default()
+            .with_rank(50)
+            .with_lambda(1.0)
+            .with_max_outer(10)
+            .with_tol(0.0)
+            .with_cg(CgParams::default().with_tol(1e-6).with_max_iter(50))
+            .with_init(ImcInit::Spectral)
+            .check()
+            .unwrap();
         let mut trace = Trace::new();
         let m = fit_imc(&problem, &params, None, &mut rng, &mut trace).unwrap();
         println!(
@@ -128,19 +124,15 @@ fn main() {
             println!("sampled_dot {t1:.3}s omega_mul_dense {t2:.3}s X products {t3:.3}s");
         }
         let problem = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega).unwrap();
-        let params = ImcParams {
-            rank: k,
-            lambda: 1.0,
-            max_outer: 3,
-            tol: 0.0,
-            cg: CgParams {
-                tol: 1e-6,
-                max_iter: 10,
-            },
-            init: ImcInit::Random,
-        }
-        .check()
-        .unwrap();
+        let params = ImcParams::default()
+            .with_rank(k)
+            .with_lambda(1.0)
+            .with_max_outer(3)
+            .with_tol(0.0)
+            .with_cg(CgParams::default().with_tol(1e-6).with_max_iter(10))
+            .with_init(ImcInit::Random)
+            .check()
+            .unwrap();
         let t = Instant::now();
         let mut trace = Trace::new();
         fit_imc(&problem, &params, None, &mut rng, &mut trace).unwrap();

@@ -147,12 +147,10 @@ pub fn fit_method(
 ) -> Result<ImcModel, SolverError> {
     method.check(phi, psi)?;
     let mut rng = seeded(seed);
-    let imc = ImcParams {
-        rank,
-        lambda,
-        max_outer: max_iter,
-        ..ImcParams::default()
-    };
+    let imc = ImcParams::default()
+        .with_rank(rank)
+        .with_lambda(lambda)
+        .with_max_outer(max_iter);
     match method {
         CompletionMethod::McAls => fit_mc_als(omega, &imc.check()?, None, &mut rng, observer),
         CompletionMethod::Imc => {
@@ -169,11 +167,10 @@ pub fn fit_method(
             }
         }
         CompletionMethod::PuImc { rho } => {
-            let p = PuImcParams {
-                imc,
-                alpha: 0.5 * (1.0 + rho),
-            }
-            .check()?;
+            let p = PuImcParams::default()
+                .with_imc(imc)
+                .with_alpha(0.5 * (1.0 + rho))
+                .check()?;
             fit_pu_imc(phi, psi, omega, &p, None, &mut rng, observer)
         }
     }

@@ -31,7 +31,7 @@
 //!
 //! let (fx, fy) = (FeatureMatrix::dense(x)?, FeatureMatrix::dense(y)?);
 //! let problem = ImcProblem::partial(Side::Features(&fx), Side::Features(&fy), &omega)?;
-//! let params = ImcParams { rank: 2, lambda: 1e-4, ..ImcParams::default() }.check()?;
+//! let params = ImcParams::default().with_rank(2).with_lambda(1e-4).check()?;
 //! let model = fit_imc(&problem, &params, None, &mut seeded(8), &mut NoObserver)?;
 //!
 //! // the objective never increases, and an unobserved entry is recovered
@@ -101,4 +101,4 @@ pub use transduction::{
 };
 
 /// Re-exported CG parameters (the `cg` field of [`ImcParams`]).
-pub use gimc_linalg::CgParams;
+pub use gimc_linalg::{CgParams, ValidCgParams};

@@ -24,7 +24,7 @@ use gimc_linalg::dense::check_finite;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
-use gimc_linalg::{CgParams, FeatureMatrix, Observed};
+use gimc_linalg::{CgParams, FeatureMatrix, Observed, ValidCgParams};
 use gimc_solvers::{
     ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver, Observer,
     PreconditionerBasis, Side, ValidImcParams, fit_imc, preconditioner_bases,
@@ -132,10 +132,7 @@ impl Default for CompletionParams {
             start_iters: 50,
             inner_iters: 3,
             imc_tol: 1e-6,
-            cg: CgParams {
-                tol: 1e-6,
-                max_iter: 50,
-            },
+            cg: CgParams::default().with_tol(1e-6).with_max_iter(50),
             learn_rows: true,
             learn_cols: true,
             line_search: LineSearchParams::default(),
@@ -218,8 +215,9 @@ impl CompletionParams {
         self
     }
 
-    /// Checks rank ≥ 1, λ, tolerances and the line search (the rank is checked against the
-    /// feature dimensions by the fit).
+    /// Checks rank ≥ 1, λ, tolerances, the CG stopping rule and the line search (the rank is
+    /// checked against the feature dimensions by the fit), and derives the checked IMC
+    /// parameters of the start and of step (1).
     pub fn check(&self) -> Result<ValidCompletionParams> {
         if self.rank == 0 {
             return Err(param_err("rank", "must be at least 1"));
@@ -229,7 +227,12 @@ impl CompletionParams {
         check_nonneg("tol", self.tol)?;
         check_nonneg("cg.tol", self.cg.tol)?;
         self.line_search.check()?;
-        Ok(ValidCompletionParams(*self))
+        // cannot fail after the checks above
+        Ok(ValidCompletionParams {
+            params: *self,
+            start: self.imc(self.start_iters)?,
+            inner: self.imc(self.inner_iters.max(1))?,
+        })
     }
 
     /// The outer loop's settings: a side without a step stays put for the iteration
@@ -238,27 +241,49 @@ impl CompletionParams {
         OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Skip)
     }
 
-    fn imc(&self, max_outer: usize) -> Result<gimc_solvers::ValidImcParams> {
-        Ok(ImcParams {
-            rank: self.rank,
-            lambda: self.lambda,
-            max_outer,
-            tol: self.imc_tol,
-            cg: self.cg,
-            init: ImcInit::Spectral,
-        }
-        .check()?)
+    fn imc(&self, max_outer: usize) -> Result<ValidImcParams> {
+        Ok(ImcParams::default()
+            .with_rank(self.rank)
+            .with_lambda(self.lambda)
+            .with_max_outer(max_outer)
+            .with_tol(self.imc_tol)
+            .with_cg(self.cg)
+            .with_init(ImcInit::Spectral)
+            .check()?)
     }
 }
 
-/// [`CompletionParams`] that passed [`CompletionParams::check`].
+/// [`CompletionParams`] that passed [`CompletionParams::check`]; it derefs to the parameters
+/// and keeps the checked IMC parameters of the solves (their CG stopping rule included).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidCompletionParams(CompletionParams);
+pub struct ValidCompletionParams {
+    params: CompletionParams,
+    start: ValidImcParams,
+    inner: ValidImcParams,
+}
+
+impl ValidCompletionParams {
+    /// The checked IMC parameters of the start (iteration 0): `start_iters` alternations.
+    pub fn valid_imc_start(&self) -> &ValidImcParams {
+        &self.start
+    }
+
+    /// The checked IMC parameters of step (1) of every outer iteration: `inner_iters`
+    /// alternations (at least 1).
+    pub fn valid_imc_inner(&self) -> &ValidImcParams {
+        &self.inner
+    }
+
+    /// The checked CG stopping rule of the IMC half-steps (the `cg` field).
+    pub fn valid_cg(&self) -> &ValidCgParams {
+        self.start.valid_cg()
+    }
+}
 
 impl std::ops::Deref for ValidCompletionParams {
     type Target = CompletionParams;
     fn deref(&self) -> &CompletionParams {
-        &self.0
+        &self.params
     }
 }
 
@@ -466,7 +491,7 @@ impl<MR: FeatureMap, MC: FeatureMap> CompletionModel<MR, MC> {
 
     /// The W half-step (ridge in W with H and the maps fixed, solved by CG warm-started from
     /// the current W), as in step (1) of Algorithm 1.
-    pub fn w_step(&mut self, data: &CompletionData<'_>, cg: &CgParams) -> Result<()> {
+    pub fn w_step(&mut self, data: &CompletionData<'_>, cg: &ValidCgParams) -> Result<()> {
         let (phi, psi) = self.features(data)?;
         let problem = problem(&phi, &psi, data.omega)?;
         ImcWorkspace::new(&problem).w_step(self.lambda, self.h.as_ref(), self.w.as_mut(), cg)?;
@@ -791,7 +816,7 @@ struct CompletionSnapshot {
 /// learned), W and H by warm-started IMC alternations before the searches (step (1)).
 struct CompletionOuter<'a, 'r, MR, MC> {
     data: CompletionData<'a>,
-    params: &'a CompletionParams,
+    params: &'a ValidCompletionParams,
     validation: Option<&'a Observed>,
     /// The stream of the IMC solves.
     rng: &'r mut GimcRng,
@@ -818,7 +843,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         data: &CompletionData<'a>,
         row_map: MR,
         col_map: MC,
-        params: &'a CompletionParams,
+        params: &'a ValidCompletionParams,
         validation: Option<&'a Observed>,
         rng: &'r mut GimcRng,
     ) -> Result<(Self, f64)> {
@@ -829,13 +854,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         let imc_start = {
             let prob = problem(&phi, &psi, data.omega)?
                 .with_preconditioner_bases(bases.0.as_ref(), bases.1.as_ref())?;
-            fit_imc(
-                &prob,
-                &params.imc(params.start_iters)?,
-                None,
-                rng,
-                &mut NoObserver,
-            )?
+            fit_imc(&prob, params.valid_imc_start(), None, rng, &mut NoObserver)?
         };
         let (w, h) = (imc_start.w, imc_start.h);
         let f0 = objective(
@@ -858,7 +877,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             params,
             validation,
             rng,
-            inner: params.imc(params.inner_iters.max(1))?,
+            inner: *params.valid_imc_inner(),
             bases,
             row_map,
             col_map,

@@ -84,10 +84,7 @@ impl MccParams {
     /// `k` clusters: IMC rank k (λ 0.1, the default iterations), k-means with 10 restarts.
     pub fn new(k: usize) -> Self {
         Self {
-            imc: ImcParams {
-                rank: k,
-                ..ImcParams::default()
-            },
+            imc: ImcParams::default().with_rank(k),
             kmeans: KMeansParams::new(k).with_n_init(10),
             memory: MemoryBudget::Detect,
         }

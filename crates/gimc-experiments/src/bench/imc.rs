@@ -38,19 +38,15 @@ fn bibtex_run(data_dir: &Path, runs: usize) -> Result<(f64, [f64; 3]), Experimen
         _ => return Err(fail("bibtex has no label matrix")),
     };
     let n_labels = ytr.cols();
-    let params = ImcParams {
-        rank: BIBTEX_RANK,
-        lambda: BIBTEX_LAMBDA,
-        max_outer: BIBTEX_ALTERNATIONS,
-        tol: 0.0,
-        cg: CgParams {
-            tol: 1e-6,
-            max_iter: 20,
-        },
-        init: ImcInit::Spectral,
-    }
-    .check()
-    .map_err(fail)?;
+    let params = ImcParams::default()
+        .with_rank(BIBTEX_RANK)
+        .with_lambda(BIBTEX_LAMBDA)
+        .with_max_outer(BIBTEX_ALTERNATIONS)
+        .with_tol(0.0)
+        .with_cg(CgParams::default().with_tol(1e-6).with_max_iter(20))
+        .with_init(ImcInit::Spectral)
+        .check()
+        .map_err(fail)?;
     let (secs, model) = median_secs(runs, || {
         // The timed region is the whole fit from the loaded data: Ω built from the labels,
         // Gram matrices, initialisation and the alternations.
@@ -157,10 +153,11 @@ impl Benchmark for ImcCgStep {
             ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega).map_err(fail)?;
         let h = gaussian_mat(&mut rng, d, k, 1.0);
         let time_half_step = |iters: usize| -> Result<(f64, usize), ExperimentError> {
-            let cg = CgParams {
-                tol: 0.0,
-                max_iter: iters,
-            };
+            let cg = CgParams::default()
+                .with_tol(0.0)
+                .with_max_iter(iters)
+                .check()
+                .map_err(fail)?;
             let (secs, report) = median_secs(3, || {
                 let mut w = Mat::<f64>::zeros(d, k);
                 w_step(&problem, 0.1, h.as_ref(), w.as_mut(), &cg).map_err(fail)

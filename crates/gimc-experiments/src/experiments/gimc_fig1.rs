@@ -303,17 +303,16 @@ fn lambda_grid(grid: (&[f64], &[f64]), quick: bool) -> Grid {
 }
 
 fn imc_params(rank: usize, lambda: f64, quick: bool) -> ImcParams {
-    ImcParams {
-        rank,
-        lambda,
-        max_outer: if quick { 8 } else { 25 },
-        tol: 1e-6,
-        cg: CgParams {
-            tol: 1e-6,
-            max_iter: if quick { 15 } else { 20 },
-        },
-        ..ImcParams::default()
-    }
+    ImcParams::default()
+        .with_rank(rank)
+        .with_lambda(lambda)
+        .with_max_outer(if quick { 8 } else { 25 })
+        .with_tol(1e-6)
+        .with_cg(
+            CgParams::default()
+                .with_tol(1e-6)
+                .with_max_iter(if quick { 15 } else { 20 }),
+        )
 }
 
 /// Plain MC by ALS (GIMC eq. 2).

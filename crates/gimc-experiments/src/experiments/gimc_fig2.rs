@@ -160,13 +160,11 @@ pub fn linear_imc(
             &y,
         )
         .map_err(solver_err)?;
-        let params = ImcParams {
-            rank,
-            lambda,
-            ..ImcParams::default()
-        }
-        .check()
-        .map_err(solver_err)?;
+        let params = ImcParams::default()
+            .with_rank(rank)
+            .with_lambda(lambda)
+            .check()
+            .map_err(solver_err)?;
         let model = fit_imc(
             &problem,
             &params,

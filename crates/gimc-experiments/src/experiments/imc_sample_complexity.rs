@@ -235,19 +235,15 @@ fn run_trial(
     let mut rng = seeded(fit_seed);
     let fitted = match solver {
         PhaseSolver::Als => {
-            let p = ImcParams {
-                rank,
-                lambda: 1e-8,
-                max_outer: 60,
-                tol: 1e-12,
-                cg: CgParams {
-                    tol: 1e-9,
-                    max_iter: 60,
-                },
-                init: ImcInit::Spectral,
-            }
-            .check()
-            .map_err(solver_err)?;
+            let p = ImcParams::default()
+                .with_rank(rank)
+                .with_lambda(1e-8)
+                .with_max_outer(60)
+                .with_tol(1e-12)
+                .with_cg(CgParams::default().with_tol(1e-9).with_max_iter(60))
+                .with_init(ImcInit::Spectral)
+                .check()
+                .map_err(solver_err)?;
             fit_imc(&problem, &p, None, &mut rng, &mut NoObserver)
         }
         PhaseSolver::Nuclear => {

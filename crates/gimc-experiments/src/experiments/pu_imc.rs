@@ -204,12 +204,10 @@ fn fit_predict(
     let ones: Vec<(usize, usize, f64)> = pos.iter().map(|&(i, j)| (i, j, 1.0)).collect();
     let omega: Observed = observed_from(n, n, &ones)?;
     let (phi, psi) = (Side::Features(&problem.phi), Side::Features(&problem.psi));
-    let imc = ImcParams {
-        rank: setting.rank,
-        lambda: setting.lambda,
-        max_outer,
-        ..ImcParams::default()
-    };
+    let imc = ImcParams::default()
+        .with_rank(setting.rank)
+        .with_lambda(setting.lambda)
+        .with_max_outer(max_outer);
     let model: ImcModel = match setting.alpha {
         None => {
             let p = imc.check().map_err(solver_err)?;
@@ -217,7 +215,11 @@ fn fit_predict(
             fit_imc(&pr, &p, None, rng, &mut NoObserver).map_err(solver_err)?
         }
         Some(alpha) => {
-            let p = PuImcParams { imc, alpha }.check().map_err(solver_err)?;
+            let p = PuImcParams::default()
+                .with_imc(imc)
+                .with_alpha(alpha)
+                .check()
+                .map_err(solver_err)?;
             fit_pu_imc(phi, psi, &omega, &p, None, rng, &mut NoObserver).map_err(solver_err)?
         }
     };

@@ -39,7 +39,8 @@ proptest! {
         let tol = 10f64.powi(-tol_exp);
         let op = DenseOperator::new(a.as_ref(), k).unwrap();
         let mut x = gauss(seed + 2, n, k); // arbitrary warm start
-        let rep = conjugate_gradient(&op, b.as_ref(), x.as_mut(), &CgParams { tol, max_iter: 10 * n + 50 }).unwrap();
+        let params = CgParams::default().with_tol(tol).with_max_iter(10 * n + 50).check().unwrap();
+        let rep = conjugate_gradient(&op, b.as_ref(), x.as_mut(), &params).unwrap();
         prop_assert!(rep.converged, "{:?}", rep);
         prop_assert!(rep.relative_residual <= tol);
         // true residual meets the tolerance (small slack for the recursive residual's drift)
@@ -72,10 +73,11 @@ fn cg_on_matrix_valued_unknown_with_sylvester_operator() {
         &op,
         b.as_ref(),
         s.as_mut(),
-        &CgParams {
-            tol: 1e-12,
-            max_iter: 500,
-        },
+        &CgParams::default()
+            .with_tol(1e-12)
+            .with_max_iter(500)
+            .check()
+            .unwrap(),
     )
     .unwrap();
     assert!(rep.converged, "{rep:?}");
@@ -95,10 +97,11 @@ fn cg_on_matrix_valued_unknown_with_sylvester_operator() {
         &f,
         b.as_ref(),
         s2.as_mut(),
-        &CgParams {
-            tol: 1e-12,
-            max_iter: 500,
-        },
+        &CgParams::default()
+            .with_tol(1e-12)
+            .with_max_iter(500)
+            .check()
+            .unwrap(),
     )
     .unwrap();
     assert!(max_diff(&s2, &direct) < 1e-9);

@@ -5,8 +5,8 @@ use gimc_linalg::kernels::{Kernel, kernel_block};
 use gimc_linalg::observed::{omega_mul_dense, omega_tr_mul_dense, sampled_dot};
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{
-    CgParams, FeatureMatrix, LinalgError, Observed, cholesky_solve, conjugate_gradient, pinv_sqrt,
-    ridge_solve, thin_svd,
+    FeatureMatrix, LinalgError, Observed, ValidCgParams, cholesky_solve, conjugate_gradient,
+    pinv_sqrt, ridge_solve, thin_svd,
 };
 
 use crate::common::gauss;
@@ -48,7 +48,7 @@ fn dimension_mismatches() {
         &op,
         gauss(9, 3, 1).as_ref(),
         x0.as_mut(),
-        &CgParams::default(),
+        &ValidCgParams::default(),
     ));
     dim(omega.with_values(vec![1.0]));
 }

@@ -2,7 +2,7 @@
 //! [`ImcAls`] solver in the shape of [`IterativeSolver`](crate::IterativeSolver) and
 //! [`fit_imc`].
 
-use gimc_linalg::cg::CgParams;
+use gimc_linalg::cg::{CgParams, ValidCgParams};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_scalar};
@@ -28,8 +28,11 @@ pub enum ImcInit {
     Random,
 }
 
-/// Hyper-parameters of [`fit_imc`] / [`fit_mc_als`](super::fit_mc_als).
+/// Hyper-parameters of [`fit_imc`] / [`fit_mc_als`](super::fit_mc_als). Start from
+/// [`ImcParams::default`] and the `with_*` methods; [`ImcParams::check`] validates them into the
+/// [`ValidImcParams`] that the fits take.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct ImcParams {
     /// Rank k: 1 ≤ k < min(D_x, D_y). Default 10.
     pub rank: usize,
@@ -53,36 +56,78 @@ impl Default for ImcParams {
             lambda: 0.1,
             max_outer: 20,
             tol: 1e-6,
-            cg: CgParams {
-                tol: 1e-6,
-                max_iter: 50,
-            },
+            cg: CgParams::default().with_tol(1e-6).with_max_iter(50),
             init: ImcInit::Spectral,
         }
     }
 }
 
-/// [`ImcParams`] that passed [`ImcParams::check`].
+/// [`ImcParams`] that passed [`ImcParams::check`]; it derefs to the parameters and keeps the
+/// checked CG stopping rule ([`ValidImcParams::valid_cg`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidImcParams(ImcParams);
+pub struct ValidImcParams {
+    params: ImcParams,
+    cg: ValidCgParams,
+}
 
 impl ValidImcParams {
     /// The checked parameters.
     pub fn params(&self) -> &ImcParams {
-        &self.0
+        &self.params
+    }
+
+    /// The checked CG stopping rule of the half-steps (the `cg` field).
+    pub fn valid_cg(&self) -> &ValidCgParams {
+        &self.cg
     }
 }
 
 impl std::ops::Deref for ValidImcParams {
     type Target = ImcParams;
     fn deref(&self) -> &ImcParams {
-        &self.0
+        &self.params
     }
 }
 
 impl ImcParams {
+    /// Sets the rank k.
+    pub fn with_rank(mut self, rank: usize) -> Self {
+        self.rank = rank;
+        self
+    }
+
+    /// Sets the ridge weight λ.
+    pub fn with_lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// Sets the maximum number of alternations.
+    pub fn with_max_outer(mut self, max_outer: usize) -> Self {
+        self.max_outer = max_outer;
+        self
+    }
+
+    /// Sets the relative-decrease stopping rule.
+    pub fn with_tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets the CG stopping rule of the half-steps.
+    pub fn with_cg(mut self, cg: CgParams) -> Self {
+        self.cg = cg;
+        self
+    }
+
+    /// Sets the initialisation used without a warm start.
+    pub fn with_init(mut self, init: ImcInit) -> Self {
+        self.init = init;
+        self
+    }
+
     /// Checks the parameters that do not depend on the data (the rank is also checked against
-    /// the problem's dimensions by the fit).
+    /// the problem's dimensions by the fit), the CG stopping rule included.
     pub fn check(&self) -> Result<ValidImcParams, SolverError> {
         if self.rank == 0 {
             return Err(param_err("rank", "must be >= 1"));
@@ -90,7 +135,9 @@ impl ImcParams {
         check_nonneg("lambda", self.lambda)?;
         check_nonneg("tol", self.tol)?;
         check_nonneg("cg.tol", self.cg.tol)?;
-        Ok(ValidImcParams(*self))
+        // cannot fail after the line above; named `cg.tol` there
+        let cg = self.cg.check()?;
+        Ok(ValidImcParams { params: *self, cg })
     }
 }
 
@@ -176,10 +223,10 @@ impl IterativeSolver for ImcAls<'_, '_> {
         let p = &self.params;
         let rw = self
             .ws
-            .w_step(p.lambda, state.h.as_ref(), state.w.as_mut(), &p.cg)?;
+            .w_step(p.lambda, state.h.as_ref(), state.w.as_mut(), p.valid_cg())?;
         let rh = self
             .ws
-            .h_step(p.lambda, state.w.as_ref(), state.h.as_mut(), &p.cg)?;
+            .h_step(p.lambda, state.w.as_ref(), state.h.as_mut(), p.valid_cg())?;
         let f = self
             .ws
             .objective(p.lambda, state.w.as_ref(), state.h.as_ref())?;

@@ -13,8 +13,11 @@ use super::als::{ImcParams, ValidImcParams, fit_imc};
 use super::predict::ImcModel;
 use super::problem::ImcProblem;
 
-/// Parameters of PU-IMC: the IMC parameters and α.
+/// Parameters of PU-IMC: the IMC parameters and α. Start from [`PuImcParams::default`] and the
+/// `with_*` methods; [`PuImcParams::check`] validates them into the [`ValidPuImcParams`] that
+/// [`fit_pu_imc`] takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct PuImcParams {
     /// The IMC parameters.
     pub imc: ImcParams,
@@ -51,6 +54,18 @@ impl ValidPuImcParams {
 }
 
 impl PuImcParams {
+    /// Sets the IMC parameters.
+    pub fn with_imc(mut self, imc: ImcParams) -> Self {
+        self.imc = imc;
+        self
+    }
+
+    /// Sets the weight α of observed positives.
+    pub fn with_alpha(mut self, alpha: f64) -> Self {
+        self.alpha = alpha;
+        self
+    }
+
     /// Checks the IMC parameters and α ∈ (0, 1].
     pub fn check(&self) -> Result<ValidPuImcParams, SolverError> {
         let imc = self.imc.check()?;

@@ -100,10 +100,11 @@ fn preconditioned_half_step_matches_plain_cg_in_fewer_iterations() {
     assert!(bases_x.is_some());
     assert!(preconditioner_bases(&sparse).0.is_none());
     let h = gaussian_mat(&mut rng, d, k, 0.3);
-    let cg = CgParams {
-        tol: 1e-10,
-        max_iter: 2000,
-    };
+    let cg = CgParams::default()
+        .with_tol(1e-10)
+        .with_max_iter(2000)
+        .check()
+        .unwrap();
     let mut w_pre = Mat::<f64>::zeros(d, k);
     let rep_pre = w_step(&dense, 0.01, h.as_ref(), w_pre.as_mut(), &cg).unwrap();
     let mut w_plain = Mat::<f64>::zeros(d, k);
@@ -157,10 +158,11 @@ fn row_space_reduction_of_wide_features_gives_the_same_half_step() {
     let (xs, ys) = (stored_sparse(&x), stored_sparse(&y));
     let dense = ImcProblem::partial(Side::Features(&xd), Side::Features(&yd), &o).unwrap();
     let sparse = ImcProblem::partial(Side::Features(&xs), Side::Features(&ys), &o).unwrap();
-    let cg = CgParams {
-        tol: 1e-12,
-        max_iter: 5000,
-    };
+    let cg = CgParams::default()
+        .with_tol(1e-12)
+        .with_max_iter(5000)
+        .check()
+        .unwrap();
     let h = gaussian_mat(&mut rng, d, k, 0.3);
     // a warm start with a component outside the row space of Φ
     let w0 = gaussian_mat(&mut rng, d, k, 1.0);
@@ -274,10 +276,11 @@ fn gradients_match_finite_differences() {
 #[test]
 fn half_steps_zero_the_partial_gradient() {
     let (x, y, o) = small_problem_data(2);
-    let cg = CgParams {
-        tol: 1e-12,
-        max_iter: 500,
-    };
+    let cg = CgParams::default()
+        .with_tol(1e-12)
+        .with_max_iter(500)
+        .check()
+        .unwrap();
     for pr in [
         ImcProblem::partial(Side::Features(&x), Side::Features(&y), &o).unwrap(),
         ImcProblem::pu(Side::Identity(12), Side::Features(&y), &o, 0.7).unwrap(),
@@ -349,10 +352,7 @@ fn residual_and_top_k() {
 #[test]
 fn parameter_errors() {
     let (x, y, o) = small_problem_data(5);
-    let mut p = ImcParams {
-        rank: 0,
-        ..ImcParams::default()
-    };
+    let mut p = ImcParams::default().with_rank(0);
     assert!(p.check().is_err());
     p.rank = 2;
     p.lambda = -1.0;
@@ -367,7 +367,7 @@ fn parameter_errors() {
     let pr = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &o).unwrap();
     let mut rng = seeded(1);
     for rank in [4, 5] {
-        let bad = ImcParams { rank, ..p }.check().unwrap();
+        let bad = p.with_rank(rank).check().unwrap();
         let e = fit_imc(&pr, &bad, None, &mut rng, &mut NoObserver).unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
@@ -389,12 +389,52 @@ fn parameter_errors() {
     assert!(ImcProblem::partial(Side::Features(&x), Side::Identity(8), &o).is_err());
     assert!(ImcProblem::pu(Side::Features(&x), Side::Features(&y), &o, 0.0).is_err());
     assert!(ImcProblem::pu(Side::Features(&x), Side::Features(&y), &o, 1.5).is_err());
-    assert!(
-        PuImcParams {
-            alpha: f64::NAN,
-            ..Default::default()
-        }
+    assert!(PuImcParams::default().with_alpha(f64::NAN).check().is_err());
+}
+
+/// The name of the parameter a `check()` refused.
+fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
+    match r {
+        Err(SolverError::InvalidParameter { name, .. }) => name,
+        other => panic!("expected a parameter error, got {other:?}"),
+    }
+}
+
+#[test]
+fn imc_and_pu_imc_check_refuse_each_bad_field() {
+    let p = ImcParams::default();
+    let v = p.check().unwrap();
+    assert_eq!(**v.valid_cg(), p.cg);
+    assert_eq!(refused(p.with_rank(0).check()), "rank");
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(refused(p.with_lambda(bad).check()), "lambda");
+        assert_eq!(refused(p.with_tol(bad).check()), "tol");
+        let cg = CgParams::default().with_tol(bad);
+        assert_eq!(refused(p.with_cg(cg).check()), "cg.tol");
+    }
+    let set = p
+        .with_rank(3)
+        .with_lambda(0.0)
+        .with_max_outer(0)
+        .with_tol(0.0)
+        .with_cg(CgParams::default().with_tol(1e-9).with_max_iter(0))
+        .with_init(ImcInit::Random)
         .check()
-        .is_err()
+        .unwrap();
+    assert_eq!(
+        (set.rank, set.lambda, set.max_outer, set.tol, set.init),
+        (3, 0.0, 0, 0.0, ImcInit::Random)
     );
+    assert_eq!((set.valid_cg().tol, set.valid_cg().max_iter), (1e-9, 0));
+
+    let pu = PuImcParams::default();
+    assert_eq!(pu.check().unwrap().alpha(), 0.75);
+    assert_eq!(refused(pu.with_imc(p.with_rank(0)).check()), "rank");
+    let cg = CgParams::default().with_tol(-1.0);
+    assert_eq!(refused(pu.with_imc(p.with_cg(cg)).check()), "cg.tol");
+    for alpha in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
+        assert_eq!(refused(pu.with_alpha(alpha).check()), "alpha");
+    }
+    let v = pu.with_imc(p.with_rank(4)).with_alpha(1.0).check().unwrap();
+    assert_eq!((v.imc().rank, v.alpha()), (4, 1.0));
 }

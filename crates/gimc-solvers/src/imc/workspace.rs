@@ -6,7 +6,7 @@
 use std::cell::{OnceCell, RefCell};
 
 use gimc_linalg::cg::{
-    CgParams, LinearOperator, SylvesterOperator, conjugate_gradient,
+    LinearOperator, SylvesterOperator, ValidCgParams, conjugate_gradient,
     preconditioned_conjugate_gradient,
 };
 use gimc_linalg::dense::{frob_dot, gram_tn};
@@ -467,7 +467,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         lambda: f64,
         h: MatRef<'_, f64>,
         w: MatMut<'_, f64>,
-        cg: &CgParams,
+        cg: &ValidCgParams,
     ) -> Result<HalfStepReport, SolverError> {
         self.check_factors(w.as_ref(), h)?;
         self.half_step(Which::W, lambda, h, w, cg)
@@ -480,7 +480,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         lambda: f64,
         w: MatRef<'_, f64>,
         h: MatMut<'_, f64>,
-        cg: &CgParams,
+        cg: &ValidCgParams,
     ) -> Result<HalfStepReport, SolverError> {
         self.check_factors(w, h.as_ref())?;
         self.half_step(Which::H, lambda, w, h, cg)
@@ -492,10 +492,9 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         lambda: f64,
         other: MatRef<'_, f64>,
         mut x: MatMut<'_, f64>,
-        cg: &CgParams,
+        cg: &ValidCgParams,
     ) -> Result<HalfStepReport, SolverError> {
         check_nonneg("lambda", lambda)?;
-        check_nonneg("cg.tol", cg.tol)?;
         check_finite_mat("warm start", x.as_ref())?;
         check_finite_mat("fixed factor", other)?;
         let pr = self.problem;
@@ -727,7 +726,7 @@ pub fn w_step(
     lambda: f64,
     h: MatRef<'_, f64>,
     w: MatMut<'_, f64>,
-    cg: &CgParams,
+    cg: &ValidCgParams,
 ) -> Result<HalfStepReport, SolverError> {
     ImcWorkspace::new(problem).w_step(lambda, h, w, cg)
 }
@@ -738,7 +737,7 @@ pub fn h_step(
     lambda: f64,
     w: MatRef<'_, f64>,
     h: MatMut<'_, f64>,
-    cg: &CgParams,
+    cg: &ValidCgParams,
 ) -> Result<HalfStepReport, SolverError> {
     ImcWorkspace::new(problem).h_step(lambda, w, h, cg)
 }

@@ -250,10 +250,10 @@ impl IterativeSolver for LogisticNewton<'_> {
         });
         let mut s = Mat::<f64>::zeros(dim, 1);
         let neg_g = &g * faer::Scale(-1.0);
-        let cg = CgParams {
-            tol: (0.1f64).min(gnorm.sqrt()),
-            max_iter: self.params.max_cg,
-        };
+        let cg = CgParams::default()
+            .with_tol((0.1f64).min(gnorm.sqrt()))
+            .with_max_iter(self.params.max_cg)
+            .check()?;
         let rep = conjugate_gradient(&hess, neg_g.as_ref(), s.as_mut(), &cg)?;
         // Armijo backtracking: f(w + t s) ≤ f(w) + 1e-4 t ∇ᵀs
         let slope = gimc_linalg::dense::frob_dot(g.as_ref(), s.as_ref())?;

@@ -20,19 +20,15 @@ fn imc_recovers_planted_low_rank_with_gaussian_features() {
     let omega = observe(&pl.a, &pairs);
     let problem =
         ImcProblem::partial(Side::Features(&pl.x), Side::Features(&pl.y), &omega).unwrap();
-    let params = ImcParams {
-        rank: k,
-        lambda: 1e-8,
-        max_outer: 100,
-        tol: 1e-15,
-        cg: CgParams {
-            tol: 1e-10,
-            max_iter: 200,
-        },
-        init: ImcInit::Spectral,
-    }
-    .check()
-    .unwrap();
+    let params = ImcParams::default()
+        .with_rank(k)
+        .with_lambda(1e-8)
+        .with_max_outer(100)
+        .with_tol(1e-15)
+        .with_cg(CgParams::default().with_tol(1e-10).with_max_iter(200))
+        .with_init(ImcInit::Spectral)
+        .check()
+        .unwrap();
     let mut trace = Trace::new();
     let model = fit_imc(&problem, &params, None, &mut rng, &mut trace).unwrap();
     let ahat = model
@@ -64,10 +60,7 @@ fn fully_observed_fast_path_equals_general_path() {
     );
     let nonzeros = Observed::from_csr(&dense_to_csr(a.as_ref()).unwrap()).unwrap();
     let all = Observed::full_from_dense(a.as_ref()).unwrap();
-    let cg = CgParams {
-        tol: 1e-13,
-        max_iter: 1000,
-    };
+    let cg = CgParams::default().with_tol(1e-13).with_max_iter(1000);
     for psi_identity in [false, true] {
         let psi = if psi_identity {
             Side::Identity(m)
@@ -79,16 +72,15 @@ fn fully_observed_fast_path_equals_general_path() {
         let dy_eff = psi.dim();
         let w0 = gaussian_mat(&mut rng, dx, k, 1.0);
         let h0 = gaussian_mat(&mut rng, dy_eff, k, 1.0);
-        let params = ImcParams {
-            rank: k,
-            lambda: 0.3,
-            max_outer: 6,
-            tol: 0.0,
-            cg,
-            init: ImcInit::Random,
-        }
-        .check()
-        .unwrap();
+        let params = ImcParams::default()
+            .with_rank(k)
+            .with_lambda(0.3)
+            .with_max_outer(6)
+            .with_tol(0.0)
+            .with_cg(cg)
+            .with_init(ImcInit::Random)
+            .check()
+            .unwrap();
         let mf = fit_imc(
             &full,
             &params,
@@ -140,19 +132,15 @@ fn sparse_features_match_dense_features() {
     let xd = FeatureMatrix::dense(xd).unwrap();
     let a = gaussian_mat(&mut rng, n, m, 1.0);
     let omega = observe(&a, &random_pairs(&mut rng, n, m, 500));
-    let params = ImcParams {
-        rank: 3,
-        lambda: 0.5,
-        max_outer: 4,
-        tol: 0.0,
-        cg: CgParams {
-            tol: 1e-12,
-            max_iter: 500,
-        },
-        init: ImcInit::Spectral,
-    }
-    .check()
-    .unwrap();
+    let params = ImcParams::default()
+        .with_rank(3)
+        .with_lambda(0.5)
+        .with_max_outer(4)
+        .with_tol(0.0)
+        .with_cg(CgParams::default().with_tol(1e-12).with_max_iter(500))
+        .with_init(ImcInit::Spectral)
+        .check()
+        .unwrap();
     let pd = ImcProblem::partial(Side::Features(&xd), Side::Identity(m), &omega).unwrap();
     let ps = ImcProblem::partial(Side::Features(&xs), Side::Identity(m), &omega).unwrap();
     let md = fit_imc(&pd, &params, None, &mut seeded(5), &mut NoObserver).unwrap();
@@ -205,14 +193,15 @@ proptest! {
             1 => ImcProblem::fully_observed(phi, psi, &omega).unwrap(),
             _ => ImcProblem::pu(phi, psi, &omega, 0.7).unwrap(),
         };
-        let params = ImcParams {
-            rank: 2,
-            lambda,
-            max_outer: 8,
-            tol: 0.0,
-            cg: CgParams { tol: 1e-12, max_iter: cg_iters },
-            init: ImcInit::Random,
-        }.check().unwrap();
+        let params = ImcParams::default()
+            .with_rank(2)
+            .with_lambda(lambda)
+            .with_max_outer(8)
+            .with_tol(0.0)
+            .with_cg(CgParams::default().with_tol(1e-12).with_max_iter(cg_iters))
+            .with_init(ImcInit::Random)
+            .check()
+            .unwrap();
         let model = fit_imc(&problem, &params, None, &mut rng, &mut NoObserver).unwrap();
         for w in model.objective_trace.windows(2) {
             prop_assert!(w[1] <= w[0] + 1e-10 * w[0].abs().max(1.0), "{} -> {}", w[0], w[1]);

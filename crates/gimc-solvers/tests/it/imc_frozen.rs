@@ -73,17 +73,12 @@ pub fn fingerprints() -> Vec<u64> {
     let fw = FeatureMatrix::dense(wide).unwrap();
     let o = omega(n, m, 1500, 7);
     let o_wide = omega(30, m, 400, 8);
-    let params = ImcParams {
-        rank: 3,
-        lambda: 0.05,
-        max_outer: 8,
-        tol: 0.0,
-        ..ImcParams::default()
-    };
-    let random = ImcParams {
-        init: ImcInit::Random,
-        ..params
-    };
+    let params = ImcParams::default()
+        .with_rank(3)
+        .with_lambda(0.05)
+        .with_max_outer(8)
+        .with_tol(0.0);
+    let random = params.with_init(ImcInit::Random);
     let fit = |p: &ImcProblem<'_>, params: &ImcParams| {
         fit_imc(
             p,

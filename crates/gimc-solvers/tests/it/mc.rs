@@ -11,16 +11,14 @@ fn mc_als_recovers_planted_low_rank() {
     let a = planted_low_rank(n, m, k, 3);
     let mut rng = seeded(4);
     let omega = observe(&a, &random_pairs(&mut rng, n, m, n * m * 2 / 5));
-    let params = ImcParams {
-        rank: k,
-        lambda: 1e-9,
-        max_outer: 200,
-        tol: 1e-16,
-        init: ImcInit::Spectral,
-        ..ImcParams::default()
-    }
-    .check()
-    .unwrap();
+    let params = ImcParams::default()
+        .with_rank(k)
+        .with_lambda(1e-9)
+        .with_max_outer(200)
+        .with_tol(1e-16)
+        .with_init(ImcInit::Spectral)
+        .check()
+        .unwrap();
     let model = fit_mc_als(&omega, &params, None, &mut rng, &mut NoObserver).unwrap();
     let ahat = model
         .scores_for_rows(Side::Identity(n), Side::Identity(m))

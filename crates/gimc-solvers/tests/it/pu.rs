@@ -61,20 +61,17 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
     }
     let ones = vec![1.0; rows.len()];
     let positives = Observed::from_triplets(n, n, &rows, &cols, &ones).unwrap();
-    let imc = ImcParams {
-        rank: 4,
-        lambda: 0.1,
-        max_outer: 30,
-        tol: 1e-8,
-        init: ImcInit::Spectral,
-        ..ImcParams::default()
-    };
-    let pu_params = PuImcParams {
-        imc,
-        alpha: (1.0 + rho) / 2.0,
-    }
-    .check()
-    .unwrap();
+    let imc = ImcParams::default()
+        .with_rank(4)
+        .with_lambda(0.1)
+        .with_max_outer(30)
+        .with_tol(1e-8)
+        .with_init(ImcInit::Spectral);
+    let pu_params = PuImcParams::default()
+        .with_imc(imc)
+        .with_alpha((1.0 + rho) / 2.0)
+        .check()
+        .unwrap();
     let (phi, psi) = (Side::Features(&x), Side::Features(&y));
     let pu = fit_pu_imc(
         phi,

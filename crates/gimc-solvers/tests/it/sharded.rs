@@ -121,17 +121,12 @@ fn sharded_fit_is_the_fit_on_the_union() {
     let d = data(180, 35, 14, 6, 1800, 21);
     let y = FeatureMatrix::dense(d.y.clone()).unwrap();
     let omega = Observed::from_triplets(d.n, d.m, &d.rows, &d.cols, &d.vals).unwrap();
-    let base = ImcParams {
-        rank: 3,
-        lambda: 0.1,
-        max_outer: 10,
-        tol: 1e-9,
-        ..ImcParams::default()
-    };
-    let random = ImcParams {
-        init: ImcInit::Random,
-        ..base
-    };
+    let base = ImcParams::default()
+        .with_rank(3)
+        .with_lambda(0.1)
+        .with_max_outer(10)
+        .with_tol(1e-9);
+    let random = base.with_init(ImcInit::Random);
     // (sparse Φ, identity Ψ, params, shard bounds): 2 and 3 processes, uneven, one empty
     let cases = [
         (false, false, base, vec![0, 90, 180]),
@@ -185,12 +180,7 @@ fn sharded_fit_refuses_what_it_does_not_sum() {
     let x = FeatureMatrix::dense(d.x.clone()).unwrap();
     let y = FeatureMatrix::dense(d.y.clone()).unwrap();
     let omega = Observed::from_triplets(d.n, d.m, &d.rows, &d.cols, &d.vals).unwrap();
-    let params = ImcParams {
-        rank: 2,
-        ..ImcParams::default()
-    }
-    .check()
-    .unwrap();
+    let params = ImcParams::default().with_rank(2).check().unwrap();
     // the refusal comes before any sum, so one member of a group of two can be asked alone
     let group = ThreadSums::group(2);
     let refused = |problem: ImcProblem<'_>| {

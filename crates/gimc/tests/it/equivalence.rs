@@ -55,10 +55,11 @@ fn fast_path_equals_general_path_when_fully_observed() {
         );
         let (g_general, _) = model.gradients(&cdata).unwrap();
         assert!((&g_general - &g_fast).norm_l2() < 1e-9 * g_fast.norm_l2().max(1.0));
-        let cg = CgParams {
-            tol: 1e-14,
-            max_iter: 2000,
-        };
+        let cg = CgParams::default()
+            .with_tol(1e-14)
+            .with_max_iter(2000)
+            .check()
+            .unwrap();
         model.w_step(&cdata, &cg).unwrap();
         let diff = (model.w().to_owned() - &w_fast).norm_l2();
         assert!(

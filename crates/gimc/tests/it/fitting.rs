@@ -375,10 +375,28 @@ fn completion_inputs_and_parameters_are_checked() {
         CompletionParams::default().with_rank(0),
         CompletionParams::default().with_lambda(-1.0),
         CompletionParams::default().with_rank(2).with_tol(f64::NAN),
+        CompletionParams::default()
+            .with_rank(2)
+            .with_cg(gimc_solvers::CgParams::default().with_tol(-1.0)),
     ] {
         let e = bad.check().unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
+    // the checked IMC parameters of the start and of step (1) carry the CG rule
+    let cg = gimc_solvers::CgParams::default()
+        .with_tol(1e-9)
+        .with_max_iter(7);
+    let v = CompletionParams::default()
+        .with_rank(2)
+        .with_start_iters(5)
+        .with_inner_iters(0)
+        .with_cg(cg)
+        .check()
+        .unwrap();
+    assert_eq!(**v.valid_cg(), cg);
+    assert_eq!(v.valid_imc_start().max_outer, 5);
+    assert_eq!(v.valid_imc_inner().max_outer, 1);
+    assert_eq!(**v.valid_imc_inner().valid_cg(), cg);
     let wrong_shape = Observed::from_triplets(9, 8, &[0], &[0], &[1.0]).unwrap();
     let params = CompletionParams::default().with_rank(2).with_max_iter(1);
     let e = fit_completion(
