@@ -101,6 +101,17 @@ fn row_norm(s: &str) -> PyResult<RowNorm> {
     }
 }
 
+/// RBF widths from the estimator's `gamma` strings (`"scale"`, `"0.5*scale"`, a number).
+fn parse_gammas(gammas: &[String]) -> PyResult<Vec<Gamma>> {
+    gammas
+        .iter()
+        .map(|g| {
+            g.parse::<Gamma>()
+                .map_err(|e| value_err(format!("gamma: {e}")))
+        })
+        .collect()
+}
+
 /// The map family and whether it is learned, from the estimator's `map`.
 fn family_name(map: &str) -> PyResult<(&'static str, bool)> {
     match map {
@@ -255,13 +266,7 @@ fn fit_labels<'py>(
     let mode = standardize_mode(standardize)?;
     let norm = row_norm(normalize)?;
     let (family, learn) = family_name(map)?;
-    let gammas = gamma
-        .iter()
-        .map(|g| {
-            g.parse::<Gamma>()
-                .map_err(|e| value_err(format!("gamma: {e}")))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let gammas = parse_gammas(&gamma)?;
     let target = match (classes, labels) {
         (Some(c), None) => {
             let c: Vec<usize> = c
@@ -835,13 +840,7 @@ fn fit_gimc_completion<'py>(
             )));
         }
     };
-    let gammas = gammas
-        .iter()
-        .map(|g| {
-            g.parse::<Gamma>()
-                .map_err(|e| value_err(format!("gamma: {e}")))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let gammas = parse_gammas(&gammas)?;
     let (fx, fy) = (features(x_rows)?, features(x_cols)?);
     let (r, c) = (
         indices(&rows, "row index")?,
