@@ -100,6 +100,15 @@ pub(crate) fn check_finite_mat(
     }
 }
 
+/// The name of the parameter a `check()` refused (tests of every params type).
+#[cfg(test)]
+pub(crate) fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
+    match r {
+        Err(SolverError::InvalidParameter { name, .. }) => name,
+        other => panic!("expected a parameter error, got {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -622,6 +622,7 @@ pub fn fit_nuclear_imc(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::refused;
 
     #[test]
     fn factored_difference_matches_dense() {
@@ -656,14 +657,6 @@ mod tests {
         assert_eq!(c.mu, 1.0);
         assert!(!c.advance(1.0));
         assert!(c.advance(1e-4));
-    }
-
-    /// The name of the parameter a `check()` refused.
-    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
-        match r {
-            Err(SolverError::InvalidParameter { name, .. }) => name,
-            other => panic!("expected a parameter error, got {other:?}"),
-        }
     }
 
     #[test]

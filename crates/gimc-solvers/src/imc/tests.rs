@@ -7,6 +7,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::gaussian_mat;
 use gimc_linalg::{FeatureMatrix, Observed};
 
+use crate::error::refused;
 use crate::iter::StopReason;
 use crate::{Side, SolverError};
 
@@ -390,14 +391,6 @@ fn parameter_errors() {
     assert!(ImcProblem::pu(Side::Features(&x), Side::Features(&y), &o, 0.0).is_err());
     assert!(ImcProblem::pu(Side::Features(&x), Side::Features(&y), &o, 1.5).is_err());
     assert!(PuImcParams::default().with_alpha(f64::NAN).check().is_err());
-}
-
-/// The name of the parameter a `check()` refused.
-fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
-    match r {
-        Err(SolverError::InvalidParameter { name, .. }) => name,
-        other => panic!("expected a parameter error, got {other:?}"),
-    }
 }
 
 #[test]

@@ -269,6 +269,7 @@ pub fn regression_loss(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::refused;
     use gimc_linalg::Observed;
     use gimc_linalg::faer;
     use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -318,14 +319,6 @@ mod tests {
         let l1 = regression_loss(&x, a.w.as_ref(), Targets::Dense(tb.as_ref())).unwrap();
         let l2 = regression_loss(&xs, a.w.as_ref(), Targets::Sparse(&to)).unwrap();
         assert!((l1 - l2).abs() < 1e-9 * l1.max(1.0));
-    }
-
-    /// The name of the parameter a `check()` refused.
-    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
-        match r {
-            Err(SolverError::InvalidParameter { name, .. }) => name,
-            other => panic!("expected a parameter error, got {other:?}"),
-        }
     }
 
     #[test]

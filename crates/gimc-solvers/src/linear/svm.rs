@@ -522,14 +522,7 @@ pub fn fit_linear_svm(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The name of the parameter a `check()` refused.
-    fn refused<T: std::fmt::Debug>(r: Result<T, SolverError>) -> &'static str {
-        match r {
-            Err(SolverError::InvalidParameter { name, .. }) => name,
-            other => panic!("expected a parameter error, got {other:?}"),
-        }
-    }
+    use crate::error::refused;
 
     #[test]
     fn check_refuses_each_bad_field() {
