@@ -3,7 +3,9 @@
 //! grid point on the unobserved labels: a profiling aid for the FPC of `mc1-yeast`.
 //!
 //! `cargo run --release -p gimc-experiments --example fpc_path_probe -- [yeast|emotions|synth] [mc1|mcb]`
-//! (`synth`: one trial of the `mc1-synthetic` setting ω = 40 %, n = 400, r = 2, σ² = 0.01)
+//! (`synth`: one trial of the `mc1-synthetic` setting ω = 40 %, n = 400, r = 2, σ² = 0.01).
+//! `FPC_PLAIN=1`: no acceleration; `FPC_NO_SECANT=1`: no secant start of the μ stages;
+//! `FPC_TOL=x`: the stage tolerance (default 1e-5); `FPC_LAMBDA=x`: one λ only.
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -84,6 +86,7 @@ fn main() {
             .with_max_stage_iters(1000)
             .with_tol(std::env::var("FPC_TOL").map_or(1e-5, |v| v.parse().unwrap()))
             .with_accelerate(accelerate)
+            .with_secant_start(std::env::var("FPC_NO_SECANT").is_err())
             .check()
             .unwrap();
         let grid = mu_grid(&problem, &params, 6).unwrap();

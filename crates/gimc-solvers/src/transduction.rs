@@ -35,6 +35,12 @@
 //! same step sizes, shrinkage, reset, continuation and stopping rule, the objective still
 //! non-increasing within a stage, and about 4x fewer steps on the paper's problems.
 //!
+//! By default ([`TransductionParams::secant_start`]) every μ stage after the second starts
+//! from a secant prediction along the solution path (predictor–corrector continuation), when
+//! that lowers the new stage's objective: the stopping rule is unchanged, and on yeast,
+//! emotions and the synthetic problems the paths take 9–45 % fewer steps, ending as close to
+//! a 10⁻⁸-tolerance reference (objective and held-out label error) as without it.
+//!
 //! Baselines (imputation followed by one linear SVM per label) are in [`baselines`].
 
 pub mod baselines;

@@ -96,6 +96,9 @@ pub struct TransductionFpc<'a> {
     /// The iterate the last step replaced (or its rejected candidate): the next shrinkage
     /// writes its Z there.
     spare: Option<Mat<f64>>,
+    /// The iterate (Z, b) that ended the previous μ stage, and that stage's μ: the secant
+    /// start's second point ([`Self::secant_start`]).
+    path_prev: Option<(Mat<f64>, Vec<f64>, f64)>,
 }
 
 #[derive(Debug)]
@@ -152,6 +155,7 @@ impl<'a> TransductionFpc<'a> {
             momentum: None,
             work: None,
             spare: None,
+            path_prev: None,
         })
     }
 
@@ -516,6 +520,60 @@ impl<'a> TransductionFpc<'a> {
     }
 }
 
+impl TransductionFpc<'_> {
+    /// Predictor–corrector continuation: the stage that just ended at μ_k left Z_k, the one
+    /// before it Z_{k−1} at μ_{k−1}. The solution path is followed along a secant in log μ,
+    /// Z_k + c (Z_k − Z_{k−1}) with c = s · ln(μ_k/μ_{k+1}) / ln(μ_{k−1}/μ_k) (1 on a
+    /// geometric schedule) for s ∈ {1, ½, ¼} (the same for b); the next stage starts from the
+    /// candidate with the lowest F_{μ_{k+1}} if that is below F_{μ_{k+1}}(Z_k) (in
+    /// `prev_obj`), else from Z_k. MC-1's ones row is kept (1 + c (1 − 1) = 1). The stage's
+    /// steps and stopping rule are unchanged; only its start moves closer to its solution.
+    fn secant_start(
+        &mut self,
+        st: &mut TransductionState,
+        next_mu: f64,
+    ) -> Result<(), SolverError> {
+        let done_mu = self.schedule[self.stage - 1].0;
+        let Some((zp, bp, mu_prev)) = self.path_prev.take() else {
+            self.path_prev = Some((st.z.clone(), st.bias.clone(), done_mu));
+            return Ok(());
+        };
+        let secant = (done_mu / next_mu).ln() / (mu_prev / done_mu).ln();
+        let mut best: Option<(Mat<f64>, Vec<f64>, f64)> = None;
+        for s in [1.0, 0.5, 0.25] {
+            let c = s * secant;
+            let mut z = dense::zeros_padded(st.z.nrows(), st.z.ncols());
+            add_scaled_diff(z.as_mut(), st.z.as_ref(), c, st.z.as_ref(), zp.as_ref());
+            let b: Vec<f64> = st
+                .bias
+                .iter()
+                .zip(&bp)
+                .map(|(&x, &p)| x + c * (x - p))
+                .collect();
+            let f =
+                self.eval_with(z.as_ref(), &b, true, false) + next_mu * nuclear_norm(z.as_ref())?;
+            if f < best.as_ref().map_or(self.prev_obj, |b| b.2) {
+                best = Some((z, b, f));
+            }
+        }
+        match best {
+            Some((z, b, f)) => {
+                self.prev_obj = f;
+                let z_k = std::mem::replace(&mut st.z, z);
+                let b_k = std::mem::replace(&mut st.bias, b);
+                self.path_prev = Some((z_k, b_k, done_mu));
+                // plain FPC steps from the cached gradient: cache it at the new start
+                if !self.params.accelerate {
+                    self.eval_with(st.z.as_ref(), &st.bias, false, true);
+                }
+            }
+            // (the candidates' loss-only evaluations left the gradient cached at Z_k alone)
+            None => self.path_prev = Some((st.z.clone(), st.bias.clone(), done_mu)),
+        }
+        Ok(())
+    }
+}
+
 /// A buffer for the gradient step's A with zero padding: the one the last step left in `work`
 /// (its padding is still zero; every other entry is overwritten) or a new one.
 fn take_work(work: &mut Option<Mat<f64>>, nrows: usize, ncols: usize) -> Mat<f64> {
@@ -797,6 +855,9 @@ impl IterativeSolver for TransductionFpc<'_> {
                 let next_mu = self.mu();
                 let nuclear = nuclear_norm(st.z.as_ref())?;
                 self.prev_obj = self.eval(st.z.as_ref(), &st.bias) + next_mu * nuclear;
+                if self.params.secant_start {
+                    self.secant_start(st, next_mu)?;
+                }
                 if let Some(mom) = self.momentum.as_mut() {
                     // restart the momentum at every stage
                     mom.yz = st.z.clone();

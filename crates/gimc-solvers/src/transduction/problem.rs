@@ -143,6 +143,13 @@ pub struct TransductionParams {
     ///
     /// [`TransductionFpc`]: super::TransductionFpc
     pub accelerate: bool,
+    /// Start every μ stage after the second from a secant prediction along the solution path
+    /// when it lowers the new stage's objective (predictor–corrector continuation, see
+    /// [`TransductionFpc`]): the same stopping rule, a closer start. Default `true`; `false`
+    /// with `accelerate = false` is the paper's FPC.
+    ///
+    /// [`TransductionFpc`]: super::TransductionFpc
+    pub secant_start: bool,
 }
 
 impl Default for TransductionParams {
@@ -155,6 +162,7 @@ impl Default for TransductionParams {
             max_stage_iters: 2000,
             svd: ShrinkSvd::Auto,
             accelerate: false,
+            secant_start: true,
         }
     }
 }
@@ -210,6 +218,12 @@ impl TransductionParams {
     /// Sets monotone-FISTA acceleration on or off.
     pub fn with_accelerate(mut self, accelerate: bool) -> Self {
         self.accelerate = accelerate;
+        self
+    }
+
+    /// Sets the secant start of every μ stage after the second on or off.
+    pub fn with_secant_start(mut self, secant_start: bool) -> Self {
+        self.secant_start = secant_start;
         self
     }
 

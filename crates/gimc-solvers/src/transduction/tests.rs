@@ -163,3 +163,74 @@ fn stable_logistic_pieces() {
     assert!((sigmoid_neg(0.0) - 0.5).abs() < 1e-15);
     assert!((softplus_neg(-800.0) - 800.0).abs() < 1e-9);
 }
+
+/// The secant start of the μ stages: on both variants (accelerated and plain FPC) every grid
+/// point ends as close to a tight-tolerance reference as without it, fewer steps in all, and
+/// no stage starts above the objective of the iterate the last stage left (the starts are
+/// only taken when they lower F at the new μ).
+#[test]
+fn secant_start_keeps_the_path_and_saves_steps() {
+    use crate::iter::{IterationRecord, Observer, ObserverAction};
+    /// The objective of every stage's first step and the number of steps.
+    struct Starts(Vec<f64>, usize, bool);
+    impl Observer for Starts {
+        fn observe(&mut self, r: &IterationRecord) -> ObserverAction {
+            if r.iteration > 0 {
+                self.1 += 1;
+                if self.2 {
+                    self.0.push(r.objective);
+                }
+                self.2 = r.extra("stage_end") == Some(1.0);
+            }
+            ObserverAction::Continue
+        }
+    }
+    let problem = random_problem(4, 12, 120, 0.5, 31);
+    for (variant, accelerate) in [
+        (TransductionVariant::Mc1, true),
+        (TransductionVariant::McB, true),
+        (TransductionVariant::McB, false),
+    ] {
+        let base = TransductionParams::default()
+            .with_variant(variant)
+            .with_lambda(0.1)
+            .with_accelerate(accelerate)
+            .with_max_stage_iters(5000);
+        let grid = mu_grid(&problem, &base.check().unwrap(), 6).unwrap();
+        let fit = |secant: bool, tol: f64| {
+            let p = base
+                .with_secant_start(secant)
+                .with_tol(tol)
+                .check()
+                .unwrap();
+            let mut obs = Starts(Vec::new(), 0, true);
+            let path =
+                fit_transduction_path(&problem, &p, &grid, &mut seeded(2), &mut obs).unwrap();
+            (path, obs)
+        };
+        let (reference, _) = fit(false, 1e-10);
+        let (with, with_obs) = fit(true, 1e-5);
+        let (without, without_obs) = fit(false, 1e-5);
+        assert!(
+            with_obs.1 < without_obs.1,
+            "{variant:?} {accelerate}: {} steps with the secant start, {} without",
+            with_obs.1,
+            without_obs.1
+        );
+        let gap = |path: &TransductionPath| -> f64 {
+            path.solutions
+                .iter()
+                .zip(&reference.solutions)
+                .map(|(s, r)| (s.objective - r.objective) / r.objective)
+                .fold(0.0, f64::max)
+        };
+        let (g_with, g_without) = (gap(&with), gap(&without));
+        assert!(
+            g_with <= 2.0 * g_without.max(1e-4),
+            "{variant:?} {accelerate}: gaps {g_with:e} with the secant start, {g_without:e} without"
+        );
+        // the first stages (before any secant exists) are the same
+        assert_eq!(with.solutions[0].objective, without.solutions[0].objective);
+        assert_eq!(with_obs.0[..2], without_obs.0[..2]);
+    }
+}
