@@ -86,7 +86,8 @@ impl Mc1Config {
     /// at most 1,000 FPC steps per μ stage, C ∈ {10^-8, …, 10^8}. `quick`: 3 folds,
     /// λ ∈ {0.1, 1}, C ∈ {10^-2, 1, 10^2}.
     /// FPC runs with monotone-FISTA acceleration (same steps, continuation and stopping rule;
-    /// about 4x fewer steps on these problems).
+    /// about 4x fewer steps on these problems) and, as by default, the secant start of every μ
+    /// stage after the second (15–45 % fewer again).
     pub fn paper(trials: usize, methods: Vec<Method>, quick: bool) -> Self {
         let cv = if quick {
             TransductionCvParams::default()
@@ -681,7 +682,7 @@ pub fn run_real(
         }
     ));
     report.note(format!(
-        "MC-1 / MC-b: λ ∈ {{{}}} and μ on the continuation path σ_1 η^k (k = 1..{}, η = {}) by {}-fold CV over Ω_X and Ω_Y (label error); stage tolerance {:e} on the relative objective change, at most {} steps per stage. SVM: squared-hinge linear SVM with bias, C ∈ {{{}}} by {}-fold CV per label. Zero+SVM imputes 0.",
+        "MC-1 / MC-b: λ ∈ {{{}}} and μ on the continuation path σ_1 η^k (k = 1..{}, η = {}) by {}-fold CV over Ω_X and Ω_Y (label error); stage tolerance {:e} on the relative objective change, at most {} steps per stage; FPC accelerated (monotone FISTA), every stage after the second started from a secant prediction along the path when that lowers its objective. SVM: squared-hinge linear SVM with bias, C ∈ {{{}}} by {}-fold CV per label. Zero+SVM imputes 0.",
         config.cv.lambdas.iter().map(|l| format!("{l}")).collect::<Vec<_>>().join(", "),
         config.cv.mu_count,
         config.fpc.eta_mu,
