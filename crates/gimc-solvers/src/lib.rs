@@ -76,8 +76,8 @@ pub mod transduction;
 
 pub use error::SolverError;
 pub use imc::{
-    FactorGradients, FeatureGradients, HalfStepReport, ImcAls, ImcFactors, ImcInit, ImcModel,
-    ImcParams, ImcProblem, ImcWorkspace, ObservationModel, PRECONDITIONER_MAX_DIM,
+    FactorGradients, FeatureGradients, FeatureSides, HalfStepReport, ImcAls, ImcFactors, ImcInit,
+    ImcModel, ImcParams, ImcProblem, ImcWorkspace, ObservationModel, PRECONDITIONER_MAX_DIM,
     PreconditionerBasis, PuImcParams, ValidImcParams, ValidPuImcParams, fit_imc, fit_imc_sharded,
     fit_mc_als, fit_pu_imc, h_step, imc_objective, imc_residual, init_factors,
     preconditioner_bases, w_step,
@@ -86,7 +86,7 @@ pub use iter::{
     FnObserver, IterationRecord, IterativeSolver, NoObserver, Observer, ObserverAction, Progress,
     RunReport, StopReason, Trace, run,
 };
-pub use side::Side;
+pub use side::{ScreenedFeatures, Side};
 pub use transduction::baselines::{
     EmImputation, EmParams, FpcImputation, FpcImputeParams, LabelSvms, SvmCvParams, ValidEmParams,
     ValidFpcImputeParams, ValidSvmCvParams, impute_em_gaussian, impute_fpc_cv, impute_mean,

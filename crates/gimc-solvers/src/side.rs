@@ -8,6 +8,41 @@ use gimc_linalg::faer::{Mat, MatRef};
 use crate::SolverError;
 use crate::error::dim_err;
 
+/// A feature matrix screened for NaN / Inf once, when it was built: the proof that lets
+/// [`ImcProblem::partial_screened`](crate::ImcProblem::partial_screened) skip the screen that
+/// [`ImcProblem::partial`](crate::ImcProblem::partial) runs over both sides at every call. For
+/// loops that build many problems from the same features (GIMC's outer iterations and
+/// line-search trials): each matrix is screened once, where it is produced, instead of at
+/// every problem built from it. Derefs to the matrix; immutable, so the proof stays true.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScreenedFeatures(FeatureMatrix);
+
+impl ScreenedFeatures {
+    /// Screens `features` for NaN / Inf; the error names `what` and the first bad position.
+    pub fn new(features: FeatureMatrix, what: &'static str) -> Result<Self, SolverError> {
+        Side::Features(&features).check_finite(what)?;
+        Ok(Self(features))
+    }
+
+    /// The features as a [`Side`].
+    pub fn side(&self) -> Side<'_> {
+        Side::Features(&self.0)
+    }
+
+    /// The matrix, giving up the proof.
+    pub fn into_inner(self) -> FeatureMatrix {
+        self.0
+    }
+}
+
+impl std::ops::Deref for ScreenedFeatures {
+    type Target = FeatureMatrix;
+
+    fn deref(&self) -> &FeatureMatrix {
+        &self.0
+    }
+}
+
 /// The features of the row entities (Φ, n_x × D_x) or of the column entities (Ψ, n_y × D_y).
 #[derive(Debug, Clone, Copy)]
 pub enum Side<'a> {
@@ -126,5 +161,11 @@ mod tests {
         let bad = FeatureMatrix::Dense(bad);
         let e = Side::Features(&bad).check_finite("phi").unwrap_err();
         assert!(e.to_string().contains("row 3, column 1"), "{e}");
+        let e = ScreenedFeatures::new(bad, "phi").unwrap_err();
+        assert!(e.to_string().contains("row 3, column 1"), "{e}");
+        let good = ScreenedFeatures::new(eye.clone(), "phi").unwrap();
+        assert_eq!(*good, eye);
+        assert_eq!(good.side().dim(), 5);
+        assert_eq!(good.into_inner(), eye);
     }
 }

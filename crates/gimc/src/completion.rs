@@ -26,8 +26,9 @@ use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed, ValidCgParams};
 use gimc_solvers::{
-    ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver, Observer,
-    PreconditionerBasis, Side, ValidImcParams, fit_imc, preconditioner_bases,
+    FeatureSides, ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver,
+    Observer, PreconditionerBasis, ScreenedFeatures, Side, ValidImcParams, fit_imc,
+    preconditioner_bases,
 };
 use rayon::prelude::*;
 
@@ -505,7 +506,11 @@ impl<MR: LearnableMap, MC: LearnableMap> CompletionModel<MR, MC> {
     pub fn gradients(&self, data: &CompletionData<'_>) -> Result<(Mat<f64>, Mat<f64>)> {
         let (phi, psi) = self.features(data)?;
         let problem = problem(&phi, &psi, data.omega)?;
-        let fg = ImcWorkspace::new(&problem).feature_gradients(self.w.as_ref(), self.h.as_ref())?;
+        let fg = ImcWorkspace::new(&problem).feature_gradients(
+            self.w.as_ref(),
+            self.h.as_ref(),
+            FeatureSides::Both,
+        )?;
         let (Some(d_phi), Some(d_psi)) = (fg.d_phi, fg.d_psi) else {
             return Err(input_err("features", "both sides must have features"));
         };
@@ -772,16 +777,30 @@ enum Which {
     Cols,
 }
 
+impl Which {
+    /// This side's map output, screened for NaN / Inf once here, where it is produced (an
+    /// overflow inside the map is an error naming the side, as from [`ImcProblem::partial`]);
+    /// every problem of the loop is then built from it by
+    /// [`ImcProblem::partial_screened`] without screening it again.
+    fn screened(self, features: Mat<f64>) -> Result<ScreenedFeatures> {
+        let what = match self {
+            Which::Rows => "row features Φ",
+            Which::Cols => "column features Ψ",
+        };
+        Ok(ScreenedFeatures::new(FeatureMatrix::Dense(features), what)?)
+    }
+}
+
 /// f(W, H, U, V) at the features Φ, Ψ.
 fn objective(
-    phi: &FeatureMatrix,
-    psi: &FeatureMatrix,
+    phi: &ScreenedFeatures,
+    psi: &ScreenedFeatures,
     omega: &Observed,
     lambda: f64,
     w: MatRef<'_, f64>,
     h: MatRef<'_, f64>,
 ) -> Result<f64> {
-    let prob = problem(phi, psi, omega)?;
+    let prob = ImcProblem::partial_screened(phi, psi, omega)?;
     Ok(ImcWorkspace::new(&prob).objective(lambda, w, h)?)
 }
 
@@ -826,10 +845,10 @@ struct CompletionOuter<'a, 'r, MR, MC> {
     bases: (Option<PreconditionerBasis>, Option<PreconditionerBasis>),
     row_map: MR,
     col_map: MC,
-    /// Φ = φ_U(X) at the current U.
-    phi: FeatureMatrix,
-    /// Ψ = ψ_V(Y) at the current V.
-    psi: FeatureMatrix,
+    /// Φ = φ_U(X) at the current U, screened for NaN / Inf once, when the map produced it.
+    phi: ScreenedFeatures,
+    /// Ψ = ψ_V(Y) at the current V, screened likewise.
+    psi: ScreenedFeatures,
     w: Mat<f64>,
     h: Mat<f64>,
     /// The learned maps, in search order.
@@ -847,12 +866,12 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         validation: Option<&'a Observed>,
         rng: &'r mut GimcRng,
     ) -> Result<(Self, f64)> {
-        let phi = FeatureMatrix::Dense(row_map.forward(data.x)?);
-        let psi = FeatureMatrix::Dense(col_map.forward(data.y)?);
+        let phi = Which::Rows.screened(row_map.forward(data.x)?)?;
+        let psi = Which::Cols.screened(col_map.forward(data.y)?)?;
         // the Kronecker preconditioner bases of the start (symmetric problems compute one)
-        let bases = preconditioner_bases(&problem(&phi, &psi, data.omega)?);
+        let bases = preconditioner_bases(&ImcProblem::partial_screened(&phi, &psi, data.omega)?);
         let imc_start = {
-            let prob = problem(&phi, &psi, data.omega)?
+            let prob = ImcProblem::partial_screened(&phi, &psi, data.omega)?
                 .with_preconditioner_bases(bases.0.as_ref(), bases.1.as_ref())?;
             fit_imc(&prob, params.valid_imc_start(), None, rng, &mut NoObserver)?
         };
@@ -891,7 +910,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
     }
 
     /// f at the features Φ, Ψ with the current W, H.
-    fn objective_at(&self, phi: &FeatureMatrix, psi: &FeatureMatrix) -> Result<f64> {
+    fn objective_at(&self, phi: &ScreenedFeatures, psi: &ScreenedFeatures) -> Result<f64> {
         objective(
             phi,
             psi,
@@ -961,7 +980,7 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
     type Info = CompletionIteration;
     type Snapshot = CompletionSnapshot;
     /// The side's features at the trial map.
-    type Trial = FeatureMatrix;
+    type Trial = ScreenedFeatures;
     type Block = Which;
 
     const GOAL: Goal = Goal::Minimise;
@@ -987,8 +1006,13 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
 
     /// ∂f/∂U = backward(X, (RQ)Wᵀ) or ∂f/∂V = backward(Y, (RᵀP)Hᵀ) at (W, H, U, V).
     fn gradient(&mut self, side: Which) -> Result<Option<Mat<f64>>> {
-        let prob = problem(&self.phi, &self.psi, self.data.omega)?;
-        let fg = ImcWorkspace::new(&prob).feature_gradients(self.w.as_ref(), self.h.as_ref())?;
+        let prob = ImcProblem::partial_screened(&self.phi, &self.psi, self.data.omega)?;
+        let sides = match side {
+            Which::Rows => FeatureSides::Rows,
+            Which::Cols => FeatureSides::Cols,
+        };
+        let fg =
+            ImcWorkspace::new(&prob).feature_gradients(self.w.as_ref(), self.h.as_ref(), sides)?;
         match side {
             Which::Rows => side_gradient(&self.row_map, &self.phi, self.data.x, fg.d_phi),
             Which::Cols => side_gradient(&self.col_map, &self.psi, self.data.y, fg.d_psi),
@@ -996,21 +1020,21 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
     }
 
     /// f with the side's features at its trial map, W, H and the other side fixed.
-    fn trial(&mut self, side: Which) -> Result<Option<(f64, FeatureMatrix)>> {
+    fn trial(&mut self, side: Which) -> Result<Option<(f64, ScreenedFeatures)>> {
         let (f, feats) = match side {
             Which::Rows => {
-                let phi = FeatureMatrix::Dense(self.row_map.forward(self.data.x)?);
+                let phi = side.screened(self.row_map.forward(self.data.x)?)?;
                 (self.objective_at(&phi, &self.psi)?, phi)
             }
             Which::Cols => {
-                let psi = FeatureMatrix::Dense(self.col_map.forward(self.data.y)?);
+                let psi = side.screened(self.col_map.forward(self.data.y)?)?;
                 (self.objective_at(&self.phi, &psi)?, psi)
             }
         };
         Ok(Some((f, feats)))
     }
 
-    fn accept(&mut self, side: Which, feats: FeatureMatrix) {
+    fn accept(&mut self, side: Which, feats: ScreenedFeatures) {
         match side {
             Which::Rows => self.phi = feats,
             Which::Cols => self.psi = feats,
@@ -1023,7 +1047,7 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
         if self.params.inner_iters == 0 {
             return Ok(f);
         }
-        let prob = problem(&self.phi, &self.psi, self.data.omega)?
+        let prob = ImcProblem::partial_screened(&self.phi, &self.psi, self.data.omega)?
             .with_preconditioner_bases(self.bases.0.as_ref(), self.bases.1.as_ref())?;
         let warm = (
             std::mem::replace(&mut self.w, Mat::new()),

@@ -5,7 +5,7 @@
 use gimc_linalg::Observed;
 
 use crate::error::{dim_err, param_err};
-use crate::{Side, SolverError};
+use crate::{ScreenedFeatures, Side, SolverError};
 
 use super::hessian::PreconditionerBasis;
 
@@ -29,6 +29,15 @@ pub enum ObservationModel {
         /// The weight α ∈ (0, 1] of the observed positives.
         alpha: f64,
     },
+}
+
+/// Whether [`ImcProblem::build`] screens the features for NaN / Inf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Screen {
+    /// Screen both sides.
+    Yes,
+    /// Both sides are [`ScreenedFeatures`]: screened when they were built.
+    Done,
 }
 
 /// An IMC problem: side information Φ, Ψ and the observed matrix (DESIGN §3.2).
@@ -62,6 +71,33 @@ impl<'a> ImcProblem<'a> {
             }),
             None,
             ObservationModel::Partial,
+            Screen::Yes,
+        )
+    }
+
+    /// As [`ImcProblem::partial`], with features already screened for NaN / Inf (a
+    /// [`ScreenedFeatures`] carries the proof), so they are not screened again: for loops that
+    /// build many problems from the same features (GIMC's outer iterations and line-search
+    /// trials).
+    pub fn partial_screened(
+        phi: &'a ScreenedFeatures,
+        psi: &'a ScreenedFeatures,
+        omega: &'a Observed,
+    ) -> Result<Self, SolverError> {
+        if omega.is_empty() {
+            return Err(SolverError::Empty("observed set Ω"));
+        }
+        Self::build(
+            phi.side(),
+            psi.side(),
+            omega,
+            Some(Term {
+                a: omega,
+                weight: 1.0,
+            }),
+            None,
+            ObservationModel::Partial,
+            Screen::Done,
         )
     }
 
@@ -85,6 +121,7 @@ impl<'a> ImcProblem<'a> {
             }),
             None,
             ObservationModel::Partial,
+            Screen::Yes,
         )
     }
 
@@ -110,6 +147,7 @@ impl<'a> ImcProblem<'a> {
                 weight: 1.0,
             }),
             ObservationModel::FullyObserved,
+            Screen::Yes,
         )
     }
 
@@ -148,6 +186,7 @@ impl<'a> ImcProblem<'a> {
             sampled,
             full,
             ObservationModel::PositiveUnlabeled { alpha },
+            Screen::Yes,
         )
     }
 
@@ -158,6 +197,7 @@ impl<'a> ImcProblem<'a> {
         sampled: Option<Term<'a>>,
         full: Option<Term<'a>>,
         model: ObservationModel,
+        screen: Screen,
     ) -> Result<Self, SolverError> {
         if phi.nrows() != a.nrows() {
             return Err(dim_err(
@@ -176,8 +216,10 @@ impl<'a> ImcProblem<'a> {
         if phi.dim() == 0 || psi.dim() == 0 {
             return Err(param_err("features", "feature dimension must be >= 1"));
         }
-        phi.check_finite("row features Φ")?;
-        psi.check_finite("column features Ψ")?;
+        if screen == Screen::Yes {
+            phi.check_finite("row features Φ")?;
+            psi.check_finite("column features Ψ")?;
+        }
         Ok(Self {
             phi,
             psi,

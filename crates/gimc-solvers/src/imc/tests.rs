@@ -267,9 +267,24 @@ fn gradients_match_finite_differences() {
             );
         }
         // feature gradients: ∂f/∂Φ = (∂f/∂P) Wᵀ, so Φᵀ(∂f/∂Φ)... check via ⟨∂f/∂Φ, ΔΦ⟩
-        let fg = ws.feature_gradients(w.as_ref(), h.as_ref()).unwrap();
+        let fg = ws
+            .feature_gradients(w.as_ref(), h.as_ref(), FeatureSides::Both)
+            .unwrap();
         assert_eq!(fg.d_phi.is_some(), !pr.phi().is_identity());
         assert_eq!(fg.d_psi.is_some(), !pr.psi().is_identity());
+        for (sides, rows, cols) in [
+            (FeatureSides::Rows, true, false),
+            (FeatureSides::Cols, false, true),
+        ] {
+            let one = ws.feature_gradients(w.as_ref(), h.as_ref(), sides).unwrap();
+            assert_eq!(one.d_phi.is_some(), rows && !pr.phi().is_identity());
+            assert_eq!(one.d_psi.is_some(), cols && !pr.psi().is_identity());
+            if rows {
+                assert_eq!(one.d_phi, fg.d_phi);
+            } else {
+                assert_eq!(one.d_psi, fg.d_psi);
+            }
+        }
     }
 }
 

@@ -44,6 +44,18 @@ pub struct FeatureGradients {
     pub d_psi: Option<Mat<f64>>,
 }
 
+/// Which of ∂f/∂Φ, ∂f/∂Ψ [`ImcWorkspace::feature_gradients`] forms (each is an n × D product:
+/// GIMC's search on one map needs only its own side's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeatureSides {
+    /// ∂f/∂Φ only.
+    Rows,
+    /// ∂f/∂Ψ only.
+    Cols,
+    /// Both.
+    Both,
+}
+
 /// ∂f/∂W and ∂f/∂H, regulariser included.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FactorGradients {
@@ -420,20 +432,24 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
     }
 
     /// ∂f/∂Φ = (∂f/∂P) Wᵀ and ∂f/∂Ψ = (∂f/∂Q) Hᵀ (DESIGN §3.3), for the feature-map backward
-    /// pass of GIMC; `None` on an identity side. Cost O(|Ω|·k + (n_x + n_y)·k·D). On row
-    /// shards ∂f/∂Φ holds this process's rows and ∂f/∂Ψ is summed (whole on every process).
+    /// pass of GIMC: those of `sides`, `None` for the other and on an identity side. Cost
+    /// O(|Ω|·k + (n_x + n_y)·k·D). On row shards ∂f/∂Φ holds this process's rows and ∂f/∂Ψ is
+    /// summed (whole on every process).
     pub fn feature_gradients(
         &self,
         w: MatRef<'_, f64>,
         h: MatRef<'_, f64>,
+        sides: FeatureSides,
     ) -> Result<FeatureGradients, SolverError> {
         self.check_factors(w, h)?;
         let p = self.problem.phi.mul(w)?;
         let q = self.problem.psi.mul(h)?;
         let (gp, mut gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
         sum_mat(self.sums, &mut gq);
-        let d_phi = (!self.problem.phi.is_identity()).then(|| &gp * w.transpose());
-        let d_psi = (!self.problem.psi.is_identity()).then(|| &gq * h.transpose());
+        let rows = sides != FeatureSides::Cols && !self.problem.phi.is_identity();
+        let cols = sides != FeatureSides::Rows && !self.problem.psi.is_identity();
+        let d_phi = rows.then(|| &gp * w.transpose());
+        let d_psi = cols.then(|| &gq * h.transpose());
         Ok(FeatureGradients { d_phi, d_psi })
     }
 
