@@ -58,6 +58,28 @@ impl<'a> ImcProblem<'a> {
     /// column counts of Φ, Ψ not matching Ω's shape, a zero feature dimension, NaN / Inf in
     /// the features.
     pub fn partial(phi: Side<'a>, psi: Side<'a>, omega: &'a Observed) -> Result<Self, SolverError> {
+        Self::partial_with(phi, psi, omega, Screen::Yes)
+    }
+
+    /// As [`ImcProblem::partial`], with features already screened for NaN / Inf (a
+    /// [`ScreenedFeatures`] carries the proof), so they are not screened again: for loops that
+    /// build many problems from the same features (GIMC's outer iterations and line-search
+    /// trials).
+    pub fn partial_screened(
+        phi: &'a ScreenedFeatures,
+        psi: &'a ScreenedFeatures,
+        omega: &'a Observed,
+    ) -> Result<Self, SolverError> {
+        Self::partial_with(phi.side(), psi.side(), omega, Screen::Done)
+    }
+
+    /// [`ImcProblem::partial`] with the screen as given.
+    fn partial_with(
+        phi: Side<'a>,
+        psi: Side<'a>,
+        omega: &'a Observed,
+        screen: Screen,
+    ) -> Result<Self, SolverError> {
         if omega.is_empty() {
             return Err(SolverError::Empty("observed set Ω"));
         }
@@ -71,33 +93,7 @@ impl<'a> ImcProblem<'a> {
             }),
             None,
             ObservationModel::Partial,
-            Screen::Yes,
-        )
-    }
-
-    /// As [`ImcProblem::partial`], with features already screened for NaN / Inf (a
-    /// [`ScreenedFeatures`] carries the proof), so they are not screened again: for loops that
-    /// build many problems from the same features (GIMC's outer iterations and line-search
-    /// trials).
-    pub fn partial_screened(
-        phi: &'a ScreenedFeatures,
-        psi: &'a ScreenedFeatures,
-        omega: &'a Observed,
-    ) -> Result<Self, SolverError> {
-        if omega.is_empty() {
-            return Err(SolverError::Empty("observed set Ω"));
-        }
-        Self::build(
-            phi.side(),
-            psi.side(),
-            omega,
-            Some(Term {
-                a: omega,
-                weight: 1.0,
-            }),
-            None,
-            ObservationModel::Partial,
-            Screen::Done,
+            screen,
         )
     }
 
