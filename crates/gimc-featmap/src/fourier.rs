@@ -12,7 +12,7 @@ use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::check_finite;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::rng::{GimcRng, gaussian_mat};
-use gimc_linalg::simd::clear_upper_state;
+use gimc_linalg::simd::sin_cos_into;
 use rayon::prelude::*;
 
 use crate::Result;
@@ -149,12 +149,23 @@ impl FeatureMap for RandomFourier {
             .par_col_iter_mut()
             .zip(sin_half.par_col_iter_mut())
             .enumerate()
-            .for_each(|(r, (c, sn))| {
-                clear_upper_state();
-                for ((cv, sv), &v) in c.iter_mut().zip(sn.iter_mut()).zip(s.col_as_slice(r)) {
-                    let (sin, cos) = v.sin_cos();
-                    *cv = scale * cos;
-                    *sv = scale * sin;
+            .for_each(|(r, (mut c, mut sn))| {
+                let src = s.col_as_slice(r);
+                match (
+                    c.as_mut().try_as_col_major_mut(),
+                    sn.as_mut().try_as_col_major_mut(),
+                ) {
+                    (Some(c), Some(sn)) => {
+                        sin_cos_into(src, scale, sn.as_slice_mut(), c.as_slice_mut());
+                    }
+                    _ => {
+                        let (mut sv, mut cv) = (vec![0.0; src.len()], vec![0.0; src.len()]);
+                        sin_cos_into(src, scale, &mut sv, &mut cv);
+                        for (i, (&a, &b)) in sv.iter().zip(&cv).enumerate() {
+                            sn[i] = a;
+                            c[i] = b;
+                        }
+                    }
                 }
             });
         Ok(phi)
@@ -184,14 +195,14 @@ impl LearnableMap for RandomFourier {
             .par_col_iter_mut()
             .enumerate()
             .for_each(|(r, col)| {
-                clear_upper_state();
-                for ((v, &gc), &gs) in col
-                    .iter_mut()
-                    .zip(g_cos.col(r).iter())
-                    .zip(g_sin.col(r).iter())
+                let args: Vec<f64> = col.as_ref().iter().copied().collect();
+                let (mut sin, mut cos) = (vec![0.0; args.len()], vec![0.0; args.len()]);
+                sin_cos_into(&args, 1.0, &mut sin, &mut cos);
+                let grads = g_cos.col(r).iter().zip(g_sin.col(r).iter());
+                for ((v, (&gc, &gs)), (&sn, &cs)) in
+                    col.iter_mut().zip(grads).zip(sin.iter().zip(&cos))
                 {
-                    let (sin, cos) = v.sin_cos();
-                    *v = scale * (gs * cos - gc * sin);
+                    *v = scale * (gs * cs - gc * sn);
                 }
             });
         Ok(x.tr_mul_dense(h.as_ref())?)

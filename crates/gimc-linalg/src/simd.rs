@@ -45,6 +45,161 @@ pub fn clear_upper_state() {
     }
 }
 
+/// Arguments with |x| above this go through the scalar `f64::sin_cos` (the three-part
+/// Cody–Waite reduction of [`sin_cos_into`] keeps its error at rounding level well past it).
+const SIN_COS_REDUCTION_LIMIT: f64 = 1.0e8;
+
+/// π/2 in three parts (HI + MID + LO, each exactly representable), for the Cody–Waite
+/// argument reduction r = x − q·π/2.
+const PIO2_HI: f64 = f64::from_bits(0x3FF9_21FB_5444_2D18);
+const PIO2_MID: f64 = f64::from_bits(0x3C91_A626_3314_5C07);
+const PIO2_LO: f64 = f64::from_bits(0xB91F_1976_B7ED_8FBC);
+
+/// Cephes' minimax coefficients on [−π/4, π/4]: sin r = r + r z P(z), cos r = 1 − z/2 +
+/// z² Q(z), z = r² (relative error below 2.2·10⁻¹⁶ on that interval).
+const SIN_COEF: [f64; 6] = [
+    1.589_623_015_765_465_7e-10,
+    -2.505_074_776_285_780_7e-8,
+    2.755_731_362_138_572_5e-6,
+    -1.984_126_982_958_954e-4,
+    8.333_333_333_322_118e-3,
+    -1.666_666_666_666_663e-1,
+];
+const COS_COEF: [f64; 6] = [
+    -1.135_853_652_138_768_2e-11,
+    2.087_570_084_197_473e-9,
+    -2.755_731_417_929_674e-7,
+    2.480_158_728_885_170_5e-5,
+    -1.388_888_888_887_305_6e-3,
+    4.166_666_666_666_659_3e-2,
+];
+
+/// (scale·sin x, scale·cos x) on four lanes without branches or libm calls: q = round(2x/π),
+/// r = x − q·π/2 (three fused steps), the two polynomials on r, and the quadrant q mod 4
+/// (in floating point, exact for |q| < 2⁵²) choosing and signing them. Written operation by
+/// operation over the lanes, so that the compiler keeps every step in vector registers. Within
+/// a few units in the last place for |x| ≤ [`SIN_COS_REDUCTION_LIMIT`]; larger or non-finite x
+/// are redone by the caller.
+#[inline(always)]
+fn sin_cos_lanes(x: &[f64; 4], scale: f64) -> ([f64; 4], [f64; 4]) {
+    let mut q = [0.0; 4];
+    let mut r = [0.0; 4];
+    for l in 0..4 {
+        q[l] = (x[l] * std::f64::consts::FRAC_2_PI).round_ties_even();
+        r[l] = (-q[l]).mul_add(PIO2_HI, x[l]);
+        r[l] = (-q[l]).mul_add(PIO2_MID, r[l]);
+        r[l] = (-q[l]).mul_add(PIO2_LO, r[l]);
+    }
+    let mut z = [0.0; 4];
+    let mut ps = [SIN_COEF[0]; 4];
+    let mut pc = [COS_COEF[0]; 4];
+    for l in 0..4 {
+        z[l] = r[l] * r[l];
+    }
+    for (&a, &b) in SIN_COEF[1..].iter().zip(&COS_COEF[1..]) {
+        for l in 0..4 {
+            ps[l] = ps[l].mul_add(z[l], a);
+            pc[l] = pc[l].mul_add(z[l], b);
+        }
+    }
+    let (mut s, mut c) = ([0.0; 4], [0.0; 4]);
+    for l in 0..4 {
+        let sin_r = (r[l] * z[l]).mul_add(ps[l], r[l]);
+        let cos_r = (z[l] * z[l]).mul_add(pc[l], (-0.5f64).mul_add(z[l], 1.0));
+        let quadrant = q[l] - 4.0 * (q[l] * 0.25).floor();
+        let odd = quadrant == 1.0 || quadrant == 3.0;
+        let sv = if odd { cos_r } else { sin_r };
+        let cv = if odd { sin_r } else { cos_r };
+        s[l] = if quadrant >= 2.0 { -sv } else { sv } * scale;
+        c[l] = if quadrant == 1.0 || quadrant == 2.0 {
+            -cv
+        } else {
+            cv
+        } * scale;
+    }
+    (s, c)
+}
+
+/// The portable body of [`sin_cos_into`]: lanes of 4, then the tail padded to 4.
+#[inline(always)]
+fn sin_cos_body(x: &[f64], scale: f64, sin_out: &mut [f64], cos_out: &mut [f64]) {
+    let mut xs = x.chunks_exact(4);
+    let mut ss = sin_out.chunks_exact_mut(4);
+    let mut cs = cos_out.chunks_exact_mut(4);
+    for ((xc, sc), cc) in (&mut xs).zip(&mut ss).zip(&mut cs) {
+        let lanes: &[f64; 4] = xc.try_into().unwrap_or(&[0.0; 4]);
+        let (s, c) = sin_cos_lanes(lanes, scale);
+        sc.copy_from_slice(&s);
+        cc.copy_from_slice(&c);
+    }
+    let rest = xs.remainder();
+    if !rest.is_empty() {
+        let mut lanes = [0.0; 4];
+        lanes[..rest.len()].copy_from_slice(rest);
+        let (s, c) = sin_cos_lanes(&lanes, scale);
+        ss.into_remainder().copy_from_slice(&s[..rest.len()]);
+        cs.into_remainder().copy_from_slice(&c[..rest.len()]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sin_cos_body_fma(x: &[f64], scale: f64, sin_out: &mut [f64], cos_out: &mut [f64]) {
+    sin_cos_body(x, scale, sin_out, cos_out);
+}
+
+/// `sin_out[i] = scale·sin x[i]`, `cos_out[i] = scale·cos x[i]`: the random Fourier feature
+/// map's transcendental pass, vectorised (AVX2 + FMA where the CPU has them, picked at run
+/// time). libm's scalar `sin_cos` is 11 % of a gimc-fig1 task's time; this runs the same
+/// arithmetic (Cody–Waite reduction, Cephes polynomials) four lanes at a time. The fused
+/// multiply-adds are exact operations, so the result is the same on every CPU (the portable
+/// path computes them with `f64::mul_add` too); it agrees with libm to a few units in the last
+/// place (a test checks ≤ 4·10⁻¹⁶ absolute over a wide range). Arguments beyond ±10⁸ and
+/// non-finite ones take `f64::sin_cos` (NaN stays NaN).
+///
+/// ```
+/// use gimc_linalg::simd::sin_cos_into;
+///
+/// let x = [0.0, 1.0, -2.5, 100.0];
+/// let (mut s, mut c) = ([0.0; 4], [0.0; 4]);
+/// sin_cos_into(&x, 1.0, &mut s, &mut c);
+/// for i in 0..4 {
+///     assert!((s[i] - x[i].sin()).abs() < 1e-15 && (c[i] - x[i].cos()).abs() < 1e-15);
+/// }
+/// ```
+///
+/// # Panics
+/// If the three slices differ in length.
+pub fn sin_cos_into(x: &[f64], scale: f64, sin_out: &mut [f64], cos_out: &mut [f64]) {
+    assert!(
+        x.len() == sin_out.len() && x.len() == cos_out.len(),
+        "sin_cos_into: slices of different lengths"
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only
+            // requirement of the `target_feature` function.
+            #[allow(unsafe_code)]
+            unsafe {
+                sin_cos_body_fma(x, scale, sin_out, cos_out);
+            }
+        } else {
+            sin_cos_body(x, scale, sin_out, cos_out);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    sin_cos_body(x, scale, sin_out, cos_out);
+    // the rare arguments outside the reduction's range (and NaN / ±∞), redone exactly
+    for ((&v, s), c) in x.iter().zip(sin_out.iter_mut()).zip(cos_out.iter_mut()) {
+        if v.is_nan() || v.abs() > SIN_COS_REDUCTION_LIMIT {
+            let (sv, cv) = v.sin_cos();
+            (*s, *c) = (scale * sv, scale * cv);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +229,56 @@ mod tests {
         let clean = loss(&g);
         assert_eq!(dirty.to_bits(), clean.to_bits());
         assert!(clean.is_finite() && clean > 0.0);
+    }
+
+    /// The vectorised sin / cos agree with libm to rounding level over small, moderate and
+    /// large arguments, near multiples of π/2 and at the special values.
+    #[test]
+    fn sin_cos_into_matches_libm() {
+        use rand::Rng;
+        let mut rng = crate::rng::seeded(11);
+        let mut x: Vec<f64> = Vec::new();
+        for scale in [1e-8, 1e-3, 0.5, 1.0, 4.0, 30.0, 1e3, 1e6, 5e7] {
+            x.extend((0..2000).map(|_| scale * rng.random_range(-1.0..1.0)));
+        }
+        // near the quadrant boundaries and the reduction limit
+        x.extend((0..400).map(|k| (k as f64 - 200.0) * std::f64::consts::FRAC_PI_2));
+        x.extend([0.0, -0.0, 1e-300, 2e8, -3e9, 1e300, f64::MIN_POSITIVE]);
+        let (mut s, mut c) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        sin_cos_into(&x, 1.0, &mut s, &mut c);
+        for (i, &v) in x.iter().enumerate() {
+            let (ls, lc) = v.sin_cos();
+            assert!(
+                (s[i] - ls).abs() <= 4e-16,
+                "sin({v:e}) = {} against libm {ls}",
+                s[i]
+            );
+            assert!(
+                (c[i] - lc).abs() <= 4e-16,
+                "cos({v:e}) = {} against libm {lc}",
+                c[i]
+            );
+        }
+        // a scale multiplies both; NaN and ±∞ give NaN as libm does
+        let y = [0.7, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+        let (mut s, mut c) = ([0.0; 4], [0.0; 4]);
+        sin_cos_into(&y, 0.25, &mut s, &mut c);
+        assert_eq!(s[0], sin_cos_lanes(&[0.7; 4], 0.25).0[0]);
+        assert!((s[0] - 0.25 * 0.7f64.sin()).abs() < 1e-16);
+        assert!(s[1..].iter().chain(&c[1..]).all(|v| v.is_nan()));
+    }
+
+    /// The dispatched (AVX2 + FMA) path and the portable one give the same bits.
+    #[test]
+    fn sin_cos_paths_agree_bitwise() {
+        let x: Vec<f64> = (0..1003).map(|k| (k as f64 - 500.0) * 0.37).collect();
+        let (mut s1, mut c1) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        let (mut s2, mut c2) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+        sin_cos_into(&x, 0.1, &mut s1, &mut c1);
+        sin_cos_body(&x, 0.1, &mut s2, &mut c2);
+        for i in 0..x.len() {
+            assert_eq!(s1[i].to_bits(), s2[i].to_bits());
+            assert_eq!(c1[i].to_bits(), c2[i].to_bits());
+        }
     }
 }

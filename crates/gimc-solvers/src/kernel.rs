@@ -183,12 +183,33 @@ pub(crate) fn dense_row_gram_hessian(
             let mut p = Mat::<f64>::zeros(len, k);
             matmul(p.as_mut(), Accum::Replace, blk, s, 1.0, Par::Seq);
             let mut u = Mat::<f64>::zeros(len, k);
+            let mut p_row = vec![0.0; k];
             for r in 0..len {
                 let b = &grams[(r0 + r) * kk..(r0 + r + 1) * kk];
-                for a in 0..k {
+                for (c, v) in p_row.iter_mut().enumerate() {
+                    *v = p[(r, c)];
+                }
+                // u_a = Σ_c b_ac p_c, summed over c in order; four rows of B_r at a time, so
+                // that four independent sums hide the add latency
+                let mut rows = b.chunks_exact(k).enumerate();
+                while let (Some((a, b0)), Some((_, b1)), Some((_, b2)), Some((_, b3))) =
+                    (rows.next(), rows.next(), rows.next(), rows.next())
+                {
+                    let mut v = [0.0; 4];
+                    for (c, &pc) in p_row.iter().enumerate() {
+                        v[0] += b0[c] * pc;
+                        v[1] += b1[c] * pc;
+                        v[2] += b2[c] * pc;
+                        v[3] += b3[c] * pc;
+                    }
+                    for (l, &vl) in v.iter().enumerate() {
+                        u[(r, a + l)] = vl;
+                    }
+                }
+                for a in (k - k % 4)..k {
                     let mut v = 0.0;
-                    for c in 0..k {
-                        v += b[a * k + c] * p[(r, c)];
+                    for (&bc, &pc) in b[a * k..(a + 1) * k].iter().zip(&p_row) {
+                        v += bc * pc;
                     }
                     u[(r, a)] = v;
                 }
