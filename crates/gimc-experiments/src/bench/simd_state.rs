@@ -1,11 +1,12 @@
 //! The cost of the dirty upper SIMD state that faer's GEMMs leave (`gimc_linalg::simd`): a loop
 //! of libm calls timed on a clean state, right after a faer GEMM, and after the GEMM followed by
-//! [`clear_upper_state`], the call every libm loop of the workspace now starts with.
+//! [`clear_upper_state`], the call every libm loop of the workspace now starts with; beside
+//! them the random Fourier map's vectorised [`sin_cos_into`], which calls no libm at all.
 
 use gimc_linalg::faer::linalg::matmul::matmul;
 use gimc_linalg::faer::{Accum, Mat, Par};
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use gimc_linalg::simd::clear_upper_state;
+use gimc_linalg::simd::{clear_upper_state, sin_cos_into};
 
 use super::{Benchmark, Measurement, median_secs};
 use crate::{Context, ExperimentError};
@@ -41,6 +42,19 @@ fn sincos_sum(v: &[f64]) -> f64 {
         .sum()
 }
 
+/// Σ (sin v + cos v) through [`sin_cos_into`] (no libm), in blocks of 1,024 values as the
+/// map passes one column at a time.
+fn sincos_vectorised_sum(v: &[f64]) -> f64 {
+    let (mut s, mut c) = ([0.0; 1024], [0.0; 1024]);
+    let mut total = 0.0;
+    for block in v.chunks(1024) {
+        let n = block.len();
+        sin_cos_into(block, 1.0, &mut s[..n], &mut c[..n]);
+        total += s[..n].iter().zip(&c[..n]).map(|(a, b)| a + b).sum::<f64>();
+    }
+    total
+}
+
 impl Benchmark for LibmAfterGemm {
     fn name(&self) -> &'static str {
         "libm-after-gemm"
@@ -49,7 +63,9 @@ impl Benchmark for LibmAfterGemm {
     fn description(&self) -> &'static str {
         "Nanoseconds per element of a libm loop (exp + log1p, sin_cos over 100,000 values, one \
          thread) on a clean SIMD state, right after a faer GEMM (64 × 400 × 64, sequential), and \
-         after the GEMM followed by gimc_linalg::simd::clear_upper_state (vzeroupper)."
+         after the GEMM followed by gimc_linalg::simd::clear_upper_state (vzeroupper); and the \
+         same sin / cos by gimc_linalg::simd::sin_cos_into (vectorised, no libm), which the \
+         random Fourier map uses."
     }
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
@@ -61,7 +77,11 @@ impl Benchmark for LibmAfterGemm {
         let mut g = Mat::<f64>::zeros(64, 64);
         let runs = if ctx.quick { 3 } else { 15 };
         let mut out = Vec::new();
-        let loops: [(&str, LibmLoop); 2] = [("exp + log1p", logistic_sum), ("sin_cos", sincos_sum)];
+        let loops: [(&str, LibmLoop); 3] = [
+            ("exp + log1p", logistic_sum),
+            ("sin_cos", sincos_sum),
+            ("sin_cos_into (vectorised)", sincos_vectorised_sum),
+        ];
         for (name, f) in loops {
             let mut clean_ns = None;
             for (before, label) in [
