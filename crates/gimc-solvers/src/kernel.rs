@@ -113,19 +113,45 @@ pub(crate) fn omega_row_grams(view: OmegaView<'_>, qt: MatRef<'_, f64>, weight: 
     if kk == 0 {
         return out;
     }
-    let g = grain(&view, 2 * kk, kk);
+    let g = grain(&view, kk, kk);
     out.par_chunks_mut(kk)
         .enumerate()
         .with_min_len(g)
         .for_each(|(i, b)| {
-            for e in view.ptr[i]..view.ptr[i + 1] {
-                let q = col(qt, view.idx[e]);
-                for (a, &qa) in q.iter().enumerate() {
-                    axpy_slice(weight * qa, q, &mut b[a * k..(a + 1) * k]);
+            add_lower_gram(b, qt, &view.idx[view.ptr[i]..view.ptr[i + 1]], weight);
+            // mirror the lower triangle
+            for a in 0..k {
+                for c in a + 1..k {
+                    b[a * k + c] = b[c * k + a];
                 }
             }
         });
     out
+}
+
+/// The lower triangle (entries (a, c), c ≤ a) of the row-major k × k `gram` plus
+/// w · Σ_{j ∈ cols} q_j q_jᵀ, with q_j the column j of `qt` (k × m). Four columns are added per
+/// pass over the triangle (|cols|·k²/2 multiply-adds, a quarter of the loads and stores of
+/// one rank-one update at a time).
+fn add_lower_gram(gram: &mut [f64], qt: MatRef<'_, f64>, cols: &[usize], w: f64) {
+    let k = qt.nrows();
+    let mut quads = cols.chunks_exact(4);
+    for quad in &mut quads {
+        let [q0, q1, q2, q3] = [0, 1, 2, 3].map(|t| col(qt, quad[t]));
+        for a in 0..k {
+            let (c0, c1, c2, c3) = (w * q0[a], w * q1[a], w * q2[a], w * q3[a]);
+            let row = &mut gram[a * k..a * k + a + 1];
+            for (c, g) in row.iter_mut().enumerate() {
+                *g += c0 * q0[c] + c1 * q1[c] + c2 * q2[c] + c3 * q3[c];
+            }
+        }
+    }
+    for &j in quads.remainder() {
+        let q = col(qt, j);
+        for a in 0..k {
+            axpy_slice(w * q[a], &q[..=a], &mut gram[a * k..a * k + a + 1]);
+        }
+    }
 }
 
 /// u_i = B_i p_i for every line i: `grams` from [`omega_row_grams`], `pt` k × n (column i =
@@ -288,15 +314,7 @@ pub(crate) fn rowwise_ridge(
                     *xa = rhs[(i, a)];
                 }
                 if let Some((view, w)) = omega {
-                    for e in view.ptr[i]..view.ptr[i + 1] {
-                        let q = col(qt, view.idx[e]);
-                        // lower triangle of the rank-one update w q qᵀ
-                        for a in 0..k {
-                            let wa = w * q[a];
-                            let row = &mut gram[a * k..a * k + a + 1];
-                            axpy_slice(wa, &q[..=a], row);
-                        }
-                    }
+                    add_lower_gram(gram, qt, &view.idx[view.ptr[i]..view.ptr[i + 1]], w);
                 }
                 if cholesky_solve_in_place(gram, k, x) {
                     Ok(())

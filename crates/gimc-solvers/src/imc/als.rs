@@ -7,10 +7,12 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_scalar};
 
+use crate::Side;
 use crate::SolverError;
 use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
-use crate::iter::{IterativeSolver, Observer, Progress, relative_decrease, run};
+use crate::iter::{IterativeSolver, Observer, Progress, RunReport, relative_decrease, run};
 
+use super::hessian::Reduced;
 use super::predict::ImcModel;
 use super::problem::{ImcProblem, ObservationModel};
 use super::spectral::init_factors_sharded;
@@ -169,6 +171,9 @@ pub struct ImcAls<'p, 'a> {
     ws: ImcWorkspace<'p, 'a>,
     params: ValidImcParams,
     prev: f64,
+    /// f at the start, when it was evaluated on another problem (the full-dimensional one of
+    /// a row-space run, [`run_in_row_space`]).
+    start_objective: Option<f64>,
 }
 
 impl<'p, 'a> ImcAls<'p, 'a> {
@@ -195,6 +200,7 @@ impl<'p, 'a> ImcAls<'p, 'a> {
             ws,
             params,
             prev: f64::INFINITY,
+            start_objective: None,
         }
     }
 
@@ -212,9 +218,12 @@ impl IterativeSolver for ImcAls<'_, '_> {
     }
 
     fn init(&mut self, state: &mut ImcFactors) -> Result<Progress, SolverError> {
-        let f = self
-            .ws
-            .objective(self.params.lambda, state.w.as_ref(), state.h.as_ref())?;
+        let f = match self.start_objective.take() {
+            Some(f) => f,
+            None => self
+                .ws
+                .objective(self.params.lambda, state.w.as_ref(), state.h.as_ref())?,
+        };
         self.prev = f;
         Ok(Progress::new(f, false))
     }
@@ -329,7 +338,10 @@ pub fn fit_imc_sharded(
         }
         None => init_factors_sharded(&solver.ws, params.rank, params.init, rng)?,
     };
-    let report = run(&mut solver, &mut state, params.max_outer, observer)?;
+    let report = match run_in_row_space(&solver, &mut state, observer)? {
+        Some(report) => report,
+        None => run(&mut solver, &mut state, params.max_outer, observer)?,
+    };
     Ok(ImcModel {
         w: state.w,
         h: state.h,
@@ -337,4 +349,54 @@ pub fn fit_imc_sharded(
         iterations: report.iterations,
         stop_reason: report.stop_reason,
     })
+}
+
+/// The alternation of `solver` run in the row space of its wide dense sides (D > n, one
+/// process, a sampled term only: [`Reduced`](super::hessian::Reduced)), or `None` when no side
+/// reduces. Every half-step's minimiser lies in span V of its side, so the whole run takes place
+/// there: W = V α and H = V' β, with ΦW = (LE) α, ‖W‖ = ‖α‖ and ALS run on the n × n features
+/// LE. The factors enter as α = VᵀW (the part of a warm start outside span V is what the
+/// first half-step drops, and Ψ maps it to zero before that) and leave as Vα. This is the same
+/// sequence of iterates as the half-steps reducing one at a time, in exact arithmetic; f at the
+/// start is taken on the full problem, as it includes that part. What it saves: the n × D × k
+/// products of each half-step (ΨH, VᵀW, Vα) and of each objective (ΦW, ΨH), which are then
+/// n × n × k.
+fn run_in_row_space(
+    solver: &ImcAls<'_, '_>,
+    state: &mut ImcFactors,
+    observer: &mut impl Observer,
+) -> Result<Option<RunReport>, SolverError> {
+    use super::workspace::Which;
+    let ws = &solver.ws;
+    let (red_w, red_h) = (ws.reduced(Which::W), ws.reduced(Which::H));
+    if red_w.is_none() && red_h.is_none() {
+        return Ok(None);
+    }
+    let params = solver.params;
+    let start = ws.objective(params.lambda, state.w.as_ref(), state.h.as_ref())?;
+    let pr = ws.problem();
+    let reduced = pr.on_features(
+        red_w.map_or(pr.phi, |r| Side::Features(&r.l)),
+        red_h.map_or(pr.psi, |r| Side::Features(&r.l)),
+        red_w.map_or(pr.basis_phi, |r| r.basis.as_ref()),
+        red_h.map_or(pr.basis_psi, |r| r.basis.as_ref()),
+    );
+    let to_row_space = |red: Option<&Reduced<'_>>, x: &Mat<f64>| match red {
+        Some(r) => r.v_t_mul(x.as_ref()),
+        None => x.clone(),
+    };
+    let mut inner = ImcAls::new(&reduced, params);
+    inner.start_objective = Some(start);
+    let mut coords = ImcFactors {
+        w: to_row_space(red_w, &state.w),
+        h: to_row_space(red_h, &state.h),
+    };
+    let report = run(&mut inner, &mut coords, params.max_outer, observer)?;
+    let back = |red: Option<&Reduced<'_>>, x: Mat<f64>| match red {
+        Some(r) => r.v_mul(x.as_ref()),
+        None => x,
+    };
+    state.w = back(red_w, coords.w);
+    state.h = back(red_h, coords.h);
+    Ok(Some(report))
 }

@@ -9,6 +9,7 @@ use gimc_linalg::cg::LinearOperator;
 use gimc_linalg::dense::gram_tn;
 use gimc_linalg::eig::sym_eig;
 use gimc_linalg::faer;
+use gimc_linalg::faer::linalg::matmul::triangular::BlockStructure;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_mat, sum_mat_mut, sum_scalar};
 
@@ -29,10 +30,25 @@ use super::problem::ImcProblem;
 /// (ΦΦᵀ)_ii (no row of Φ close to the span of the rows before it); otherwise one Householder QR
 /// Φᵀ = V R (2nD·n, four to five times the cost at D = 3,200, n = 200) gives L = Rᵀ and V in
 /// Householder form. Both give the same L up to the signs of its columns and rounding.
+///
+/// The half-step then runs in the eigenbasis E of the reduced count-weighted Gram
+/// Lᵀ diag(c) L = E Λ Eᵀ (the Kronecker preconditioner's D-side basis, DESIGN §3.2): the
+/// features are L E and the basis V E (still Φ = (LE)(VE)ᵀ with VE orthonormal), so the
+/// preconditioner's D-side Gram is the diagonal Λ and each application costs 4·n·k² instead of
+/// 4·n²·k + 4·n·k². CG is invariant under this orthogonal change of variables (the same
+/// iterates and residual norms in exact arithmetic); it halves the n × n × k products per CG
+/// iteration (two for the Hessian, none for the preconditioner) for one n³ product per
+/// reduction.
 #[derive(Debug)]
 pub(super) struct Reduced<'a> {
+    /// The features of the reduced half-step: L E (L when the basis is unavailable).
     pub(super) l: FeatureMatrix,
+    /// The lower-triangular L of Φ = L Vᵀ.
+    tri: Mat<f64>,
     pub(super) basis_v: ReducedBasis<'a>,
+    /// E (n × n), when the features were rotated into the preconditioner's eigenbasis.
+    rotation: Option<Mat<f64>>,
+    /// The preconditioner basis of the rotated features: Λ, with the identity as eigenvectors.
     pub(super) basis: Option<PreconditionerBasis>,
 }
 
@@ -61,9 +77,42 @@ impl<'a> Reduced<'a> {
                 (l, ReducedBasis::Householder(qr))
             }
         };
-        let l = FeatureMatrix::dense(l).ok()?;
-        let basis = PreconditionerBasis::compute(Side::Features(&l), counts);
-        Some(Self { l, basis_v, basis })
+        let tri = FeatureMatrix::dense(l).ok()?;
+        let basis = PreconditionerBasis::compute(Side::Features(&tri), counts);
+        let FeatureMatrix::Dense(tri) = tri else {
+            unreachable!("L is built dense")
+        };
+        let (l, rotation, basis) = match basis {
+            Some(PreconditionerBasis {
+                vals,
+                vecs: Some(vecs),
+            }) => {
+                // L E on the triangle of L (half the flops of a full product); zero padding, as
+                // the Hessian's GEMMs take it as their left operand
+                let mut le = gimc_linalg::dense::zeros_padded(tri.nrows(), vecs.ncols());
+                faer::linalg::matmul::triangular::matmul(
+                    le.as_mut(),
+                    BlockStructure::Rectangular,
+                    faer::Accum::Replace,
+                    tri.as_ref(),
+                    BlockStructure::TriangularLower,
+                    vecs.as_ref(),
+                    BlockStructure::Rectangular,
+                    1.0,
+                    faer::get_global_parallelism(),
+                );
+                let diagonal = PreconditionerBasis { vals, vecs: None };
+                (FeatureMatrix::dense(le).ok()?, Some(vecs), Some(diagonal))
+            }
+            basis => (FeatureMatrix::Dense(tri.clone()), None, basis),
+        };
+        Some(Self {
+            l,
+            tri,
+            basis_v,
+            rotation,
+            basis,
+        })
     }
 
     /// L with ΦΦᵀ = L Lᵀ when every pivot passes [`REDUCTION_PIVOT`].
@@ -85,7 +134,8 @@ impl<'a> Reduced<'a> {
         self.l.ncols()
     }
 
-    /// L as a dense matrix.
+    /// The reduced features (L E, or L unrotated) as a dense matrix.
+    #[cfg(test)]
     pub(super) fn l_dense(&self) -> MatRef<'_, f64> {
         match &self.l {
             FeatureMatrix::Dense(l) => l.as_ref(),
@@ -112,11 +162,11 @@ impl<'a> Reduced<'a> {
                 let mut y = gimc_linalg::dense::zeros_padded(phi.nrows(), x.ncols());
                 faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Replace, *phi, x, 1.0, par);
                 faer::linalg::triangular_solve::solve_lower_triangular_in_place(
-                    self.l_dense(),
+                    self.tri.as_ref(),
                     y.as_mut(),
                     par,
                 );
-                y
+                self.rotate_t(y)
             }
             ReducedBasis::Householder(qr) => {
                 let mut y = x.to_owned();
@@ -129,20 +179,30 @@ impl<'a> Reduced<'a> {
                     par,
                     faer::dyn_stack::MemStack::new(&mut buf),
                 );
-                y.subrows(0, self.dim()).to_owned()
+                self.rotate_t(y.subrows(0, self.dim()).to_owned())
             }
         }
     }
 
-    /// Vα (D × k) for α (n × k).
+    /// Eᵀy (y itself without a rotation).
+    fn rotate_t(&self, y: Mat<f64>) -> Mat<f64> {
+        match &self.rotation {
+            Some(e) => e.transpose() * y,
+            None => y,
+        }
+    }
+
+    /// Vα (D × k) for α (n × k), with V rotated (V E) when the features are.
     pub(super) fn v_mul(&self, alpha: MatRef<'_, f64>) -> Mat<f64> {
         let par = faer::get_global_parallelism();
+        let rotated = self.rotation.as_ref().map(|e| e * alpha);
+        let alpha = rotated.as_ref().map_or(alpha, |a| a.as_ref());
         match &self.basis_v {
             ReducedBasis::Cholesky(phi) => {
                 // Φᵀ (L⁻ᵀ α)
                 let mut z = alpha.to_owned();
                 faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-                    self.l_dense().transpose(),
+                    self.tri.transpose(),
                     z.as_mut(),
                     par,
                 );
@@ -183,7 +243,9 @@ impl<'a> Reduced<'a> {
 #[derive(Debug, Clone)]
 pub struct PreconditionerBasis {
     pub(super) vals: Vec<f64>,
-    pub(super) vecs: Mat<f64>,
+    /// V, or `None` for the identity: the features are already in the eigenbasis (the rotated
+    /// features of [`Reduced`], whose G_c is the diagonal Λ).
+    pub(super) vecs: Option<Mat<f64>>,
 }
 
 impl PreconditionerBasis {
@@ -231,7 +293,10 @@ impl PreconditionerBasis {
         }
         sum_mat(sums, &mut g);
         let (vals, vecs) = sym_eig(g.as_ref()).ok()?;
-        Some(Self { vals, vecs })
+        Some(Self {
+            vals,
+            vecs: Some(vecs),
+        })
     }
 }
 
@@ -360,7 +425,8 @@ impl LinearOperator for SampledHessian<'_> {
 /// application. Preconditioned CG then stops on the same true residual as plain CG.
 pub(super) struct KroneckerPreconditioner<'e> {
     g_vals: &'e [f64],
-    g_vecs: &'e Mat<f64>,
+    /// V, or `None` when it is the identity (rotated features: 𝓜⁻¹(R) = (R U ⊘ ·) Uᵀ).
+    g_vecs: Option<&'e Mat<f64>>,
     b_vecs: Mat<f64>,
     /// 1 / (Λ_a M_b + λ), D × k.
     inv_diag: Mat<f64>,
@@ -379,7 +445,7 @@ impl<'e> KroneckerPreconditioner<'e> {
         lambda: f64,
         sums: &dyn RowSums,
     ) -> Option<Self> {
-        let (g_vals, g_vecs) = (&eig.vals, &eig.vecs);
+        let (g_vals, g_vecs) = (&eig.vals, eig.vecs.as_ref());
         let total: f64 = sum_scalar(sums, other_counts.iter().sum());
         if total <= 0.0 || q.nrows() != other_counts.len() {
             return None;
@@ -412,8 +478,14 @@ impl LinearOperator for KroneckerPreconditioner<'_> {
     }
 
     fn apply(&self, r: MatRef<'_, f64>, mut out: MatMut<'_, f64>) {
-        let mut t = self.g_vecs.transpose() * r * &self.b_vecs;
+        let Some(g_vecs) = self.g_vecs else {
+            let mut t = r * &self.b_vecs;
+            faer::zip!(t.as_mut(), self.inv_diag.as_ref()).for_each(|faer::unzip!(t, d)| *t *= *d);
+            out.copy_from(t * self.b_vecs.transpose());
+            return;
+        };
+        let mut t = g_vecs.transpose() * r * &self.b_vecs;
         faer::zip!(t.as_mut(), self.inv_diag.as_ref()).for_each(|faer::unzip!(t, d)| *t *= *d);
-        out.copy_from(self.g_vecs * t * self.b_vecs.transpose());
+        out.copy_from(g_vecs * t * self.b_vecs.transpose());
     }
 }

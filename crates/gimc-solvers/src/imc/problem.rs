@@ -255,6 +255,32 @@ impl<'a> ImcProblem<'a> {
         Ok(self)
     }
 
+    /// The same problem on other features of the same rows (the row-space reduction of an ALS
+    /// fit, [`Reduced`](super::hessian::Reduced)), with the preconditioner bases given for them.
+    /// The new sides were screened when they were built.
+    pub(super) fn on_features<'b>(
+        &self,
+        phi: Side<'b>,
+        psi: Side<'b>,
+        basis_phi: Option<&'b PreconditionerBasis>,
+        basis_psi: Option<&'b PreconditionerBasis>,
+    ) -> ImcProblem<'b>
+    where
+        'a: 'b,
+    {
+        debug_assert_eq!((phi.nrows(), psi.nrows()), self.shape());
+        ImcProblem {
+            phi,
+            psi,
+            a: self.a,
+            sampled: self.sampled,
+            full: self.full,
+            model: self.model,
+            basis_phi,
+            basis_psi,
+        }
+    }
+
     /// Row features Φ.
     pub fn phi(&self) -> Side<'a> {
         self.phi

@@ -64,9 +64,10 @@ fn preconditioner_basis_spans_the_count_weighted_gram() {
             .map(|i| counts[i] * phi[(i, a)] * phi[(i, b)])
             .sum::<f64>()
     });
-    let got = &basis.vecs
+    let vecs = basis.vecs.as_ref().unwrap();
+    let got = vecs
         * Mat::from_fn(d, d, |a, b| if a == b { basis.vals[a] } else { 0.0 })
-        * basis.vecs.transpose();
+        * vecs.transpose();
     let rel = (&got - &want).norm_l2() / want.norm_l2();
     assert!(rel < 1e-12, "basis reproduces G_c only to {rel}");
 }
@@ -182,7 +183,9 @@ fn row_space_reduction_of_wide_features_gives_the_same_half_step() {
 
 /// The reduction of a wide Φ reproduces Φ = L Vᵀ, and V (applied without being formed) has
 /// orthonormal columns (Vᵀ V α = α) spanning the row space of Φ: by Cholesky QR on a
-/// well-conditioned Φ, and by Householder QR when a row repeats (a zero pivot).
+/// well-conditioned Φ, and by Householder QR when a row repeats (a zero pivot). The features
+/// L are rotated into the preconditioner's eigenbasis: Lᵀ diag(c) L is the diagonal of its
+/// eigenvalues.
 #[test]
 fn reduction_factors_reproduce_the_features() {
     let (n, d, k) = (12, 40, 3);
@@ -193,7 +196,8 @@ fn reduction_factors_reproduce_the_features() {
         repeated[(7, j)] = phi[(2, j)];
     }
     for (phi, cholesky) in [(phi, true), (repeated, false)] {
-        let red = Reduced::new(phi.as_ref(), &vec![1.0; n]).unwrap();
+        let counts: Vec<f64> = (0..n).map(|i| (i % 3 + 1) as f64).collect();
+        let red = Reduced::new(phi.as_ref(), &counts).unwrap();
         assert_eq!(
             matches!(red.basis_v, ReducedBasis::Cholesky(_)),
             cholesky,
@@ -214,6 +218,16 @@ fn reduction_factors_reproduce_the_features() {
         let alpha = gaussian_mat(&mut rng, n, k, 1.0);
         let back = red.v_t_mul(red.v_mul(alpha.as_ref()).as_ref());
         assert!((back - &alpha).norm_l2() < 1e-12 * alpha.norm_l2());
+        let basis = red.basis.as_ref().expect("a rotated reduction");
+        assert!(basis.vecs.is_none());
+        let vals = &basis.vals;
+        let weighted = Mat::from_fn(n, n, |i, j| counts[i] * l[(i, j)]);
+        let g = l.transpose() * &weighted;
+        let diag = Mat::from_fn(n, n, |a, b| if a == b { vals[a] } else { 0.0 });
+        assert!(
+            (&g - &diag).norm_l2() < 1e-10 * g.norm_l2(),
+            "Lᵀ diag(c) L not diagonal"
+        );
     }
 }
 

@@ -67,7 +67,7 @@ pub struct FactorGradients {
 
 /// Which factor a half-step updates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Which {
+pub(super) enum Which {
     W,
     H,
 }
@@ -195,7 +195,7 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
     /// The row-space reduction of one side ([`Reduced`]): only for dense features with more
     /// columns than rows in a problem with a sampled term only, on one process (the row space
     /// of Φ depends on every process's rows).
-    fn reduced(&self, which: Which) -> Option<&Reduced<'a>> {
+    pub(super) fn reduced(&self, which: Which) -> Option<&Reduced<'a>> {
         if self.sums.processes() > 1 {
             return None;
         }

@@ -149,6 +149,67 @@ fn sparse_features_match_dense_features() {
     assert!((&md.h - &ms.h).norm_l2() < 1e-8 * md.h.norm_l2());
 }
 
+/// A fit whose sides are both wide and dense (D > n: the alternation runs in their row
+/// spaces) ends where the same fit on the features stored sparse (no reduction) ends, from a
+/// warm start with components outside the row spaces, with the same objective trace.
+#[test]
+fn row_space_fit_matches_the_full_dimensional_fit() {
+    let mut rng = seeded(21);
+    let (n, m, dx, dy, k) = (25, 20, 60, 45, 3);
+    let x = gaussian_mat(&mut rng, n, dx, 1.0);
+    let y = gaussian_mat(&mut rng, m, dy, 1.0);
+    let (xd, yd) = (
+        FeatureMatrix::dense(x.clone()).unwrap(),
+        FeatureMatrix::dense(y.clone()).unwrap(),
+    );
+    let xs = FeatureMatrix::sparse(dense_to_csr(x.as_ref()).unwrap()).unwrap();
+    let ys = FeatureMatrix::sparse(dense_to_csr(y.as_ref()).unwrap()).unwrap();
+    let a = gaussian_mat(&mut rng, n, m, 1.0);
+    let omega = observe(&a, &random_pairs(&mut rng, n, m, 200));
+    let params = ImcParams::default()
+        .with_rank(k)
+        .with_lambda(0.3)
+        .with_max_outer(6)
+        .with_tol(0.0)
+        .with_cg(CgParams::default().with_tol(1e-13).with_max_iter(2000))
+        .check()
+        .unwrap();
+    let w0 = gaussian_mat(&mut rng, dx, k, 0.5);
+    let h0 = gaussian_mat(&mut rng, dy, k, 0.5);
+    let fit = |p: &ImcProblem<'_>| {
+        let mut trace = Trace::default();
+        let model = fit_imc(
+            p,
+            &params,
+            Some((w0.clone(), h0.clone())),
+            &mut seeded(3),
+            &mut trace,
+        )
+        .unwrap();
+        (model, trace)
+    };
+    let pd = ImcProblem::partial(Side::Features(&xd), Side::Features(&yd), &omega).unwrap();
+    let ps = ImcProblem::partial(Side::Features(&xs), Side::Features(&ys), &omega).unwrap();
+    let ((md, td), (ms, ts)) = (fit(&pd), fit(&ps));
+    assert_eq!(md.objective_trace.len(), 7);
+    for (fd, fs) in md.objective_trace.iter().zip(&ms.objective_trace) {
+        assert!(
+            (fd - fs).abs() <= 1e-9 * fs.abs(),
+            "objective {fd} against {fs}"
+        );
+    }
+    // the start is the warm start's full objective, outside parts included (the dense and
+    // the sparse products differ in rounding only)
+    let (f0, want) = (md.objective_trace[0], ms.objective_trace[0]);
+    assert!(
+        (f0 - want).abs() <= 1e-14 * want,
+        "start {f0} against {want}"
+    );
+    assert!((&md.w - &ms.w).norm_l2() < 1e-8 * ms.w.norm_l2());
+    assert!((&md.h - &ms.h).norm_l2() < 1e-8 * ms.h.norm_l2());
+    assert_eq!(td.records.len(), ts.records.len());
+}
+
 fn side_for<'a>(kind: u8, f: &'a FeatureMatrix, f_sparse: &'a FeatureMatrix) -> Side<'a> {
     match kind {
         0 => Side::Identity(f.nrows()),

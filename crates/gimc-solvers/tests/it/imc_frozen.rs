@@ -1,6 +1,9 @@
 //! `fit_imc` outputs frozen bit for bit (hashes of W, H and the objective trace, taken before
 //! the fit became the one-process case of `fit_imc_sharded`): the sharded code path with one
-//! process must reproduce them exactly.
+//! process must reproduce them exactly. Re-frozen once since, on purpose: the per-line Grams
+//! B_i now add four entries per pass over one triangle, and wide dense sides run the whole
+//! alternation in their rotated row space, which moves the rounding of every fit with a sampled
+//! term (the fully observed fit is unchanged).
 
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -126,12 +129,12 @@ fn fit_imc_reproduces_the_frozen_outputs() {
     let got = fingerprints();
     println!("fingerprints: {got:?}");
     let want: [u64; 6] = [
-        8671991917015865920,
-        11891018387154889585,
-        16006559107899002118,
-        7331783364887442910,
+        11551815864573271362,
+        7145639140286101170,
+        9329931658982356556,
+        17331742331369841802,
         17377184490037240096,
-        8463169677492476722,
+        6668107800544718893,
     ];
     assert_eq!(got, want);
 }
