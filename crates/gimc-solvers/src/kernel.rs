@@ -16,6 +16,7 @@
 use gimc_linalg::Observed;
 use gimc_linalg::dense::{axpy_slice, dot};
 use gimc_linalg::faer::{MatMut, MatRef};
+use gimc_linalg::simd::with_avx2;
 use rayon::prelude::*;
 
 /// Target floating-point operations per rayon task.
@@ -138,13 +139,15 @@ fn add_lower_gram(gram: &mut [f64], qt: MatRef<'_, f64>, cols: &[usize], w: f64)
     let mut quads = cols.chunks_exact(4);
     for quad in &mut quads {
         let [q0, q1, q2, q3] = [0, 1, 2, 3].map(|t| col(qt, quad[t]));
-        for a in 0..k {
-            let (c0, c1, c2, c3) = (w * q0[a], w * q1[a], w * q2[a], w * q3[a]);
-            let row = &mut gram[a * k..a * k + a + 1];
-            for (c, g) in row.iter_mut().enumerate() {
-                *g += c0 * q0[c] + c1 * q1[c] + c2 * q2[c] + c3 * q3[c];
+        with_avx2(|| {
+            for a in 0..k {
+                let (c0, c1, c2, c3) = (w * q0[a], w * q1[a], w * q2[a], w * q3[a]);
+                let row = &mut gram[a * k..a * k + a + 1];
+                for ((((g, x0), x1), x2), x3) in row.iter_mut().zip(q0).zip(q1).zip(q2).zip(q3) {
+                    *g += c0 * x0 + c1 * x1 + c2 * x2 + c3 * x3;
+                }
             }
-        }
+        });
     }
     for &j in quads.remainder() {
         let q = col(qt, j);
@@ -200,55 +203,56 @@ pub(crate) fn dense_row_gram_hessian(
     let k = s.ncols();
     let kk = k * k;
     let tasks = n.div_ceil(HESSIAN_TASK_ROWS);
+    // one block's contribution Φ_blkᵀ U_blk, written into `acc`
+    let block = |t: usize, acc: MatMut<'_, f64>| {
+        let r0 = t * HESSIAN_TASK_ROWS;
+        let len = HESSIAN_TASK_ROWS.min(n - r0);
+        let blk = phi.subrows(r0, len);
+        let mut p = Mat::<f64>::zeros(len, k);
+        matmul(p.as_mut(), Accum::Replace, blk, s, 1.0, Par::Seq);
+        let mut u = Mat::<f64>::zeros(len, k);
+        let mut p_row = vec![0.0; k];
+        let mut u_row = vec![0.0; k];
+        for r in 0..len {
+            let b = &grams[(r0 + r) * kk..(r0 + r + 1) * kk];
+            for (c, v) in p_row.iter_mut().enumerate() {
+                *v = p[(r, c)];
+            }
+            // u_a = Σ_c b_ac p_c, summed over c in order, as u += p_c · (row c of B_r): B_r is
+            // exactly symmetric (mirrored by `omega_row_grams`), so b_ca = b_ac and each sum is
+            // the same sequence of operations as a dot product of row a, while the update runs
+            // down contiguous rows (vectorised across a)
+            u_row.fill(0.0);
+            with_avx2(|| {
+                for (&pc, b_c) in p_row.iter().zip(b.chunks_exact(k)) {
+                    for (ua, &bca) in u_row.iter_mut().zip(b_c) {
+                        *ua += bca * pc;
+                    }
+                }
+            });
+            for (a, &ua) in u_row.iter().enumerate() {
+                u[(r, a)] = ua;
+            }
+        }
+        matmul(
+            acc,
+            Accum::Replace,
+            blk.transpose(),
+            u.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+    };
+    if tasks == 1 {
+        // one block (n ≤ 256, e.g. gimc-fig1's 200 rows): straight into the output
+        block(0, out);
+        return;
+    }
     let partials: Vec<Mat<f64>> = (0..tasks)
         .into_par_iter()
         .map(|t| {
-            let r0 = t * HESSIAN_TASK_ROWS;
-            let len = HESSIAN_TASK_ROWS.min(n - r0);
-            let blk = phi.subrows(r0, len);
-            let mut p = Mat::<f64>::zeros(len, k);
-            matmul(p.as_mut(), Accum::Replace, blk, s, 1.0, Par::Seq);
-            let mut u = Mat::<f64>::zeros(len, k);
-            let mut p_row = vec![0.0; k];
-            for r in 0..len {
-                let b = &grams[(r0 + r) * kk..(r0 + r + 1) * kk];
-                for (c, v) in p_row.iter_mut().enumerate() {
-                    *v = p[(r, c)];
-                }
-                // u_a = Σ_c b_ac p_c, summed over c in order; four rows of B_r at a time, so
-                // that four independent sums hide the add latency
-                let mut rows = b.chunks_exact(k).enumerate();
-                while let (Some((a, b0)), Some((_, b1)), Some((_, b2)), Some((_, b3))) =
-                    (rows.next(), rows.next(), rows.next(), rows.next())
-                {
-                    let mut v = [0.0; 4];
-                    for (c, &pc) in p_row.iter().enumerate() {
-                        v[0] += b0[c] * pc;
-                        v[1] += b1[c] * pc;
-                        v[2] += b2[c] * pc;
-                        v[3] += b3[c] * pc;
-                    }
-                    for (l, &vl) in v.iter().enumerate() {
-                        u[(r, a + l)] = vl;
-                    }
-                }
-                for a in (k - k % 4)..k {
-                    let mut v = 0.0;
-                    for (&bc, &pc) in b[a * k..(a + 1) * k].iter().zip(&p_row) {
-                        v += bc * pc;
-                    }
-                    u[(r, a)] = v;
-                }
-            }
             let mut acc = Mat::<f64>::zeros(d, k);
-            matmul(
-                acc.as_mut(),
-                Accum::Replace,
-                blk.transpose(),
-                u.as_ref(),
-                1.0,
-                Par::Seq,
-            );
+            block(t, acc.as_mut());
             acc
         })
         .collect();

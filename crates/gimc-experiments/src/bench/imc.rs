@@ -8,7 +8,9 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed, sampled_dot};
 use gimc_metrics::precision_at_k_from_topk;
-use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, NoObserver, Side, fit_imc, w_step};
+use gimc_solvers::{
+    CgParams, ImcInit, ImcParams, ImcProblem, ImcWorkspace, NoObserver, Side, fit_imc, w_step,
+};
 use rand::seq::index::sample;
 
 use super::{Benchmark, Measurement, median_secs};
@@ -176,6 +178,138 @@ impl Benchmark for ImcCgStep {
         Ok(vec![
             Measurement::new(self.name(), &case, "CG step", per_step, "s"),
             Measurement::new(self.name(), &case, "half-step, 15 CG steps", t15, "s"),
+        ])
+    }
+}
+
+/// A whole IMC fit on wide dense features (D > n): gimc-fig1's shape, where every GIMC outer
+/// iteration and line-search trial runs one.
+pub struct ImcWideFit;
+
+/// gimc-fig1's IMC fits: 200 rows per side, D = 3,200 (m = 1,600 Fourier pairs), rank 20,
+/// 20 % of the entries, λ = 0.3, 3 warm-started alternations, CG to 10⁻⁶ (at most 50).
+const WIDE_N: usize = 200;
+const WIDE_D: usize = 3200;
+const WIDE_RANK: usize = 20;
+const WIDE_ALTERNATIONS: usize = 3;
+const WIDE_RUNS: usize = 15;
+
+impl Benchmark for ImcWideFit {
+    fn name(&self) -> &'static str {
+        "imc-wide-fit"
+    }
+
+    fn description(&self) -> &'static str {
+        "One partial-Ω IMC fit on wide dense features, gimc-fig1's shape (n = 200 rows per \
+         side, D = 3,200, k = 20, 20 % of the entries, λ = 0.3, 3 alternations, CG to 10⁻⁶ \
+         with at most 50 iterations, warm-started from the factors of 3 alternations before, \
+         as every GIMC outer iteration is; quick: D = 800). `fit_imc` runs \
+         the whole alternation in the sides' rotated row spaces (n × n features, DESIGN §3.2); \
+         the reference runs the same alternations half-step by half-step on one workspace \
+         (`ImcWorkspace::w_step` / `h_step`), which reduce each half-step's problem and map \
+         the factors back to D dimensions, as `fit_imc` did before the fourteenth session. \
+         Median of 15 fits each, the two alternating, one thread (faer sequential), with the \
+         largest relative \
+         difference of the two results."
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
+        let d = if ctx.quick { 800 } else { WIDE_D };
+        let (n, k) = (WIDE_N, WIDE_RANK);
+        let mut rng = seeded(ctx.seed);
+        let (x, y, omega) = planted_problem(n, d, k, n / 5, &mut rng)?;
+        let problem =
+            ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega).map_err(fail)?;
+        let cg = CgParams::default().with_tol(1e-6).with_max_iter(50);
+        let params = ImcParams::default()
+            .with_rank(k)
+            .with_lambda(0.3)
+            .with_max_outer(WIDE_ALTERNATIONS)
+            .with_tol(0.0)
+            .with_cg(cg)
+            .check()
+            .map_err(fail)?;
+        // the warm start of a GIMC outer iteration: the factors of the fit before it (here 3
+        // alternations from a random start on the same features)
+        let start = fit_imc(
+            &problem,
+            &params,
+            Some((
+                gaussian_mat(&mut rng, d, k, 0.1),
+                gaussian_mat(&mut rng, d, k, 0.1),
+            )),
+            &mut seeded(1),
+            &mut NoObserver,
+        )
+        .map_err(fail)?;
+        let (w0, h0) = (start.w, start.h);
+        let sequential = gimc_linalg::faer::get_global_parallelism();
+        gimc_linalg::faer::set_global_parallelism(gimc_linalg::faer::Par::Seq);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(fail)?;
+        let fit = || {
+            fit_imc(
+                &problem,
+                &params,
+                Some((w0.clone(), h0.clone())),
+                &mut seeded(1),
+                &mut NoObserver,
+            )
+            .map_err(fail)
+        };
+        let steps = || {
+            let ws = ImcWorkspace::new(&problem);
+            let (mut w, mut h) = (w0.clone(), h0.clone());
+            ws.objective(params.lambda, w.as_ref(), h.as_ref())
+                .map_err(fail)?;
+            for _ in 0..WIDE_ALTERNATIONS {
+                ws.w_step(params.lambda, h.as_ref(), w.as_mut(), params.valid_cg())
+                    .map_err(fail)?;
+                ws.h_step(params.lambda, w.as_ref(), h.as_mut(), params.valid_cg())
+                    .map_err(fail)?;
+                ws.objective(params.lambda, w.as_ref(), h.as_ref())
+                    .map_err(fail)?;
+            }
+            Ok::<_, ExperimentError>((w, h))
+        };
+        // the two alternate, one run each at a time, so that a slower stretch of the machine
+        // falls on both
+        let result = pool.install(|| -> Result<_, ExperimentError> {
+            let (mut t_fit, mut t_steps) = (Vec::new(), Vec::new());
+            let mut last = None;
+            for _ in 0..WIDE_RUNS {
+                let (t, model) = median_secs(1, fit)?;
+                let (u, wh) = median_secs(1, steps)?;
+                t_fit.push(t);
+                t_steps.push(u);
+                last = Some((model, wh));
+            }
+            let Some((model, (w, h))) = last else {
+                unreachable!("WIDE_RUNS > 0 runs were made")
+            };
+            let median = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let rel = |a: &Mat<f64>, b: &Mat<f64>| (a - b).norm_l2() / b.norm_l2();
+            Ok((
+                median(t_fit),
+                median(t_steps),
+                rel(&model.w, &w).max(rel(&model.h, &h)),
+            ))
+        });
+        gimc_linalg::faer::set_global_parallelism(sequential);
+        let (t_fit, t_steps, diff) = result?;
+        let case = format!(
+            "n={n}, D={d}, k={k}, |Ω|={}, {WIDE_ALTERNATIONS} alternations",
+            omega.len()
+        );
+        Ok(vec![
+            Measurement::new(self.name(), &case, "fit (row space)", t_fit, "s")
+                .with_reference(t_steps, "half-step by half-step reduction, same run"),
+            Measurement::new(self.name(), &case, "largest relative difference", diff, ""),
         ])
     }
 }

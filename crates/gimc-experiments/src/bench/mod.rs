@@ -81,6 +81,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(gemm::Gemm),
         Box::new(imc::ImcBibtex),
         Box::new(imc::ImcCgStep),
+        Box::new(imc::ImcWideFit),
         Box::new(gimc_lff::GimcLffBibtex),
         Box::new(peers::KernelRidgePeers),
         Box::new(kmeans::KMeansPeer),
