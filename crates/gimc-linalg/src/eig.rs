@@ -4,8 +4,15 @@
 //! Inputs are symmetrised ((A + Aᵀ)/2) before factorising, so a kernel matrix that is symmetric
 //! only up to rounding is handled consistently.
 
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::householder::{
+    apply_block_householder_sequence_on_the_left_in_place_scratch,
+    apply_block_householder_sequence_on_the_left_in_place_with_conj,
+};
 use faer::linalg::triangular_inverse::invert_lower_triangular;
-use faer::{Mat, MatRef, Side};
+use faer::{Conj, Mat, MatRef, Par, Side};
+
+mod tridiagonal;
 
 use crate::dense::{self, check_finite, check_square};
 use crate::{LinalgError, Result};
@@ -23,6 +30,83 @@ pub fn sym_eig(a: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
     })?;
     let vals = evd.S().column_vector().iter().copied().collect();
     Ok((vals, evd.U().to_owned()))
+}
+
+/// Eigenvalues (ascending) and, with `vectors`, eigenvectors (columns, orthonormal; else a
+/// 0 × 0 matrix) of a small symmetric matrix whose lower triangle is `a`'s, on the calling
+/// thread: the inner eigendecompositions of iterative solvers (the FPC shrinkage's Gram
+/// matrices, up to a few hundred rows).
+///
+/// faer's blocked Householder tridiagonalisation, then the implicit QL algorithm with Wilkinson
+/// shifts (EISPACK tql1 / tql2) in place of faer's tridiagonal QR, and faer's blocked
+/// back-transformation of the vectors. Below faer's divide-and-conquer threshold (128) both
+/// run the same O(n³) rotations on the vectors; the QL here spends no `hypot` on its deflation
+/// tests and rotations, which made faer's take 2–3 times as long at n = 31 and n = 118
+/// (BENCHMARKS, `small-sym-eig`). Like any symmetric QR, the eigenvalues carry a backward error
+/// of O(ε ‖A‖) absolute; they differ from faer's at rounding level.
+///
+/// ```
+/// use gimc_linalg::eig::sym_eig_seq;
+/// use gimc_linalg::faer::mat;
+///
+/// let a = mat![[2.0, 1.0], [1.0, 2.0]];
+/// let (vals, vecs) = sym_eig_seq(a.as_ref(), true)?;
+/// assert!((vals[0] - 1.0).abs() < 1e-14 && (vals[1] - 3.0).abs() < 1e-14);
+/// assert!((vecs[(0, 1)].abs() - 0.5_f64.sqrt()).abs() < 1e-14);
+/// # Ok::<(), gimc_linalg::LinalgError>(())
+/// ```
+pub fn sym_eig_seq(a: MatRef<'_, f64>, vectors: bool) -> Result<(Vec<f64>, Mat<f64>)> {
+    use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
+    let n = check_square("sym_eig_seq", a)?;
+    check_finite(a)?;
+    let dim = if vectors { n } else { 0 };
+    if n <= 1 {
+        let vals = (0..n).map(|i| a[(i, i)]).collect();
+        return Ok((vals, Mat::identity(dim, dim)));
+    }
+    let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
+    let mut trid = Mat::<f64>::zeros(n, n);
+    trid.copy_from_triangular_lower(a);
+    let mut householder = Mat::<f64>::zeros(bs, n - 1);
+    let mut buf = MemBuffer::new(StackReq::any_of(&[
+        tridiag_in_place_scratch::<f64>(n, Par::Seq, Default::default()),
+        apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(n - 1, bs, n),
+    ]));
+    let stack = MemStack::new(&mut buf);
+    tridiag_in_place(
+        trid.as_mut(),
+        householder.as_mut(),
+        Par::Seq,
+        stack,
+        Default::default(),
+    );
+    let mut d: Vec<f64> = (0..n).map(|i| trid[(i, i)]).collect();
+    let mut e: Vec<f64> = (0..n)
+        .map(|i| if i + 1 < n { trid[(i + 1, i)] } else { 0.0 })
+        .collect();
+    if !vectors {
+        tridiagonal::tridiagonal_ql(&mut d, &mut e, None)?;
+        d.sort_by(f64::total_cmp);
+        return Ok((d, Mat::zeros(0, 0)));
+    }
+    // T's eigenvectors, column-major, from the identity
+    let mut v = vec![0.0; n * n];
+    for i in 0..n {
+        v[i * n + i] = 1.0;
+    }
+    tridiagonal::tridiagonal_ql(&mut d, &mut e, Some(&mut v))?;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| d[i].total_cmp(&d[j]));
+    let mut u = Mat::from_fn(n, n, |r, c| v[order[c] * n + r]);
+    apply_block_householder_sequence_on_the_left_in_place_with_conj(
+        trid.as_ref().submatrix(1, 0, n - 1, n - 1),
+        householder.as_ref(),
+        Conj::No,
+        u.as_mut().subrows_mut(1, n - 1),
+        Par::Seq,
+        stack,
+    );
+    Ok((order.iter().map(|&i| d[i]).collect(), u))
 }
 
 /// V diag(f(λ)) Vᵀ over the eigenpairs with `keep(λ)`; the rest contribute nothing.
@@ -131,6 +215,88 @@ mod tests {
         let d = Mat::from_fn(5, 5, |i, j| if i == j { vals[i] } else { 0.0 });
         assert!((&vecs * d * vecs.transpose() - &a).norm_l2() < 1e-10);
         assert!(sym_eig(Mat::<f64>::zeros(2, 3).as_ref()).is_err());
+    }
+
+    /// ‖A − U Λ Uᵀ‖_F and ‖UᵀU − I‖_F relative to ‖A‖_F, and the largest eigenvalue difference
+    /// to faer's, relative to ‖A‖_F.
+    fn eig_seq_errors(a: &Mat<f64>) -> (f64, f64, f64) {
+        let n = a.nrows();
+        let (vals, vecs) = sym_eig_seq(a.as_ref(), true).unwrap();
+        let (vals_only, none) = sym_eig_seq(a.as_ref(), false).unwrap();
+        assert_eq!(none.shape(), (0, 0));
+        assert!(vals.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(vals, vals_only, "the same QL with or without vectors");
+        let norm = a.norm_l2().max(f64::MIN_POSITIVE);
+        let d = Mat::from_fn(n, n, |i, j| if i == j { vals[i] } else { 0.0 });
+        let recon = (&vecs * d * vecs.transpose() - a).norm_l2() / norm;
+        let orth = (vecs.transpose() * &vecs - Mat::<f64>::identity(n, n)).norm_l2();
+        let (reference, _) = sym_eig(a.as_ref()).unwrap();
+        let gap = vals
+            .iter()
+            .zip(&reference)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+            / norm;
+        (recon, orth, gap)
+    }
+
+    #[test]
+    fn small_eig_matches_faer_on_hard_spectra() {
+        let mut rng = seeded(7);
+        let mut cases: Vec<(String, Mat<f64>)> = Vec::new();
+        for n in [2, 3, 5, 31, 64, 118, 130] {
+            let g = gaussian_mat(&mut rng, n, n, 1.0);
+            cases.push((format!("symmetric {n}"), &g + g.transpose()));
+            // a rank-deficient Gram (the FPC shrinkage's case): eigenvalues near zero
+            let b = gaussian_mat(&mut rng, n, n / 2 + 1, 1.0);
+            cases.push((format!("Gram rank {}", n / 2 + 1), &b * b.transpose()));
+        }
+        // repeated eigenvalues, an already diagonal matrix, zero, and a graded matrix whose
+        // entries span 10^±150 (the rotations' hypot fallback)
+        let x = gaussian_mat(&mut rng, 40, 1, 1.0);
+        cases.push((
+            "identity + rank 1".into(),
+            Mat::<f64>::identity(40, 40) + &x * x.transpose(),
+        ));
+        cases.push((
+            "diagonal".into(),
+            Mat::from_fn(20, 20, |i, j| {
+                if i == j {
+                    (i as f64 - 7.5).powi(3)
+                } else {
+                    0.0
+                }
+            }),
+        ));
+        cases.push(("zero".into(), Mat::zeros(6, 6)));
+        let g = gaussian_mat(&mut rng, 12, 12, 1.0);
+        let graded = Mat::from_fn(12, 12, |i, j| {
+            (g[(i, j)] + g[(j, i)]) * 10f64.powi(150 - 25 * (i.max(j) as i32))
+        });
+        cases.push(("graded".into(), graded));
+        for (name, a) in &cases {
+            let n = a.nrows() as f64;
+            let (recon, orth, gap) = eig_seq_errors(a);
+            assert!(
+                recon < 50.0 * n * f64::EPSILON,
+                "{name}: ‖A − UΛUᵀ‖ / ‖A‖ = {recon:e}"
+            );
+            assert!(
+                orth < 50.0 * n * f64::EPSILON,
+                "{name}: ‖UᵀU − I‖ = {orth:e}"
+            );
+            assert!(
+                gap < 50.0 * n * f64::EPSILON,
+                "{name}: eigenvalues off faer's by {gap:e}"
+            );
+        }
+        // a 1 × 1 matrix, and the errors
+        let (v, u) = sym_eig_seq(Mat::from_fn(1, 1, |_, _| -3.0).as_ref(), true).unwrap();
+        assert_eq!((v, u[(0, 0)]), (vec![-3.0], 1.0));
+        assert!(sym_eig_seq(Mat::<f64>::zeros(2, 3).as_ref(), false).is_err());
+        let mut nan = Mat::<f64>::identity(3, 3);
+        nan[(2, 1)] = f64::NAN;
+        assert!(sym_eig_seq(nan.as_ref(), true).is_err());
     }
 
     #[test]

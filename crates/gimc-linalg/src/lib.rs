@@ -81,7 +81,7 @@ pub use cg::{
     CgParams, CgReport, LinearOperator, ValidCgParams, conjugate_gradient,
     preconditioned_conjugate_gradient,
 };
-pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_sqrt};
+pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_eig_seq, sym_sqrt};
 pub use error::{DimError, LinalgError, ParamError};
 pub use features::{
     DENSE_FRACTION, FeatureMatrix, Gamma, Preprocess, RowNorm, StandardizeMode, Standardizer,

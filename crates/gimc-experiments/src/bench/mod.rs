@@ -14,6 +14,7 @@ mod imc;
 mod kmeans;
 mod peers;
 mod simd_state;
+mod small_eig;
 mod xmc_scaling;
 
 use std::time::Instant;
@@ -87,6 +88,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(kmeans::KMeansPeer),
         Box::new(simd_state::LibmAfterGemm),
         Box::new(gemm_padding::GemmLhsPadding),
+        Box::new(small_eig::SmallSymEig),
         Box::new(xmc_scaling::XmcScaling),
     ]
 }

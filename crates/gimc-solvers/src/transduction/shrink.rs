@@ -2,7 +2,6 @@
 //! ([`ShrinkSvd::Auto`](super::ShrinkSvd::Auto) up to [`GRAM_LIMIT`]), the partial or the thin
 //! SVD, with the sequential dense kernels it needs.
 
-use gimc_linalg::faer;
 use gimc_linalg::faer::linalg::matmul::matmul;
 use gimc_linalg::faer::{Accum, Mat, MatRef, Par};
 use gimc_linalg::svd::Svd;
@@ -29,48 +28,13 @@ pub(super) fn largest_singular_value(a: MatRef<'_, f64>) -> Result<f64, LinalgEr
     Ok(vals.last().copied().unwrap_or(0.0).max(0.0).sqrt())
 }
 
-/// Eigenvalues (ascending) and, with `vectors`, eigenvectors of a symmetric matrix (its lower
-/// triangle is read), computed sequentially: the solver runs inside parallel trials and folds,
-/// where faer's own parallelism would only oversubscribe the cores.
+/// Eigenvalues (ascending) and, with `vectors`, eigenvectors of the symmetric `g` on the
+/// calling thread ([`gimc_linalg::eig::sym_eig_seq`]), as a solver error.
 pub(super) fn sym_evd_seq(
     g: MatRef<'_, f64>,
     vectors: bool,
 ) -> Result<(Vec<f64>, Mat<f64>), SolverError> {
-    use faer::dyn_stack::{MemBuffer, MemStack};
-    use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch};
-    let n = g.nrows();
-    crate::error::check_finite_mat("Gram matrix", g)?;
-    let mut s = faer::diag::Diag::<f64>::zeros(n);
-    let mut u = Mat::<f64>::zeros(if vectors { n } else { 0 }, if vectors { n } else { 0 });
-    if n == 0 {
-        return Ok((Vec::new(), u));
-    }
-    let compute = if vectors {
-        ComputeEigenvectors::Yes
-    } else {
-        ComputeEigenvectors::No
-    };
-    let mut buf = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
-        n,
-        compute,
-        Par::Seq,
-        Default::default(),
-    ));
-    self_adjoint_evd(
-        g,
-        s.as_mut(),
-        if vectors { Some(u.as_mut()) } else { None },
-        Par::Seq,
-        MemStack::new(&mut buf),
-        Default::default(),
-    )
-    .map_err(|e| {
-        SolverError::Linalg(LinalgError::Factorization(
-            "symmetric eigendecomposition",
-            format!("{e:?}"),
-        ))
-    })?;
-    Ok((s.column_vector().iter().copied().collect(), u))
+    Ok(gimc_linalg::eig::sym_eig_seq(g, vectors)?)
 }
 
 /// The symmetric product A Aᵀ (m ≤ n) or Aᵀ A, one triangle by a sequential GEMM, mirrored.

@@ -1,0 +1,110 @@
+//! The small symmetric eigendecompositions of the FPC shrinkage (MC-1 / MC-b): the Gram matrix
+//! of the iterate with vectors, and the values of MC-1's nuclear-norm core, at the sizes of
+//! mc1-synthetic (31) and mc1-yeast (118). `gimc_linalg::eig::sym_eig_seq` (faer's
+//! tridiagonalisation, then the implicit QL of EISPACK's tql1 / tql2) against faer's own
+//! sequential `self_adjoint_evd` (tridiagonal QR), which the shrinkage called before.
+
+use gimc_linalg::eig::sym_eig_seq;
+use gimc_linalg::faer::dyn_stack::{MemBuffer, MemStack};
+use gimc_linalg::faer::linalg::evd::{
+    ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch,
+};
+use gimc_linalg::faer::{Mat, MatRef, Par};
+use gimc_linalg::rng::{gaussian_mat, seeded};
+
+use super::{Benchmark, Measurement, median_secs};
+use crate::{Context, ExperimentError};
+
+/// Microseconds per sequential symmetric eigendecomposition, ours against faer's.
+pub struct SmallSymEig;
+
+/// faer's sequential self-adjoint EVD, as the shrinkage called it before.
+fn faer_evd(g: MatRef<'_, f64>, vectors: bool) -> Result<Vec<f64>, ExperimentError> {
+    let n = g.nrows();
+    let compute = if vectors {
+        ComputeEigenvectors::Yes
+    } else {
+        ComputeEigenvectors::No
+    };
+    let mut s = gimc_linalg::faer::diag::Diag::<f64>::zeros(n);
+    let mut u = Mat::<f64>::zeros(if vectors { n } else { 0 }, if vectors { n } else { 0 });
+    let mut buf = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
+        n,
+        compute,
+        Par::Seq,
+        Default::default(),
+    ));
+    self_adjoint_evd(
+        g,
+        s.as_mut(),
+        vectors.then_some(u.as_mut()),
+        Par::Seq,
+        MemStack::new(&mut buf),
+        Default::default(),
+    )
+    .map_err(|e| ExperimentError::Failed(format!("faer self_adjoint_evd: {e:?}")))?;
+    Ok(s.column_vector().iter().copied().collect())
+}
+
+impl Benchmark for SmallSymEig {
+    fn name(&self) -> &'static str {
+        "small-sym-eig"
+    }
+
+    fn description(&self) -> &'static str {
+        "Microseconds per sequential symmetric eigendecomposition of a Gram matrix A Aᵀ \
+         (A 31 × 400: mc1-synthetic; 118 × 2,417: mc1-yeast), with vectors and values only: \
+         eig::sym_eig_seq (implicit QL) against faer's self_adjoint_evd (tridiagonal QR)."
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
+        let mut rng = seeded(ctx.seed);
+        let mut out = Vec::new();
+        for (m, n) in [(31, 400), (118, 2417)] {
+            let a = gaussian_mat(&mut rng, m, n, 1.0);
+            let g = &a * a.transpose();
+            let runs = if ctx.quick {
+                11
+            } else if m < 64 {
+                401
+            } else {
+                101
+            };
+            for vectors in [true, false] {
+                let case = format!(
+                    "n = {m}, {}",
+                    if vectors {
+                        "with vectors"
+                    } else {
+                        "values only"
+                    }
+                );
+                let (faer_s, reference) = median_secs(runs, || faer_evd(g.as_ref(), vectors))?;
+                let (ours_s, (vals, _)) = median_secs(runs, || sym_eig_seq(g.as_ref(), vectors))?;
+                let gap = vals
+                    .iter()
+                    .zip(&reference)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0, f64::max)
+                    / reference
+                        .last()
+                        .copied()
+                        .unwrap_or(1.0)
+                        .abs()
+                        .max(f64::MIN_POSITIVE);
+                out.push(
+                    Measurement::new(self.name(), &case, "time", ours_s * 1e6, "µs")
+                        .with_reference(faer_s * 1e6, "faer self_adjoint_evd, same run"),
+                );
+                out.push(Measurement::new(
+                    self.name(),
+                    &case,
+                    "max |λ − λ_faer| / λ_max",
+                    gap,
+                    "",
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
