@@ -1,12 +1,13 @@
 //! The cost of the dirty upper SIMD state that faer's GEMMs leave (`gimc_linalg::simd`): a loop
 //! of libm calls timed on a clean state, right after a faer GEMM, and after the GEMM followed by
 //! [`clear_upper_state`], the call every libm loop of the workspace now starts with; beside
-//! them the random Fourier map's vectorised [`sin_cos_into`], which calls no libm at all.
+//! them the vectorised [`sin_cos_into`] (the random Fourier map) and [`logistic_terms`] (the
+//! transduction FPC's label terms), which call no libm at all.
 
 use gimc_linalg::faer::linalg::matmul::matmul;
 use gimc_linalg::faer::{Accum, Mat, Par};
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use gimc_linalg::simd::{clear_upper_state, sin_cos_into};
+use gimc_linalg::simd::{clear_upper_state, logistic_terms, sin_cos_into};
 
 use super::{Benchmark, Measurement, median_secs};
 use crate::{Context, ExperimentError};
@@ -30,6 +31,18 @@ fn logistic_sum(v: &[f64]) -> f64 {
     v.iter()
         .map(|&m| (-m).max(0.0) + (-m.abs()).exp().ln_1p())
         .sum()
+}
+
+/// The same sum through [`logistic_terms`] (no libm), in blocks of 1,024 values.
+fn logistic_vectorised_sum(v: &[f64]) -> f64 {
+    let mut sp = [0.0; 1024];
+    let mut total = 0.0;
+    for block in v.chunks(1024) {
+        let n = block.len();
+        logistic_terms(block, Some(&mut sp[..n]), None);
+        total += sp[..n].iter().sum::<f64>();
+    }
+    total
 }
 
 /// Σ (sin v + cos v): the random Fourier map's nonlinearity.
@@ -64,8 +77,9 @@ impl Benchmark for LibmAfterGemm {
         "Nanoseconds per element of a libm loop (exp + log1p, sin_cos over 100,000 values, one \
          thread) on a clean SIMD state, right after a faer GEMM (64 × 400 × 64, sequential), and \
          after the GEMM followed by gimc_linalg::simd::clear_upper_state (vzeroupper); and the \
-         same sin / cos by gimc_linalg::simd::sin_cos_into (vectorised, no libm), which the \
-         random Fourier map uses."
+         same sin / cos by gimc_linalg::simd::sin_cos_into and logistic loss by \
+         gimc_linalg::simd::logistic_terms (vectorised, no libm), which the random Fourier map \
+         and the transduction FPC use."
     }
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
@@ -77,8 +91,9 @@ impl Benchmark for LibmAfterGemm {
         let mut g = Mat::<f64>::zeros(64, 64);
         let runs = if ctx.quick { 3 } else { 15 };
         let mut out = Vec::new();
-        let loops: [(&str, LibmLoop); 3] = [
+        let loops: [(&str, LibmLoop); 4] = [
             ("exp + log1p", logistic_sum),
+            ("logistic_terms (vectorised)", logistic_vectorised_sum),
             ("sin_cos", sincos_sum),
             ("sin_cos_into (vectorised)", sincos_vectorised_sum),
         ];

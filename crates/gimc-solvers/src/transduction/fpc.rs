@@ -86,6 +86,9 @@ pub struct TransductionFpc<'a> {
     weights: (f64, f64),
     /// ∂f/∂z at the last evaluated point, one per entry of `entries` (filled by `eval`).
     grad: Vec<f64>,
+    /// Scratch of the label terms, one per label entry: the margins m = y (z + b), then
+    /// log(1 + e^{−m}) and 1 / (1 + e^{m}) from [`gimc_linalg::simd::logistic_terms`].
+    logistic: LogisticScratch,
     /// The feature block as dense d × n arrays when Ω_X covers at least [`DENSE_FEATURES`] of
     /// it (the loss and gradient then stream through columns instead of gathering entries).
     pub(super) dense: Option<DenseFeatures>,
@@ -99,6 +102,47 @@ pub struct TransductionFpc<'a> {
     /// The iterate (Z, b) that ended the previous μ stage, and that stage's μ: the secant
     /// start's second point ([`Self::secant_start`]).
     path_prev: Option<(Mat<f64>, Vec<f64>, f64)>,
+}
+
+/// See [`TransductionFpc::logistic`].
+#[derive(Debug)]
+struct LogisticScratch {
+    margins: Vec<f64>,
+    softplus: Vec<f64>,
+    sigmoid: Vec<f64>,
+}
+
+impl LogisticScratch {
+    fn new(len: usize) -> Self {
+        Self {
+            margins: vec![0.0; len],
+            softplus: vec![0.0; len],
+            sigmoid: vec![0.0; len],
+        }
+    }
+
+    /// The margins of the label entries at (Z, b) (`cols` Z's columns), then their logistic
+    /// terms, each only when asked for.
+    fn fill(
+        &mut self,
+        e: &ColumnEntries,
+        cols: &[&[f64]],
+        bias: &[f64],
+        softplus: bool,
+        sigmoid: bool,
+    ) {
+        for (j, col) in cols.iter().enumerate() {
+            for k in e.label_ptr[j]..e.label_ptr[j + 1] {
+                let i = e.rows[k];
+                self.margins[k] = e.vals[k] * (col[i] + bias[i]);
+            }
+        }
+        gimc_linalg::simd::logistic_terms(
+            &self.margins,
+            softplus.then_some(&mut self.softplus[..]),
+            sigmoid.then_some(&mut self.sigmoid[..]),
+        );
+    }
 }
 
 #[derive(Debug)]
@@ -151,6 +195,7 @@ impl<'a> TransductionFpc<'a> {
             ),
             weights: loss_weights(problem, params.lambda),
             grad: vec![0.0; problem.labels.len() + problem.features.len()],
+            logistic: LogisticScratch::new(problem.labels.len()),
             dense: DenseFeatures::new(problem),
             momentum: None,
             work: None,
@@ -206,8 +251,8 @@ impl<'a> TransductionFpc<'a> {
     }
 
     /// The smooth loss f(Z, b) at a point (`with_loss`; else 0 is returned) and, with
-    /// `with_grad`, ∂f/∂z on Ω cached in `grad` (one exp per label entry, one log1p more for the
-    /// loss). The two are asked for separately where they are used separately (accelerated FPC
+    /// `with_grad`, ∂f/∂z on Ω cached in `grad` (the label terms four lanes at a time by
+    /// [`gimc_linalg::simd::logistic_terms`]). The two are asked for separately where they are used separately (accelerated FPC
     /// needs the gradient at the extrapolated point and the loss at the candidate): the feature
     /// block's gradient-only pass then vectorises, its loss-only pass stores nothing. The loss
     /// is summed in the same order in every mode.
@@ -226,30 +271,21 @@ impl<'a> TransductionFpc<'a> {
             owned.as_ref()
         };
         let cols = col_slices(z);
-        // one exp (and log1p) per label entry, after the shrinkage's GEMMs (gimc_linalg::simd)
-        gimc_linalg::simd::clear_upper_state();
         let (wy, wx) = self.weights;
         let (mut ly, mut lx) = (0.0, 0.0);
         let e = &self.entries;
         let grad = &mut self.grad;
-        for (j, col) in cols.iter().enumerate() {
-            let r = e.label_ptr[j]..e.label_ptr[j + 1];
-            let part = e.rows[r.clone()].iter().zip(&e.vals[r.clone()]);
-            for ((&i, &y), g) in part.zip(&mut grad[r]) {
-                // m = y (z + b); log(1 + e^{−m}) and d/dz = −y / (1 + e^{m})
-                let m = y * (col[i] + bias[i]);
-                let ex = (-m.abs()).exp();
-                if with_loss {
-                    ly += (-m).max(0.0) + ex.ln_1p();
-                }
-                if with_grad {
-                    let sig = if m > 0.0 {
-                        ex / (1.0 + ex)
-                    } else {
-                        1.0 / (1.0 + ex)
-                    };
-                    *g = -wy * y * sig;
-                }
+        // the label terms, vectorised: log(1 + e^{−m}) and d/dz = −y / (1 + e^{m}), m = y (z + b)
+        let terms = &mut self.logistic;
+        terms.fill(e, &cols, bias, with_loss, with_grad);
+        if with_loss {
+            for &v in &terms.softplus {
+                ly += v;
+            }
+        }
+        if with_grad {
+            for ((g, &y), &sig) in grad.iter_mut().zip(&e.vals).zip(&terms.sigmoid) {
+                *g = -wy * y * sig;
             }
         }
         if let Some(df) = self.dense.as_mut() {
@@ -400,7 +436,16 @@ impl<'a> TransductionFpc<'a> {
         let grad = &mut self.grad;
         let mcb = self.params.variant == TransductionVariant::McB;
         let mut finite = true;
-        gimc_linalg::simd::clear_upper_state();
+        // the label terms at Y first, vectorised (A's label rows are Y's until updated below)
+        let owned;
+        let yz = if y.row_stride() == 1 {
+            y
+        } else {
+            owned = y.to_owned();
+            owned.as_ref()
+        };
+        self.logistic.fill(e, &col_slices(yz), bias, false, true);
+        let sigmoid = &self.logistic.sigmoid;
         for j in 0..a.ncols() {
             let range = j * d..(j + 1) * d;
             let (xc, mc) = (&df.x[range.clone()], &df.mask[range]);
@@ -429,15 +474,8 @@ impl<'a> TransductionFpc<'a> {
             let r = e.label_ptr[j]..e.label_ptr[j + 1];
             for k in r {
                 let (i, yv) = (e.rows[k], e.vals[k]);
-                // m = y (z + b); d/dz log(1 + e^{−m}) = −y / (1 + e^{m}) (as in `eval_with`)
-                let m = yv * (col[i] + bias[i]);
-                let ex = (-m.abs()).exp();
-                let sig = if m > 0.0 {
-                    ex / (1.0 + ex)
-                } else {
-                    1.0 / (1.0 + ex)
-                };
-                let g = -wy * yv * sig;
+                // d/dz log(1 + e^{−m}) = −y / (1 + e^{m}), m = y (z + b) (as in `eval_with`)
+                let g = -wy * yv * sigmoid[k];
                 grad[k] = g;
                 col[i] -= tau_z * g;
                 if mcb {
