@@ -99,7 +99,7 @@ impl Kernel {
     #[inline]
     fn eval_parts(&self, dot: f64, xx: f64, yy: f64) -> f64 {
         match *self {
-            Kernel::Rbf { gamma } => (-gamma * (xx - 2.0 * dot + yy).max(0.0)).exp(),
+            Kernel::Rbf { gamma } => rbf_exponent(gamma, dot, xx, yy).exp(),
             Kernel::Linear => dot,
             Kernel::Polynomial {
                 gamma,
@@ -136,10 +136,21 @@ fn finish_block(kernel: &Kernel, g: &mut Mat<f64>, xx: &[f64], uu: &[f64]) {
     g.as_mut()
         .par_col_iter_mut()
         .enumerate()
-        .for_each(|(r, col)| {
-            // an exp per entry right after the GEMM that formed g (crate::simd)
-            crate::simd::clear_upper_state();
+        .for_each(|(r, mut col)| {
             let ur = uu.get(r).copied().unwrap_or(0.0);
+            if let (Kernel::Rbf { gamma }, Some(slice)) =
+                (kernel, col.as_mut().try_as_col_major_mut())
+            {
+                // the exponent of eval_parts, then the exponential vectorised (crate::simd)
+                let slice = slice.as_slice_mut();
+                for (i, v) in slice.iter_mut().enumerate() {
+                    *v = rbf_exponent(*gamma, *v, xx.get(i).copied().unwrap_or(0.0), ur);
+                }
+                crate::simd::exp_in_place(slice);
+                return;
+            }
+            // a libm call per entry right after the GEMM that formed g (crate::simd)
+            crate::simd::clear_upper_state();
             for (i, v) in col.iter_mut().enumerate() {
                 let xi = xx.get(i).copied().unwrap_or(0.0);
                 *v = kernel.eval_parts(*v, xi, ur);
@@ -182,9 +193,11 @@ pub fn kernel_block(
         // O(nnz(X)·m)), with the kernel applied as each block of rows is finished. Learned
         // landmarks are dense and take the blocked product.
         FeatureMatrix::Sparse(xs) if sparse::nonzero_fraction(landmarks) <= SPARSE_FRACTION => {
-            sparse::csr_mul_sparse_dense_tr_map(xs, landmarks, |i, r, dot| {
-                eval_entry(kernel, dot, &xx, &uu, i, r)
-            })
+            let mut g = sparse::csr_mul_sparse_dense_tr_map(xs, landmarks, |i, r, dot| {
+                fused_entry(kernel, dot, &xx, &uu, i, r)
+            })?;
+            finish_fused(kernel, &mut g);
+            Ok(g)
         }
         _ => {
             let mut g = x.mul_dense(landmarks.transpose())?;
@@ -194,12 +207,39 @@ pub fn kernel_block(
     }
 }
 
-/// k(a_i, b_r) from the inner product and the squared norms (absent when the kernel needs none).
+/// The entry of a product fused with the kernel ([`sparse::rows_times_rows_map`]), from the
+/// inner product and the squared norms (absent when the kernel needs none): k(a_i, b_r), except
+/// for RBF its exponent −γ ‖a_i − b_r‖², which [`finish_fused`] exponentiates vectorised.
 #[inline]
-fn eval_entry(kernel: &Kernel, dot: f64, xx: &[f64], uu: &[f64], i: usize, r: usize) -> f64 {
+fn fused_entry(kernel: &Kernel, dot: f64, xx: &[f64], uu: &[f64], i: usize, r: usize) -> f64 {
     let xi = xx.get(i).copied().unwrap_or(0.0);
     let ur = uu.get(r).copied().unwrap_or(0.0);
-    kernel.eval_parts(dot, xi, ur)
+    match *kernel {
+        Kernel::Rbf { gamma } => rbf_exponent(gamma, dot, xi, ur),
+        _ => kernel.eval_parts(dot, xi, ur),
+    }
+}
+
+/// −γ ‖x − y‖² from x·y, ‖x‖² and ‖y‖² (clamped at 0 against rounding): the exponent of
+/// [`Kernel::eval_parts`]'s RBF.
+#[inline]
+fn rbf_exponent(gamma: f64, dot: f64, xx: f64, yy: f64) -> f64 {
+    -gamma * (xx - 2.0 * dot + yy).max(0.0)
+}
+
+/// After a product fused by [`fused_entry`]: the RBF exponentials, column by column in parallel
+/// ([`crate::simd::exp_in_place`]); nothing for the other kernels.
+fn finish_fused(kernel: &Kernel, g: &mut Mat<f64>) {
+    use rayon::prelude::*;
+    if matches!(kernel, Kernel::Rbf { .. }) {
+        g.as_mut().par_col_iter_mut().for_each(|mut col| {
+            if let Some(slice) = col.as_mut().try_as_col_major_mut() {
+                crate::simd::exp_in_place(slice.as_slice_mut());
+            } else {
+                col.iter_mut().for_each(|v| *v = v.exp());
+            }
+        });
+    }
 }
 
 /// The kernel block K (n × m), K_ij = k(a_i, b_j), between the rows of two dense matrices
@@ -226,9 +266,11 @@ pub fn kernel_block_dense(
         (Vec::new(), Vec::new())
     };
     if mostly_zero(a) && mostly_zero(b) {
-        return Ok(sparse::sparse_dense_mul_tr_map(a, b, |i, r, dot| {
-            eval_entry(kernel, dot, &xx, &uu, i, r)
-        }));
+        let mut g = sparse::sparse_dense_mul_tr_map(a, b, |i, r, dot| {
+            fused_entry(kernel, dot, &xx, &uu, i, r)
+        });
+        finish_fused(kernel, &mut g);
+        return Ok(g);
     }
     let mut g = dense::matmul_nt(a, b)?;
     finish_block(kernel, &mut g, &xx, &uu);

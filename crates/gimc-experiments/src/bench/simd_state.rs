@@ -7,7 +7,7 @@
 use gimc_linalg::faer::linalg::matmul::matmul;
 use gimc_linalg::faer::{Accum, Mat, Par};
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use gimc_linalg::simd::{clear_upper_state, logistic_terms, sin_cos_into};
+use gimc_linalg::simd::{clear_upper_state, exp_in_place, logistic_terms, sin_cos_into};
 
 use super::{Benchmark, Measurement, median_secs};
 use crate::{Context, ExperimentError};
@@ -31,6 +31,27 @@ fn logistic_sum(v: &[f64]) -> f64 {
     v.iter()
         .map(|&m| (-m).max(0.0) + (-m.abs()).exp().ln_1p())
         .sum()
+}
+
+/// Σ e^{−|v|}: the RBF kernel blocks' exponential.
+fn exp_sum(v: &[f64]) -> f64 {
+    v.iter().map(|&x| (-x.abs()).exp()).sum()
+}
+
+/// The same sum through [`exp_in_place`] (no libm), in blocks of 1,024 values as the kernel
+/// blocks pass one column at a time.
+fn exp_vectorised_sum(v: &[f64]) -> f64 {
+    let mut e = [0.0; 1024];
+    let mut total = 0.0;
+    for block in v.chunks(1024) {
+        let n = block.len();
+        for (e, &x) in e.iter_mut().zip(block) {
+            *e = -x.abs();
+        }
+        exp_in_place(&mut e[..n]);
+        total += e[..n].iter().sum::<f64>();
+    }
+    total
 }
 
 /// The same sum through [`logistic_terms`] (no libm), in blocks of 1,024 values.
@@ -74,12 +95,12 @@ impl Benchmark for LibmAfterGemm {
     }
 
     fn description(&self) -> &'static str {
-        "Nanoseconds per element of a libm loop (exp + log1p, sin_cos over 100,000 values, one \
+        "Nanoseconds per element of a libm loop (exp, exp + log1p, sin_cos over 100,000 values, one \
          thread) on a clean SIMD state, right after a faer GEMM (64 × 400 × 64, sequential), and \
          after the GEMM followed by gimc_linalg::simd::clear_upper_state (vzeroupper); and the \
-         same sin / cos by gimc_linalg::simd::sin_cos_into and logistic loss by \
-         gimc_linalg::simd::logistic_terms (vectorised, no libm), which the random Fourier map \
-         and the transduction FPC use."
+         same exp, sin / cos and logistic loss by gimc_linalg::simd's exp_in_place, sin_cos_into \
+         and logistic_terms (vectorised, no libm), which the RBF kernel blocks, the random \
+         Fourier map and the transduction FPC use."
     }
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
@@ -91,7 +112,9 @@ impl Benchmark for LibmAfterGemm {
         let mut g = Mat::<f64>::zeros(64, 64);
         let runs = if ctx.quick { 3 } else { 15 };
         let mut out = Vec::new();
-        let loops: [(&str, LibmLoop); 4] = [
+        let loops: [(&str, LibmLoop); 6] = [
+            ("exp", exp_sum),
+            ("exp_in_place (vectorised)", exp_vectorised_sum),
             ("exp + log1p", logistic_sum),
             ("logistic_terms (vectorised)", logistic_vectorised_sum),
             ("sin_cos", sincos_sum),
