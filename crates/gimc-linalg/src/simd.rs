@@ -522,11 +522,7 @@ pub fn exp_in_place(x: &mut [f64]) {
 ///
 /// # Panics
 /// If an output slice differs in length from `margins`.
-pub fn logistic_terms(
-    margins: &[f64],
-    softplus: Option<&mut [f64]>,
-    sigmoid: Option<&mut [f64]>,
-) {
+pub fn logistic_terms(margins: &[f64], softplus: Option<&mut [f64]>, sigmoid: Option<&mut [f64]>) {
     let n = margins.len();
     assert!(
         softplus.as_ref().is_none_or(|s| s.len() == n)
