@@ -503,9 +503,8 @@ pub fn exp_in_place(x: &mut [f64]) {
 /// transduction loss, vectorised (AVX2 + FMA where the CPU has them, picked at run time).
 /// Computed from u = e^{−|m|} as max(−m, 0) + log1p(u) and (m > 0 ? u : 1) / (1 + u), the
 /// formulas of the scalar loss, with e^{−|m|} and log1p by polynomials on reduced arguments
-/// ([`logistic_lanes`]) instead of libm: within a few units in the last place of libm's (a test
-/// checks), the same bits on every CPU (the portable path computes the same fused operations
-/// with `f64::mul_add`). NaN margins give NaN, ±∞ the limits; a subnormal e^{−|m|} (|m| > 708.4)
+/// instead of libm: within 2 units in the last place of libm's (a test checks), the same bits
+/// on every CPU (the portable path computes the same fused operations with `f64::mul_add`). NaN margins give NaN, ±∞ the limits; a subnormal e^{−|m|} (|m| > 708.4)
 /// counts as 0, as in [`exp_in_place`].
 ///
 /// ```
