@@ -99,7 +99,7 @@ impl Benchmark for SmallSymEig {
                 out.push(Measurement::new(
                     self.name(),
                     &case,
-                    "max |λ − λ_faer| / λ_max",
+                    "largest gap to faer's λ, relative to λ_max",
                     gap,
                     "",
                 ));
