@@ -251,11 +251,11 @@ impl<'a> TransductionFpc<'a> {
     }
 
     /// The smooth loss f(Z, b) at a point (`with_loss`; else 0 is returned) and, with
-    /// `with_grad`, ∂f/∂z on Ω cached in `grad` (the label terms four lanes at a time by
-    /// [`gimc_linalg::simd::logistic_terms`]). The two are asked for separately where they are used separately (accelerated FPC
-    /// needs the gradient at the extrapolated point and the loss at the candidate): the feature
-    /// block's gradient-only pass then vectorises, its loss-only pass stores nothing. The loss
-    /// is summed in the same order in every mode.
+    /// `with_grad`, ∂f/∂z on Ω cached in `grad` (the label terms vectorised by
+    /// [`gimc_linalg::simd::logistic_terms`]). The two are asked for separately where they are
+    /// used separately (accelerated FPC needs the gradient at the extrapolated point and the
+    /// loss at the candidate): the feature block's gradient-only pass then vectorises, its
+    /// loss-only pass stores nothing. The loss is summed in the same order in every mode.
     fn eval_with(
         &mut self,
         z: MatRef<'_, f64>,
