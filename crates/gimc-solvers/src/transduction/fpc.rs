@@ -14,7 +14,7 @@ use crate::iter::{IterativeSolver, Progress};
 use super::loss::{
     ColumnEntries, DenseFeatures, check_iterate, col_slices, column_major_entries, loss_weights,
 };
-use super::shrink::{Shrunk, gram_shrink, sym_evd_seq};
+use super::shrink::{self, Shrunk, gram_shrink, sym_evd_seq};
 use super::{
     GRAM_LIMIT, ShrinkSvd, TransductionProblem, TransductionSolution, TransductionVariant,
     ValidTransductionParams, sigma1_at_zero, step_sizes,
@@ -492,19 +492,18 @@ impl<'a> TransductionFpc<'a> {
         (a, new_b, finite)
     }
 
-    /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
-    /// the rank of the shrunk matrix. With `fused`, the gradient at (Z, b) is evaluated in the
-    /// gradient step's pass ([`Self::descent_fused`]); else the one cached at that point is used.
-    fn prox_step(
+    /// The gradient step and the shrinkage from the point (Z, b): the shrunk Z (before MC-1's
+    /// reset) with its factors, the new b and the gradient step's A. With `fused`, the
+    /// gradient at (Z, b) is evaluated in the gradient step's pass ([`Self::descent_fused`]);
+    /// else the one cached at that point is used.
+    fn shrink_step(
         &mut self,
         z: MatRef<'_, f64>,
         bias: &[f64],
         mu: f64,
         it: usize,
         fused: bool,
-    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
-        let variant = self.params.variant;
-        let tau_z = self.tau_z;
+    ) -> Result<(Shrunk, Vec<f64>, Mat<f64>), SolverError> {
         let (a, new_b, finite) = if fused {
             self.descent_fused(z, bias)
         } else {
@@ -520,25 +519,32 @@ impl<'a> TransductionFpc<'a> {
             });
         }
         // shrinkage Z = U max(Λ − τ_Z μ, 0) Vᵀ
-        let shrunk = self.shrink(a.as_ref(), tau_z * mu)?;
+        let shrunk = self.shrink(a.as_ref(), self.tau_z * mu)?;
+        Ok((shrunk, new_b, a))
+    }
+
+    /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
+    /// the rank of the shrunk matrix (`fused` as in [`Self::shrink_step`]).
+    fn prox_step(
+        &mut self,
+        z: MatRef<'_, f64>,
+        bias: &[f64],
+        mu: f64,
+        it: usize,
+        fused: bool,
+    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
+        let (mut shrunk, new_b, a) = self.shrink_step(z, bias, mu, it, fused)?;
         let rank = shrunk.s.len();
-        let mut new_z = shrunk.z;
-        let nuclear = if variant == TransductionVariant::Mc1 {
+        let mut new_z = std::mem::replace(&mut shrunk.z, Mat::zeros(0, 0));
+        let nuclear = if self.params.variant == TransductionVariant::Mc1 {
             // reset the ones row (DESIGN §3.5); ‖Z‖_* of Z = U S Vᵀ + e_m cᵀ
             let (m, n) = (new_z.nrows(), new_z.ncols());
             let c: Vec<f64> = (0..n).map(|j| 1.0 - new_z[(m - 1, j)]).collect();
             for j in 0..n {
                 new_z[(m - 1, j)] = 1.0;
             }
-            let parts = Shrunk {
-                z: Mat::zeros(0, 0),
-                u: shrunk.u,
-                s: shrunk.s,
-                sigma: shrunk.sigma,
-                v: shrunk.v,
-            };
-            let vtc = parts.vt_times(a.as_ref(), &c);
-            mc1_nuclear_norm(parts.u.as_ref(), &parts.s, &vtc, &c)?
+            let vtc = shrunk.vt_times(a.as_ref(), &c);
+            mc1_nuclear_norm(shrunk.u.as_ref(), &shrunk.s, &vtc, &c)?
         } else {
             shrunk.s.iter().sum()
         };
@@ -547,14 +553,144 @@ impl<'a> TransductionFpc<'a> {
         // from the extrapolated point and evaluates the gradient there
         let with_grad = !self.params.accelerate;
         let f = self.eval_with(new_z.as_ref(), &new_b, true, with_grad) + mu * nuclear;
-        if !f.is_finite() {
-            return Err(SolverError::NonFinite {
-                solver: "transduction-fpc",
-                what: "objective",
-                iteration: it,
-            });
-        }
+        check_objective(f, it)?;
         Ok((new_z, new_b, f, rank))
+    }
+
+    /// Accelerated FPC's candidate from the extrapolated point (Y, b_Y) when the feature block
+    /// is dense: [`Self::prox_step`] and the restart test with the next extrapolation
+    /// ([`restart_product_extrapolate`] with coefficient `c2`, written over Y) in one pass over
+    /// the candidate's columns, which also resets MC-1's ones row, gathers the label margins,
+    /// sums the feature loss and accumulates A c for ‖Z‖_*. Every sum runs in the order of the
+    /// separate passes, so the candidate, F and the product are bitwise theirs. The
+    /// extrapolation is written whether or not the candidate is accepted: the caller
+    /// overwrites Y when it is rejected or the momentum restarts, as before.
+    ///
+    /// Returns the candidate (Z, b), F_μ there, its rank and ⟨Y − Z, Z − X⟩ (X = `prev`).
+    #[allow(clippy::type_complexity)]
+    fn accelerated_candidate(
+        &mut self,
+        mut y: MatMut<'_, f64>,
+        yb: &mut [f64],
+        (x, xb): (MatRef<'_, f64>, &[f64]),
+        mu: f64,
+        it: usize,
+        c2: f64,
+    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize, f64), SolverError> {
+        let (mut shrunk, new_b, a) = self.shrink_step(y.as_ref(), yb, mu, it, true)?;
+        let rank = shrunk.s.len();
+        let mut z = std::mem::replace(&mut shrunk.z, Mat::zeros(0, 0));
+        let Some(df) = self.dense.as_ref() else {
+            return Err(SolverError::InvalidInput {
+                what: "accelerated candidate",
+                reason: "needs the dense feature block".into(),
+            });
+        };
+        let mc1 = self.params.variant == TransductionVariant::Mc1;
+        let (m, n) = z.shape();
+        let (t, d) = (df.t, df.d);
+        let (wy, wx) = self.weights;
+        let e = &self.entries;
+        let margins = &mut self.logistic.margins;
+        let mut c = vec![0.0; if mc1 { n } else { 0 }];
+        // A c, accumulated column by column when V was not formed (as `Shrunk::vt_times`)
+        let mut ac = vec![0.0; if mc1 && shrunk.v.is_none() { m } else { 0 }];
+        let mut lx = 0.0;
+        // four partial sums, as in `restart_product_extrapolate`
+        let mut acc = [0.0; 4];
+        for j in 0..n {
+            if mc1 {
+                c[j] = 1.0 - z[(m - 1, j)];
+                z[(m - 1, j)] = 1.0;
+                if !ac.is_empty() {
+                    shrink::add_scaled_col(&mut ac, a.as_ref(), j, c[j]);
+                }
+            }
+            let (Some(zc), Some(xc), Some(yc)) = (
+                z.col(j).try_as_col_major(),
+                x.col(j).try_as_col_major(),
+                y.as_mut().col_mut(j).try_as_col_major_mut(),
+            ) else {
+                return Err(SolverError::InvalidInput {
+                    what: "accelerated candidate",
+                    reason: "the iterates must be column-major".into(),
+                });
+            };
+            let (zc, xc, yc) = (zc.as_slice(), xc.as_slice(), yc.as_slice_mut());
+            // the label margins at the candidate (as `LogisticScratch::fill`)
+            let r = e.label_ptr[j]..e.label_ptr[j + 1];
+            for ((m, &i), &v) in margins[r.clone()]
+                .iter_mut()
+                .zip(&e.rows[r.clone()])
+                .zip(&e.vals[r])
+            {
+                *m = v * (zc[i] + new_b[i]);
+            }
+            // the feature loss (as `eval_with`'s loss-only pass)
+            let range = j * d..(j + 1) * d;
+            let (fx, fm) = (&df.x[range.clone()], &df.mask[range]);
+            for ((&zv, &xv), &mv) in zc[t..t + d].iter().zip(fx).zip(fm) {
+                let r = (zv - xv) * mv;
+                lx += 0.5 * r * r;
+            }
+            // the restart product and the extrapolation
+            let len = yc.len();
+            let tail = len - len % 4;
+            let mut chunks = yc
+                .chunks_exact_mut(4)
+                .zip(zc.chunks_exact(4))
+                .zip(xc.chunks_exact(4));
+            for ((y4, z4), x4) in &mut chunks {
+                for l in 0..4 {
+                    acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
+                    y4[l] = z4[l] + c2 * (z4[l] - x4[l]);
+                }
+            }
+            for i in tail..len {
+                acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+                yc[i] = zc[i] + c2 * (zc[i] - xc[i]);
+            }
+        }
+        let mut bias_sum = 0.0;
+        for ((v, &zv), &xv) in yb.iter_mut().zip(&new_b).zip(xb) {
+            bias_sum += (*v - zv) * (zv - xv);
+            *v = zv + c2 * (zv - xv);
+        }
+        let product = acc.iter().sum::<f64>() + bias_sum;
+        let terms = &mut self.logistic;
+        gimc_linalg::simd::logistic_terms(&terms.margins, Some(&mut terms.softplus[..]), None);
+        let mut ly = 0.0;
+        for &v in &terms.softplus {
+            ly += v;
+        }
+        let loss = wy * ly + wx * lx;
+        let nuclear = if mc1 {
+            let vtc = if ac.is_empty() {
+                shrunk.vt_times(a.as_ref(), &c)
+            } else {
+                shrunk.vt_times_from_ac(&ac)
+            };
+            mc1_nuclear_norm(shrunk.u.as_ref(), &shrunk.s, &vtc, &c)?
+        } else {
+            shrunk.s.iter().sum()
+        };
+        self.work = Some(a);
+        let f = loss + mu * nuclear;
+        check_objective(f, it)?;
+        Ok((z, new_b, f, rank, product))
+    }
+}
+
+/// The objective after a step, as an error when it is not finite.
+fn check_objective(f: f64, it: usize) -> Result<(), SolverError> {
+    if f.is_finite() {
+        Ok(())
+    } else {
+        Err(SolverError::NonFinite {
+            solver: "transduction-fpc",
+            what: "objective",
+            iteration: it,
+        })
     }
 }
 
@@ -790,7 +926,25 @@ impl IterativeSolver for TransductionFpc<'_> {
                     mut yb,
                     t,
                 } = mom;
-                let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it, true)?;
+                let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
+                let c2 = (t - 1.0) / t_next;
+                // with a dense feature block, the restart product and the next extrapolation
+                // come out of the candidate's own pass (written over y; see
+                // `accelerated_candidate`)
+                let (cz, cb, fc, rank, fused_product) = if self.dense.is_some() {
+                    let (cz, cb, fc, rank, product) = self.accelerated_candidate(
+                        y.as_mut(),
+                        &mut yb,
+                        (st.z.as_ref(), &st.bias),
+                        mu,
+                        it,
+                        c2,
+                    )?;
+                    (cz, cb, fc, rank, Some(product))
+                } else {
+                    let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it, true)?;
+                    (cz, cb, fc, rank, None)
+                };
                 self.rank = rank;
                 // t = 1: y is the iterate itself (a stage start or a restart), so the candidate
                 // is the plain FPC step. A rejected plain step ends the stage when it changes F
@@ -812,15 +966,16 @@ impl IterativeSolver for TransductionFpc<'_> {
                 // rejected candidate restarts. Written into y's buffer, in the same pass as the
                 // restart test; a restart (rare) then redoes it with coefficient 0.
                 let restart = if accepted {
-                    let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
-                    let c2 = (t - 1.0) / t_next;
-                    let product = restart_product_extrapolate(
-                        y.as_mut(),
-                        &mut yb,
-                        (cz.as_ref(), &cb),
-                        (st.z.as_ref(), &st.bias),
-                        c2,
-                    );
+                    let product = match fused_product {
+                        Some(product) => product,
+                        None => restart_product_extrapolate(
+                            y.as_mut(),
+                            &mut yb,
+                            (cz.as_ref(), &cb),
+                            (st.z.as_ref(), &st.bias),
+                            c2,
+                        ),
+                    };
                     if product > 0.0 {
                         add_scaled_diff(y.as_mut(), cz.as_ref(), 0.0, cz.as_ref(), st.z.as_ref());
                         for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
@@ -834,11 +989,7 @@ impl IterativeSolver for TransductionFpc<'_> {
                     self.spare = Some(cz);
                     true
                 };
-                let t_next = if restart {
-                    1.0
-                } else {
-                    0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt())
-                };
+                let t_next = if restart { 1.0 } else { t_next };
                 if !accepted {
                     y.copy_from(st.z.as_ref());
                     yb.copy_from_slice(&st.bias);

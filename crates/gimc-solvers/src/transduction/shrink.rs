@@ -91,23 +91,32 @@ impl Shrunk {
             None => {
                 let mut ac = vec![0.0; a.nrows()];
                 for (j, &cj) in c.iter().enumerate() {
-                    let col = a.col(j);
-                    if let Some(col) = col.try_as_col_major() {
-                        for (v, &x) in ac.iter_mut().zip(col.as_slice()) {
-                            *v += x * cj;
-                        }
-                    } else {
-                        for (i, v) in ac.iter_mut().enumerate() {
-                            *v += col[i] * cj;
-                        }
-                    }
+                    add_scaled_col(&mut ac, a, j, cj);
                 }
-                (0..self.u.ncols())
-                    .map(|k| {
-                        (0..ac.len()).map(|i| self.u[(i, k)] * ac[i]).sum::<f64>() / self.sigma[k]
-                    })
-                    .collect()
+                self.vt_times_from_ac(&ac)
             }
+        }
+    }
+
+    /// Vᵀc = diag(1/σ) Uᵀ (A c) when V was not formed, from A c.
+    pub(super) fn vt_times_from_ac(&self, ac: &[f64]) -> Vec<f64> {
+        (0..self.u.ncols())
+            .map(|k| (0..ac.len()).map(|i| self.u[(i, k)] * ac[i]).sum::<f64>() / self.sigma[k])
+            .collect()
+    }
+}
+
+/// acc += c · (column j of A): one term of A c, summed over j in order by the callers.
+#[inline]
+pub(super) fn add_scaled_col(acc: &mut [f64], a: MatRef<'_, f64>, j: usize, c: f64) {
+    let col = a.col(j);
+    if let Some(col) = col.try_as_col_major() {
+        for (v, &x) in acc.iter_mut().zip(col.as_slice()) {
+            *v += x * c;
+        }
+    } else {
+        for (i, v) in acc.iter_mut().enumerate() {
+            *v += col[i] * c;
         }
     }
 }
