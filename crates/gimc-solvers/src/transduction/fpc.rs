@@ -634,29 +634,9 @@ impl<'a> TransductionFpc<'a> {
                 lx += 0.5 * r * r;
             }
             // the restart product and the extrapolation
-            let len = yc.len();
-            let tail = len - len % 4;
-            let mut chunks = yc
-                .chunks_exact_mut(4)
-                .zip(zc.chunks_exact(4))
-                .zip(xc.chunks_exact(4));
-            for ((y4, z4), x4) in &mut chunks {
-                for l in 0..4 {
-                    acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
-                    y4[l] = z4[l] + c2 * (z4[l] - x4[l]);
-                }
-            }
-            for i in tail..len {
-                acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
-                yc[i] = zc[i] + c2 * (zc[i] - xc[i]);
-            }
+            restart_column(yc, zc, xc, c2, &mut acc);
         }
-        let mut bias_sum = 0.0;
-        for ((v, &zv), &xv) in yb.iter_mut().zip(&new_b).zip(xb) {
-            bias_sum += (*v - zv) * (zv - xv);
-            *v = zv + c2 * (zv - xv);
-        }
-        let product = acc.iter().sum::<f64>() + bias_sum;
+        let product = acc.iter().sum::<f64>() + restart_bias(yb, &new_b, xb, c2);
         let terms = &mut self.logistic;
         gimc_linalg::simd::logistic_terms(&terms.margins, Some(&mut terms.softplus[..]), None);
         let mut ly = 0.0;
@@ -779,22 +759,7 @@ fn restart_product_extrapolate(
         ) {
             (Some(yc), Some(zc), Some(xc)) => {
                 let (yc, zc, xc) = (yc.as_slice_mut(), zc.as_slice(), xc.as_slice());
-                let len = yc.len();
-                let tail = len - len % 4;
-                let mut chunks = yc
-                    .chunks_exact_mut(4)
-                    .zip(zc.chunks_exact(4))
-                    .zip(xc.chunks_exact(4));
-                for ((y4, z4), x4) in &mut chunks {
-                    for l in 0..4 {
-                        acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
-                        y4[l] = z4[l] + c * (z4[l] - x4[l]);
-                    }
-                }
-                for i in tail..len {
-                    acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
-                    yc[i] = zc[i] + c * (zc[i] - xc[i]);
-                }
+                restart_column(yc, zc, xc, c, &mut acc);
             }
             _ => {
                 for i in 0..z.nrows() {
@@ -804,12 +769,42 @@ fn restart_product_extrapolate(
             }
         }
     }
-    let mut bias_sum = 0.0;
+    acc.iter().sum::<f64>() + restart_bias(yb, zb, xb, c)
+}
+
+/// One column of [`restart_product_extrapolate`]: (y − z)(z − x) added to four partial sums
+/// (lane l takes rows ≡ l mod 4, the tail lane 0) and y ← z + c (z − x), each entry of y read
+/// before it is written.
+#[inline(always)]
+fn restart_column(yc: &mut [f64], zc: &[f64], xc: &[f64], c: f64, acc: &mut [f64; 4]) {
+    let len = yc.len();
+    let tail = len - len % 4;
+    let mut chunks = yc
+        .chunks_exact_mut(4)
+        .zip(zc.chunks_exact(4))
+        .zip(xc.chunks_exact(4));
+    for ((y4, z4), x4) in &mut chunks {
+        for l in 0..4 {
+            acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
+            y4[l] = z4[l] + c * (z4[l] - x4[l]);
+        }
+    }
+    for i in tail..len {
+        acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
+        yc[i] = zc[i] + c * (zc[i] - xc[i]);
+    }
+}
+
+/// The biases' part of [`restart_product_extrapolate`]: Σ (y − z)(z − x) in order, and
+/// y ← z + c (z − x).
+#[inline(always)]
+fn restart_bias(yb: &mut [f64], zb: &[f64], xb: &[f64], c: f64) -> f64 {
+    let mut sum = 0.0;
     for ((v, &z), &x) in yb.iter_mut().zip(zb).zip(xb) {
-        bias_sum += (*v - z) * (z - x);
+        sum += (*v - z) * (z - x);
         *v = z + c * (z - x);
     }
-    acc.iter().sum::<f64>() + bias_sum
+    sum
 }
 
 /// out = a + c (b − d) entrywise (all of the same shape, unit row stride), column by column.
