@@ -566,7 +566,8 @@ impl<'a> TransductionFpc<'a> {
     /// extrapolation is written whether or not the candidate is accepted: the caller
     /// overwrites Y when it is rejected or the momentum restarts, as before.
     ///
-    /// Returns the candidate (Z, b), F_μ there, its rank and ⟨Y − Z, Z − X⟩ with X the current iterate (`x`, `xb`).
+    /// Returns the candidate (Z, b), F_μ there, its rank and ⟨Y − Z, Z − X⟩, with X the current
+    /// iterate (`x`, `xb`).
     #[allow(clippy::type_complexity)]
     fn accelerated_candidate(
         &mut self,
