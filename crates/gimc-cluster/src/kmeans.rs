@@ -31,8 +31,8 @@
 
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::{GimcRng, child, seeded};
-use gimc_linalg::sprs::CsMat;
-use gimc_linalg::{FeatureMatrix, dense::check_finite, sparse::csr_check_finite};
+use gimc_linalg::sparse::{AsSparseView, csr_check_finite};
+use gimc_linalg::{FeatureMatrix, dense::check_finite};
 use rand::Rng;
 use rayon::prelude::*;
 
@@ -536,7 +536,8 @@ pub(crate) fn dense_sums(m: &Mat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
 }
 
 /// Per-cluster sums for CSR X: one task per cluster, its rows in increasing order.
-pub(crate) fn sparse_sums(m: &CsMat<f64>, labels: &[usize], k: usize) -> Mat<f64> {
+pub(crate) fn sparse_sums(m: &impl AsSparseView, labels: &[usize], k: usize) -> Mat<f64> {
+    let m = m.sparse_view();
     let d = m.cols();
     if d == 0 || k == 0 {
         return Mat::zeros(k, d);

@@ -19,6 +19,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::shared::shared_csr;
 
 use crate::io::{CsrBuilder, Lines, Loc, open_text, split_fields, unescape};
 use crate::{Dataset, MissingPolicy, Result, Targets};
@@ -491,7 +492,7 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
     }
     let end = lines.count();
     let features = if any_sparse {
-        FeatureMatrix::Sparse(feats.finish().map_err(|m| loc.err(end, m))?)
+        FeatureMatrix::Sparse(shared_csr(feats.finish().map_err(|m| loc.err(end, m))?))
     } else {
         FeatureMatrix::Dense(feats.to_dense())
     };

@@ -7,6 +7,8 @@ use std::fmt;
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
+use gimc_linalg::shared::shared_csr;
+use gimc_linalg::sparse::AsSparseView;
 use gimc_linalg::sprs::CsMat;
 
 use crate::error::param_err;
@@ -428,7 +430,7 @@ impl Dataset {
             FeatureMatrix::Dense(m) => {
                 FeatureMatrix::Dense(Mat::from_fn(rows.len(), m.ncols(), |i, j| m[(rows[i], j)]))
             }
-            FeatureMatrix::Sparse(m) => FeatureMatrix::Sparse(select_csr(m, rows)?),
+            FeatureMatrix::Sparse(m) => FeatureMatrix::Sparse(shared_csr(select_csr(m, rows)?)),
         };
         let missing = select_cells(&self.missing, rows, n);
         let missing_labels = select_cells(&self.missing_labels, rows, n);
@@ -494,7 +496,7 @@ impl Dataset {
                     b.push_row(&mut row).map_err(DataError::Incompatible)?;
                 }
             }
-            FeatureMatrix::Sparse(b.finish().map_err(DataError::Incompatible)?)
+            FeatureMatrix::Sparse(shared_csr(b.finish().map_err(DataError::Incompatible)?))
         } else {
             let mut m = Mat::<f64>::zeros(total, d);
             let mut off = 0;
@@ -619,13 +621,16 @@ impl Dataset {
                 for &(c, lo, hi) in columns {
                     scale[c] = Some((lo, hi));
                 }
-                for mut row in m.outer_iterator_mut() {
+                // the buffers may be shared: rescale an owned copy
+                let mut owned = m.to_csr();
+                for mut row in owned.outer_iterator_mut() {
                     for (j, v) in row.iter_mut() {
                         if let Some((lo, hi)) = scale[j] {
                             *v = (*v - lo) / (hi - lo);
                         }
                     }
                 }
+                *m = shared_csr(owned);
             }
         }
         Ok(())
@@ -637,7 +642,8 @@ fn kinds_differ() -> DataError {
 }
 
 /// Selected rows of a CSR matrix (caller checked the bounds).
-fn select_csr(m: &CsMat<f64>, rows: &[usize]) -> Result<CsMat<f64>> {
+fn select_csr(m: &impl AsSparseView, rows: &[usize]) -> Result<CsMat<f64>> {
+    let m = m.sparse_view();
     let mut indptr = Vec::with_capacity(rows.len() + 1);
     indptr.push(0);
     let mut indices = Vec::new();

@@ -8,6 +8,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::shared::shared_csr;
 
 use crate::io::{ClassInterner, CsrBuilder, Lines, Loc, open_text};
 use crate::{Dataset, Result, Targets};
@@ -159,7 +160,7 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
     Ok(Dataset {
         name,
-        features: FeatureMatrix::Sparse(x),
+        features: FeatureMatrix::Sparse(shared_csr(x)),
         targets,
         feature_names: Vec::new(),
         missing: Vec::new(),

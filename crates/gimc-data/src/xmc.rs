@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::shared::shared_csr;
 
 use crate::io::{CsrBuilder, Lines, Loc, open_text};
 use crate::{Dataset, Result, Targets};
@@ -172,7 +173,7 @@ fn parse_rows<R: BufRead>(
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
     Ok(Dataset {
         name,
-        features: FeatureMatrix::Sparse(x),
+        features: FeatureMatrix::Sparse(shared_csr(x)),
         targets: Targets::Labels {
             matrix: y,
             names: Vec::new(),

@@ -9,6 +9,8 @@
 use faer::{Mat, MatMut, MatRef};
 use sprs::CsMat;
 
+use crate::shared::{Csr, shared_csr};
+
 use crate::dense::{self, gram_nt, gram_tn};
 use crate::error::dim_err;
 use crate::sparse::{self, Compressed};
@@ -19,8 +21,9 @@ use crate::{LinalgError, Result};
 pub enum FeatureMatrix {
     /// Dense, column-major faer matrix.
     Dense(Mat<f64>),
-    /// Sparse matrix in CSR order (rows are items).
-    Sparse(CsMat<f64>),
+    /// Sparse matrix in CSR order (rows are items), over owned or shared buffers
+    /// ([`crate::shared`]).
+    Sparse(Csr),
 }
 
 impl FeatureMatrix {
@@ -33,14 +36,13 @@ impl FeatureMatrix {
     /// Wraps a sparse matrix (converted to CSR if given in CSC), rejecting NaN and infinite
     /// entries.
     pub fn sparse(m: CsMat<f64>) -> Result<Self> {
-        let m = if m.is_csr() { m } else { m.to_csr() };
-        for (row, vec) in m.outer_iterator().enumerate() {
-            for (col, &value) in vec.iter() {
-                if !value.is_finite() {
-                    return Err(LinalgError::NonFinite { row, col, value });
-                }
-            }
-        }
+        Self::sparse_shared(shared_csr(m))
+    }
+
+    /// Wraps a CSR matrix over owned or shared buffers ([`crate::shared`]) without copying
+    /// them, rejecting NaN and infinite entries.
+    pub fn sparse_shared(m: Csr) -> Result<Self> {
+        sparse::csr_check_finite(&m)?;
         Ok(Self::Sparse(m))
     }
 
@@ -165,7 +167,7 @@ impl FeatureMatrix {
                     |r, j| m[(rows[r], j)],
                 )))
             }
-            Self::Sparse(m) => Ok(Self::Sparse(sparse::csr_select_rows(m, rows)?)),
+            Self::Sparse(m) => Ok(Self::Sparse(shared_csr(sparse::csr_select_rows(m, rows)?))),
         }
     }
 
@@ -216,7 +218,8 @@ impl FeatureMatrix {
                 }
             }
             Self::Sparse(m) => {
-                let rows = Compressed::rows_of(m);
+                let view = m.view();
+                let rows = Compressed::rows_of(&view);
                 for i in 0..rows.outer {
                     let (cols, vals) = rows.row(i);
                     for (&j, &v) in cols.iter().zip(vals) {
@@ -265,7 +268,8 @@ impl FeatureMatrix {
             }
             Self::Sparse(m) => {
                 // Σ_i (x_ij − μ)² = Σ_stored (x − μ)² + (n − nnz_j) μ²
-                let rows = Compressed::rows_of(m);
+                let view = m.view();
+                let rows = Compressed::rows_of(&view);
                 let mut count = vec![0usize; self.ncols()];
                 for i in 0..rows.outer {
                     let (cols, vals) = rows.row(i);
@@ -317,7 +321,7 @@ impl FeatureMatrix {
                 for (v, j) in m.data_mut().iter_mut().zip(cols) {
                     *v *= scale[j];
                 }
-                Self::Sparse(m)
+                Self::Sparse(shared_csr(m))
             }
         })
     }
@@ -534,7 +538,7 @@ impl FeatureMatrix {
                         *v *= s;
                     }
                 }
-                Self::Sparse(out)
+                Self::Sparse(shared_csr(out))
             }
         }
     }

@@ -71,6 +71,7 @@ pub mod kernels;
 pub mod memory;
 pub mod observed;
 pub mod rng;
+pub mod shared;
 pub mod simd;
 pub mod solve;
 pub mod sparse;

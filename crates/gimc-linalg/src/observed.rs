@@ -18,7 +18,7 @@ use sprs::CsMat;
 
 use crate::dense::{axpy_slice, dot, from_row_major, rows_contiguous};
 use crate::error::dim_err;
-use crate::sparse::{self, Compressed, transpose_pattern};
+use crate::sparse::{self, AsSparseView, Compressed, transpose_pattern};
 use crate::{LinalgError, Result};
 
 /// Target number of floating-point operations per rayon task.
@@ -113,9 +113,10 @@ impl Observed {
 
     /// Builds Ω from the stored entries of a sparse matrix (either storage order; explicitly
     /// stored zeros are observed entries). Rejects NaN / infinite values.
-    pub fn from_csr(a: &CsMat<f64>) -> Result<Self> {
+    pub fn from_csr(a: &impl AsSparseView) -> Result<Self> {
         sparse::csr_check_finite(a)?;
-        let rows = Compressed::rows_of(a);
+        let a = a.sparse_view();
+        let rows = Compressed::rows_of(&a);
         let (nrows, ncols) = (a.rows(), a.cols());
         for i in 0..rows.outer {
             let (c, _) = rows.row(i);

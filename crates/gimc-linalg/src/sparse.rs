@@ -8,13 +8,17 @@
 //! less than the product itself (O(nnz(A)·k)) and keeps the result deterministic, unlike
 //! per-thread partial sums.
 //!
-//! Functions accept a `CsMat` in either storage order (CSR or CSC) and produce the same result.
+//! Functions accept any sprs matrix over slice-like buffers ([`AsSparseView`]: an owned `CsMat`,
+//! a view, or the shared [`Csr`](crate::shared::Csr) of sparse features) in either storage
+//! order (CSR or CSC), and produce the same result.
 
 use std::borrow::Cow;
 
 use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
-use sprs::CsMat;
+use std::ops::Deref;
+
+use sprs::{CsMat, CsMatBase, CsMatView};
 
 use crate::dense;
 use crate::error::dim_err;
@@ -22,6 +26,24 @@ use crate::{LinalgError, Result};
 
 /// Target number of floating-point operations per rayon task in the row kernels.
 const TASK_FLOPS: usize = 1 << 14;
+
+/// An sprs matrix of `f64` with `usize` indices over any slice-like buffers, seen as a view:
+/// what every function of this module takes.
+pub trait AsSparseView {
+    /// The borrowed view.
+    fn sparse_view(&self) -> CsMatView<'_, f64>;
+}
+
+impl<IpS, IS, DS> AsSparseView for CsMatBase<f64, usize, IpS, IS, DS>
+where
+    IpS: Deref<Target = [usize]>,
+    IS: Deref<Target = [usize]>,
+    DS: Deref<Target = [f64]>,
+{
+    fn sparse_view(&self) -> CsMatView<'_, f64> {
+        self.view()
+    }
+}
 
 /// A compressed-row matrix (`outer` rows of length `inner`), borrowed or owned.
 #[derive(Debug, Clone)]
@@ -35,7 +57,7 @@ pub(crate) struct Compressed<'a> {
 
 impl<'a> Compressed<'a> {
     /// The stored layout of `a` read as rows: rows of `A` if CSR, rows of `Aᵀ` if CSC.
-    pub(crate) fn stored(a: &'a CsMat<f64>) -> Self {
+    pub(crate) fn stored(a: &'a CsMatView<'_, f64>) -> Self {
         Self {
             outer: a.outer_dims(),
             inner: a.inner_dims(),
@@ -46,13 +68,13 @@ impl<'a> Compressed<'a> {
     }
 
     /// `A` in compressed-row form, borrowing when `a` is CSR.
-    pub(crate) fn rows_of(a: &'a CsMat<f64>) -> Self {
+    pub(crate) fn rows_of(a: &'a CsMatView<'_, f64>) -> Self {
         let s = Self::stored(a);
         if a.is_csr() { s } else { s.transpose() }
     }
 
     /// `Aᵀ` in compressed-row form, borrowing when `a` is CSC.
-    pub(crate) fn rows_of_transpose(a: &'a CsMat<f64>) -> Self {
+    pub(crate) fn rows_of_transpose(a: &'a CsMatView<'_, f64>) -> Self {
         let s = Self::stored(a);
         if a.is_csr() { s.transpose() } else { s }
     }
@@ -226,17 +248,19 @@ pub(crate) fn compress_columns(b: MatRef<'_, f64>) -> Compressed<'static> {
 /// such as Nyström landmarks drawn from the rows of a sparse data set. `Bᵀ` is compressed first,
 /// so the cost is O(Σ_i Σ_{j ∈ row i of A} nnz(column j of B)) rather than the O(nnz(A)·m) of
 /// [`csr_mul_dense`]; the values equal that product's (the skipped terms are exact zeros).
-pub fn csr_mul_sparse_dense_tr(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
-    csr_mul_sparse_dense_tr_map(a, b, |_, _, v| v)
+pub fn csr_mul_sparse_dense_tr(a: &impl AsSparseView, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let a = a.sparse_view();
+    csr_mul_sparse_dense_tr_map(&a, b, |_, _, v| v)
 }
 
 /// `f(i, j, (A·Bᵀ)_ij)` (n × m) for a sparse `A` (n × d) and a dense but mostly-zero `B`
 /// (m × d): [`csr_mul_sparse_dense_tr`] with an elementwise map fused into the product.
 pub(crate) fn csr_mul_sparse_dense_tr_map(
-    a: &CsMat<f64>,
+    a: &impl AsSparseView,
     b: MatRef<'_, f64>,
     f: impl Fn(usize, usize, f64) -> f64 + Sync,
 ) -> Result<Mat<f64>> {
+    let a = a.sparse_view();
     if a.cols() != b.ncols() {
         return Err(dim_err(
             "csr_mul_sparse_dense_tr",
@@ -245,7 +269,7 @@ pub(crate) fn csr_mul_sparse_dense_tr_map(
         ));
     }
     Ok(rows_times_rows_map(
-        &Compressed::rows_of(a),
+        &Compressed::rows_of(&a),
         &compress_columns(b),
         f,
     ))
@@ -317,7 +341,8 @@ pub(crate) fn rows_times_rows_map(
 
 /// `A·B` (n × k) for a sparse `A` (n × m, CSR or CSC) and a dense `B` (m × k), parallel over
 /// the rows of `A`; O(nnz(A)·k).
-pub fn csr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+pub fn csr_mul_dense(a: &impl AsSparseView, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let a = a.sparse_view();
     if a.cols() != b.nrows() {
         return Err(dim_err(
             "csr_mul_dense",
@@ -325,13 +350,14 @@ pub fn csr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
             format!("{} rows", b.nrows()),
         ));
     }
-    Ok(rows_times_dense(&Compressed::rows_of(a), b))
+    Ok(rows_times_dense(&Compressed::rows_of(&a), b))
 }
 
 /// `Aᵀ·B` (m × k) for a sparse `A` (n × m, CSR or CSC) and a dense `B` (n × k), parallel over
 /// the columns of `A` (rows of the result); O(nnz(A)·k + m). For CSR input the transposed
 /// pattern is built once per call (O(nnz(A)), much cheaper than the product).
-pub fn csr_tr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+pub fn csr_tr_mul_dense(a: &impl AsSparseView, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let a = a.sparse_view();
     if a.rows() != b.nrows() {
         return Err(dim_err(
             "csr_tr_mul_dense",
@@ -339,17 +365,18 @@ pub fn csr_tr_mul_dense(a: &CsMat<f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> 
             format!("{} rows", b.nrows()),
         ));
     }
-    Ok(rows_times_dense(&Compressed::rows_of_transpose(a), b))
+    Ok(rows_times_dense(&Compressed::rows_of_transpose(&a), b))
 }
 
 /// `out += Aᵀ·B` for a sparse `A` (n × m) and a dense `B` (n × k), `out` m × k: as
 /// [`csr_tr_mul_dense`] without allocating the product (a sum over row blocks of A and B
 /// accumulates in place; rows of the result that no stored entry reaches are not touched).
 pub fn csr_tr_mul_dense_add(
-    a: &CsMat<f64>,
+    a: &impl AsSparseView,
     b: MatRef<'_, f64>,
     out: MatMut<'_, f64>,
 ) -> Result<()> {
+    let a = a.sparse_view();
     if a.rows() != b.nrows() || out.shape() != (a.cols(), b.ncols()) {
         return Err(dim_err(
             "csr_tr_mul_dense_add",
@@ -362,24 +389,27 @@ pub fn csr_tr_mul_dense_add(
             format!("{} rows and {} x {}", b.nrows(), out.nrows(), out.ncols()),
         ));
     }
-    rows_times_dense_add(&Compressed::rows_of_transpose(a), b, out);
+    rows_times_dense_add(&Compressed::rows_of_transpose(&a), b, out);
     Ok(())
 }
 
 /// `AᵀA` (m × m, dense) for a sparse `A` (n × m); O(Σ_i nnz(row i)²), never densifying `A`.
-pub fn csr_gram(a: &CsMat<f64>) -> Mat<f64> {
-    rows_times_rows_dense(&Compressed::rows_of_transpose(a), &Compressed::rows_of(a))
+pub fn csr_gram(a: &impl AsSparseView) -> Mat<f64> {
+    let a = a.sparse_view();
+    rows_times_rows_dense(&Compressed::rows_of_transpose(&a), &Compressed::rows_of(&a))
 }
 
 /// `AAᵀ` (n × n, dense) for a sparse `A` (n × m); O(Σ_j nnz(column j)²), never densifying `A`.
-pub fn csr_outer_gram(a: &CsMat<f64>) -> Mat<f64> {
-    rows_times_rows_dense(&Compressed::rows_of(a), &Compressed::rows_of_transpose(a))
+pub fn csr_outer_gram(a: &impl AsSparseView) -> Mat<f64> {
+    let a = a.sparse_view();
+    rows_times_rows_dense(&Compressed::rows_of(&a), &Compressed::rows_of_transpose(&a))
 }
 
 /// The dense copy of a sparse matrix (either storage order).
-pub fn csr_to_dense(a: &CsMat<f64>) -> Mat<f64> {
+pub fn csr_to_dense(a: &impl AsSparseView) -> Mat<f64> {
+    let a = a.sparse_view();
     let mut out = dense::zeros_padded(a.rows(), a.cols());
-    let s = Compressed::stored(a);
+    let s = Compressed::stored(&a);
     for o in 0..s.outer {
         let (idx, val) = s.row(o);
         for (&i, &v) in idx.iter().zip(val) {
@@ -422,8 +452,9 @@ pub fn dense_to_csr(a: MatRef<'_, f64>) -> Result<CsMat<f64>> {
 }
 
 /// Checks that every stored value is finite, reporting the first offender with its position.
-pub fn csr_check_finite(a: &CsMat<f64>) -> Result<()> {
-    let s = Compressed::stored(a);
+pub fn csr_check_finite(a: &impl AsSparseView) -> Result<()> {
+    let a = a.sparse_view();
+    let s = Compressed::stored(&a);
     for o in 0..s.outer {
         let (idx, val) = s.row(o);
         for (&i, &value) in idx.iter().zip(val) {
@@ -437,8 +468,9 @@ pub fn csr_check_finite(a: &CsMat<f64>) -> Result<()> {
 }
 
 /// Squared Euclidean norm of every row.
-pub fn csr_row_sq_norms(a: &CsMat<f64>) -> Vec<f64> {
-    let s = Compressed::rows_of(a);
+pub fn csr_row_sq_norms(a: &impl AsSparseView) -> Vec<f64> {
+    let a = a.sparse_view();
+    let s = Compressed::rows_of(&a);
     (0..s.outer)
         .into_par_iter()
         .with_min_len(s.grain(2))
@@ -447,8 +479,9 @@ pub fn csr_row_sq_norms(a: &CsMat<f64>) -> Vec<f64> {
 }
 
 /// The rows `rows` of `a` (in the given order, repetitions allowed), as a CSR matrix.
-pub fn csr_select_rows(a: &CsMat<f64>, rows: &[usize]) -> Result<CsMat<f64>> {
-    let s = Compressed::rows_of(a);
+pub fn csr_select_rows(a: &impl AsSparseView, rows: &[usize]) -> Result<CsMat<f64>> {
+    let a = a.sparse_view();
+    let s = Compressed::rows_of(&a);
     let mut ptr = Vec::with_capacity(rows.len() + 1);
     let mut idx = Vec::new();
     let mut val = Vec::new();
@@ -485,7 +518,8 @@ pub(crate) fn build_csr(
 }
 
 /// ‖A‖²_F: the sum of the squared stored values.
-pub fn csr_frob_sq(a: &CsMat<f64>) -> f64 {
+pub fn csr_frob_sq(a: &impl AsSparseView) -> f64 {
+    let a = a.sparse_view();
     a.data().iter().map(|v| v * v).sum()
 }
 

@@ -4,11 +4,15 @@
 //! the bytes of a gimc model file (safetensors + JSON, MODEL_FORMAT.md), and call these
 //! functions with it. Features arrive as a C- or F-ordered float64 array or as the CSR arrays
 //! of a SciPy matrix (`(indptr, indices, data, nrows, ncols)`, int64 indices, sorted and
-//! without duplicates); sparse input stays sparse. Every fit and prediction runs with the GIL
+//! without duplicates); sparse input stays sparse and is read in place, through buffer exports
+//! of the three arrays, never copied. Every fit and prediction runs with the GIL
 //! released; a fit runs on a worker thread while the calling thread polls for signals, so
 //! Ctrl-C stops it at the next outer iteration with `KeyboardInterrupt`. Library errors are
 //! raised as `ValueError` carrying the library's message.
 
+#![deny(unsafe_code)]
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -21,11 +25,13 @@ use gimc::{
 use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::seeded;
+use gimc_linalg::shared::{Csr, ExternalSlice, SharedSlice, csr_from_parts};
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, StandardizeMode};
 use gimc_solvers::completion::{CompletionMethod, fit_selected, fit_selected_pu};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -36,29 +42,129 @@ fn value_err(e: impl std::fmt::Display) -> PyErr {
 }
 
 /// Features from a float64 2-D array (copied into column-major storage) or a CSR tuple
-/// `(indptr, indices, data, nrows, ncols)` (kept sparse).
+/// `(indptr, indices, data, nrows, ncols)` (kept sparse, read in place: see [`exported_csr`]).
 fn features(x: &Bound<'_, PyAny>) -> PyResult<FeatureMatrix> {
     if let Ok(a) = x.extract::<PyReadonlyArray2<'_, f64>>() {
         let a = a.as_array();
         let (n, d) = a.dim();
         return FeatureMatrix::dense(Mat::from_fn(n, d, |i, j| a[[i, j]])).map_err(value_err);
     }
+    let type_err = || {
+        pyo3::exceptions::PyTypeError::new_err(
+            "features must be a float64 2-D array or a CSR tuple (indptr, indices, data, nrows, \
+             ncols)",
+        )
+    };
     let (indptr, indices, data, n, d) = x
         .extract::<(
-            PyReadonlyArray1<'_, i64>,
-            PyReadonlyArray1<'_, i64>,
-            PyReadonlyArray1<'_, f64>,
+            Bound<'_, PyAny>,
+            Bound<'_, PyAny>,
+            Bound<'_, PyAny>,
             usize,
             usize,
         )>()
-        .map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(
-                "features must be a float64 2-D array or a CSR tuple (indptr, indices, data, \
-                 nrows, ncols)",
-            )
+        .map_err(|_| type_err())?;
+    FeatureMatrix::sparse_shared(exported_csr(&indptr, &indices, &data, n, d)?).map_err(value_err)
+}
+
+/// A CSR matrix whose three buffers are the given NumPy arrays themselves (int64 `indptr` and
+/// `indices`, float64 `data`, each 1-D and C-contiguous), not copies: each is held through a
+/// buffer export ([`Exported`]), which keeps its memory alive and in place for as long as the
+/// matrix lives. Negative entries and a broken structure are refused with a `ValueError`.
+fn exported_csr(
+    indptr: &Bound<'_, PyAny>,
+    indices: &Bound<'_, PyAny>,
+    data: &Bound<'_, PyAny>,
+    n: usize,
+    d: usize,
+) -> PyResult<Csr> {
+    let indptr = Exported::<i64>::get(indptr, "indptr")?;
+    let indices = Exported::<i64>::get(indices, "indices")?;
+    let data = Exported::<f64>::get(data, "data")?;
+    for (what, ix) in [("indptr entry", &indptr), ("column index", &indices)] {
+        if let Some(&i) = ix.elements().iter().find(|&&i| i < 0) {
+            return Err(value_err(format!("negative {what} {i}")));
+        }
+    }
+    csr_from_parts(
+        (n, d),
+        SharedSlice::external(Arc::new(indptr)),
+        SharedSlice::external(Arc::new(indices)),
+        SharedSlice::external(Arc::new(data)),
+    )
+    .map_err(|e| value_err(format!("invalid CSR matrix {n} x {d}: {e}")))
+}
+
+/// A 1-D, C-contiguous Python buffer (a NumPy array) read in place. The `PyBuffer` is a buffer
+/// export: while it is held the exporter may neither free nor move the memory (NumPy refuses
+/// to resize an exported array), so the elements stay valid for the lifetime of this value.
+/// Dropping it releases the export, attaching to the interpreter when needed (pyo3).
+struct Exported<T: Element>(PyBuffer<T>);
+
+impl<T: Element> Exported<T> {
+    fn get(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Self> {
+        let buf = PyBuffer::<T>::get(obj).map_err(|e| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "CSR {what}: {e} (expected a 1-D array of {})",
+                std::any::type_name::<T>()
+            ))
         })?;
-    FeatureMatrix::sparse(csr(&indptr, &indices, data.as_slice()?.to_vec(), n, d)?)
-        .map_err(value_err)
+        let aligned = (buf.buf_ptr() as usize).is_multiple_of(std::mem::align_of::<T>());
+        if buf.dimensions() != 1 || !buf.is_c_contiguous() || !aligned {
+            return Err(value_err(format!(
+                "CSR {what} must be a 1-D, contiguous, aligned array"
+            )));
+        }
+        Ok(Self(buf))
+    }
+
+    /// The elements, borrowed from the exporter's memory.
+    #[allow(unsafe_code)]
+    fn elements(&self) -> &[T] {
+        let len = self.0.item_count();
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: `get` checked a 1-D, C-contiguous buffer of `len` items of `T` at an aligned,
+        // non-null address; the export held in `self.0` keeps that memory valid and in place
+        // for as long as `self` lives, and it is only read.
+        unsafe { std::slice::from_raw_parts(self.0.buf_ptr() as *const T, len) }
+    }
+}
+
+impl ExternalSlice<f64> for Exported<f64> {
+    fn as_slice(&self) -> &[f64] {
+        self.elements()
+    }
+}
+
+// an int64 index array read as `usize` (the same size and alignment on 64-bit targets, every bit
+// pattern valid; `exported_csr` refuses negative entries first)
+const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<i64>());
+
+impl ExternalSlice<usize> for Exported<i64> {
+    #[allow(unsafe_code)]
+    fn as_slice(&self) -> &[usize] {
+        let e = self.elements();
+        // SAFETY: i64 and usize have the same size and alignment (asserted above) and every
+        // bit pattern is a valid usize; the slice borrows `self` as `e` does.
+        unsafe { std::slice::from_raw_parts(e.as_ptr().cast::<usize>(), e.len()) }
+    }
+}
+
+/// The addresses of the `indptr`, `indices` and `data` buffers that sparse features passed as
+/// `x` are read from, or `None` for dense features: the tests compare them with the NumPy
+/// arrays' own to show that sparse input is not copied.
+#[pyfunction]
+fn sparse_buffer_addresses(x: &Bound<'_, PyAny>) -> PyResult<Option<(usize, usize, usize)>> {
+    Ok(match features(x)? {
+        FeatureMatrix::Sparse(m) => Some((
+            m.indptr().raw_storage().as_ptr() as usize,
+            m.indices().as_ptr() as usize,
+            m.data().as_ptr() as usize,
+        )),
+        FeatureMatrix::Dense(_) => None,
+    })
 }
 
 /// A CSR matrix from int64 index arrays (negative entries refused).
@@ -1038,5 +1144,6 @@ fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(precision_at_k, m)?)?;
     m.add_function(wrap_pyfunction!(ndcg_at_k, m)?)?;
     m.add_function(wrap_pyfunction!(gamma_scale, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse_buffer_addresses, m)?)?;
     Ok(())
 }

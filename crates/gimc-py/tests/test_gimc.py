@@ -97,6 +97,54 @@ def test_sparse_input_gives_the_same_model_as_dense(multilabel):
     assert np.array_equal(pred.toarray(), dense.predict(Xt))
 
 
+def test_sparse_features_are_read_in_place_not_copied(multilabel):
+    X, Y, Xt, _ = multilabel
+    # int64 indices (scipy's choice for large matrices): all three arrays are read in place
+    X64 = sp.csr_matrix(X)
+    X64.indptr = X64.indptr.astype(np.int64)
+    X64.indices = X64.indices.astype(np.int64)
+    assert X64.indices.dtype == np.int64
+    addresses = _gimc.sparse_buffer_addresses(gimc._convert.features(X64))
+    own = (X64.indptr.ctypes.data, X64.indices.ctypes.data, X64.data.ctypes.data)
+    assert addresses == own
+    # int32 indices are widened once on the Python side; the values are still not copied
+    X32 = sp.csr_matrix(X)
+    assert X32.indices.dtype == np.int32
+    addresses = _gimc.sparse_buffer_addresses(gimc._convert.features(X32))
+    assert addresses[2] == X32.data.ctypes.data
+    assert addresses[1] != X32.indices.ctypes.data
+    assert _gimc.sparse_buffer_addresses(X) is None
+    # a fit reads the arrays in place on its worker thread and lets go of them afterwards
+    clf = small(standardize=False).fit(X64, Y)
+    ref = small(standardize=False).fit(X32.copy(), Y)
+    Xt = sp.csr_matrix(Xt)
+    assert np.array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
+    del X64
+    import gc
+
+    gc.collect()
+    assert np.array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
+
+
+def test_broken_csr_tuples_are_python_errors():
+    indptr = np.array([0, 1, 2], dtype=np.int64)
+    indices = np.array([0, 1], dtype=np.int64)
+    data = np.array([1.0, 2.0])
+    assert _gimc.gamma_scale((indptr, indices, data, 2, 2)) > 0
+    with pytest.raises(ValueError, match="negative column index -1"):
+        _gimc.gamma_scale((indptr, np.array([0, -1], dtype=np.int64), data, 2, 2))
+    with pytest.raises(ValueError, match="invalid CSR matrix 2 x 1"):
+        _gimc.gamma_scale((indptr, indices, data, 2, 1))
+    with pytest.raises(ValueError, match="invalid CSR matrix 3 x 2"):
+        _gimc.gamma_scale((indptr, indices, data, 3, 2))
+    with pytest.raises(ValueError, match="contiguous"):
+        _gimc.gamma_scale((indptr, indices, np.array([1.0, 0.0, 2.0, 0.0])[::2], 2, 2))
+    with pytest.raises(TypeError, match="indices"):
+        _gimc.gamma_scale((indptr, indices.astype(np.int32), data, 2, 2))
+    with pytest.raises(ValueError, match="non-finite"):
+        _gimc.gamma_scale((indptr, indices, np.array([1.0, np.inf]), 2, 2))
+
+
 def test_streamed_fit_equals_the_whole_fit_and_float32_stays_close(multilabel):
     X, Y, Xt, Yt = multilabel
     whole = small(standardize=False, storage="whole").fit(X, Y)

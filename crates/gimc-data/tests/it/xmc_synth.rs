@@ -8,7 +8,8 @@ use std::path::Path;
 use gimc_data::synth_xmc::{PRESET_NAMES, XmcSynthParams, XmcSynthSummary, write_xmc_synth};
 use gimc_data::{DataError, Dataset, FeatureMatrix, parse_xmc};
 use gimc_linalg::rng::{GimcRng, seeded};
-use gimc_linalg::sprs::CsMat;
+use gimc_linalg::sparse::AsSparseView;
+use gimc_linalg::sprs::{CsMat, CsMatView};
 use rand::Rng;
 
 fn generate(params: &XmcSynthParams, seed: u64) -> (Vec<u8>, XmcSynthSummary) {
@@ -21,11 +22,11 @@ fn parse(text: &[u8]) -> Dataset {
     parse_xmc(text, Path::new("synth.txt")).unwrap()
 }
 
-fn csr(ds: &Dataset) -> (&CsMat<f64>, &CsMat<f64>) {
+fn csr(ds: &Dataset) -> (CsMatView<'_, f64>, CsMatView<'_, f64>) {
     let FeatureMatrix::Sparse(x) = &ds.features else {
         panic!("XMC features are sparse")
     };
-    (x, ds.labels().unwrap())
+    (x.sparse_view(), ds.labels().unwrap().view())
 }
 
 /// eurlex-4k's shape and per-row means on `rows` rows.
@@ -34,7 +35,7 @@ fn eurlex(rows: usize) -> XmcSynthParams {
 }
 
 /// Share of all non-zeros held by the most frequent `frac` of the columns.
-fn top_share(m: &CsMat<f64>, frac: f64) -> f64 {
+fn top_share(m: CsMatView<'_, f64>, frac: f64) -> f64 {
     let mut counts = vec![0usize; m.cols()];
     for &j in m.indices() {
         counts[j] += 1;
@@ -45,7 +46,7 @@ fn top_share(m: &CsMat<f64>, frac: f64) -> f64 {
 }
 
 /// Cosine similarity of rows `a` and `b` of a CSR matrix with sorted indices.
-fn cosine(x: &CsMat<f64>, a: usize, b: usize) -> f64 {
+fn cosine(x: CsMatView<'_, f64>, a: usize, b: usize) -> f64 {
     let (ra, rb) = (x.outer_view(a).unwrap(), x.outer_view(b).unwrap());
     let (ia, va) = (ra.indices(), ra.data());
     let (ib, vb) = (rb.indices(), rb.data());
@@ -67,7 +68,12 @@ fn cosine(x: &CsMat<f64>, a: usize, b: usize) -> f64 {
 }
 
 /// Mean cosine of `pairs` random pairs of rows sharing a label, and of `pairs` random pairs.
-fn pair_cosines(x: &CsMat<f64>, y: &CsMat<f64>, pairs: usize, rng: &mut GimcRng) -> (f64, f64) {
+fn pair_cosines(
+    x: CsMatView<'_, f64>,
+    y: CsMatView<'_, f64>,
+    pairs: usize,
+    rng: &mut GimcRng,
+) -> (f64, f64) {
     // rows of each label (CSC of y)
     let yc = y.to_csc();
     let n = x.rows();
@@ -95,7 +101,7 @@ fn pair_cosines(x: &CsMat<f64>, y: &CsMat<f64>, pairs: usize, rng: &mut GimcRng)
 
 /// P@1 of nearest-centroid prediction (label centroids of the first `train` rows, cosine
 /// scores) on the remaining rows, and of always predicting the most frequent training label.
-fn centroid_p1(x: &CsMat<f64>, y: &CsMat<f64>, train: usize) -> (f64, f64) {
+fn centroid_p1(x: CsMatView<'_, f64>, y: CsMatView<'_, f64>, train: usize) -> (f64, f64) {
     let (d, l) = (x.cols(), y.cols());
     let mut centroids = vec![0.0; l * d];
     let mut freq = vec![0usize; l];
@@ -140,7 +146,7 @@ fn centroid_p1(x: &CsMat<f64>, y: &CsMat<f64>, train: usize) -> (f64, f64) {
 
 /// `ds` with its label rows shuffled across rows: the same label marginals, independent of
 /// the features.
-fn shuffle_labels(y: &CsMat<f64>, rng: &mut GimcRng) -> CsMat<f64> {
+fn shuffle_labels(y: CsMatView<'_, f64>, rng: &mut GimcRng) -> CsMat<f64> {
     let mut order: Vec<usize> = (0..y.rows()).collect();
     rand::seq::SliceRandom::shuffle(order.as_mut_slice(), rng);
     let mut tri = gimc_linalg::sprs::TriMat::new((y.rows(), y.cols()));
@@ -283,7 +289,7 @@ fn labels_depend_on_the_features() {
     // nearest-centroid P@1 beats predicting the most frequent label, which independent
     // labels cannot do
     let (p1, base) = centroid_p1(x, y, train);
-    let (p1_ind, base_ind) = centroid_p1(x, &independent, train);
+    let (p1_ind, base_ind) = centroid_p1(x, independent.view(), train);
     assert!(
         p1 > 1.3 * base,
         "P@1 {p1:.3}, most frequent label {base:.3}"
@@ -294,7 +300,7 @@ fn labels_depend_on_the_features() {
     );
     // rows sharing a label share more features than random pairs of rows
     let (shared, random) = pair_cosines(x, y, 4_000, &mut rng);
-    let (shared_ind, random_ind) = pair_cosines(x, &independent, 4_000, &mut rng);
+    let (shared_ind, random_ind) = pair_cosines(x, independent.view(), 4_000, &mut rng);
     eprintln!();
     assert!(
         shared > 1.25 * random,
@@ -347,7 +353,8 @@ fn degenerate_sizes_fill_rows_exactly() {
     let ds = parse(&text);
     let (x, y) = csr(&ds);
     assert_eq!((x.nnz(), y.nnz()), (summary.nnz, summary.label_nnz));
-    let full = |m: &CsMat<f64>, n: usize| m.outer_iterator().filter(|r| r.nnz() == n).count();
+    let full =
+        |m: CsMatView<'_, f64>, n: usize| m.outer_iterator().filter(|r| r.nnz() == n).count();
     assert!(full(x, 40) > 10 && full(y, 30) > 10);
 }
 

@@ -12,6 +12,7 @@ use gimc_linalg::cg::{
 use gimc_linalg::dense::{frob_dot, gram_tn};
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
+use gimc_linalg::shared::shared_csr;
 use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_mat, sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
 use rayon::prelude::*;
@@ -276,9 +277,9 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             Which::H => (&self.psi_t, self.problem.psi),
         };
         cell.get_or_init(|| match side.features() {
-            Some(FeatureMatrix::Sparse(m)) => {
-                Some(FeatureMatrix::Sparse(m.transpose_view().to_csr()))
-            }
+            Some(FeatureMatrix::Sparse(m)) => Some(FeatureMatrix::Sparse(shared_csr(
+                m.transpose_view().to_csr(),
+            ))),
             _ => None,
         })
         .as_ref()

@@ -17,7 +17,7 @@ pub mod svm;
 use std::borrow::Cow;
 
 use gimc_linalg::faer::{Mat, MatRef};
-use gimc_linalg::sprs::CsMat;
+use gimc_linalg::shared::{Csr, shared_csr};
 use gimc_linalg::{FeatureMatrix, Observed};
 
 use crate::SolverError;
@@ -138,11 +138,11 @@ pub(crate) fn xt_targets(x: &FeatureMatrix, t: Targets<'_>) -> Result<Mat<f64>, 
 }
 
 /// A CSR view of a sparse matrix (converted when stored CSC).
-pub(crate) fn csr(m: &CsMat<f64>) -> Cow<'_, CsMat<f64>> {
+pub(crate) fn csr(m: &Csr) -> Cow<'_, Csr> {
     if m.is_csr() {
         Cow::Borrowed(m)
     } else {
-        Cow::Owned(m.to_csr())
+        Cow::Owned(shared_csr(m.to_csr()))
     }
 }
 
@@ -151,7 +151,7 @@ pub(crate) fn csr(m: &CsMat<f64>) -> Cow<'_, CsMat<f64>> {
 #[derive(Debug)]
 pub(crate) enum Rows<'a> {
     Dense { buf: Vec<f64>, d: usize },
-    Sparse(Cow<'a, CsMat<f64>>),
+    Sparse(Cow<'a, Csr>),
 }
 
 impl<'a> Rows<'a> {
