@@ -177,7 +177,10 @@ mod tests {
         let b = FeatureMatrix::sparse_shared(shared).unwrap();
         assert_eq!(a, b);
         let u = gaussian_mat(&mut rng, 12, 5, 1.0);
-        assert_eq!(a.mul_dense(u.as_ref()).unwrap(), b.mul_dense(u.as_ref()).unwrap());
+        assert_eq!(
+            a.mul_dense(u.as_ref()).unwrap(),
+            b.mul_dense(u.as_ref()).unwrap()
+        );
         assert_eq!(a.gram(), b.gram());
         let FeatureMatrix::Sparse(m) = &b else {
             unreachable!()
