@@ -10,7 +10,9 @@ def features(X):
     """A float64 2-D array, or the CSR tuple ``(indptr, indices, data, nrows, ncols)``.
 
     Sparse input (any SciPy sparse matrix or array) stays sparse: it is converted to CSR with
-    sorted indices and no duplicates, never densified. Dense input must be 2-D and numeric.
+    sorted indices and no duplicates, never densified. A CSR float64 matrix in canonical form
+    is passed as its own arrays (int32 indices are widened to int64, the one copy), and the
+    Rust side reads them in place. Dense input must be 2-D and numeric.
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
