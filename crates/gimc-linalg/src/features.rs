@@ -9,10 +9,9 @@
 use faer::{Mat, MatMut, MatRef};
 use sprs::CsMat;
 
-use crate::shared::{Csr, shared_csr};
-
 use crate::dense::{self, gram_nt, gram_tn};
 use crate::error::dim_err;
+use crate::shared::{Csr, shared_csr};
 use crate::sparse::{self, Compressed};
 use crate::{LinalgError, Result};
 

@@ -140,7 +140,10 @@ impl ExternalSlice<f64> for Exported<f64> {
 
 // an int64 index array read as `usize` (the same size and alignment on 64-bit targets, every bit
 // pattern valid; `exported_csr` refuses negative entries first)
-const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<i64>());
+const _: () = assert!(
+    std::mem::size_of::<usize>() == std::mem::size_of::<i64>()
+        && std::mem::align_of::<usize>() == std::mem::align_of::<i64>()
+);
 
 impl ExternalSlice<usize> for Exported<i64> {
     #[allow(unsafe_code)]
