@@ -75,6 +75,9 @@ pub struct TransductionFpc<'a> {
     stage: usize,
     stage_iters: usize,
     prev_obj: f64,
+    /// ‖Z‖_* of the current iterate, from the step (or start) that produced it: a stage
+    /// change re-prices the iterate at the next μ without another decomposition.
+    nuclear: f64,
     tau_z: f64,
     tau_b: f64,
     rank: usize,
@@ -152,6 +155,16 @@ struct Momentum {
     t: f64,
 }
 
+/// A proximal step's result: the new (Z, b), F_μ there, the rank of the shrunk matrix and
+/// ‖Z‖_* (after MC-1's reset).
+struct Candidate {
+    z: Mat<f64>,
+    bias: Vec<f64>,
+    objective: f64,
+    rank: usize,
+    nuclear: f64,
+}
+
 impl<'a> TransductionFpc<'a> {
     /// A solver returning the iterates at every μ of `grid` (positive, strictly decreasing).
     pub fn new(
@@ -184,6 +197,7 @@ impl<'a> TransductionFpc<'a> {
             stage: 0,
             stage_iters: 0,
             prev_obj: f64::NAN,
+            nuclear: f64::NAN,
             tau_z,
             tau_b,
             rank: 0,
@@ -523,8 +537,8 @@ impl<'a> TransductionFpc<'a> {
         Ok((shrunk, new_b, a))
     }
 
-    /// One proximal gradient step from the point (Z, b): returns the new (Z, b), F_μ there and
-    /// the rank of the shrunk matrix (`fused` as in [`Self::shrink_step`]).
+    /// One proximal gradient step from the point (Z, b) (`fused` as in
+    /// [`Self::shrink_step`]).
     fn prox_step(
         &mut self,
         z: MatRef<'_, f64>,
@@ -532,7 +546,7 @@ impl<'a> TransductionFpc<'a> {
         mu: f64,
         it: usize,
         fused: bool,
-    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize), SolverError> {
+    ) -> Result<Candidate, SolverError> {
         let (mut shrunk, new_b, a) = self.shrink_step(z, bias, mu, it, fused)?;
         let rank = shrunk.s.len();
         let mut new_z = std::mem::replace(&mut shrunk.z, Mat::zeros(0, 0));
@@ -554,7 +568,13 @@ impl<'a> TransductionFpc<'a> {
         let with_grad = !self.params.accelerate;
         let f = self.eval_with(new_z.as_ref(), &new_b, true, with_grad) + mu * nuclear;
         check_objective(f, it)?;
-        Ok((new_z, new_b, f, rank))
+        Ok(Candidate {
+            z: new_z,
+            bias: new_b,
+            objective: f,
+            rank,
+            nuclear,
+        })
     }
 
     /// Accelerated FPC's candidate from the extrapolated point (Y, b_Y) when the feature block
@@ -566,9 +586,7 @@ impl<'a> TransductionFpc<'a> {
     /// extrapolation is written whether or not the candidate is accepted: the caller
     /// overwrites Y when it is rejected or the momentum restarts, as before.
     ///
-    /// Returns the candidate (Z, b), F_μ there, its rank and ⟨Y − Z, Z − X⟩, with X the current
-    /// iterate (`x`, `xb`).
-    #[allow(clippy::type_complexity)]
+    /// Returns the candidate and ⟨Y − Z, Z − X⟩, with X the current iterate (`x`, `xb`).
     fn accelerated_candidate(
         &mut self,
         mut y: MatMut<'_, f64>,
@@ -577,7 +595,7 @@ impl<'a> TransductionFpc<'a> {
         mu: f64,
         it: usize,
         c2: f64,
-    ) -> Result<(Mat<f64>, Vec<f64>, f64, usize, f64), SolverError> {
+    ) -> Result<(Candidate, f64), SolverError> {
         let (mut shrunk, new_b, a) = self.shrink_step(y.as_ref(), yb, mu, it, true)?;
         let rank = shrunk.s.len();
         let mut z = std::mem::replace(&mut shrunk.z, Mat::zeros(0, 0));
@@ -658,7 +676,16 @@ impl<'a> TransductionFpc<'a> {
         self.work = Some(a);
         let f = loss + mu * nuclear;
         check_objective(f, it)?;
-        Ok((z, new_b, f, rank, product))
+        Ok((
+            Candidate {
+                z,
+                bias: new_b,
+                objective: f,
+                rank,
+                nuclear,
+            },
+            product,
+        ))
     }
 }
 
@@ -694,7 +721,7 @@ impl TransductionFpc<'_> {
             return Ok(());
         };
         let secant = (done_mu / next_mu).ln() / (mu_prev / done_mu).ln();
-        let mut best: Option<(Mat<f64>, Vec<f64>, f64)> = None;
+        let mut best: Option<(Mat<f64>, Vec<f64>, f64, f64)> = None;
         for s in [1.0, 0.5, 0.25] {
             let c = s * secant;
             let mut z = dense::zeros_padded(st.z.nrows(), st.z.ncols());
@@ -705,15 +732,16 @@ impl TransductionFpc<'_> {
                 .zip(&bp)
                 .map(|(&x, &p)| x + c * (x - p))
                 .collect();
-            let f =
-                self.eval_with(z.as_ref(), &b, true, false) + next_mu * nuclear_norm(z.as_ref())?;
+            let nuclear = shrink::nuclear_norm_gram(z.as_ref())?;
+            let f = self.eval_with(z.as_ref(), &b, true, false) + next_mu * nuclear;
             if f < best.as_ref().map_or(self.prev_obj, |b| b.2) {
-                best = Some((z, b, f));
+                best = Some((z, b, f, nuclear));
             }
         }
         match best {
-            Some((z, b, f)) => {
+            Some((z, b, f, nuclear)) => {
                 self.prev_obj = f;
+                self.nuclear = nuclear;
                 let z_k = std::mem::replace(&mut st.z, z);
                 let b_k = std::mem::replace(&mut st.bias, b);
                 self.path_prev = Some((z_k, b_k, done_mu));
@@ -887,7 +915,8 @@ impl IterativeSolver for TransductionFpc<'_> {
         })?;
         self.rank = sv.iter().filter(|&&s| s > 0.0).count();
         let mu = self.mu();
-        let f = self.eval(st.z.as_ref(), &st.bias) + mu * sv.iter().sum::<f64>();
+        self.nuclear = sv.iter().sum::<f64>();
+        let f = self.eval(st.z.as_ref(), &st.bias) + mu * self.nuclear;
         self.prev_obj = f;
         if self.params.accelerate {
             self.momentum = Some(Momentum {
@@ -908,10 +937,17 @@ impl IterativeSolver for TransductionFpc<'_> {
         let (f, rel) = match self.momentum.take() {
             None => {
                 // plain FPC: the gradient at the iterate was cached by its evaluation
-                let (z, b, f, rank) = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
+                let Candidate {
+                    z,
+                    bias,
+                    objective: f,
+                    rank,
+                    nuclear,
+                } = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
                 self.rank = rank;
+                self.nuclear = nuclear;
                 self.spare = Some(std::mem::replace(&mut st.z, z));
-                st.bias = b;
+                st.bias = bias;
                 let rel = (self.prev_obj - f).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
                 (f, rel)
             }
@@ -927,8 +963,8 @@ impl IterativeSolver for TransductionFpc<'_> {
                 // with a dense feature block, the restart product and the next extrapolation
                 // come out of the candidate's own pass (written over y; see
                 // `accelerated_candidate`)
-                let (cz, cb, fc, rank, fused_product) = if self.dense.is_some() {
-                    let (cz, cb, fc, rank, product) = self.accelerated_candidate(
+                let (candidate, fused_product) = if self.dense.is_some() {
+                    let (candidate, product) = self.accelerated_candidate(
                         y.as_mut(),
                         &mut yb,
                         (st.z.as_ref(), &st.bias),
@@ -936,11 +972,17 @@ impl IterativeSolver for TransductionFpc<'_> {
                         it,
                         c2,
                     )?;
-                    (cz, cb, fc, rank, Some(product))
+                    (candidate, Some(product))
                 } else {
-                    let (cz, cb, fc, rank) = self.prox_step(y.as_ref(), &yb, mu, it, true)?;
-                    (cz, cb, fc, rank, None)
+                    (self.prox_step(y.as_ref(), &yb, mu, it, true)?, None)
                 };
+                let Candidate {
+                    z: cz,
+                    bias: cb,
+                    objective: fc,
+                    rank,
+                    nuclear,
+                } = candidate;
                 self.rank = rank;
                 // t = 1: y is the iterate itself (a stage start or a restart), so the candidate
                 // is the plain FPC step. A rejected plain step ends the stage when it changes F
@@ -980,6 +1022,7 @@ impl IterativeSolver for TransductionFpc<'_> {
                     }
                     self.spare = Some(std::mem::replace(&mut st.z, cz));
                     st.bias = cb;
+                    self.nuclear = nuclear;
                     product > 0.0
                 } else {
                     self.spare = Some(cz);
@@ -1038,8 +1081,7 @@ impl IterativeSolver for TransductionFpc<'_> {
                 // the objective of the current iterate at the next stage's μ (and the cached
                 // gradient at the iterate, for plain FPC)
                 let next_mu = self.mu();
-                let nuclear = nuclear_norm(st.z.as_ref())?;
-                self.prev_obj = self.eval(st.z.as_ref(), &st.bias) + next_mu * nuclear;
+                self.prev_obj = self.eval(st.z.as_ref(), &st.bias) + next_mu * self.nuclear;
                 if self.params.secant_start {
                     self.secant_start(st, next_mu)?;
                 }
@@ -1061,18 +1103,4 @@ impl IterativeSolver for TransductionFpc<'_> {
             converged,
         })
     }
-}
-
-/// ‖Z‖_* by the singular values of the smaller Gram matrix (stage changes only).
-fn nuclear_norm(z: MatRef<'_, f64>) -> Result<f64, SolverError> {
-    if z.nrows() == 0 || z.ncols() == 0 {
-        return Ok(0.0);
-    }
-    let sv = z.singular_values().map_err(|e| {
-        SolverError::Linalg(LinalgError::Factorization(
-            "singular values",
-            format!("{e:?}"),
-        ))
-    })?;
-    Ok(sv.iter().sum())
 }

@@ -37,6 +37,18 @@ pub(super) fn sym_evd_seq(
     Ok(gimc_linalg::eig::sym_eig_seq(g, vectors)?)
 }
 
+/// ‖A‖_* as Σ √λ_i over the eigenvalues (values only) of the smaller Gram matrix: a third of
+/// the cost of the singular values of A. A singular value far below √ε σ_1 comes out with an
+/// absolute error of about √ε σ_1 (λ_i's error is ε σ_1²), so the sum carries at most
+/// min(m, n) such errors; FPC uses it only to rank its secant-start candidates.
+pub(super) fn nuclear_norm_gram(a: MatRef<'_, f64>) -> Result<f64, SolverError> {
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return Ok(0.0);
+    }
+    let (vals, _) = sym_evd_seq(gram_seq(a).as_ref(), false)?;
+    Ok(vals.iter().map(|v| v.max(0.0).sqrt()).sum())
+}
+
 /// The symmetric product A Aᵀ (m ≤ n) or Aᵀ A, one triangle by a sequential GEMM, mirrored.
 fn gram_seq(a: MatRef<'_, f64>) -> Mat<f64> {
     // AᵀA of the (tall) operand

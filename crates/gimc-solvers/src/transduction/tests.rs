@@ -9,7 +9,7 @@ use crate::iter::{NoObserver, run};
 
 use super::fpc::{mc1_nuclear_norm, schedule};
 use super::loss::{sigmoid_neg, softplus_neg};
-use super::shrink::gram_shrink;
+use super::shrink::{gram_shrink, nuclear_norm_gram};
 use gimc_linalg::rng::{gaussian_mat, seeded};
 
 /// A small problem with ±1 labels and features observed at random with probability `p`.
@@ -148,6 +148,32 @@ fn mc1_nuclear_norm_matches_dense() {
             .collect();
         let f = mc1_nuclear_norm(svd.u.as_ref(), &svd.s, &vtc, &c).unwrap();
         assert!((dense - f).abs() < 1e-9 * dense, "{dense} vs {f}");
+    }
+}
+
+#[test]
+fn gram_nuclear_norm_matches_singular_values() {
+    let mut rng = seeded(5);
+    // wide, tall, rank-deficient (rank 2 of 7) and empty
+    let low = {
+        let a = gaussian_mat(&mut rng, 7, 2, 1.0);
+        let b = gaussian_mat(&mut rng, 2, 40, 1.0);
+        &a * &b
+    };
+    for a in [
+        gaussian_mat(&mut rng, 8, 50, 1.0),
+        gaussian_mat(&mut rng, 60, 9, 3.0),
+        low,
+        gimc_linalg::faer::Mat::<f64>::zeros(0, 4),
+    ] {
+        let exact: f64 = a.singular_values().unwrap().iter().sum();
+        let gram = nuclear_norm_gram(a.as_ref()).unwrap();
+        // the 5 zero singular values of the rank-2 matrix each come out near √ε σ_1
+        assert!(
+            (exact - gram).abs() <= 1e-6 * exact.max(1.0),
+            "{exact} vs {gram}"
+        );
+        assert!(gram >= 0.0);
     }
 }
 
