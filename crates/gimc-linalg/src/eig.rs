@@ -12,7 +12,10 @@ use faer::linalg::householder::{
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::{Conj, Mat, MatRef, Par, Side};
 
+mod secular;
 mod tridiagonal;
+
+pub use secular::diag_rank_two_eigenvalues;
 
 use crate::dense::{self, check_finite, check_square};
 use crate::{LinalgError, Result};

@@ -14,7 +14,7 @@ use crate::iter::{IterativeSolver, Progress};
 use super::loss::{
     ColumnEntries, DenseFeatures, check_iterate, col_slices, column_major_entries, loss_weights,
 };
-use super::shrink::{self, Shrunk, gram_shrink, sym_evd_seq};
+use super::shrink::{self, Shrunk, gram_shrink};
 use super::{
     GRAM_LIMIT, ShrinkSvd, TransductionProblem, TransductionSolution, TransductionVariant,
     ValidTransductionParams, sigma1_at_zero, step_sizes,
@@ -868,9 +868,14 @@ fn add_scaled_diff(
 }
 
 /// ‖Z‖_* of the MC-1 iterate after the reset, Z = U S Vᵀ + e_m cᵀ with c = 1 − (U S Vᵀ)_m,
-/// in O(m k + k³) given Vᵀc: Z = [U, e_m] B with B = [S Vᵀ; cᵀ]; the thin QR of [U, e_m] has
+/// in O(m k + k²) given Vᵀc: Z = [U, e_m] B with B = [S Vᵀ; cᵀ]; the thin QR of [U, e_m] has
 /// R = [[I, q], [0, ρ]] with q = Uᵀ e_m, ρ = √(1 − ‖q‖²), and the singular values of Z are the
 /// square roots of the eigenvalues of R (B Bᵀ) Rᵀ, where B Bᵀ = [[S², S Vᵀc], [cᵀV S, cᵀc]].
+/// With q̂ = (q, ρ), ŵ = (S Vᵀc, 0) and γ = cᵀc that core is diag(S², 0) + q̂ŵᵀ + ŵq̂ᵀ + γ q̂q̂ᵀ,
+/// a diagonal plus the symmetric rank-two a q̂ᵀ + q̂ aᵀ with a = ŵ + (γ/2) q̂, whose eigenvalues
+/// come from two secular equations ([`diag_rank_two_eigenvalues`]).
+///
+/// [`diag_rank_two_eigenvalues`]: gimc_linalg::eig::diag_rank_two_eigenvalues
 pub(super) fn mc1_nuclear_norm(
     u: MatRef<'_, f64>,
     s: &[f64],
@@ -880,21 +885,14 @@ pub(super) fn mc1_nuclear_norm(
     let k = s.len();
     let m = u.nrows();
     let ctc: f64 = c.iter().map(|x| x * x).sum();
-    let q: Vec<f64> = (0..k).map(|col| u[(m - 1, col)]).collect();
-    let rho = (1.0 - q.iter().map(|x| x * x).sum::<f64>()).max(0.0).sqrt();
-    // with B Bᵀ = [[D, w], [wᵀ, γ]] (D = S², w = S Vᵀc, γ = cᵀc), R (B Bᵀ) Rᵀ is
-    // [[D + q wᵀ + w qᵀ + γ q qᵀ, ρ (w + γ q)], [ρ (w + γ q)ᵀ, ρ² γ]]: O(k²), lower triangle
-    let w: Vec<f64> = (0..k).map(|a| s[a] * vtc[a]).collect();
-    let core = Mat::from_fn(k + 1, k + 1, |a, b| match (a < k, b < k) {
-        (true, true) => {
-            let d = if a == b { s[a] * s[a] } else { 0.0 };
-            d + q[a] * w[b] + w[a] * q[b] + ctc * q[a] * q[b]
-        }
-        (true, false) => rho * (w[a] + ctc * q[a]),
-        (false, true) => rho * (w[b] + ctc * q[b]),
-        (false, false) => rho * rho * ctc,
-    });
-    let (vals, _) = sym_evd_seq(core.as_ref(), false)?;
+    let mut q: Vec<f64> = (0..k).map(|col| u[(m - 1, col)]).collect();
+    q.push((1.0 - q.iter().map(|x| x * x).sum::<f64>()).max(0.0).sqrt());
+    let mut d: Vec<f64> = s.iter().map(|v| v * v).collect();
+    d.push(0.0);
+    let a: Vec<f64> = (0..=k)
+        .map(|i| if i < k { s[i] * vtc[i] } else { 0.0 } + 0.5 * ctc * q[i])
+        .collect();
+    let vals = gimc_linalg::eig::diag_rank_two_eigenvalues(&d, &a, &q)?;
     Ok(vals.iter().map(|v| v.max(0.0).sqrt()).sum())
 }
 
