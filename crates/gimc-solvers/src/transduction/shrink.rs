@@ -40,7 +40,7 @@ pub(super) fn sym_evd_seq(
 /// ‖A‖_* as Σ √λ_i over the eigenvalues (values only) of the smaller Gram matrix: a third of
 /// the cost of the singular values of A. A singular value far below √ε σ_1 comes out with an
 /// absolute error of about √ε σ_1 (λ_i's error is ε σ_1²), so the sum carries at most
-/// min(m, n) such errors; FPC uses it only to rank its secant-start candidates.
+/// min(m, n) such errors; FPC uses it only to price its secant-start candidates.
 pub(super) fn nuclear_norm_gram(a: MatRef<'_, f64>) -> Result<f64, SolverError> {
     if a.nrows() == 0 || a.ncols() == 0 {
         return Ok(0.0);
