@@ -86,27 +86,13 @@ impl Benchmark for SmallSymEig {
                 );
                 let (faer_s, reference) = median_secs(runs, || faer_evd(g.as_ref(), vectors))?;
                 let (ours_s, (vals, _)) = median_secs(runs, || sym_eig_seq(g.as_ref(), vectors))?;
-                let gap = vals
-                    .iter()
-                    .zip(&reference)
-                    .map(|(x, y)| (x - y).abs())
-                    .fold(0.0, f64::max)
-                    / reference
-                        .last()
-                        .copied()
-                        .unwrap_or(1.0)
-                        .abs()
-                        .max(f64::MIN_POSITIVE);
-                out.push(
-                    Measurement::new(self.name(), &case, "time", ours_s * 1e6, "µs")
-                        .with_reference(faer_s * 1e6, "faer self_adjoint_evd, same run"),
-                );
-                out.push(Measurement::new(
+                out.extend(timed_pair(
                     self.name(),
                     &case,
-                    "largest gap to faer's λ, relative to λ_max",
-                    gap,
-                    "",
+                    (ours_s, &vals),
+                    (faer_s, &reference),
+                    "faer self_adjoint_evd",
+                    "faer's",
                 ));
             }
         }
@@ -119,27 +105,47 @@ impl Benchmark for SmallSymEig {
             let case = format!("MC-1 core, k = {k}, values only");
             let (ql_s, (reference, _)) = median_secs(runs, || sym_eig_seq(dense.as_ref(), false))?;
             let (ours_s, vals) = median_secs(runs, || diag_rank_two_eigenvalues(&d, &a, &q))?;
-            let top = reference.last().copied().unwrap_or(1.0).abs();
-            let gap = vals
-                .iter()
-                .zip(&reference)
-                .map(|(x, y)| (x - y).abs())
-                .fold(0.0, f64::max)
-                / top.max(f64::MIN_POSITIVE);
-            out.push(
-                Measurement::new(self.name(), &case, "time", ours_s * 1e6, "µs")
-                    .with_reference(ql_s * 1e6, "sym_eig_seq on the dense core, same run"),
-            );
-            out.push(Measurement::new(
+            out.extend(timed_pair(
                 self.name(),
                 &case,
-                "largest gap to the QL's λ, relative to λ_max",
-                gap,
-                "",
+                (ours_s, &vals),
+                (ql_s, &reference),
+                "sym_eig_seq on the dense core",
+                "the QL's",
             ));
         }
         Ok(out)
     }
+}
+
+/// The time row (µs, against the reference's time in the same run) and the largest gap
+/// between the two sets of ascending eigenvalues, relative to the reference's λ_max.
+fn timed_pair(
+    bench: &'static str,
+    case: &str,
+    (secs, vals): (f64, &[f64]),
+    (ref_secs, reference): (f64, &[f64]),
+    ref_name: &str,
+    ref_whose: &str,
+) -> [Measurement; 2] {
+    let top = reference.last().copied().unwrap_or(1.0).abs();
+    let gap = vals
+        .iter()
+        .zip(reference)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+        / top.max(f64::MIN_POSITIVE);
+    [
+        Measurement::new(bench, case, "time", secs * 1e6, "µs")
+            .with_reference(ref_secs * 1e6, &format!("{ref_name}, same run")),
+        Measurement::new(
+            bench,
+            case,
+            &format!("largest gap to {ref_whose} λ, relative to λ_max"),
+            gap,
+            "",
+        ),
+    ]
 }
 
 /// A core of MC-1's nuclear norm in the shape FPC meets on yeast: squared singular values
