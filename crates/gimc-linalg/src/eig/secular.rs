@@ -182,33 +182,37 @@ fn project(
         for (s, &di) in shifted.iter_mut().zip(dk) {
             *s = di - dk[root.origin];
         }
-        let (num, _) = inverse_sums(shifted, &zr, root.tau);
-        let (_, den) = inverse_sums(shifted, &zz, root.tau);
+        let (num, den) = inverse_sums(shifted, &zr, &zz, root.tau);
         along.push(if den > 0.0 { num / den.sqrt() } else { 0.0 });
     }
 }
 
-/// Σ w_i/δ_i and Σ w_i/δ_i² over δ_i = s_i − τ, in four lanes (vectorised under
-/// [`with_avx2`](crate::simd::with_avx2)).
+/// Σ u_i/δ_i and Σ w_i/δ_i² over δ_i = s_i − τ, in four lanes (vectorised under
+/// [`with_avx2`](crate::simd::with_avx2)): the secular function and its slope (u = w), or r's
+/// component along an eigenvector and its norm (u = ẑ r, w = ẑ²).
 #[inline(always)]
-fn inverse_sums(shifted: &[f64], w: &[f64], tau: f64) -> (f64, f64) {
+fn inverse_sums(shifted: &[f64], u: &[f64], w: &[f64], tau: f64) -> (f64, f64) {
     let (mut f, mut g) = ([0.0; 4], [0.0; 4]);
     let mut sc = shifted.chunks_exact(4);
+    let mut uc = u.chunks_exact(4);
     let mut wc = w.chunks_exact(4);
-    for (s, w) in (&mut sc).zip(&mut wc) {
+    for ((s, u), w) in (&mut sc).zip(&mut uc).zip(&mut wc) {
         for l in 0..4 {
             let inv = 1.0 / (s[l] - tau);
-            let t = w[l] * inv;
-            f[l] += t;
-            g[l] += t * inv;
+            f[l] += u[l] * inv;
+            g[l] += w[l] * inv * inv;
         }
     }
     let (mut fs, mut gs) = ((f[0] + f[1]) + (f[2] + f[3]), (g[0] + g[1]) + (g[2] + g[3]));
-    for (&s, &w) in sc.remainder().iter().zip(wc.remainder()) {
+    for ((&s, &u), &w) in sc
+        .remainder()
+        .iter()
+        .zip(uc.remainder())
+        .zip(wc.remainder())
+    {
         let inv = 1.0 / (s - tau);
-        let t = w * inv;
-        fs += t;
-        gs += t * inv;
+        fs += u * inv;
+        gs += w * inv * inv;
     }
     (fs, gs)
 }
@@ -230,8 +234,8 @@ fn secular_root(d: &[f64], w: &[f64], wsum: f64, j: usize, shifted: &mut [f64]) 
         // at the interval's middle: its sign says which pole is nearer, and the model below
         // gives the first iterate
         let mid = 0.5 * gap;
-        let (psi, dpsi) = inverse_sums(&shifted[..=j], &w[..=j], mid);
-        let (phi, dphi) = inverse_sums(&shifted[j + 1..], &w[j + 1..], mid);
+        let (psi, dpsi) = inverse_sums(&shifted[..=j], &w[..=j], &w[..=j], mid);
+        let (phi, dphi) = inverse_sums(&shifted[j + 1..], &w[j + 1..], &w[j + 1..], mid);
         let (q1, q2) = (dpsi * mid * mid, dphi * mid * mid);
         let c = 1.0 + psi + q1 / mid + phi - q2 / mid;
         if 1.0 + psi + phi >= 0.0 {
@@ -250,8 +254,8 @@ fn secular_root(d: &[f64], w: &[f64], wsum: f64, j: usize, shifted: &mut [f64]) 
     };
     for _ in 0..MAX_ROOT_ITERS {
         // ψ over the poles at or left of d_j, φ over the rest, with derivatives
-        let (psi, dpsi) = inverse_sums(&shifted[..=j], &w[..=j], tau);
-        let (phi, dphi) = inverse_sums(&shifted[j + 1..], &w[j + 1..], tau);
+        let (psi, dpsi) = inverse_sums(&shifted[..=j], &w[..=j], &w[..=j], tau);
+        let (phi, dphi) = inverse_sums(&shifted[j + 1..], &w[j + 1..], &w[j + 1..], tau);
         let f = 1.0 + psi + phi;
         if f.abs() <= 4.0 * f64::EPSILON * n as f64 * (1.0 + psi.abs() + phi.abs()) {
             break;
