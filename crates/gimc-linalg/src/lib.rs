@@ -77,6 +77,7 @@ pub mod solve;
 pub mod sparse;
 pub mod sums;
 pub mod svd;
+pub mod thin;
 
 pub use cg::{
     CgParams, CgReport, LinearOperator, ValidCgParams, conjugate_gradient,

@@ -17,6 +17,7 @@ use gimc_linalg::Observed;
 use gimc_linalg::dense::{axpy_slice, dot};
 use gimc_linalg::faer::{MatMut, MatRef};
 use gimc_linalg::simd::with_avx2;
+use gimc_linalg::thin::{THIN_MAX_COLS, thin_tr_mul_into};
 use rayon::prelude::*;
 
 /// Target floating-point operations per rayon task.
@@ -187,7 +188,9 @@ const HESSIAN_TASK_ROWS: usize = 256;
 ///
 /// One pass over Φ in blocks of [`HESSIAN_TASK_ROWS`] rows, one rayon task each: P = Φ_blk S
 /// (sequential GEMM), u_i = B_i p_i, then the block's contribution Φ_blkᵀ U while the block is
-/// still in cache. Φ is read from memory once per product instead of twice (the two thin
+/// still in cache (for k ≤ 8 by `gimc_linalg::thin::thin_tr_mul_into`, which reads Φ_blk in
+/// place: faer packs the transposed block first, and took 1.6 times as long at k = 7 and 3
+/// times at k = 2, BENCHMARKS `thin-products`). Φ is read from memory once per product instead of twice (the two thin
 /// products ΦS and ΦᵀU are memory-bound for k ≪ D), and the blocks run in parallel without the
 /// synchronisation of two parallel GEMMs per CG iteration. The D × k partial sums are added in
 /// block order. 4·n·D·k + 2·n·k² flops.
@@ -204,12 +207,13 @@ pub(crate) fn dense_row_gram_hessian(
     let kk = k * k;
     let tasks = n.div_ceil(HESSIAN_TASK_ROWS);
     // one block's contribution Φ_blkᵀ U_blk, written into `acc`
-    let block = |t: usize, acc: MatMut<'_, f64>| {
+    let block = |t: usize, mut acc: MatMut<'_, f64>| {
         let r0 = t * HESSIAN_TASK_ROWS;
         let len = HESSIAN_TASK_ROWS.min(n - r0);
         let blk = phi.subrows(r0, len);
         let mut p = Mat::<f64>::zeros(len, k);
         matmul(p.as_mut(), Accum::Replace, blk, s, 1.0, Par::Seq);
+        let thin = k <= THIN_MAX_COLS;
         let mut u = Mat::<f64>::zeros(len, k);
         let mut p_row = vec![0.0; k];
         let mut u_row = vec![0.0; k];
@@ -234,14 +238,16 @@ pub(crate) fn dense_row_gram_hessian(
                 u[(r, a)] = ua;
             }
         }
-        matmul(
-            acc,
-            Accum::Replace,
-            blk.transpose(),
-            u.as_ref(),
-            1.0,
-            Par::Seq,
-        );
+        if !(thin && thin_tr_mul_into(blk, u.as_ref(), acc.as_mut()).is_ok()) {
+            matmul(
+                acc,
+                Accum::Replace,
+                blk.transpose(),
+                u.as_ref(),
+                1.0,
+                Par::Seq,
+            );
+        }
     };
     if tasks == 1 {
         // one block (n ≤ 256, e.g. gimc-fig1's 200 rows): straight into the output

@@ -15,6 +15,7 @@ mod kmeans;
 mod peers;
 mod simd_state;
 mod small_eig;
+mod thin;
 mod xmc_scaling;
 
 use std::time::Instant;
@@ -89,6 +90,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(simd_state::LibmAfterGemm),
         Box::new(gemm_padding::GemmLhsPadding),
         Box::new(small_eig::SmallSymEig),
+        Box::new(thin::ThinProducts),
         Box::new(xmc_scaling::XmcScaling),
     ]
 }

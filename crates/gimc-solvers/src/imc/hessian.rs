@@ -12,6 +12,7 @@ use gimc_linalg::faer;
 use gimc_linalg::faer::linalg::matmul::triangular::BlockStructure;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_mat, sum_mat_mut, sum_scalar};
+use gimc_linalg::thin::{THIN_MAX_COLS, thin_tr_mul_into};
 
 use crate::Side;
 use crate::kernel::{OmegaView, dense_row_gram_hessian, omega_gram_apply, row_gram_apply};
@@ -484,7 +485,14 @@ impl LinearOperator for KroneckerPreconditioner<'_> {
             out.copy_from(t * self.b_vecs.transpose());
             return;
         };
-        let mut t = g_vecs.transpose() * r * &self.b_vecs;
+        // Vᵀ R with thin R (k ≤ 8) without packing V (`gimc_linalg::thin`); else a GEMM
+        let mut vt_r = Mat::<f64>::zeros(g_vecs.ncols(), r.ncols());
+        let thin = r.ncols() <= THIN_MAX_COLS
+            && thin_tr_mul_into(g_vecs.as_ref(), r, vt_r.as_mut()).is_ok();
+        if !thin {
+            vt_r = g_vecs.transpose() * r;
+        }
+        let mut t = vt_r * &self.b_vecs;
         faer::zip!(t.as_mut(), self.inv_diag.as_ref()).for_each(|faer::unzip!(t, d)| *t *= *d);
         out.copy_from(g_vecs * t * self.b_vecs.transpose());
     }
