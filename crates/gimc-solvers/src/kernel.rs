@@ -190,10 +190,10 @@ const HESSIAN_TASK_ROWS: usize = 256;
 /// (sequential GEMM), u_i = B_i p_i, then the block's contribution Φ_blkᵀ U while the block is
 /// still in cache (for k ≤ 8 by `gimc_linalg::thin::thin_tr_mul_into`, which reads Φ_blk in
 /// place: faer packs the transposed block first, and took 1.6 times as long at k = 7 and 3
-/// times at k = 2, BENCHMARKS `thin-products`). Φ is read from memory once per product instead of twice (the two thin
-/// products ΦS and ΦᵀU are memory-bound for k ≪ D), and the blocks run in parallel without the
-/// synchronisation of two parallel GEMMs per CG iteration. The D × k partial sums are added in
-/// block order. 4·n·D·k + 2·n·k² flops.
+/// times at k = 2, BENCHMARKS `thin-products`). Φ is read from memory once per product
+/// instead of twice (the two thin products ΦS and ΦᵀU are memory-bound for k ≪ D), and the
+/// blocks run in parallel without the synchronisation of two parallel GEMMs per CG iteration.
+/// The D × k partial sums are added in block order. 4·n·D·k + 2·n·k² flops.
 pub(crate) fn dense_row_gram_hessian(
     phi: MatRef<'_, f64>,
     s: MatRef<'_, f64>,
@@ -213,7 +213,6 @@ pub(crate) fn dense_row_gram_hessian(
         let blk = phi.subrows(r0, len);
         let mut p = Mat::<f64>::zeros(len, k);
         matmul(p.as_mut(), Accum::Replace, blk, s, 1.0, Par::Seq);
-        let thin = k <= THIN_MAX_COLS;
         let mut u = Mat::<f64>::zeros(len, k);
         let mut p_row = vec![0.0; k];
         let mut u_row = vec![0.0; k];
@@ -238,7 +237,8 @@ pub(crate) fn dense_row_gram_hessian(
                 u[(r, a)] = ua;
             }
         }
-        if !(thin && thin_tr_mul_into(blk, u.as_ref(), acc.as_mut()).is_ok()) {
+        let thin = k <= THIN_MAX_COLS && thin_tr_mul_into(blk, u.as_ref(), acc.as_mut()).is_ok();
+        if !thin {
             matmul(
                 acc,
                 Accum::Replace,
