@@ -4,8 +4,8 @@
 //! faer's GEMM copies its left operand into micro-panels on every call; for Aᵀ (a row-major
 //! view of a column-major A) times a thin U, that copy costs more than the product. On a
 //! 256 × 500 block of segment's features (the ALS Hessian's Φ_blkᵀ U of `gimc-table3`),
-//! single-threaded: 26 against 17 GFLOP/s with k = 7 columns, 18 against 5 with k = 2
-//! (`gimc-experiments bench --only thin-products`). Here each pair of A's columns (two
+//! single-threaded: 24.4 against 15.3 GFLOP/s with k = 7 columns, 20.6 against 6.4 with
+//! k = 2 (`gimc-experiments bench --only thin-products`, BENCHMARKS). Here each pair of A's columns (two
 //! contiguous streams the prefetcher follows) meets the cache-resident columns of U, with four
 //! partial sums per dot product in registers. (The other orientation, A S, is not here: faer's
 //! AVX-512 kernels run it at 44 GFLOP/s, faster than an AVX2 loop that streams A's columns.)
@@ -34,7 +34,7 @@ use faer::{MatMut, MatRef};
 use crate::Result;
 use crate::error::dim_err;
 
-/// The most columns of B (or U) the thin products take.
+/// The most columns of U that [`thin_tr_mul_into`] takes.
 pub const THIN_MAX_COLS: usize = 8;
 
 /// out = Aᵀ U, for A (m × d), U (m × k) and out (d × k) with k ≤ [`THIN_MAX_COLS`].
