@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use gimc_linalg::memory::process_cpu_seconds;
+
 use crate::report::{Record, Report, write_figures, write_report};
 use crate::{ExperimentError, experiments};
 
@@ -160,6 +162,9 @@ pub struct Outcome {
     pub result: Result<Vec<PathBuf>, ExperimentError>,
     /// Wall-clock seconds spent running (not writing) it.
     pub seconds: f64,
+    /// CPU seconds of the process over the same stretch (every thread), where the platform
+    /// tells ([`process_cpu_seconds`]).
+    pub cpu_seconds: Option<f64>,
 }
 
 /// The outcomes of a [`reproduce`] run.
@@ -184,20 +189,38 @@ impl Summary {
         self.outcomes.iter().all(|o| o.result.is_ok())
     }
 
-    /// The per-experiment wall-time table (Markdown): experiment, status, wall time, and a
-    /// total row; the same table is kept in docs/REPRODUCTION.md.
+    /// The per-experiment wall-time table (Markdown): experiment, status, wall time, CPU time
+    /// and the cores it kept busy on average (CPU / wall), and a total row; the same table is
+    /// kept in docs/REPRODUCTION.md.
     pub fn wall_time_table(&self) -> String {
         let fmt = |s: f64| {
             let s = s.round() as u64;
             format!("{} min {:02} s", s / 60, s % 60)
         };
-        let mut out = String::from("| experiment | status | wall time |\n| --- | --- | ---: |\n");
+        let cpu = |cpu: Option<f64>, wall: f64| match cpu {
+            Some(c) if wall > 0.0 => (fmt(c), format!("{:.2}", c / wall)),
+            _ => ("—".to_owned(), "—".to_owned()),
+        };
+        let mut out = String::from(
+            "| experiment | status | wall time | CPU time | cores busy |\n\
+             | --- | --- | ---: | ---: | ---: |\n",
+        );
         for o in &self.outcomes {
             let status = if o.result.is_ok() { "ok" } else { "FAILED" };
-            out.push_str(&format!("| {} | {status} | {} |\n", o.name, fmt(o.seconds)));
+            let (c, busy) = cpu(o.cpu_seconds, o.seconds);
+            out.push_str(&format!(
+                "| {} | {status} | {} | {c} | {busy} |\n",
+                o.name,
+                fmt(o.seconds)
+            ));
         }
         let total: f64 = self.outcomes.iter().map(|o| o.seconds).sum();
-        out.push_str(&format!("| **total** | | **{}** |\n", fmt(total)));
+        let total_cpu: Option<f64> = self.outcomes.iter().map(|o| o.cpu_seconds).sum();
+        let (c, busy) = cpu(total_cpu, total);
+        out.push_str(&format!(
+            "| **total** | | **{}** | {c} | {busy} |\n",
+            fmt(total)
+        ));
         out
     }
 }
@@ -234,8 +257,10 @@ pub fn reproduce(
     for e in experiments {
         writeln!(out, "==> {}: {}", e.name(), e.description())?;
         let start = Instant::now();
+        let cpu_start = process_cpu_seconds();
         let report = e.run(ctx);
         let seconds = start.elapsed().as_secs_f64();
+        let cpu_seconds = cpu_start.zip(process_cpu_seconds()).map(|(a, b)| b - a);
         let result = match report {
             Ok(r) => {
                 writeln!(out, "{}", r.to_markdown())?;
@@ -259,6 +284,7 @@ pub fn reproduce(
             name: e.name(),
             result,
             seconds,
+            cpu_seconds,
         });
     }
     Ok(summary)
@@ -276,18 +302,27 @@ mod tests {
                     name: "a",
                     result: Ok(Vec::new()),
                     seconds: 61.4,
+                    cpu_seconds: Some(119.0),
                 },
                 Outcome {
                     name: "b",
                     result: Err(ExperimentError::Failed("x".into())),
                     seconds: 3599.6,
+                    cpu_seconds: None,
                 },
             ],
         };
         let t = summary.wall_time_table();
-        assert!(t.contains("| a | ok | 1 min 01 s |"), "{t}");
-        assert!(t.contains("| b | FAILED | 60 min 00 s |"), "{t}");
-        assert!(t.contains("| **total** | | **61 min 01 s** |"), "{t}");
+        assert!(
+            t.contains("| a | ok | 1 min 01 s | 1 min 59 s | 1.94 |"),
+            "{t}"
+        );
+        assert!(t.contains("| b | FAILED | 60 min 00 s | — | — |"), "{t}");
+        // a total CPU time only when every experiment has one
+        assert!(
+            t.contains("| **total** | | **61 min 01 s** | — | — |"),
+            "{t}"
+        );
         assert!(summary.to_string().contains("Wall time per experiment"));
     }
 }

@@ -76,11 +76,11 @@ pub mod transduction;
 
 pub use error::SolverError;
 pub use imc::{
-    FactorGradients, FeatureGradients, FeatureSides, HalfStepReport, ImcAls, ImcFactors, ImcInit,
-    ImcModel, ImcParams, ImcProblem, ImcWorkspace, ObservationModel, PRECONDITIONER_MAX_DIM,
-    PreconditionerBasis, PuImcParams, ValidImcParams, ValidPuImcParams, fit_imc, fit_imc_sharded,
-    fit_mc_als, fit_pu_imc, h_step, imc_objective, imc_residual, init_factors,
-    preconditioner_bases, w_step,
+    FactorGradients, FactorProducts, FeatureGradients, FeatureSides, HalfStepReport, ImcAls,
+    ImcFactors, ImcInit, ImcModel, ImcParams, ImcProblem, ImcWorkspace, ObservationModel,
+    PRECONDITIONER_MAX_DIM, PreconditionerBasis, PuImcParams, ValidImcParams, ValidPuImcParams,
+    fit_imc, fit_imc_sharded, fit_mc_als, fit_pu_imc, h_step, imc_objective, imc_residual,
+    init_factors, preconditioner_bases, w_step,
 };
 pub use iter::{
     FnObserver, IterationRecord, IterativeSolver, NoObserver, Observer, ObserverAction, Progress,

@@ -26,8 +26,8 @@ use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed, ValidCgParams};
 use gimc_solvers::{
-    FeatureSides, ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord, NoObserver,
-    Observer, PreconditionerBasis, ScreenedFeatures, Side, ValidImcParams, fit_imc,
+    FactorProducts, FeatureSides, ImcInit, ImcParams, ImcProblem, ImcWorkspace, IterationRecord,
+    NoObserver, Observer, PreconditionerBasis, ScreenedFeatures, Side, ValidImcParams, fit_imc,
     preconditioner_bases,
 };
 use rayon::prelude::*;
@@ -791,17 +791,28 @@ impl Which {
     }
 }
 
-/// f(W, H, U, V) at the features Φ, Ψ.
+/// f(W, H, U, V) at the features Φ, Ψ, with the products `pq` = (ΦW, ΨH).
 fn objective(
     phi: &ScreenedFeatures,
     psi: &ScreenedFeatures,
     omega: &Observed,
     lambda: f64,
-    w: MatRef<'_, f64>,
-    h: MatRef<'_, f64>,
+    (w, h): (MatRef<'_, f64>, MatRef<'_, f64>),
+    pq: &FactorProducts,
 ) -> Result<f64> {
     let prob = ImcProblem::partial_screened(phi, psi, omega)?;
-    Ok(ImcWorkspace::new(&prob).objective(lambda, w, h)?)
+    Ok(ImcWorkspace::new(&prob).objective_with(lambda, w, h, pq)?)
+}
+
+/// (ΦW, ΨH).
+fn products(
+    phi: &ScreenedFeatures,
+    psi: &ScreenedFeatures,
+    omega: &Observed,
+    (w, h): (MatRef<'_, f64>, MatRef<'_, f64>),
+) -> Result<FactorProducts> {
+    let prob = ImcProblem::partial_screened(phi, psi, omega)?;
+    Ok(ImcWorkspace::new(&prob).products(w, h)?)
 }
 
 /// ∂f/∂U = backward(X, ∂f/∂Φ) for one side's map, `feats` being its forward pass at the
@@ -851,6 +862,9 @@ struct CompletionOuter<'a, 'r, MR, MC> {
     psi: ScreenedFeatures,
     w: Mat<f64>,
     h: Mat<f64>,
+    /// (ΦW, ΨH) at the current Φ, Ψ, W and H, kept in step with them: the gradients and the
+    /// objective after the IMC step share them, and a trial on one side forms only its own.
+    pq: FactorProducts,
     /// The learned maps, in search order.
     sides: Vec<Which>,
 }
@@ -876,14 +890,9 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             fit_imc(&prob, params.valid_imc_start(), None, rng, &mut NoObserver)?
         };
         let (w, h) = (imc_start.w, imc_start.h);
-        let f0 = objective(
-            &phi,
-            &psi,
-            data.omega,
-            params.lambda,
-            w.as_ref(),
-            h.as_ref(),
-        )?;
+        let factors = (w.as_ref(), h.as_ref());
+        let pq = products(&phi, &psi, data.omega, factors)?;
+        let f0 = objective(&phi, &psi, data.omega, params.lambda, factors, &pq)?;
         let sides = [
             (params.learn_rows, Which::Rows),
             (params.learn_cols, Which::Cols),
@@ -904,20 +913,26 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             psi,
             w,
             h,
+            pq,
             sides,
         };
         Ok((outer, f0))
     }
 
-    /// f at the features Φ, Ψ with the current W, H.
-    fn objective_at(&self, phi: &ScreenedFeatures, psi: &ScreenedFeatures) -> Result<f64> {
+    /// f at the features Φ, Ψ with the current W, H and their products `pq`.
+    fn objective_at(
+        &self,
+        phi: &ScreenedFeatures,
+        psi: &ScreenedFeatures,
+        pq: &FactorProducts,
+    ) -> Result<f64> {
         objective(
             phi,
             psi,
             self.data.omega,
             self.params.lambda,
-            self.w.as_ref(),
-            self.h.as_ref(),
+            (self.w.as_ref(), self.h.as_ref()),
+            pq,
         )
     }
 
@@ -926,9 +941,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         let Some(v) = self.validation else {
             return Ok(None);
         };
-        let p = self.phi.mul_dense(self.w.as_ref())?;
-        let q = self.psi.mul_dense(self.h.as_ref())?;
-        let pred = gimc_linalg::sampled_dot(v, p.as_ref(), q.as_ref())?;
+        let pred = gimc_linalg::sampled_dot(v, self.pq.p.as_ref(), self.pq.q.as_ref())?;
         let num: f64 = pred
             .iter()
             .zip(v.values())
@@ -979,8 +992,8 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
 impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_, MR, MC> {
     type Info = CompletionIteration;
     type Snapshot = CompletionSnapshot;
-    /// The side's features at the trial map.
-    type Trial = ScreenedFeatures;
+    /// The side's features at the trial map, and their product with the side's factor.
+    type Trial = (ScreenedFeatures, Mat<f64>);
     type Block = Which;
 
     const GOAL: Goal = Goal::Minimise;
@@ -1011,33 +1024,46 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
             Which::Rows => FeatureSides::Rows,
             Which::Cols => FeatureSides::Cols,
         };
-        let fg =
-            ImcWorkspace::new(&prob).feature_gradients(self.w.as_ref(), self.h.as_ref(), sides)?;
+        let fg = ImcWorkspace::new(&prob).feature_gradients_with(
+            self.w.as_ref(),
+            self.h.as_ref(),
+            &self.pq,
+            sides,
+        )?;
         match side {
             Which::Rows => side_gradient(&self.row_map, &self.phi, self.data.x, fg.d_phi),
             Which::Cols => side_gradient(&self.col_map, &self.psi, self.data.y, fg.d_psi),
         }
     }
 
-    /// f with the side's features at its trial map, W, H and the other side fixed.
-    fn trial(&mut self, side: Which) -> Result<Option<(f64, ScreenedFeatures)>> {
-        let (f, feats) = match side {
+    /// f with the side's features at its trial map, W, H and the other side fixed (the other
+    /// side's product too).
+    fn trial(&mut self, side: Which) -> Result<Option<(f64, Self::Trial)>> {
+        let trial = match side {
             Which::Rows => {
                 let phi = side.screened(self.row_map.forward(self.data.x)?)?;
-                (self.objective_at(&phi, &self.psi)?, phi)
+                let pq = FactorProducts {
+                    p: phi.mul_dense(self.w.as_ref())?,
+                    q: self.pq.q.clone(),
+                };
+                (self.objective_at(&phi, &self.psi, &pq)?, (phi, pq.p))
             }
             Which::Cols => {
                 let psi = side.screened(self.col_map.forward(self.data.y)?)?;
-                (self.objective_at(&self.phi, &psi)?, psi)
+                let pq = FactorProducts {
+                    p: self.pq.p.clone(),
+                    q: psi.mul_dense(self.h.as_ref())?,
+                };
+                (self.objective_at(&self.phi, &psi, &pq)?, (psi, pq.q))
             }
         };
-        Ok(Some((f, feats)))
+        Ok(Some(trial))
     }
 
-    fn accept(&mut self, side: Which, feats: ScreenedFeatures) {
+    fn accept(&mut self, side: Which, (feats, product): Self::Trial) {
         match side {
-            Which::Rows => self.phi = feats,
-            Which::Cols => self.psi = feats,
+            Which::Rows => (self.phi, self.pq.p) = (feats, product),
+            Which::Cols => (self.psi, self.pq.q) = (feats, product),
         }
     }
 
@@ -1055,7 +1081,13 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
         );
         let m = fit_imc(&prob, &self.inner, Some(warm), self.rng, &mut NoObserver)?;
         (self.w, self.h) = (m.w, m.h);
-        self.objective_at(&self.phi, &self.psi)
+        self.pq = products(
+            &self.phi,
+            &self.psi,
+            self.data.omega,
+            (self.w.as_ref(), self.h.as_ref()),
+        )?;
+        self.objective_at(&self.phi, &self.psi, &self.pq)
     }
 
     fn info(&self, it: &OuterIteration<'_>) -> Result<CompletionIteration> {

@@ -46,8 +46,8 @@ pub use problem::{ImcProblem, ObservationModel};
 pub use pu::{PuImcParams, ValidPuImcParams, fit_pu_imc};
 pub use spectral::init_factors;
 pub use workspace::{
-    FactorGradients, FeatureGradients, FeatureSides, HalfStepReport, ImcWorkspace, h_step,
-    imc_objective, imc_residual, w_step,
+    FactorGradients, FactorProducts, FeatureGradients, FeatureSides, HalfStepReport, ImcWorkspace,
+    h_step, imc_objective, imc_residual, w_step,
 };
 
 #[cfg(test)]

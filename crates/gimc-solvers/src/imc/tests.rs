@@ -302,6 +302,68 @@ fn gradients_match_finite_differences() {
     }
 }
 
+/// The objective and feature gradients from kept products: a P formed for one W beside a Q
+/// kept from before gives the same bits as forming both, and products of the wrong shape are
+/// refused (a stale or mismatched cache must not pass silently).
+#[test]
+fn kept_products_give_the_same_bits_and_wrong_shapes_are_refused() {
+    let (x, y, o) = small_problem_data(3);
+    let pr = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &o).unwrap();
+    let (dx, dy) = pr.dims();
+    let mut rng = seeded(31);
+    let (w0, w1) = (
+        gaussian_mat(&mut rng, dx, 3, 1.0),
+        gaussian_mat(&mut rng, dx, 3, 1.0),
+    );
+    let h = gaussian_mat(&mut rng, dy, 3, 1.0);
+    let ws = ImcWorkspace::new(&pr);
+    let kept = ws.products(w0.as_ref(), h.as_ref()).unwrap();
+    let pq = FactorProducts {
+        p: ws.products(w1.as_ref(), h.as_ref()).unwrap().p,
+        q: kept.q.clone(),
+    };
+    let f = ws.objective(0.2, w1.as_ref(), h.as_ref()).unwrap();
+    let f_kept = ws
+        .objective_with(0.2, w1.as_ref(), h.as_ref(), &pq)
+        .unwrap();
+    assert_eq!(f.to_bits(), f_kept.to_bits());
+    assert_ne!(
+        f.to_bits(),
+        ws.objective_with(0.2, w1.as_ref(), h.as_ref(), &kept)
+            .unwrap()
+            .to_bits(),
+        "the products, not the factors, carry the loss"
+    );
+    let g = ws
+        .feature_gradients(w1.as_ref(), h.as_ref(), FeatureSides::Both)
+        .unwrap();
+    let g_kept = ws
+        .feature_gradients_with(w1.as_ref(), h.as_ref(), &pq, FeatureSides::Both)
+        .unwrap();
+    assert_eq!(g, g_kept);
+    let short = FactorProducts {
+        p: pq.p.subrows(0, pq.p.nrows() - 1).to_owned(),
+        q: pq.q.clone(),
+    };
+    let narrow = FactorProducts {
+        p: pq.p.clone(),
+        q: pq.q.subcols(0, 2).to_owned(),
+    };
+    for bad in [&short, &narrow] {
+        let err = ws
+            .objective_with(0.2, w1.as_ref(), h.as_ref(), bad)
+            .unwrap_err();
+        assert!(
+            matches!(err, SolverError::DimensionMismatch { .. }),
+            "{err}"
+        );
+        assert!(
+            ws.feature_gradients_with(w1.as_ref(), h.as_ref(), bad, FeatureSides::Rows)
+                .is_err()
+        );
+    }
+}
+
 /// A half-step solves its ridge problem: the W-gradient vanishes afterwards.
 #[test]
 fn half_steps_zero_the_partial_gradient() {

@@ -66,6 +66,18 @@ pub struct FactorGradients {
     pub d_h: Mat<f64>,
 }
 
+/// P = ΦW (n_x × k) and Q = ΨH (n_y × k), the products every loss and feature gradient of an
+/// [`ImcWorkspace`] starts from ([`ImcWorkspace::products`]). A caller that changes one side
+/// at a time keeps the other side's product: GIMC's line search on the row map changes Φ and
+/// so P only (each product is 2·n·D·k flops, as much as the rest of an objective on Ω).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactorProducts {
+    /// P = ΦW (this process's rows on row shards).
+    pub p: Mat<f64>,
+    /// Q = ΨH.
+    pub q: Mat<f64>,
+}
+
 /// Which factor a half-step updates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Which {
@@ -367,6 +379,35 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         Ok(0.5 * (a2 - 2.0 * cross + quad).max(0.0))
     }
 
+    /// P = ΦW and Q = ΨH.
+    pub fn products(
+        &self,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+    ) -> Result<FactorProducts, SolverError> {
+        self.check_factors(w, h)?;
+        Ok(FactorProducts {
+            p: self.problem.phi.mul(w)?,
+            q: self.problem.psi.mul(h)?,
+        })
+    }
+
+    /// Fails unless `pq` has the shapes of ΦW and ΨH for factors of rank `k` (its values are
+    /// the caller's to keep in step with the factors).
+    fn check_products(&self, pq: &FactorProducts, k: usize) -> Result<(), SolverError> {
+        let (nx, ny) = self.problem.shape();
+        for (name, m, rows) in [("P = ΦW", &pq.p, nx), ("Q = ΨH", &pq.q, ny)] {
+            if (m.nrows(), m.ncols()) != (rows, k) {
+                return Err(dim_err(
+                    name,
+                    format!("{rows} × {k}"),
+                    format!("{} × {}", m.nrows(), m.ncols()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// f(W, H) (DESIGN §3.2, GIMC eq. 3, with the weights of the problem's observation model).
     pub fn objective(
         &self,
@@ -375,10 +416,23 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         h: MatRef<'_, f64>,
     ) -> Result<f64, SolverError> {
         check_nonneg("lambda", lambda)?;
+        let pq = self.products(w, h)?;
+        self.objective_with(lambda, w, h, &pq)
+    }
+
+    /// f(W, H) from its products `pq` = [`ImcWorkspace::products`] of `w`, `h` (the same bits
+    /// as [`ImcWorkspace::objective`], without forming them).
+    pub fn objective_with(
+        &self,
+        lambda: f64,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+        pq: &FactorProducts,
+    ) -> Result<f64, SolverError> {
+        check_nonneg("lambda", lambda)?;
         self.check_factors(w, h)?;
-        let p = self.problem.phi.mul(w)?;
-        let q = self.problem.psi.mul(h)?;
-        let loss = self.loss_pq(p.as_ref(), q.as_ref())?;
+        self.check_products(pq, w.ncols())?;
+        let loss = self.loss_pq(pq.p.as_ref(), pq.q.as_ref())?;
         Ok(loss + 0.5 * lambda * (w.squared_norm_l2() + h.squared_norm_l2()))
     }
 
@@ -442,10 +496,22 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         h: MatRef<'_, f64>,
         sides: FeatureSides,
     ) -> Result<FeatureGradients, SolverError> {
+        let pq = self.products(w, h)?;
+        self.feature_gradients_with(w, h, &pq, sides)
+    }
+
+    /// [`ImcWorkspace::feature_gradients`] from the products `pq` = [`ImcWorkspace::products`]
+    /// of `w`, `h` (the same bits, without forming them).
+    pub fn feature_gradients_with(
+        &self,
+        w: MatRef<'_, f64>,
+        h: MatRef<'_, f64>,
+        pq: &FactorProducts,
+        sides: FeatureSides,
+    ) -> Result<FeatureGradients, SolverError> {
         self.check_factors(w, h)?;
-        let p = self.problem.phi.mul(w)?;
-        let q = self.problem.psi.mul(h)?;
-        let (gp, mut gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
+        self.check_products(pq, w.ncols())?;
+        let (gp, mut gq) = self.grad_pq(pq.p.as_ref(), pq.q.as_ref())?;
         sum_mat(self.sums, &mut gq);
         let rows = sides != FeatureSides::Cols && !self.problem.phi.is_identity();
         let cols = sides != FeatureSides::Rows && !self.problem.psi.is_identity();
