@@ -594,25 +594,48 @@ pub struct Fig1Cell {
 
 /// Runs every method of [`fig1_methods`] on every (seed, fraction) of `config`, (seed, fraction)
 /// pairs in parallel; returns the cells in (seed, fraction, method) order.
-///
-/// The (seed, fraction) tasks fill every core through rayon, so faer's own parallelism is
-/// switched off for the duration ([`SequentialFaer`]): every matrix here is at most
-/// 200 × 3200 and nested faer threads inside the tasks only synchronise.
 pub fn run_fig1(config: &Fig1Config, seed: u64) -> Result<Vec<Fig1Cell>, ExperimentError> {
+    let mut panels = run_fig1_panels(std::slice::from_ref(config), seed)?;
+    Ok(panels.pop().unwrap_or_default())
+}
+
+/// [`run_fig1`] for several configurations (the figure's panels) as one parallel loop over
+/// every (panel, seed, fraction): each task's cells are those `run_fig1` gives for its panel
+/// (its random streams depend on the seed and fraction only), and one loop keeps both cores
+/// busy across the end of a panel, where the last, longest tasks would leave one idle (a task
+/// takes from 10 to 60 s on one core). Returns one list of cells per configuration.
+///
+/// The tasks fill every core through rayon, so faer's own parallelism is switched off for the
+/// duration ([`SequentialFaer`]): every matrix here is at most 200 × 3200 and nested faer
+/// threads inside the tasks only synchronise.
+pub fn run_fig1_panels(
+    configs: &[Fig1Config],
+    seed: u64,
+) -> Result<Vec<Vec<Fig1Cell>>, ExperimentError> {
     let _seq = SequentialFaer::new();
     let base_rng = seeded(seed);
     let methods = fig1_methods();
-    let toy_params = config.toy.check()?;
-    let toys: Vec<Fig1Toy> = (0..config.seeds)
-        .map(|s| gimc_fig1_toy(&toy_params, &mut child(&base_rng, (1 << 60) | s as u64)))
+    let toys: Vec<Vec<Fig1Toy>> = configs
+        .iter()
+        .map(|config| {
+            let toy_params = config.toy.check()?;
+            (0..config.seeds)
+                .map(|s| gimc_fig1_toy(&toy_params, &mut child(&base_rng, (1 << 60) | s as u64)))
+                .collect::<Result<Vec<_>, _>>()
+        })
         .collect::<Result<_, _>>()?;
-    let tasks: Vec<(usize, usize)> = (0..config.seeds)
-        .flat_map(|s| (0..config.fractions.len()).map(move |f| (s, f)))
+    let tasks: Vec<(usize, usize, usize)> = configs
+        .iter()
+        .enumerate()
+        .flat_map(|(p, config)| {
+            (0..config.seeds).flat_map(move |s| (0..config.fractions.len()).map(move |f| (p, s, f)))
+        })
         .collect();
     let cells: Vec<Vec<Fig1Cell>> = tasks
         .par_iter()
-        .map(|&(s, fi)| {
-            let toy = &toys[s];
+        .map(|&(p, s, fi)| {
+            let config = &configs[p];
+            let toy = &toys[p][s];
             let fraction = config.fractions[fi];
             // streams: task (seed, fraction) in bits 32.., method in 24..32, grid point below
             let stream = ((s as u64) << 40) | ((fi as u64) << 32);
@@ -707,7 +730,11 @@ pub fn run_fig1(config: &Fig1Config, seed: u64) -> Result<Vec<Fig1Cell>, Experim
             Ok(out)
         })
         .collect::<Result<_, ExperimentError>>()?;
-    Ok(cells.into_iter().flatten().collect())
+    let mut panels: Vec<Vec<Fig1Cell>> = vec![Vec::new(); configs.len()];
+    for (&(p, _, _), task_cells) in tasks.iter().zip(cells) {
+        panels[p].extend(task_cells);
+    }
+    Ok(panels)
 }
 
 /// Label of an observed fraction, e.g. `observed 5%`.
@@ -941,11 +968,19 @@ impl Experiment for GimcFig1 {
             "GIMC paper, Figure 1: relative error ‖A − Â‖_F/‖A‖_F on 200 × 200 toys",
         );
         let mut all_cells = Vec::new();
-        let mut config = Fig1Config::new(ctx.quick);
-        for panel in &PANELS {
-            config.toy.target = panel.target;
-            let cells = run_fig1(&config, ctx.seed)?;
-            let checks = report_panel(&mut report, panel, &config, &cells, &methods)?;
+        // the panels differ only in the toy's target
+        let config = Fig1Config::new(ctx.quick);
+        let configs: Vec<Fig1Config> = PANELS
+            .iter()
+            .map(|panel| {
+                let mut panel_config = config.clone();
+                panel_config.toy.target = panel.target;
+                panel_config
+            })
+            .collect();
+        let panel_cells = run_fig1_panels(&configs, ctx.seed)?;
+        for ((panel, panel_config), cells) in PANELS.iter().zip(&configs).zip(panel_cells) {
+            let checks = report_panel(&mut report, panel, panel_config, &cells, &methods)?;
             report.note(format!(
                 "Shape checks ({}): IMC below MC at every observed fraction: {}; GIMC-LFF below \
                  IMC-RFF at every fraction: {}; GIMC-LFF lowest of all methods at every \

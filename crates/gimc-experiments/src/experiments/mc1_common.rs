@@ -302,15 +302,39 @@ pub fn run_trials(
     master: &GimcRng,
     make: impl Fn(usize, &mut GimcRng) -> Result<TrialData, ExperimentError> + Sync,
 ) -> Result<Vec<Vec<MethodScore>>, ExperimentError> {
+    let mut groups = run_trial_groups(config, std::slice::from_ref(master), |_, k, r| make(k, r))?;
+    Ok(groups.pop().unwrap_or_default())
+}
+
+/// [`run_trials`] for several groups of trials (the ω of a real set, the settings of the
+/// synthetic tables) as one parallel loop: group g's trial k builds its data with
+/// `make(g, k, rng)` from `child(masters[g], k)`, exactly as `run_trials(config, &masters[g],
+/// …)` would, so every score is the same. One loop instead of one per group keeps both cores
+/// busy across the groups' ends, where each group's last trials (a serial refit after the
+/// parallel cross-validation) would leave a core idle. Scores come back per group, in trial
+/// order.
+pub fn run_trial_groups(
+    config: &Mc1Config,
+    masters: &[GimcRng],
+    make: impl Fn(usize, usize, &mut GimcRng) -> Result<TrialData, ExperimentError> + Sync,
+) -> Result<Vec<Vec<Vec<MethodScore>>>, ExperimentError> {
     let _seq = SequentialFaer::new();
-    (0..config.trials)
+    let trials = config.trials;
+    let mut flat: Vec<Vec<MethodScore>> = (0..masters.len() * trials)
         .into_par_iter()
-        .map(|k| {
-            let mut r = child(master, k as u64);
-            let data = make(k, &mut r)?;
+        .map(|task| {
+            let (g, k) = (task / trials, task % trials);
+            let mut r = child(&masters[g], k as u64);
+            let data = make(g, k, &mut r)?;
             run_trial(&data, config, &child(&r, METHODS_STREAM))
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    let mut groups = Vec::with_capacity(masters.len());
+    for _ in 0..masters.len() {
+        let rest = flat.split_off(trials.min(flat.len()));
+        groups.push(std::mem::replace(&mut flat, rest));
+    }
+    Ok(groups)
 }
 
 /// The stream under a trial's generator from which its methods draw (`run_trial`'s `rng`).
@@ -590,20 +614,21 @@ pub fn run_real(
     let t = y.nrows();
     let mut report = Report::new(spec.experiment, spec.title);
     let master = gimc_linalg::rng::seeded(ctx.seed);
-    let mut results = Vec::new();
-    for (wi, &omega) in spec.omegas.iter().enumerate() {
-        let start = std::time::Instant::now();
-        let trials = run_trials(config, &child(&master, wi as u64), |_, r| {
-            real_trial_data(&x, &y, omega, r)
-        })?;
-        report.note(format!(
-            "{}: {} trials in {:.1} s",
-            omega_label(omega),
-            config.trials,
-            start.elapsed().as_secs_f64()
-        ));
-        results.push((omega, trials));
-    }
+    let start = std::time::Instant::now();
+    let masters: Vec<GimcRng> = (0..spec.omegas.len())
+        .map(|wi| child(&master, wi as u64))
+        .collect();
+    let groups = run_trial_groups(config, &masters, |wi, _, r| {
+        real_trial_data(&x, &y, spec.omegas[wi], r)
+    })?;
+    report.note(format!(
+        "{} ω x {} trials in {:.1} s (one parallel loop)",
+        spec.omegas.len(),
+        config.trials,
+        start.elapsed().as_secs_f64()
+    ));
+    let results: Vec<(f64, Vec<Vec<MethodScore>>)> =
+        spec.omegas.iter().copied().zip(groups).collect();
     let header = |what: &str| {
         let mut h = vec!["method".to_owned()];
         for &(omega, _) in &results {

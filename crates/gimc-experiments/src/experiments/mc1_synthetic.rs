@@ -8,12 +8,12 @@
 //! Table 3, t = 2 vs t = 10 (ω 10 %, n 400, r 2, σ² 0.01). `--quick`: ω ∈ {20, 40} %, n = 100,
 //! r = 2, σ² = 0.01, 2 trials, coarse SVM C grid, no Table 3.
 
-use gimc_data::synth::{Mc1Params, mc1_synthetic};
+use gimc_data::synth::{Mc1Params, ValidMc1Params, mc1_synthetic};
 use gimc_linalg::rng::{child, seeded};
 
 use super::mc1_common::{
     METRIC_IMPUTATION, METRIC_LABEL, Mc1Config, Method, MethodScore, TrialData, collect, mean_std,
-    mean_std_cell, run_trials,
+    mean_std_cell, run_trial_groups, run_trials,
 };
 use crate::report::{MISSING, Report, Table, format_value};
 use crate::{Context, Experiment, ExperimentError};
@@ -141,15 +141,38 @@ pub fn run_setting(
     master: &gimc_linalg::GimcRng,
 ) -> Result<Vec<Vec<MethodScore>>, ExperimentError> {
     let params = setting.params().check()?;
-    run_trials(config, master, |_, r| {
-        let data = mc1_synthetic(&params, r)?;
-        Ok(TrialData {
-            x: data.x,
-            y: data.y,
-            observed_x: data.observed_x,
-            observed_y: data.observed_y,
-        })
+    run_trials(config, master, |_, r| trial_data(&params, r))
+}
+
+/// One trial's data of the synthetic setting `params`.
+fn trial_data(
+    params: &ValidMc1Params,
+    rng: &mut gimc_linalg::GimcRng,
+) -> Result<TrialData, ExperimentError> {
+    let data = mc1_synthetic(params, rng)?;
+    Ok(TrialData {
+        x: data.x,
+        y: data.y,
+        observed_x: data.observed_x,
+        observed_y: data.observed_y,
     })
+}
+
+/// Runs every setting's trials as one parallel loop ([`run_trial_groups`]): setting k's
+/// trials draw from `child(master, k)`, as [`run_setting`] with that stream would.
+pub fn run_settings(
+    settings: &[Setting],
+    config: &Mc1Config,
+    master: &gimc_linalg::GimcRng,
+) -> Result<Vec<Vec<Vec<MethodScore>>>, ExperimentError> {
+    let params = settings
+        .iter()
+        .map(|s| s.params().check())
+        .collect::<Result<Vec<_>, _>>()?;
+    let masters: Vec<_> = (0..settings.len())
+        .map(|k| child(master, k as u64))
+        .collect();
+    run_trial_groups(config, &masters, |k, _, r| trial_data(&params[k], r))
 }
 
 impl Experiment for Mc1Synthetic {
@@ -170,10 +193,7 @@ impl Experiment for Mc1Synthetic {
             "Transduction with matrix completion, Tables 1-3: synthetic data",
         );
         let start = std::time::Instant::now();
-        let mut results = Vec::with_capacity(settings.len());
-        for (k, s) in settings.iter().enumerate() {
-            results.push(run_setting(s, &config, &child(&master, k as u64))?);
-        }
+        let results = run_settings(&settings, &config, &master)?;
         report.note(format!(
             "{} settings x {} trials in {:.1} s",
             settings.len(),

@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use gimc_experiments::experiments::mc1_common::{
     METRIC_IMPUTATION, METRIC_LABEL, Mc1Config, Method, TrialData, collect, load_real, mean_std,
-    omega_label, run_trial, standardize_rows,
+    omega_label, run_trial, run_trial_groups, run_trials, standardize_rows,
 };
 use gimc_experiments::experiments::mc1_emotions;
 use gimc_experiments::experiments::mc1_synthetic::{self, META_SETTING, Mc1Synthetic};
 use gimc_experiments::{Context, Experiment, Report, experiment_names};
 use gimc_linalg::faer::Mat;
-use gimc_linalg::rng::seeded;
+use gimc_linalg::rng::{child, seeded};
 
 fn ctx(tag: &str, data_dir: Option<PathBuf>) -> Context {
     let base = std::env::temp_dir().join(format!("gimc-mc1-{tag}-{}", std::process::id()));
@@ -102,6 +102,37 @@ fn planted_trial(seed: u64, n: usize, d: usize, omega: f64) -> TrialData {
         observed_x: data.observed_x,
         observed_y: data.observed_y,
     }
+}
+
+/// Groups of trials run as one parallel loop give every group the scores `run_trials` gives it
+/// alone, in trial order (each trial draws from its own stream, wherever the loop runs it).
+#[test]
+fn trial_groups_score_as_each_group_alone() {
+    let mut config = Mc1Config::paper(3, vec![Method::Mc1, Method::MeanSvm], true);
+    config.cv.mu_count = 3;
+    let omegas = [0.4, 0.7];
+    let masters: Vec<_> = (0..omegas.len())
+        .map(|g| child(&seeded(9), g as u64))
+        .collect();
+    // the data of group g's trial k from its own seed (the methods draw from the loop's
+    // streams)
+    let make = |g: usize, k: usize, _: &mut gimc_linalg::GimcRng| {
+        Ok::<_, gimc_experiments::ExperimentError>(planted_trial(
+            1000 * g as u64 + k as u64,
+            40,
+            6,
+            omegas[g],
+        ))
+    };
+    let grouped = run_trial_groups(&config, &masters, make).unwrap();
+    assert_eq!(grouped.len(), omegas.len());
+    for (g, master) in masters.iter().enumerate() {
+        let alone = run_trials(&config, master, |k, r| make(g, k, r)).unwrap();
+        assert_eq!(grouped[g], alone, "group {g}");
+        assert_eq!(alone.len(), 3);
+    }
+    // the groups' data differ, so a mix-up of groups would show
+    assert_ne!(grouped[0], grouped[1]);
 }
 
 #[test]
