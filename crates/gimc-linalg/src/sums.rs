@@ -179,10 +179,83 @@ pub fn sum_scalar(sums: &dyn RowSums, x: f64) -> f64 {
     buf[0]
 }
 
+/// Σ_i f(i) over `0..len` as `N` running sums, in parallel with the same bits on every run
+/// and thread count: `0..len` is cut into fixed chunks of `chunk` indices, each chunk summed in
+/// index order (`chunk_sum` gets its range and returns its `N` sums), and the chunks' sums then
+/// added in chunk order. A rayon `sum` or `reduce` associates the terms by how the work
+/// happened to be split and stolen, so its last bits vary from run to run. With
+/// `len <= chunk` this is the plain sequential sum.
+///
+/// ```
+/// use gimc_linalg::sums::fixed_order_sum;
+/// let v: Vec<f64> = (0..10_000).map(|i| 1.0 / (1.0 + i as f64)).collect();
+/// let [s, sq] = fixed_order_sum(v.len(), 1000, |r| {
+///     v[r].iter().fold([0.0, 0.0], |[a, b], x| [a + x, b + x * x])
+/// });
+/// assert!((s - v.iter().sum::<f64>()).abs() < 1e-12);
+/// assert!(sq > 1.64 && sq < 1.65);
+/// ```
+pub fn fixed_order_sum<const N: usize>(
+    len: usize,
+    chunk: usize,
+    chunk_sum: impl Fn(std::ops::Range<usize>) -> [f64; N] + Sync,
+) -> [f64; N] {
+    use rayon::prelude::*;
+    let chunk = chunk.max(1);
+    let partials: Vec<[f64; N]> = (0..len.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| chunk_sum(c * chunk..((c + 1) * chunk).min(len)))
+        .collect();
+    partials.iter().fold([0.0; N], |mut acc, part| {
+        for (a, p) in acc.iter_mut().zip(part) {
+            *a += p;
+        }
+        acc
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::cell::RefCell;
+
+    #[test]
+    fn fixed_order_sums_do_not_depend_on_the_threads() {
+        // terms of mixed magnitude, so that another association would change the last bits
+        let v: Vec<f64> = (0..100_003_usize)
+            .map(|i| ((i * 7919) % 1000) as f64 * 10f64.powi((i % 17) as i32 - 8))
+            .collect();
+        let sum = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| fixed_order_sum(v.len(), 4096, |r| [v[r].iter().sum::<f64>(), 1.0]))
+        };
+        let one = sum(1);
+        for threads in [2, 3, 8] {
+            for _ in 0..5 {
+                assert_eq!(sum(threads).map(f64::to_bits), one.map(f64::to_bits));
+            }
+        }
+        // the chunks' sums in chunk order, each from 0.0 in index order
+        let by_hand = v
+            .chunks(4096)
+            .map(|c| c.iter().sum::<f64>())
+            .fold(0.0, |a, b| a + b);
+        assert_eq!(one[0].to_bits(), by_hand.to_bits());
+        // another association of the same terms does change the last bits
+        let other = fixed_order_sum(v.len(), 1000, |r| [v[r].iter().sum::<f64>()]);
+        assert_ne!(other[0].to_bits(), one[0].to_bits());
+        assert_eq!(one[1], 100_003usize.div_ceil(4096) as f64);
+        // one chunk: the sequential sum; nothing: zeros
+        let short = &v[..1000];
+        assert_eq!(
+            fixed_order_sum(short.len(), 4096, |r| [short[r].iter().sum::<f64>()])[0].to_bits(),
+            short.iter().sum::<f64>().to_bits()
+        );
+        assert_eq!(fixed_order_sum(0, 4096, |_| [1.0, 1.0]), [0.0, 0.0]);
+    }
 
     /// Two pretend processes holding the same shard: every sum is twice the local value.
     #[derive(Debug, Default)]

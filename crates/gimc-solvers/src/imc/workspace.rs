@@ -13,9 +13,8 @@ use gimc_linalg::dense::{frob_dot, gram_tn};
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::shared::shared_csr;
-use gimc_linalg::sums::{ONE_PROCESS, RowSums, sum_mat, sum_scalar, sum_slice};
+use gimc_linalg::sums::{ONE_PROCESS, RowSums, fixed_order_sum, sum_mat, sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};
-use rayon::prelude::*;
 
 use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
 use crate::kernel::{OmegaView, omega_row_grams, rowwise_ridge, rowwise_ridge_from_grams};
@@ -112,6 +111,10 @@ pub struct ImcWorkspace<'p, 'a> {
     col_counts: OnceCell<Vec<f64>>,
     a_full_sq: f64,
 }
+
+/// Entries of Ω per parallel chunk of the loss sums ([`fixed_order_sum`]: the same bits on
+/// every run and thread count).
+const LOSS_CHUNK: usize = 1 << 14;
 
 fn t_sampled<'a>(pr: &ImcProblem<'a>) -> Result<Term<'a>, SolverError> {
     pr.sampled
@@ -334,12 +337,15 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         let (mut a2, mut cross, mut quad) = (0.0, 0.0, 0.0);
         if let Some(t) = self.problem.sampled {
             let d = sampled_dot(t.a, p, q)?;
-            let (aa, ad, dd) = d
-                .par_iter()
-                .zip(t.a.values().par_iter())
-                .with_min_len(1 << 14)
-                .map(|(d, a)| (a * a, a * d, d * d))
-                .reduce(|| (0.0, 0.0, 0.0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2));
+            let a = t.a.values();
+            let [aa, ad, dd] = fixed_order_sum(d.len(), LOSS_CHUNK, |r| {
+                d[r.clone()]
+                    .iter()
+                    .zip(&a[r])
+                    .fold([0.0; 3], |[aa, ad, dd], (d, a)| {
+                        [aa + a * a, ad + a * d, dd + d * d]
+                    })
+            });
             a2 += t.weight * aa;
             cross += t.weight * ad;
             quad += t.weight * dd;
@@ -366,12 +372,13 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                 return Ok(0.0);
             };
             let d = sampled_dot(t.a, p, q)?;
-            let ss: f64 = d
-                .par_iter()
-                .zip(t.a.values().par_iter())
-                .with_min_len(1 << 14)
-                .map(|(d, a)| (d - a) * (d - a))
-                .sum();
+            let a = t.a.values();
+            let [ss] = fixed_order_sum(d.len(), LOSS_CHUNK, |r| {
+                [d[r.clone()]
+                    .iter()
+                    .zip(&a[r])
+                    .fold(0.0, |ss, (d, a)| ss + (d - a) * (d - a))]
+            });
             let ss = sum_scalar(self.sums, ss);
             return Ok(0.5 * t.weight * ss);
         }
