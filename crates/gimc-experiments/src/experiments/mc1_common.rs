@@ -320,7 +320,7 @@ pub fn run_trial_groups(
 ) -> Result<Vec<Vec<Vec<MethodScore>>>, ExperimentError> {
     let _seq = SequentialFaer::new();
     let trials = config.trials;
-    let mut flat: Vec<Vec<MethodScore>> = (0..masters.len() * trials)
+    let flat: Vec<Vec<MethodScore>> = (0..masters.len() * trials)
         .into_par_iter()
         .map(|task| {
             let (g, k) = (task / trials, task % trials);
@@ -329,12 +329,11 @@ pub fn run_trial_groups(
             run_trial(&data, config, &child(&r, METHODS_STREAM))
         })
         .collect::<Result<_, _>>()?;
-    let mut groups = Vec::with_capacity(masters.len());
-    for _ in 0..masters.len() {
-        let rest = flat.split_off(trials.min(flat.len()));
-        groups.push(std::mem::replace(&mut flat, rest));
-    }
-    Ok(groups)
+    let mut flat = flat.into_iter();
+    Ok(masters
+        .iter()
+        .map(|_| flat.by_ref().take(trials).collect())
+        .collect())
 }
 
 /// The stream under a trial's generator from which its methods draw (`run_trial`'s `rng`).
