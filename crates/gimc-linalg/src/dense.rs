@@ -322,13 +322,143 @@ pub fn symmetrize(a: MatRef<'_, f64>) -> Result<Mat<f64>> {
     Ok(Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)])))
 }
 
+/// Smallest dimension min(m, n) from which [`factor_par`] factors in parallel.
+pub const PARALLEL_FACTOR_MIN: usize = 256;
+
+/// The parallelism of a dense factorisation (eigen, SVD, QR) of a matrix whose smaller
+/// dimension is `size`: sequential below [`PARALLEL_FACTOR_MIN`], else faer split into 4 tasks,
+/// whatever the machine's core count or faer's global setting.
+///
+/// faer's blocked factorisations round differently with the number of tasks they are split
+/// into (every entry of an eigenvector matrix differs in its last bits between one and two
+/// tasks at n = 100), but for a given number of tasks give the same bits on any number of
+/// threads. Fixing the split by the matrix's size alone keeps every result built on them the
+/// same on every machine (tested), and keeps the small factorisations of the iterative solvers,
+/// which run inside parallel loops, on their calling thread.
+pub fn factor_par(size: usize) -> Par {
+    if size >= PARALLEL_FACTOR_MIN {
+        Par::rayon(4)
+    } else {
+        Par::Seq
+    }
+}
+
 /// An orthonormal basis of the column space of `a` (m × min(m, n)): the thin `Q` of a
-/// Householder QR. Columns of `a` that are linearly dependent still give orthonormal columns.
+/// Householder QR ([`HouseholderQr`]). Columns of `a` that are linearly dependent still give
+/// orthonormal columns.
 pub fn orthonormalize(a: MatRef<'_, f64>) -> Mat<f64> {
     if a.nrows() == 0 || a.ncols() == 0 {
         return Mat::zeros(a.nrows(), a.nrows().min(a.ncols()));
     }
-    a.qr().compute_thin_Q()
+    HouseholderQr::new(a).thin_q()
+}
+
+/// The Householder QR A = QR of an m × n matrix, in faer's blocked form (the Householder
+/// vectors and their block coefficients), factored with [`factor_par`].
+///
+/// faer's `Mat::qr` factors with the global parallelism, whose split into tasks changes R in
+/// its last bits, so every result built on it would depend on the machine's core count.
+/// Applying Q (here, or with faer's Householder functions on [`Self::basis`] and
+/// [`Self::coeff`]) gives the same bits on any number of threads.
+///
+/// ```
+/// use gimc_linalg::dense::HouseholderQr;
+/// use gimc_linalg::faer::mat;
+/// let a = mat![[3.0, 1.0], [4.0, 2.0], [0.0, 2.0]];
+/// let qr = HouseholderQr::new(a.as_ref());
+/// let rebuilt = qr.thin_q() * qr.thin_r();
+/// assert!((&rebuilt - &a).norm_max() < 1e-12);
+/// assert!((qr.thin_r()[(0, 0)].abs() - 5.0).abs() < 1e-12);
+/// ```
+#[derive(Debug, Clone)]
+pub struct HouseholderQr {
+    /// The Householder vectors: unit lower trapezoidal, m × min(m, n).
+    basis: Mat<f64>,
+    /// The block coefficients.
+    coeff: Mat<f64>,
+    /// R: upper trapezoidal, min(m, n) × n.
+    r: Mat<f64>,
+}
+
+impl HouseholderQr {
+    /// Factors `a` (m × n).
+    pub fn new(a: MatRef<'_, f64>) -> Self {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::linalg::qr::no_pivoting::factor::{
+            qr_in_place, qr_in_place_scratch, recommended_block_size,
+        };
+        let (m, n) = a.shape();
+        let size = m.min(n);
+        let block = recommended_block_size::<f64>(m, n);
+        let mut qr = a.to_owned();
+        let mut coeff = Mat::<f64>::zeros(block, size);
+        let par = factor_par(size);
+        let mut buf = MemBuffer::new(qr_in_place_scratch::<f64>(
+            m,
+            n,
+            block,
+            par,
+            Default::default(),
+        ));
+        qr_in_place(
+            qr.as_mut(),
+            coeff.as_mut(),
+            par,
+            MemStack::new(&mut buf),
+            Default::default(),
+        );
+        // the vectors below the diagonal (unit diagonal), R on and above it
+        let basis = Mat::from_fn(m, size, |i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Greater => qr[(i, j)],
+            std::cmp::Ordering::Equal => 1.0,
+            std::cmp::Ordering::Less => 0.0,
+        });
+        let r = Mat::from_fn(size, n, |i, j| if i <= j { qr[(i, j)] } else { 0.0 });
+        Self { basis, coeff, r }
+    }
+
+    /// The Householder vectors (m × min(m, n), unit lower trapezoidal), for faer's
+    /// `apply_block_householder_*` functions.
+    pub fn basis(&self) -> MatRef<'_, f64> {
+        self.basis.as_ref()
+    }
+
+    /// The block coefficients of the Householder vectors.
+    pub fn coeff(&self) -> MatRef<'_, f64> {
+        self.coeff.as_ref()
+    }
+
+    /// R (min(m, n) × n, upper trapezoidal).
+    pub fn thin_r(&self) -> MatRef<'_, f64> {
+        self.r.as_ref()
+    }
+
+    /// The first min(m, n) columns of Q.
+    pub fn thin_q(&self) -> Mat<f64> {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::linalg::householder::{
+            apply_block_householder_sequence_on_the_left_in_place_scratch,
+            apply_block_householder_sequence_on_the_left_in_place_with_conj,
+        };
+        let (m, size) = self.basis.shape();
+        let mut q = Mat::<f64>::identity(m, size);
+        let mut buf = MemBuffer::new(
+            apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+                m,
+                self.coeff.nrows(),
+                size,
+            ),
+        );
+        apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            self.basis.as_ref(),
+            self.coeff.as_ref(),
+            faer::Conj::No,
+            q.as_mut(),
+            faer::get_global_parallelism(),
+            MemStack::new(&mut buf),
+        );
+        q
+    }
 }
 
 /// A column-major copy of `a` whose columns are the rows of `a`, so row `i` of `a` is the

@@ -21,18 +21,36 @@ use crate::dense::{self, check_finite, check_square};
 use crate::{LinalgError, Result};
 
 /// Eigenvalues (ascending) and eigenvectors (columns, orthonormal) of the symmetric part of `a`.
+///
+/// faer's divide-and-conquer eigendecomposition, split into tasks by the size alone
+/// ([`dense::factor_par`]), so the bits are the same on every machine.
 pub fn sym_eig(a: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
+    use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch};
     let n = check_square("sym_eig", a)?;
     check_finite(a)?;
     if n == 0 {
         return Ok((Vec::new(), Mat::zeros(0, 0)));
     }
     let s = dense::symmetrize(a)?;
-    let evd = s.self_adjoint_eigen(Side::Lower).map_err(|e| {
-        LinalgError::Factorization("symmetric eigendecomposition", format!("{e:?}"))
-    })?;
-    let vals = evd.S().column_vector().iter().copied().collect();
-    Ok((vals, evd.U().to_owned()))
+    let mut vals = faer::diag::Diag::<f64>::zeros(n);
+    let mut vecs = Mat::<f64>::zeros(n, n);
+    let par = dense::factor_par(n);
+    let mut buf = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
+        n,
+        ComputeEigenvectors::Yes,
+        par,
+        Default::default(),
+    ));
+    self_adjoint_evd(
+        s.as_ref(),
+        vals.as_mut(),
+        Some(vecs.as_mut()),
+        par,
+        MemStack::new(&mut buf),
+        Default::default(),
+    )
+    .map_err(|e| LinalgError::Factorization("symmetric eigendecomposition", format!("{e:?}")))?;
+    Ok((vals.column_vector().iter().copied().collect(), vecs))
 }
 
 /// Eigenvalues (ascending) and, with `vectors`, eigenvectors (columns, orthonormal; else a

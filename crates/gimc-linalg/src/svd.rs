@@ -270,6 +270,9 @@ fn svd_err(e: faer::linalg::solvers::SvdError) -> LinalgError {
 }
 
 /// The thin SVD of `a` (m × n): r = min(m, n) triplets, descending. NaN / Inf are rejected.
+///
+/// faer's SVD, split into tasks by the size alone ([`dense::factor_par`]), so the bits are the
+/// same on every machine.
 pub fn thin_svd(a: MatRef<'_, f64>) -> Result<Svd> {
     check_finite(a)?;
     let (m, n) = a.shape();
@@ -280,13 +283,62 @@ pub fn thin_svd(a: MatRef<'_, f64>) -> Result<Svd> {
             v: Mat::zeros(n, 0),
         });
     }
-    let f = a.thin_svd().map_err(svd_err)?;
-    let s = f.S().column_vector().iter().copied().collect();
-    Ok(Svd {
-        u: f.U().to_owned(),
-        s,
-        v: f.V().to_owned(),
-    })
+    let r = m.min(n);
+    let mut u = Mat::<f64>::zeros(m, r);
+    let mut v = Mat::<f64>::zeros(n, r);
+    let s = svd_fixed_split(a, Some((u.as_mut(), v.as_mut())))?;
+    Ok(Svd { u, s, v })
+}
+
+/// The min(m, n) singular values of `a` (m × n), descending, split as [`thin_svd`]. NaN / Inf
+/// are rejected.
+pub fn singular_values(a: MatRef<'_, f64>) -> Result<Vec<f64>> {
+    check_finite(a)?;
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return Ok(Vec::new());
+    }
+    svd_fixed_split(a, None)
+}
+
+/// faer's SVD of a non-empty `a` with [`dense::factor_par`]: the singular values, and the thin
+/// U and V written into `vectors` when given.
+fn svd_fixed_split(
+    a: MatRef<'_, f64>,
+    vectors: Option<(faer::MatMut<'_, f64>, faer::MatMut<'_, f64>)>,
+) -> Result<Vec<f64>> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::svd::{ComputeSvdVectors, svd, svd_scratch};
+    let (m, n) = a.shape();
+    let compute = if vectors.is_some() {
+        ComputeSvdVectors::Thin
+    } else {
+        ComputeSvdVectors::No
+    };
+    let mut s = faer::diag::Diag::<f64>::zeros(m.min(n));
+    let par = dense::factor_par(m.min(n));
+    let mut buf = MemBuffer::new(svd_scratch::<f64>(
+        m,
+        n,
+        compute,
+        compute,
+        par,
+        Default::default(),
+    ));
+    let (u, v) = match vectors {
+        Some((u, v)) => (Some(u), Some(v)),
+        None => (None, None),
+    };
+    svd(
+        a,
+        s.as_mut(),
+        u,
+        v,
+        par,
+        MemStack::new(&mut buf),
+        Default::default(),
+    )
+    .map_err(svd_err)?;
+    Ok(s.column_vector().iter().copied().collect())
 }
 
 fn check_k(k: usize, m: usize, n: usize) -> Result<()> {

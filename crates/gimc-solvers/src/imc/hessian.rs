@@ -63,7 +63,7 @@ pub(super) enum ReducedBasis<'a> {
     /// V = Φᵀ L⁻ᵀ.
     Cholesky(MatRef<'a, f64>),
     /// V in Householder form (the QR factors of Φᵀ).
-    Householder(faer::linalg::solvers::Qr<f64>),
+    Householder(gimc_linalg::dense::HouseholderQr),
 }
 
 impl<'a> Reduced<'a> {
@@ -73,8 +73,8 @@ impl<'a> Reduced<'a> {
         let (l, basis_v) = match Self::cholesky(phi) {
             Some(l) => (l, ReducedBasis::Cholesky(phi)),
             None => {
-                let qr = phi.transpose().qr();
-                let l = qr.thin_R().transpose().to_owned();
+                let qr = gimc_linalg::dense::HouseholderQr::new(phi.transpose());
+                let l = qr.thin_r().transpose().to_owned();
                 (l, ReducedBasis::Householder(qr))
             }
         };
@@ -144,11 +144,11 @@ impl<'a> Reduced<'a> {
         }
     }
 
-    fn scratch(qr: &faer::linalg::solvers::Qr<f64>, ncols: usize) -> faer::dyn_stack::MemBuffer {
+    fn scratch(qr: &gimc_linalg::dense::HouseholderQr, ncols: usize) -> faer::dyn_stack::MemBuffer {
         faer::dyn_stack::MemBuffer::new(
             faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
-                qr.Q_basis().nrows(),
-                qr.Q_coeff().nrows(),
+                qr.basis().nrows(),
+                qr.coeff().nrows(),
                 ncols,
             ),
         )
@@ -173,8 +173,8 @@ impl<'a> Reduced<'a> {
                 let mut y = x.to_owned();
                 let mut buf = Self::scratch(qr, y.ncols());
                 faer::linalg::householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
-                    qr.Q_basis(),
-                    qr.Q_coeff(),
+                    qr.basis(),
+                    qr.coeff(),
                     faer::Conj::No,
                     y.as_mut(),
                     par,
@@ -219,12 +219,12 @@ impl<'a> Reduced<'a> {
                 y
             }
             ReducedBasis::Householder(qr) => {
-                let mut y = Mat::<f64>::zeros(qr.Q_basis().nrows(), alpha.ncols());
+                let mut y = Mat::<f64>::zeros(qr.basis().nrows(), alpha.ncols());
                 y.as_mut().subrows_mut(0, self.dim()).copy_from(alpha);
                 let mut buf = Self::scratch(qr, y.ncols());
                 faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                    qr.Q_basis(),
-                    qr.Q_coeff(),
+                    qr.basis(),
+                    qr.coeff(),
                     faer::Conj::No,
                     y.as_mut(),
                     par,

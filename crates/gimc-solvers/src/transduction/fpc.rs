@@ -2,10 +2,10 @@
 //! [`IterativeSolver`]: the continuation schedule, the iterate, the gradient step (optionally
 //! accelerated), the shrinkage and the MC-1 reset.
 
+use gimc_linalg::dense;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 use gimc_linalg::rng::{GimcRng, child};
 use gimc_linalg::svd::{ValidRsvdParams, shrink_singular_values, thin_svd, top_k_svd_with};
-use gimc_linalg::{LinalgError, dense};
 
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
@@ -905,12 +905,7 @@ impl IterativeSolver for TransductionFpc<'_> {
 
     fn init(&mut self, st: &mut TransductionState) -> Result<Progress, SolverError> {
         check_iterate(self.problem, self.params.variant, st.z.as_ref(), &st.bias)?;
-        let sv = st.z.as_ref().singular_values().map_err(|e| {
-            SolverError::Linalg(LinalgError::Factorization(
-                "singular values",
-                format!("{e:?}"),
-            ))
-        })?;
+        let sv = gimc_linalg::svd::singular_values(st.z.as_ref())?;
         self.rank = sv.iter().filter(|&&s| s > 0.0).count();
         let mu = self.mu();
         self.nuclear = sv.iter().sum::<f64>();
