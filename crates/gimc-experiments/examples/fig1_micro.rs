@@ -26,21 +26,23 @@ fn main() {
         });
         let v = gimc_linalg::dense::orthonormalize(phi.transpose());
         t("phi*v", 10, || &phi * &v);
-        t("qr only", 10, || phi.transpose().qr());
+        t("qr only", 10, || {
+            gimc_linalg::dense::HouseholderQr::new(phi.transpose())
+        });
         t("gram phi phiT", 10, || &phi * phi.transpose());
         let w: Mat<f64> = gaussian_mat(&mut rng, d, 20, 1.0);
         t("phi*w", 50, || &phi * &w);
-        let qr = phi.transpose().qr();
+        let qr = gimc_linalg::dense::HouseholderQr::new(phi.transpose());
         t("qr+R", 10, || {
-            let q = phi.transpose().qr();
-            q.thin_R().transpose().to_owned()
+            let q = gimc_linalg::dense::HouseholderQr::new(phi.transpose());
+            q.thin_r().transpose().to_owned()
         });
         let alpha: Mat<f64> = gaussian_mat(&mut rng, n, 20, 1.0);
         t("apply Q", 50, || {
             let mut y = Mat::<f64>::zeros(d, 20);
             y.as_mut().subrows_mut(0, n).copy_from(&alpha);
-            let mut buf = gimc_linalg::faer::dyn_stack::MemBuffer::new(gimc_linalg::faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(d, qr.Q_coeff().nrows(), 20));
-            gimc_linalg::faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(qr.Q_basis(), qr.Q_coeff(), gimc_linalg::faer::Conj::No, y.as_mut(), gimc_linalg::faer::Par::Seq, gimc_linalg::faer::dyn_stack::MemStack::new(&mut buf));
+            let mut buf = gimc_linalg::faer::dyn_stack::MemBuffer::new(gimc_linalg::faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(d, qr.coeff().nrows(), 20));
+            gimc_linalg::faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(qr.basis(), qr.coeff(), gimc_linalg::faer::Conj::No, y.as_mut(), gimc_linalg::faer::Par::Seq, gimc_linalg::faer::dyn_stack::MemStack::new(&mut buf));
             y
         });
         t("V*alpha", 50, || &v * &alpha);

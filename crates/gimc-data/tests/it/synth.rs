@@ -10,7 +10,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
 
 fn rank(m: &Mat<f64>) -> usize {
-    let s = m.singular_values().unwrap();
+    let s = gimc_linalg::svd::singular_values(m.as_ref()).unwrap();
     let top = s.iter().cloned().fold(0.0, f64::max);
     s.iter().filter(|&&v| v > 1e-9 * top).count()
 }

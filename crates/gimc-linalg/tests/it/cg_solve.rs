@@ -10,7 +10,7 @@ use crate::common::{feature_pair, gauss, max_diff};
 
 /// A random SPD matrix with condition number about `cond` (eigenvalues spread in [1, cond]).
 fn spd(seed: u64, n: usize, cond: f64) -> Mat<f64> {
-    let q = gauss(seed, n, n).qr().compute_Q();
+    let q = gimc_linalg::dense::orthonormalize(gauss(seed, n, n).as_ref());
     let d = Mat::from_fn(n, n, |i, j| {
         if i == j {
             1.0 + (cond - 1.0) * i as f64 / (n.max(2) - 1) as f64

@@ -11,8 +11,8 @@ use crate::common::{gauss, in_pool, max_diff, random_omega};
 
 /// An m × n matrix with prescribed singular values (random orthonormal factors).
 fn with_spectrum(seed: u64, m: usize, n: usize, s: &[f64]) -> Mat<f64> {
-    let u = gauss(seed, m, s.len()).qr().compute_thin_Q();
-    let v = gauss(seed + 1, n, s.len()).qr().compute_thin_Q();
+    let u = gimc_linalg::dense::orthonormalize(gauss(seed, m, s.len()).as_ref());
+    let v = gimc_linalg::dense::orthonormalize(gauss(seed + 1, n, s.len()).as_ref());
     let us = Mat::from_fn(m, s.len(), |i, j| u[(i, j)] * s[j]);
     &us * v.transpose()
 }

@@ -337,7 +337,7 @@ fn one_fpc_step_is_gradient_step_then_shrinkage() {
     let mut st = solver.initial_state().unwrap();
     // initial Z has rank 1
     assert_eq!(
-        st.z.singular_values()
+        gimc_linalg::svd::singular_values(st.z.as_ref())
             .unwrap()
             .iter()
             .filter(|&&s| s > 1e-10)
