@@ -272,7 +272,17 @@ def test_fit_releases_the_gil():
     assert len(ticks) > 20, len(ticks)
 
 
-def test_ctrl_c_interrupts_a_long_fit():
+@pytest.fixture
+def sigint():
+    """Python's own SIGINT handler for the test, whatever the runner inherited: a shell that
+    starts the suite as a background job starts it with SIGINT ignored, Python then installs
+    no handler, and a Ctrl-C would reach nothing to interrupt."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_interrupts_a_long_fit(sigint):
     X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
     clf = GIMCClassifier(m=[400, 800], alpha=[0.1, 1.0], max_iter=60, random_state=0)
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -425,7 +435,7 @@ def test_okmf_clusters_blobs_predicts_new_rows_and_matches_the_cli(tmp_path):
     assert np.array_equal(np.array(json.loads(out.stdout)["assignments"]), labels)
 
 
-def test_ctrl_c_interrupts_a_long_completion_fit():
+def test_ctrl_c_interrupts_a_long_completion_fit(sigint):
     from gimc import InductiveMatrixCompletion
 
     rng = np.random.default_rng(0)
@@ -596,7 +606,7 @@ def test_mc1_transducer_classes_with_minus_one_rows():
         MC1Transducer(method="nope").fit(X, y)
 
 
-def test_ctrl_c_interrupts_semisupervised_clustering():
+def test_ctrl_c_interrupts_semisupervised_clustering(sigint):
     from gimc import SemiSupervisedClustering
 
     rng = np.random.default_rng(0)
@@ -619,7 +629,7 @@ def test_ctrl_c_interrupts_semisupervised_clustering():
     assert not hasattr(est, "labels_")
 
 
-def test_ctrl_c_interrupts_okmf_at_the_end_of_an_epoch():
+def test_ctrl_c_interrupts_okmf_at_the_end_of_an_epoch(sigint):
     from gimc import OKMF
 
     X = np.random.default_rng(0).normal(size=(200000, 20))
