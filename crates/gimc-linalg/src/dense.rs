@@ -407,14 +407,21 @@ impl HouseholderQr {
             MemStack::new(&mut buf),
             Default::default(),
         );
-        // the vectors below the diagonal (unit diagonal), R on and above it
-        let basis = Mat::from_fn(m, size, |i, j| match i.cmp(&j) {
-            std::cmp::Ordering::Greater => qr[(i, j)],
-            std::cmp::Ordering::Equal => 1.0,
-            std::cmp::Ordering::Less => 0.0,
-        });
+        // R on and above the diagonal; the vectors below it (unit diagonal), kept in the
+        // factored matrix's own storage (no copy of the m × min(m, n) part)
         let r = Mat::from_fn(size, n, |i, j| if i <= j { qr[(i, j)] } else { 0.0 });
-        Self { basis, coeff, r }
+        qr.truncate(m, size);
+        for j in 0..size {
+            qr[(j, j)] = 1.0;
+            for i in 0..j {
+                qr[(i, j)] = 0.0;
+            }
+        }
+        Self {
+            basis: qr,
+            coeff,
+            r,
+        }
     }
 
     /// The Householder vectors (m × min(m, n), unit lower trapezoidal), for faer's
