@@ -6,7 +6,8 @@
 //!
 //! `cargo run --release -p gimc-experiments --example table2_norm_probe -- [bibtex|delicious] [m] [iters] [lambdas]`
 //! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid; `PROBE_FIXED_ONLY=1` tries
-//! only the table's fixed γ on raw rows; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖; `PROBE_PROX=μ` adds the proximal term; `PROBE_SEED=S` replaces the
+//! only the table's fixed γ on raw rows; `PROBE_GAMMAS=0.001,0.004` gives absolute γ values instead
+//! of multiples of the rule; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖; `PROBE_PROX=μ` adds the proximal term; `PROBE_SEED=S` replaces the
 //! table's seed 2016 for the split and the map draws)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
@@ -50,12 +51,14 @@ fn main() {
     for norm in norms {
         let (tr, te) = (normalized(&train, norm), normalized(&test, norm));
         let scale = tr.features().gamma_scale();
-        let mut gammas: Vec<f64> = if std::env::var("PROBE_FIXED_ONLY").is_ok() {
+        let mut gammas: Vec<f64> = if let Ok(list) = std::env::var("PROBE_GAMMAS") {
+            list.split(',').map(|g| g.parse().unwrap()).collect()
+        } else if std::env::var("PROBE_FIXED_ONLY").is_ok() {
             Vec::new()
         } else {
             factors.iter().map(|f| f * scale).collect()
         };
-        if norm == RowNorm::None {
+        if norm == RowNorm::None && std::env::var("PROBE_GAMMAS").is_err() {
             gammas.push(fixed);
         }
         let t = Instant::now();
