@@ -51,14 +51,15 @@ fn main() {
     for norm in norms {
         let (tr, te) = (normalized(&train, norm), normalized(&test, norm));
         let scale = tr.features().gamma_scale();
-        let mut gammas: Vec<f64> = if let Ok(list) = std::env::var("PROBE_GAMMAS") {
+        let absolute = std::env::var("PROBE_GAMMAS").ok();
+        let mut gammas: Vec<f64> = if let Some(list) = &absolute {
             list.split(',').map(|g| g.parse().unwrap()).collect()
         } else if std::env::var("PROBE_FIXED_ONLY").is_ok() {
             Vec::new()
         } else {
             factors.iter().map(|f| f * scale).collect()
         };
-        if norm == RowNorm::None && std::env::var("PROBE_GAMMAS").is_err() {
+        if norm == RowNorm::None && absolute.is_none() {
             gammas.push(fixed);
         }
         let t = Instant::now();
