@@ -63,6 +63,10 @@ pub struct FitArgs {
     /// Maximum outer iterations of the map learning (chosen on validation, ≤ this).
     #[arg(long, default_value_t = 10)]
     pub iters: usize,
+    /// Stop each setting's map learning once its validation score has not beaten its best for
+    /// this many outer iterations (≥ 1); default: run every setting to --iters.
+    #[arg(long, value_name = "N")]
+    pub patience: Option<usize>,
     /// Step control of the map learning: cap every update of the map's parameters U at this
     /// fraction ρ of ‖U‖_F (e.g. 0.1); default: only the first step is capped, at ρ = 1.
     #[arg(long, value_name = "RHO", allow_negative_numbers = true)]
@@ -211,7 +215,8 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         .with_seed(g.seed)
         .with_memory(budget)
         .with_line_search(gimc::LineSearchParams::default().with_max_relative_step(a.max_step))
-        .with_proximal(a.proximal);
+        .with_proximal(a.proximal)
+        .with_patience(a.patience);
     let streamed = Storage::Streamed {
         block_rows: a.block_rows,
         precision: a.precision,

@@ -8,7 +8,9 @@
 //! (`PROBE_FACTORS=0.125,0.25` and `PROBE_NORMS=l2` narrow the grid; `PROBE_FIXED_ONLY=1` tries
 //! only the table's fixed γ on raw rows; `PROBE_GAMMAS=0.001,0.004` gives absolute γ values instead
 //! of multiples of the rule; `PROBE_MAX_STEP=ρ` caps every map step at ρ‖U‖; `PROBE_PROX=μ` adds the proximal term; `PROBE_SEED=S` replaces the
-//! table's seed 2016 for the split and the map draws)
+//! table's seed 2016 for the split and the map draws; `PROBE_FAMILY=lnys` fits the learned Nyström
+//! map instead of the Fourier one; `PROBE_PATIENCE=p` stops each fit after p iterations without a
+//! validation gain)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 use std::time::Instant;
 
@@ -32,7 +34,8 @@ fn main() {
     let data_dir = gimc_data::resolve_data_dir(None);
     let (train, test) = load_train_test(&data_dir, &key).unwrap();
     let registry = MapRegistry::builtin();
-    let family = registry.family("lff").unwrap();
+    let family_name = std::env::var("PROBE_FAMILY").unwrap_or_else(|_| "lff".into());
+    let family = registry.family(&family_name).unwrap();
     let list = |var: &str, default: &str| -> Vec<String> {
         std::env::var(var)
             .unwrap_or_else(|_| default.into())
@@ -80,6 +83,11 @@ fn main() {
                     ),
                 )
                 .with_proximal(std::env::var("PROBE_PROX").map_or(0.0, |v| v.parse().unwrap()))
+                .with_patience(
+                    std::env::var("PROBE_PATIENCE")
+                        .ok()
+                        .map(|v| v.parse().unwrap()),
+                )
                 .check()
                 .unwrap(),
         )

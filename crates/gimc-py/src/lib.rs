@@ -312,7 +312,7 @@ fn run_interruptible<T: Send>(
 #[pyfunction]
 #[pyo3(signature = (x, classes, n_classes, labels, map, m, gamma, alpha, max_iter,
                     validation_fraction, select_k, seed, standardize, normalize, n_jobs=None,
-                    storage="auto", block_rows=0, precision="float64"))]
+                    storage="auto", block_rows=0, precision="float64", patience=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_labels<'py>(
     py: Python<'py>,
@@ -339,6 +339,7 @@ fn fit_labels<'py>(
     storage: &str,
     block_rows: usize,
     precision: &str,
+    patience: Option<usize>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
     let x = features(x)?;
     let precision = match precision {
@@ -398,7 +399,8 @@ fn fit_labels<'py>(
         .with_max_iter(if learn { max_iter } else { 0 })
         .with_validation_fraction(validation_fraction)
         .with_select_k(select_k)
-        .with_seed(seed);
+        .with_seed(seed)
+        .with_patience(patience);
     let (bytes, chosen, streamed_used) = run_interruptible(py, n_jobs, |cancel| {
         let (x, standardizer) = match x.standardize_by(mode)? {
             Some((z, st)) => (z, Some(st)),

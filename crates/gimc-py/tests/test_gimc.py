@@ -224,6 +224,8 @@ def test_bad_input_raises_python_errors(multiclass):
         small(map="nope").fit(X, y)
     with pytest.raises(ValueError, match="gamma"):
         small(gamma="-2").fit(X, y)
+    with pytest.raises(ValueError, match="n_iter_no_change"):
+        small(n_iter_no_change=0).fit(X, y)
     with pytest.raises(TypeError):
         small().fit(np.array([["a", "b"]] * 10), np.arange(10) % 2)
     clf = small().fit(X, y)
@@ -251,6 +253,33 @@ def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
     clf = small().fit(X, classes)
     cli = _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
     assert np.array_equal(cli, clf.decision_function(Xt))
+
+
+def test_n_iter_no_change_is_the_cli_patience(multiclass, tmp_path):
+    # a patience never reached changes nothing; a short one gives the CLI's --patience model
+    X, y, Xt, _ = multiclass
+    classes = np.unique(y, return_inverse=True)[1]
+    full = small(max_iter=10, alpha=[0.01, 1.0]).fit(X, classes)
+    never = small(max_iter=10, alpha=[0.01, 1.0], n_iter_no_change=10).fit(X, classes)
+    assert np.array_equal(full.decision_function(Xt), never.decision_function(Xt))
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    csv = tmp_path / "train.csv"
+    with open(csv, "w") as f:
+        f.write(",".join(f"x{j}" for j in range(X.shape[1])) + ",class\n")
+        for row, c in zip(X, classes):
+            f.write(",".join(repr(float(v)) for v in row) + f",{c}\n")
+    model = tmp_path / "cli.gimc"
+    subprocess.run(
+        [gimc_bin, "-q", "--seed", "3", "--label-column", "last", "fit", str(csv),
+         "--method", "gimc-lff", "--m", "60", "--iters", "10", "--lambda", "0.01,1",
+         "--patience", "1", "-o", str(model)],
+        check=True,
+    )
+    short = small(max_iter=10, alpha=[0.01, 1.0], n_iter_no_change=1).fit(X, classes)
+    cli = _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
+    assert np.array_equal(cli, short.decision_function(Xt))
 
 
 def test_fit_releases_the_gil():

@@ -94,6 +94,10 @@ pub struct LabelParams {
     /// products ([`Storage`]). Streamed, the training and validation metrics are formed block
     /// by block as well.
     pub storage: Storage,
+    /// Stop once validation P@select_k (accuracy, multi-class) has not beaten its best for
+    /// this many outer iterations in a row ([`FitStop::NoValidationGain`]); acts only when a
+    /// validation set is given. Default `None` (run to `max_iter`).
+    pub patience: Option<usize>,
 }
 
 impl Default for LabelParams {
@@ -109,6 +113,7 @@ impl Default for LabelParams {
             eval_train: true,
             proximal: 0.0,
             storage: Storage::Whole,
+            patience: None,
         }
     }
 }
@@ -174,13 +179,22 @@ impl LabelParams {
         self
     }
 
-    /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1 and the line search.
+    /// Sets the validation patience (`None`: run to `max_iter`).
+    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
+        self.patience = patience;
+        self
+    }
+
+    /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1, patience ≥ 1 and the line search.
     pub fn check(&self) -> Result<ValidLabelParams> {
         check_nonneg("lambda", self.lambda)?;
         check_nonneg("tol", self.tol)?;
         check_nonneg("proximal", self.proximal)?;
         if self.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
+        }
+        if self.patience == Some(0) {
+            return Err(param_err("patience", "must be at least 1"));
         }
         self.line_search.check()?;
         Ok(ValidLabelParams(self.clone()))
@@ -190,6 +204,7 @@ impl LabelParams {
     /// ([`NoStep::Stop`]).
     fn outer_settings(&self) -> OuterSettings<'_> {
         OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Stop)
+            .with_patience(self.patience)
     }
 
     /// The k list used for evaluation: `eval_ks` plus `select_k`.
@@ -234,6 +249,8 @@ pub enum FitStop {
     LineSearchFailed,
     /// The observer asked to stop.
     Observer,
+    /// The validation score did not improve on its best for `patience` iterations in a row.
+    NoValidationGain,
 }
 
 /// The iterate with the best validation score: its map parameters and W (a snapshot, so the

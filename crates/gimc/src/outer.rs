@@ -19,8 +19,9 @@
 //! 4. the checked invariants: f_t finite ([`GimcError::NonFinite`]) and
 //!    f_t ≤ f_{t−1} + 10⁻¹⁰·max(|f_{t−1}|, 1) ([`GimcError::ObjectiveIncreased`]);
 //! 5. the iteration's record, the best-validation iterate, the observer;
-//! 6. the stopping rules: the observer, no block moved ([`NoStep::Skip`]), and the relative
-//!    decrease (f_{t−1} − f_t) ≤ tol·|f_{t−1}|.
+//! 6. the stopping rules: the observer, no block moved ([`NoStep::Skip`]), the relative
+//!    decrease (f_{t−1} − f_t) ≤ tol·|f_{t−1}|, and the validation patience: p iterations in a
+//!    row without a better validation value than the best so far ([`FitStop::NoValidationGain`]).
 //!
 //! A block whose gradient vanishes, or whose search accepts no step, either ends the fit at once
 //! (the fast path, [`NoStep::Stop`]: no W-step and no record for that iteration) or takes no
@@ -79,6 +80,9 @@ pub(crate) struct OuterSettings<'a> {
     pub line_search: &'a LineSearchParams,
     /// What a block that takes no step does to the fit.
     pub no_step: NoStep,
+    /// Stop once this many iterations in a row have not improved the best validation value
+    /// (`None`: never; the path must report validation values for it to act).
+    pub patience: Option<usize>,
 }
 
 impl<'a> OuterSettings<'a> {
@@ -95,7 +99,14 @@ impl<'a> OuterSettings<'a> {
             tol,
             line_search,
             no_step,
+            patience: None,
         }
+    }
+
+    /// Adds the validation patience (`None`: never stop on validation).
+    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
+        self.patience = patience;
+        self
     }
 }
 
@@ -278,6 +289,11 @@ where
         }
         if settings.tol > 0.0 && (f_prev - f) <= settings.tol * f_prev.abs() {
             return Ok(log.finish(FitStop::Converged));
+        }
+        if let (Some(patience), Some(best)) = (settings.patience, log.best.as_ref())
+            && iteration - best.iteration >= patience
+        {
+            return Ok(log.finish(FitStop::NoValidationGain));
         }
     }
     Ok(log.finish(FitStop::MaxIterations))
@@ -478,11 +494,13 @@ mod tests {
     use super::*;
     use gimc_solvers::{FnObserver, Trace};
 
-    /// f(u) = Σ_b (u_b − t_b)² over scalar blocks u_b; the validation value is f itself.
+    /// f(u) = Σ_b (u_b − t_b)² over scalar blocks u_b; the validation value is
+    /// max(f, `validation_floor`).
     struct Quadratic {
         u: Vec<f64>,
         target: Vec<f64>,
         nan_gradient: bool,
+        validation_floor: f64,
     }
 
     impl Quadratic {
@@ -491,6 +509,7 @@ mod tests {
                 u,
                 target,
                 nan_gradient: false,
+                validation_floor: f64::NEG_INFINITY,
             }
         }
 
@@ -544,7 +563,7 @@ mod tests {
             }
         }
         fn validation(&self, info: &Self::Info) -> Option<f64> {
-            Some(info.1)
+            Some(info.1.max(self.validation_floor))
         }
         fn snapshot(&self) -> Vec<f64> {
             self.u.clone()
@@ -593,6 +612,36 @@ mod tests {
             );
         assert_eq!((best.iteration, best.value), (i, low));
         assert!(improves(Goal::Maximise, 2.0, 1.0) && !improves(Goal::Minimise, 2.0, 1.0));
+    }
+
+    #[test]
+    fn the_validation_patience_stops_after_that_many_iterations_without_gain() {
+        let ls = LineSearchParams::default();
+        let free = run(
+            &mut Quadratic::new(vec![0.0, 5.0], vec![1.0, 2.0]),
+            &ls,
+            NoStep::Skip,
+            &mut Trace::new(),
+        )
+        .expect("fit");
+        let f: Vec<f64> = free.history.iter().map(|h| h.1).collect();
+        assert!(f.len() > 6 && f[1] > f[2], "{f:?}");
+        // validation flat from iteration 2 on: best at 2, then 3 iterations without gain
+        let mut q = Quadratic::new(vec![0.0, 5.0], vec![1.0, 2.0]);
+        q.validation_floor = f[2];
+        let settings = OuterSettings::new(20, 0.0, &ls, NoStep::Skip).with_patience(Some(3));
+        let stalled = run_outer(&mut q, f[0], &settings, Instant::now(), &mut Trace::new());
+        let stalled = stalled.expect("fit");
+        assert_eq!(stalled.stop_reason, FitStop::NoValidationGain);
+        assert_eq!(stalled.history.len(), 6);
+        assert_eq!(stalled.best.map(|b| b.iteration), Some(2));
+        // a patience longer than the stall never fires; improving values never stall
+        let settings = OuterSettings::new(20, 0.0, &ls, NoStep::Skip).with_patience(Some(1));
+        let mut q = Quadratic::new(vec![0.0, 5.0], vec![1.0, 2.0]);
+        let improving = run_outer(&mut q, f[0], &settings, Instant::now(), &mut Trace::new());
+        let improving = improving.expect("fit");
+        assert_eq!(improving.history.len(), free.history.len());
+        assert_eq!(improving.stop_reason, free.stop_reason);
     }
 
     #[test]

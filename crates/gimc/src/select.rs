@@ -66,6 +66,10 @@ pub struct SelectionParams {
     pub proximal: f64,
     /// How each fit holds Φ ([`LabelParams::storage`]). Default [`Storage::Whole`].
     pub storage: Storage,
+    /// Validation patience of every candidate's fit ([`LabelParams::patience`]): a candidate
+    /// stops once its validation score has not beaten its best for this many iterations.
+    /// Default `None` (every candidate runs to `max_iter`).
+    pub patience: Option<usize>,
 }
 
 impl Default for SelectionParams {
@@ -83,6 +87,7 @@ impl Default for SelectionParams {
             memory: MemoryBudget::Detect,
             proximal: 0.0,
             storage: Storage::Whole,
+            patience: None,
         }
     }
 }
@@ -160,6 +165,12 @@ impl SelectionParams {
         self
     }
 
+    /// Sets the validation patience of the candidates' fits (`None`: run to `max_iter`).
+    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
+        self.patience = patience;
+        self
+    }
+
     /// Checks the grid (non-empty, valid values) and the protocol parameters.
     pub fn check(&self) -> Result<ValidSelectionParams> {
         if self.gammas.is_empty() || self.lambdas.is_empty() || self.ms.is_empty() {
@@ -184,6 +195,9 @@ impl SelectionParams {
             return Err(param_err("select_k", "must be at least 1"));
         }
         check_nonneg("proximal", self.proximal)?;
+        if self.patience == Some(0) {
+            return Err(param_err("patience", "must be at least 1"));
+        }
         self.line_search.check()?;
         Ok(ValidSelectionParams(self.clone()))
     }
@@ -219,6 +233,7 @@ impl ValidSelectionParams {
             eval_train,
             proximal: self.proximal,
             storage: self.storage,
+            patience: self.patience,
             ..LabelParams::default()
         }
         .check()

@@ -168,6 +168,10 @@ fn bad_training_files_and_arguments_give_one_line_errors() {
         ),
         (vec!["fit", p(&data), "--m", "0"], "invalid parameter m"),
         (
+            vec!["fit", p(&data), "--patience", "0"],
+            "invalid parameter patience",
+        ),
+        (
             vec!["fit", p(&data), "--gamma", "-1"],
             "is not a positive number, `scale` or `F*scale`",
         ),

@@ -66,6 +66,9 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         Ridge penalty λ of the label model.
     max_iter : int, default=10
         Maximum outer iterations of the map learning (ignored for fixed maps).
+    n_iter_no_change : int or None, default=None
+        Stop a setting's map learning once its validation score has not beaten its best for
+        this many outer iterations; None runs every setting to ``max_iter``.
     normalize : {None, "l2"}, default=None
         Scale every row to unit norm (after any standardisation).
     standardize : {"auto", True, False}, default="auto"
@@ -117,6 +120,7 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         gamma="scale",
         alpha=1.0,
         max_iter=10,
+        n_iter_no_change=None,
         normalize=None,
         standardize="auto",
         validation_fraction=0.2,
@@ -132,6 +136,7 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         self.gamma = gamma
         self.alpha = alpha
         self.max_iter = max_iter
+        self.n_iter_no_change = n_iter_no_change
         self.normalize = normalize
         self.standardize = standardize
         self.validation_fraction = validation_fraction
@@ -160,6 +165,12 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"normalize must be None or 'l2', got {self.normalize!r}")
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
             raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}")
+        if self.n_iter_no_change is not None and (
+            not isinstance(self.n_iter_no_change, numbers.Integral) or self.n_iter_no_change < 1
+        ):
+            raise ValueError(
+                f"n_iter_no_change must be None or an integer >= 1, got {self.n_iter_no_change!r}"
+            )
         if not isinstance(self.select_k, numbers.Integral) or self.select_k < 1:
             raise ValueError(f"select_k must be an integer >= 1, got {self.select_k!r}")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
@@ -211,6 +222,7 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
             str(self.storage),
             int(self.block_rows or 0),
             str(self.precision),
+            None if self.n_iter_no_change is None else int(self.n_iter_no_change),
         )
         self.model_bytes_ = bytes(model)
         self.streamed_ = bool(info["streamed"])

@@ -28,6 +28,7 @@ def fit_labels(
     storage: str = "auto",
     block_rows: int = 0,
     precision: str = "float64",
+    patience: Optional[int] = None,
 ) -> Tuple[bytes, dict]: ...
 def fit_clusters(
     x: Features,

@@ -450,6 +450,7 @@ fn label_fit_inputs_and_parameters_are_checked() {
     for bad in [
         LabelParams::default().with_lambda(f64::NAN),
         LabelParams::default().with_select_k(0),
+        LabelParams::default().with_patience(Some(0)),
         LabelParams::default().with_line_search(LineSearchParams::default().with_sigma(0.0)),
     ] {
         let e = bad.check().unwrap_err();

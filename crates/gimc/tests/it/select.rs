@@ -120,6 +120,49 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
     assert!(sel.model.evaluate(&data, &[1]).unwrap().accuracy.is_some());
 }
 
+/// With a validation patience p every candidate's curve is the unpatient curve cut at the
+/// first iteration t with t − argmax(scores[..=t]) = p, so the candidates' bests, and the
+/// chosen setting, are those of the full run whenever no best lies beyond a stall of p.
+#[test]
+fn a_validation_patience_cuts_each_curve_at_its_first_stall() {
+    let data = common::multilabel(150, 3, 4, 41);
+    let params = SelectionParams::default()
+        .with_gammas(vec![Gamma::Value(1e-4), Gamma::Value(0.3)])
+        .with_lambdas(vec![0.01, 1.0])
+        .with_ms(vec![6])
+        .with_max_iter(12)
+        .with_seed(5);
+    let full = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
+    let patience = 2;
+    let cut = select_and_fit(
+        &data,
+        &FourierFamily,
+        &params
+            .clone()
+            .with_patience(Some(patience))
+            .check()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut stalled = 0;
+    for (f, c) in full.candidates.iter().zip(&cut.candidates) {
+        let mut best = 0;
+        let mut end = f.scores.len() - 1;
+        for (t, &s) in f.scores.iter().enumerate() {
+            if s > f.scores[best] {
+                best = t;
+            }
+            if t - best >= patience {
+                end = t;
+                stalled += 1;
+                break;
+            }
+        }
+        assert_eq!(c.scores, f.scores[..=end], "γ {} λ {}", f.gamma, f.lambda);
+    }
+    assert!(stalled > 0, "no curve stalled: the test checks nothing");
+}
+
 #[test]
 fn bad_grids_are_parameter_errors() {
     for p in [
@@ -128,6 +171,7 @@ fn bad_grids_are_parameter_errors() {
         SelectionParams::default().with_ms(vec![0]),
         SelectionParams::default().with_validation_fraction(1.0),
         SelectionParams::default().with_select_k(0),
+        SelectionParams::default().with_patience(Some(0)),
     ] {
         let e = p.check().unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
