@@ -256,12 +256,15 @@ def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
 
 
 def test_n_iter_no_change_is_the_cli_patience(multiclass, tmp_path):
-    # a patience never reached changes nothing; a short one gives the CLI's --patience model
+    # a patience never reached changes nothing; a short one stops early (here at the start),
+    # and gives the model of the CLI's --patience
     X, y, Xt, _ = multiclass
     classes = np.unique(y, return_inverse=True)[1]
     full = small(max_iter=10, alpha=[0.01, 1.0]).fit(X, classes)
     never = small(max_iter=10, alpha=[0.01, 1.0], n_iter_no_change=10).fit(X, classes)
     assert np.array_equal(full.decision_function(Xt), never.decision_function(Xt))
+    short = small(max_iter=10, alpha=[0.01, 1.0], n_iter_no_change=1).fit(X, classes)
+    assert short.n_iter_ < full.n_iter_
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:
         pytest.skip("GIMC_BIN (the gimc command line) not set")
@@ -277,7 +280,6 @@ def test_n_iter_no_change_is_the_cli_patience(multiclass, tmp_path):
          "--patience", "1", "-o", str(model)],
         check=True,
     )
-    short = small(max_iter=10, alpha=[0.01, 1.0], n_iter_no_change=1).fit(X, classes)
     cli = _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
     assert np.array_equal(cli, short.decision_function(Xt))
 

@@ -31,8 +31,8 @@ use gimc_metrics::precision_at_k;
 use rand::seq::SliceRandom;
 
 use super::gimc_table2::{
-    METRICS, MethodResult, SetConfig, load_train_test, published_rows, run_set, table_header,
-    to_label_data,
+    GimcGrid, METRICS, MethodResult, SetConfig, load_train_test, published_rows, run_set,
+    table_header, to_label_data,
 };
 use super::support::mean_std;
 use crate::report::{MISSING, Report, Table, format_value};
@@ -147,50 +147,52 @@ fn norm_label(norm: RowNorm) -> &'static str {
     }
 }
 
-/// The test-oracle row of one learned family (`lff` or `lnys`, with the table's γ): for every
-/// m of the grid and λ of the GIMC grid, the map drawn as `select_and_fit` draws it for its
-/// refit (stream 1 of the seed), fitted on all of `train` with `test` scored after every outer
-/// iteration; (m, λ, iteration) with the best *test* P@1.
+/// The test-oracle row of one learned family (`lff` or `lnys`, with the table's GIMC grid): for
+/// every (m, γ, λ) of the grid, the map drawn as `select_and_fit` draws it for its refit
+/// (stream 1 of the seed), fitted on all of `train` with `test` scored after every outer
+/// iteration (to the cap, no patience); (m, γ, λ, iteration) with the best *test* P@1.
 pub fn test_oracle(
     cfg: &SetConfig,
     train: &LabelData,
     test: &LabelData,
     family_name: &str,
-    gamma: f64,
+    grid: &GimcGrid,
 ) -> Result<MethodResult, ExperimentError> {
     let t = Instant::now();
     let registry = MapRegistry::builtin();
     let family = registry.family(family_name).map_err(failed)?;
     let root = seeded(cfg.seed);
-    // ([P@1, P@3, P@5], m, λ, iteration) of the best test P@1 so far
-    let mut best: Option<([f64; 3], usize, f64, usize)> = None;
-    for &m in &cfg.ms {
-        for &lambda in &cfg.gimc_lambdas {
-            let map = family
-                .build(train.features(), m, gamma, &mut child(&root, 1))
-                .map_err(failed)?;
-            let params = LabelParams::default()
-                .with_lambda(lambda)
-                .with_max_iter(cfg.max_iter)
-                .with_eval_ks(vec![1, 3, 5])
-                .with_eval_train(false)
-                .check()
-                .map_err(failed)?;
-            let fit =
-                fit_labels(train, map, &params, Some(test), &mut NoObserver).map_err(failed)?;
-            for (it, h) in fit.history.iter().enumerate() {
-                let Some(ev) = h.validation.as_ref() else {
-                    continue;
-                };
-                let p = |k| ev.precision_at(k).map_or(f64::NAN, |v| 100.0 * v);
-                let precision = [p(1), p(3), p(5)];
-                if best.as_ref().is_none_or(|b| precision[0] > b.0[0]) {
-                    best = Some((precision, m, lambda, it));
-                }
+    // ([P@1, P@3, P@5], m, γ, λ, iteration) of the best test P@1 so far
+    let mut best: Option<([f64; 3], usize, f64, f64, usize)> = None;
+    let settings = grid.ms.iter().flat_map(|&m| {
+        grid.gammas
+            .iter()
+            .flat_map(move |&g| grid.lambdas.iter().map(move |&l| (m, g, l)))
+    });
+    for (m, gamma, lambda) in settings {
+        let map = family
+            .build(train.features(), m, gamma, &mut child(&root, 1))
+            .map_err(failed)?;
+        let params = LabelParams::default()
+            .with_lambda(lambda)
+            .with_max_iter(cfg.max_iter)
+            .with_eval_ks(vec![1, 3, 5])
+            .with_eval_train(false)
+            .check()
+            .map_err(failed)?;
+        let fit = fit_labels(train, map, &params, Some(test), &mut NoObserver).map_err(failed)?;
+        for (it, h) in fit.history.iter().enumerate() {
+            let Some(ev) = h.validation.as_ref() else {
+                continue;
+            };
+            let p = |k| ev.precision_at(k).map_or(f64::NAN, |v| 100.0 * v);
+            let precision = [p(1), p(3), p(5)];
+            if best.as_ref().is_none_or(|b| precision[0] > b.0[0]) {
+                best = Some((precision, m, gamma, lambda, it));
             }
         }
     }
-    let (precision, m, lambda, iteration) =
+    let (precision, m, gamma, lambda, iteration) =
         best.ok_or_else(|| failed("oracle: no scored iteration"))?;
     let name = if family_name == "lff" { "LFF" } else { "LNYS" };
     Ok(MethodResult {
@@ -408,8 +410,8 @@ impl Experiment for GimcTable2Extended {
                 );
             }
             // test oracle
-            for (family, gamma) in [("lff", cfg.gamma_lff), ("lnys", cfg.gamma_lnys)] {
-                let o = test_oracle(cfg, &train, &test, family, gamma)?;
+            for (family, grid) in [("lff", &cfg.gimc_lff), ("lnys", &cfg.gimc_lnys)] {
+                let o = test_oracle(cfg, &train, &test, family, grid)?;
                 push(
                     &mut report,
                     &o.method,
@@ -437,8 +439,8 @@ impl Experiment for GimcTable2Extended {
             }
             report.tables.push(table);
             report.note(format!(
-                "{}: the headline and every re-split use gimc-table2's protocol (m grid {:?}, γ_LFF={}, γ_LNYS={}, GIMC λ grid {:?}, iteration cap {}, seed {}); re-split r draws its permutation of train ∪ test from stream 1000 + r of the seed and keeps the original {} training rows",
-                cfg.name, cfg.ms, cfg.gamma_lff, cfg.gamma_lnys, cfg.gimc_lambdas, cfg.max_iter, cfg.seed, train.nrows()
+                "{}: the headline and every re-split use gimc-table2's protocol (IMC m grid {:?}, γ {} / {}; {}; seed {}); re-split r draws its permutation of train ∪ test from stream 1000 + r of the seed and keeps the original {} training rows",
+                cfg.name, cfg.ms, cfg.gamma_lff, cfg.gamma_lnys, cfg.describe_gimc(), cfg.seed, train.nrows()
             ));
         }
         report.note(
