@@ -1,12 +1,13 @@
 //! `gimc-table2`: registration, the published cells, and the quick form on Bibtex (m = 100,
-//! ≤ 4 outer iterations): learned LFF above its IMC-RFF start on test P@1, precisions in range
-//! and ordered P@1 ≥ P@3 ≥ P@5, the validation pick one of the three GIMC variants.
+//! ≤ 4 outer iterations, with a γ × λ grid and a patience on GIMC-LFF): learned LFF above its
+//! IMC-RFF start on test P@1, every setting's curve reported, precisions in range and ordered
+//! P@1 ≥ P@3 ≥ P@5, the validation pick one of the three GIMC variants.
 
 use std::path::PathBuf;
 
 use gimc_experiments::experiment_names;
 use gimc_experiments::experiments::gimc_table2::{
-    SetConfig, load_train_test, published_rows, run_set,
+    GimcGrid, SetConfig, load_train_test, published_rows, run_set,
 };
 
 /// Training rows the Bibtex tests keep (the first ones), to stay within the test-time budget.
@@ -42,7 +43,14 @@ fn table2_is_registered_with_published_rows() {
 #[test]
 fn quick_table2_learning_beats_its_start_on_bibtex() {
     let Some(dir) = data_dir() else { return };
-    let cfg = SetConfig::quick(7);
+    // the quick form with a γ × λ grid and a patience on GIMC-LFF, as Delicious runs
+    let mut cfg = SetConfig::quick(7);
+    cfg.gimc_lff = GimcGrid {
+        ms: vec![100],
+        gammas: vec![0.002, 0.008],
+        lambdas: vec![0.3, 1.0],
+    };
+    cfg.patience = Some(2);
     let (train, test) = load_train_test(&dir, cfg.key).unwrap();
     let train = train
         .select_rows(&(0..QUICK_ROWS).collect::<Vec<_>>())
@@ -61,6 +69,19 @@ fn quick_table2_learning_beats_its_start_on_bibtex() {
         "learned {:?} vs start {:?}",
         lff.precision,
         rff.precision
+    );
+    // every setting's validation curve is reported, named by γ and λ, and the chosen γ and λ
+    // are the grid's
+    assert_eq!(lff.setting.matches(" | ").count(), 3, "{}", lff.setting);
+    for name in ["γ=0.002 λ=0.3:", "γ=0.008 λ=1:"] {
+        assert!(lff.setting.contains(name), "{}", lff.setting);
+    }
+    assert!(
+        ["γ=0.002 λ=", "γ=0.008 λ="]
+            .iter()
+            .any(|g| lff.setting.starts_with(&format!("m=100 {g}"))),
+        "{}",
+        lff.setting
     );
     let pick = get("GIMC (validation pick)");
     let variants = ["GIMC-LFF", "GIMC-LNYS", "combined LFF+LNYS"];
