@@ -233,12 +233,12 @@ def test_bad_input_raises_python_errors(multiclass):
         clf.predict(X[:, :5])
 
 
-def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
+def _cli_decision(X, classes, Xt, tmp_path, *options):
+    """``gimc fit`` (seed 3, GIMC-LFF, m = 60) on ``X`` / ``classes`` written as CSV, with
+    ``options``; the CLI model's decision function on ``Xt``. Skips without ``GIMC_BIN``."""
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:
         pytest.skip("GIMC_BIN (the gimc command line) not set")
-    X, y, Xt, _ = multiclass
-    classes = np.unique(y, return_inverse=True)[1]
     csv = tmp_path / "train.csv"
     with open(csv, "w") as f:
         f.write(",".join(f"x{j}" for j in range(X.shape[1])) + ",class\n")
@@ -247,11 +247,17 @@ def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
     model = tmp_path / "cli.gimc"
     subprocess.run(
         [gimc_bin, "-q", "--seed", "3", "--label-column", "last", "fit", str(csv),
-         "--method", "gimc-lff", "--m", "60", "--iters", "4", "-o", str(model)],
+         "--method", "gimc-lff", "--m", "60", *options, "-o", str(model)],
         check=True,
     )
+    return _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
+
+
+def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
+    X, y, Xt, _ = multiclass
+    classes = np.unique(y, return_inverse=True)[1]
+    cli = _cli_decision(X, classes, Xt, tmp_path, "--iters", "4")
     clf = small().fit(X, classes)
-    cli = _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
     assert np.array_equal(cli, clf.decision_function(Xt))
 
 
@@ -265,22 +271,9 @@ def test_n_iter_no_change_is_the_cli_patience(multiclass, tmp_path):
     assert np.array_equal(full.decision_function(Xt), never.decision_function(Xt))
     short = small(max_iter=10, alpha=[0.01, 1.0], n_iter_no_change=1).fit(X, classes)
     assert short.n_iter_ < full.n_iter_
-    gimc_bin = os.environ.get("GIMC_BIN")
-    if not gimc_bin:
-        pytest.skip("GIMC_BIN (the gimc command line) not set")
-    csv = tmp_path / "train.csv"
-    with open(csv, "w") as f:
-        f.write(",".join(f"x{j}" for j in range(X.shape[1])) + ",class\n")
-        for row, c in zip(X, classes):
-            f.write(",".join(repr(float(v)) for v in row) + f",{c}\n")
-    model = tmp_path / "cli.gimc"
-    subprocess.run(
-        [gimc_bin, "-q", "--seed", "3", "--label-column", "last", "fit", str(csv),
-         "--method", "gimc-lff", "--m", "60", "--iters", "10", "--lambda", "0.01,1",
-         "--patience", "1", "-o", str(model)],
-        check=True,
+    cli = _cli_decision(
+        X, classes, Xt, tmp_path, "--iters", "10", "--lambda", "0.01,1", "--patience", "1"
     )
-    cli = _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
     assert np.array_equal(cli, short.decision_function(Xt))
 
 
