@@ -141,8 +141,9 @@ impl SetConfig {
     /// 65.37); m = 500 was never picked. Its learned fits keep γ = 0.002, λ = 1: a joint
     /// γ × λ grid gained nothing on validation (docs/REPRODUCTION.md). Delicious's baselines
     /// keep {500, 1000}; its learned fits search γ × λ jointly at m = 1,000, where a wider
-    /// kernel with a heavier W penalty lets the learned map climb instead of over-fitting
-    /// (docs/REPRODUCTION.md, "GIMC's λ searched jointly with γ").
+    /// kernel than DESIGN's lets the learned map climb for the whole run instead of
+    /// over-fitting within a few iterations (docs/REPRODUCTION.md, "GIMC's λ searched jointly
+    /// with γ").
     pub fn full(name: &'static str, seed: u64) -> Option<Self> {
         match name {
             "Bibtex" => Some(Self {
