@@ -216,7 +216,7 @@ impl SetConfig {
 // Delicious's learned grids, placed by validation probes on the table's split (seed 2016;
 // docs/REPRODUCTION.md): GIMC-LFF's validation P@1 rises as γ falls from 0.02 to 0.00125 and
 // prefers λ ∈ {1, 3}; GIMC-LNYS's stays within 0.1 of its best for γ = 0.05 and λ ∈ {0.3, 1}.
-/// Delicious GIMC-LFF's γ grid (factor 4 apart, the DESIGN value 0.02 the widest).
+/// Delicious GIMC-LFF's γ grid (factor 4 apart, the DESIGN value 0.02 the largest).
 const DELICIOUS_LFF_GAMMAS: [f64; 3] = [0.00125, 0.005, 0.02];
 /// Delicious GIMC-LFF's λ grid.
 const DELICIOUS_LFF_LAMBDAS: [f64; 2] = [1.0, 3.0];
