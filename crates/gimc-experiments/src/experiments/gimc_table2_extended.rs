@@ -31,8 +31,8 @@ use gimc_metrics::precision_at_k;
 use rand::seq::SliceRandom;
 
 use super::gimc_table2::{
-    GimcGrid, METRICS, MethodResult, SetConfig, load_train_test, published_rows, run_set,
-    table_header, to_label_data,
+    GimcGrid, METRICS, MethodResult, SetConfig, load_train_test, norm_label, published_rows,
+    rows_as, run_set, table_header, to_label_data,
 };
 use super::support::mean_std;
 use crate::report::{MISSING, Report, Table, format_value};
@@ -140,13 +140,6 @@ pub fn exact_kernel_ridge(
     })
 }
 
-fn norm_label(norm: RowNorm) -> &'static str {
-    match norm {
-        RowNorm::None => "raw",
-        RowNorm::L2 => "L2",
-    }
-}
-
 /// The test-oracle row of one learned family (`lff` or `lnys`, with the table's GIMC grid): for
 /// every (m, γ, λ) of the grid, the map drawn as `select_and_fit` draws it for its refit
 /// (stream 1 of the seed), fitted on all of `train` with `test` scored after every outer
@@ -162,43 +155,48 @@ pub fn test_oracle(
     let registry = MapRegistry::builtin();
     let family = registry.family(family_name).map_err(failed)?;
     let root = seeded(cfg.seed);
-    // ([P@1, P@3, P@5], m, γ, λ, iteration) of the best test P@1 so far
-    let mut best: Option<([f64; 3], usize, f64, f64, usize)> = None;
-    let settings = grid.ms.iter().flat_map(|&m| {
-        grid.gammas
-            .iter()
-            .flat_map(move |&g| grid.lambdas.iter().map(move |&l| (m, g, l)))
-    });
-    for (m, gamma, lambda) in settings {
-        let map = family
-            .build(train.features(), m, gamma, &mut child(&root, 1))
-            .map_err(failed)?;
-        let params = LabelParams::default()
-            .with_lambda(lambda)
-            .with_max_iter(cfg.max_iter)
-            .with_eval_ks(vec![1, 3, 5])
-            .with_eval_train(false)
-            .check()
-            .map_err(failed)?;
-        let fit = fit_labels(train, map, &params, Some(test), &mut NoObserver).map_err(failed)?;
-        for (it, h) in fit.history.iter().enumerate() {
-            let Some(ev) = h.validation.as_ref() else {
-                continue;
-            };
-            let p = |k| ev.precision_at(k).map_or(f64::NAN, |v| 100.0 * v);
-            let precision = [p(1), p(3), p(5)];
-            if best.as_ref().is_none_or(|b| precision[0] > b.0[0]) {
-                best = Some((precision, m, gamma, lambda, it));
+    // ([P@1, P@3, P@5], rows, m, γ, λ, iteration) of the best test P@1 so far
+    let mut best: Option<([f64; 3], RowNorm, usize, f64, f64, usize)> = None;
+    for rows in &grid.rows {
+        let (train, test) = (rows_as(train, rows.norm)?, rows_as(test, rows.norm)?);
+        let settings = grid.ms.iter().flat_map(|&m| {
+            rows.gammas
+                .iter()
+                .flat_map(move |&g| grid.lambdas.iter().map(move |&l| (m, g, l)))
+        });
+        for (m, gamma, lambda) in settings {
+            let map = family
+                .build(train.features(), m, gamma, &mut child(&root, 1))
+                .map_err(failed)?;
+            let params = LabelParams::default()
+                .with_lambda(lambda)
+                .with_max_iter(cfg.max_iter)
+                .with_eval_ks(vec![1, 3, 5])
+                .with_eval_train(false)
+                .check()
+                .map_err(failed)?;
+            let fit =
+                fit_labels(&train, map, &params, Some(&test), &mut NoObserver).map_err(failed)?;
+            for (it, h) in fit.history.iter().enumerate() {
+                let Some(ev) = h.validation.as_ref() else {
+                    continue;
+                };
+                let p = |k| ev.precision_at(k).map_or(f64::NAN, |v| 100.0 * v);
+                let precision = [p(1), p(3), p(5)];
+                if best.as_ref().is_none_or(|b| precision[0] > b.0[0]) {
+                    best = Some((precision, rows.norm, m, gamma, lambda, it));
+                }
             }
         }
     }
-    let (precision, m, gamma, lambda, iteration) =
+    let (precision, norm, m, gamma, lambda, iteration) =
         best.ok_or_else(|| failed("oracle: no scored iteration"))?;
     let name = if family_name == "lff" { "LFF" } else { "LNYS" };
     Ok(MethodResult {
         method: format!("GIMC-{name} (oracle)"),
         setting: format!(
-            "m={m} γ={gamma} λ={lambda} iteration={iteration} (of ≤{}), picked on the TEST set",
+            "rows={} m={m} γ={gamma} λ={lambda} iteration={iteration} (of ≤{}), picked on the TEST set",
+            norm_label(norm),
             cfg.max_iter
         ),
         precision,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use gimc_experiments::experiment_names;
 use gimc_experiments::experiments::gimc_table2::{
-    GimcGrid, SetConfig, load_train_test, published_rows, run_set,
+    GimcGrid, RowGrid, SetConfig, load_train_test, published_rows, run_set,
 };
 
 /// Training rows the Bibtex tests keep (the first ones), to stay within the test-time budget.
@@ -43,13 +43,19 @@ fn table2_is_registered_with_published_rows() {
 #[test]
 fn quick_table2_learning_beats_its_start_on_bibtex() {
     let Some(dir) = data_dir() else { return };
-    // the quick form with a γ × λ grid and a patience on GIMC-LFF, as Delicious runs
+    // the quick form with raw and L2 rows, a γ × λ grid and a patience on GIMC-LFF, as the
+    // full table runs
     let mut cfg = SetConfig::quick(7);
     cfg.gimc_lff = GimcGrid {
         ms: vec![100],
-        gammas: vec![0.002, 0.008],
+        rows: vec![RowGrid::raw(&[0.002, 0.008]), RowGrid::l2(&[0.14])],
         lambdas: vec![0.3, 1.0],
     };
+    assert_eq!(cfg.gimc_lff.len(), 6);
+    assert_eq!(
+        cfg.gimc_lff.describe(),
+        "m {100} × (raw rows γ {0.002, 0.008}; L2 rows γ {0.14}) × λ {0.3, 1}"
+    );
     cfg.patience = Some(2);
     let (train, test) = load_train_test(&dir, cfg.key).unwrap();
     let train = train
@@ -70,18 +76,35 @@ fn quick_table2_learning_beats_its_start_on_bibtex() {
         lff.precision,
         rff.precision
     );
-    // every setting's validation curve is reported, named by γ and λ, and the chosen γ and λ
-    // are the grid's
-    assert_eq!(lff.setting.matches(" | ").count(), 3, "{}", lff.setting);
-    for name in ["γ=0.002 λ=0.3:", "γ=0.008 λ=1:"] {
+    // every setting's validation curve is reported, named by rows, γ and λ, and the chosen
+    // setting is one of the grid's
+    assert_eq!(lff.setting.matches(" | ").count(), 5, "{}", lff.setting);
+    for name in [
+        "rows=raw m=100 γ=0.002 λ=0.3:",
+        "rows=raw m=100 γ=0.008 λ=1:",
+        "rows=L2 m=100 γ=0.14 λ=1:",
+    ] {
         assert!(lff.setting.contains(name), "{}", lff.setting);
     }
     assert!(
-        ["γ=0.002 λ=", "γ=0.008 λ="]
-            .iter()
-            .any(|g| lff.setting.starts_with(&format!("m=100 {g}"))),
+        [
+            "rows=raw m=100 γ=0.002 λ=",
+            "rows=raw m=100 γ=0.008 λ=",
+            "rows=L2 m=100 γ=0.14 λ="
+        ]
+        .iter()
+        .any(|g| lff.setting.starts_with(g)),
         "{}",
         lff.setting
+    );
+    // GIMC-LNYS searches raw rows only, so the combined model is the raw rows' pair
+    assert!(get("GIMC-LNYS").setting.starts_with("m=100 "));
+    assert!(
+        get("combined LFF+LNYS")
+            .setting
+            .starts_with("rows=raw LFF(m=100, "),
+        "{}",
+        get("combined LFF+LNYS").setting
     );
     let pick = get("GIMC (validation pick)");
     let variants = ["GIMC-LFF", "GIMC-LNYS", "combined LFF+LNYS"];
@@ -151,4 +174,43 @@ fn quick_multiclass_on_segment() {
             r.accuracy
         );
     }
+}
+
+#[test]
+fn quick_test_oracle_walks_every_row_form() {
+    use gimc_experiments::experiments::gimc_table2_extended::test_oracle;
+    let Some(dir) = data_dir() else { return };
+    let mut cfg = SetConfig::quick(5);
+    cfg.max_iter = 2;
+    let (train, test) = load_train_test(&dir, cfg.key).unwrap();
+    let train = train.select_rows(&(0..800).collect::<Vec<_>>()).unwrap();
+    let grid = |rows: Vec<RowGrid>| GimcGrid {
+        ms: vec![50],
+        rows,
+        lambdas: vec![1.0],
+    };
+    let raw = grid(vec![RowGrid::raw(&[0.002])]);
+    let l2 = grid(vec![RowGrid::l2(&[0.14])]);
+    let both = grid(vec![RowGrid::raw(&[0.002]), RowGrid::l2(&[0.14])]);
+    let oracle = |g: &GimcGrid| test_oracle(&cfg, &train, &test, "lff", g).unwrap();
+    let (o_raw, o_l2, o_both) = (oracle(&raw), oracle(&l2), oracle(&both));
+    assert!(
+        o_raw.setting.starts_with("rows=raw m=50 γ=0.002"),
+        "{}",
+        o_raw.setting
+    );
+    assert!(
+        o_l2.setting.starts_with("rows=L2 m=50 γ=0.14"),
+        "{}",
+        o_l2.setting
+    );
+    // the oracle over both row forms is the better of the two, setting and numbers alike
+    let best = if o_l2.precision[0] > o_raw.precision[0] {
+        &o_l2
+    } else {
+        &o_raw
+    };
+    assert_eq!(o_both.precision, best.precision);
+    assert_eq!(o_both.setting, best.setting);
+    assert_ne!(o_raw.precision, o_l2.precision, "the row forms must differ");
 }
