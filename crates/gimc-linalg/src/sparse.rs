@@ -85,7 +85,7 @@ impl<'a> Compressed<'a> {
     }
 
     /// The column indices and values of row `i` (which must be `< outer`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn row(&self, i: usize) -> (&[usize], &[f64]) {
         let r = self.ptr[i]..self.ptr[i + 1];
         (&self.idx[r.clone()], &self.val[r])
@@ -187,25 +187,54 @@ pub(crate) fn rows_times_dense_add(m: &Compressed<'_>, b: MatRef<'_, f64>, out: 
             cols.par_row_chunks_mut(rows_per_task)
                 .enumerate()
                 .for_each(|(block, mut dst)| {
-                    let r0 = block * rows_per_task;
-                    for li in 0..dst.nrows() {
-                        let (idx, val) = m.row(r0 + li);
-                        if idx.is_empty() {
-                            continue;
-                        }
-                        let mut acc = [0.0f64; BLOCK];
-                        for (&j, &v) in idx.iter().zip(val) {
-                            let src = &packed[j * BLOCK..j * BLOCK + BLOCK];
-                            for (a, &p) in acc.iter_mut().zip(src) {
-                                *a += v * p;
-                            }
-                        }
-                        for (t, &a) in acc.iter().enumerate().take(w) {
-                            dst[(li, t)] += a;
-                        }
-                    }
+                    gather_rows_dispatch(m, packed, block * rows_per_task, dst.as_mut());
                 });
         });
+}
+
+/// [`gather_rows`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
+/// bits), through a named `target_feature` function (see [`scatter_rows_dispatch`]).
+fn gather_rows_dispatch(m: &Compressed<'_>, packed: &[f64], r0: usize, dst: MatMut<'_, f64>) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(m: &Compressed<'_>, packed: &[f64], r0: usize, dst: MatMut<'_, f64>) {
+            gather_rows(m, packed, r0, dst);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+            // `target_feature` function.
+            #[allow(unsafe_code)]
+            unsafe {
+                avx2(m, packed, r0, dst)
+            };
+            return;
+        }
+    }
+    gather_rows(m, packed, r0, dst);
+}
+
+/// dst[li, t] += Σ_e v_e·packed[j_e, t] over the entries of M's row r0 + li, in order, for the
+/// rows of `dst` (`packed`: a block of [`BLOCK`] columns of B, row-major).
+#[inline(always)]
+fn gather_rows(m: &Compressed<'_>, packed: &[f64], r0: usize, mut dst: MatMut<'_, f64>) {
+    let w = dst.ncols();
+    for li in 0..dst.nrows() {
+        let (idx, val) = m.row(r0 + li);
+        if idx.is_empty() {
+            continue;
+        }
+        let mut acc = [0.0f64; BLOCK];
+        for (&j, &v) in idx.iter().zip(val) {
+            let src = &packed[j * BLOCK..j * BLOCK + BLOCK];
+            for (a, &p) in acc.iter_mut().zip(src) {
+                *a += v * p;
+            }
+        }
+        for (t, &a) in acc.iter().enumerate().take(w) {
+            dst[(li, t)] += a;
+        }
+    }
 }
 
 /// The fraction of entries of a dense matrix that are non-zero (1 for an empty matrix).
@@ -365,7 +394,9 @@ pub fn csr_tr_mul_dense(a: &impl AsSparseView, b: MatRef<'_, f64>) -> Result<Mat
             format!("{} rows", b.nrows()),
         ));
     }
-    Ok(rows_times_dense(&Compressed::rows_of_transpose(&a), b))
+    let mut out = dense::zeros_padded(a.cols(), b.ncols());
+    tr_times_dense_add(&a, b, out.as_mut());
+    Ok(out)
 }
 
 /// `out += Aᵀ·B` for a sparse `A` (n × m) and a dense `B` (n × k), `out` m × k: as
@@ -389,8 +420,111 @@ pub fn csr_tr_mul_dense_add(
             format!("{} rows and {} x {}", b.nrows(), out.nrows(), out.ncols()),
         ));
     }
-    rows_times_dense_add(&Compressed::rows_of_transpose(&a), b, out);
+    tr_times_dense_add(&a, b, out);
     Ok(())
+}
+
+/// `out += Aᵀ·B` (A n × m, B n × k, out m × k): by [`rows_scatter_tr_add`] over A's rows when A
+/// is CSR, B's columns are contiguous and the per-task sums (m × [`SCATTER_BLOCK`]) stay in
+/// cache, else by [`rows_times_dense_add`] over the rows of Aᵀ. Both sum each output entry over
+/// A's rows in increasing order, so they give the same bits.
+fn tr_times_dense_add(a: &CsMatView<'_, f64>, b: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+    if a.is_csr() && b.row_stride() == 1 && a.cols() * SCATTER_BLOCK <= SCATTER_MAX_SUMS {
+        rows_scatter_tr_add(&Compressed::stored(a), b, out);
+    } else {
+        rows_times_dense_add(&Compressed::rows_of_transpose(a), b, out);
+    }
+}
+
+/// Column width of [`rows_scatter_tr_add`]'s tasks.
+const SCATTER_BLOCK: usize = 32;
+
+/// Most entries (256 KiB) of one task's sums in [`rows_scatter_tr_add`].
+const SCATTER_MAX_SUMS: usize = 1 << 15;
+
+/// [`scatter_rows`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
+/// bits), through a named `target_feature` function, as
+/// [`crate::eig`]'s sweep does: code in a closure passed to [`crate::simd::with_avx2`] was
+/// left out of line here and ran two lanes wide.
+fn scatter_rows_dispatch(m: &Compressed<'_>, src: &[&[f64]], sums: &mut [[f64; SCATTER_BLOCK]]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(m: &Compressed<'_>, src: &[&[f64]], sums: &mut [[f64; SCATTER_BLOCK]]) {
+            scatter_rows(m, src, sums);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+            // `target_feature` function.
+            #[allow(unsafe_code)]
+            unsafe {
+                avx2(m, src, sums)
+            };
+            return;
+        }
+    }
+    scatter_rows(m, src, sums);
+}
+
+/// sums[j][t] += Σ_i M[i, j]·src[t][i] over M's rows i in increasing order (`src` holds up to
+/// [`SCATTER_BLOCK`] columns of B).
+#[inline(always)]
+fn scatter_rows(m: &Compressed<'_>, src: &[&[f64]], sums: &mut [[f64; SCATTER_BLOCK]]) {
+    let mut row = [0.0f64; SCATTER_BLOCK];
+    for i in 0..m.outer {
+        let (idx, val) = m.row(i);
+        if idx.is_empty() {
+            continue;
+        }
+        for (r, col) in row.iter_mut().zip(src) {
+            *r = col[i];
+        }
+        for (&j, &v) in idx.iter().zip(val) {
+            for (s, &p) in sums[j].iter_mut().zip(&row) {
+                *s += v * p;
+            }
+        }
+    }
+}
+
+/// `out += Mᵀ·B` (inner × k) for the compressed rows of M (outer × inner) and B (outer × k,
+/// contiguous columns): each task takes [`SCATTER_BLOCK`] columns of B, streams M's rows in
+/// order, reads B's row segment once per row and adds v·B[i, ·] into the sums of every entry
+/// (i, j, v), kept as inner × [`SCATTER_BLOCK`] in cache. B is read in place, one pass, and no
+/// transposed pattern is built; [`rows_times_dense_add`] on Mᵀ instead gathers B's rows at
+/// random. Each output entry is summed from zero over M's rows in increasing order and then
+/// added to `out` (columns j of M without entries are not touched), as there: the same bits.
+fn rows_scatter_tr_add(m: &Compressed<'_>, b: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+    let (inner, k) = (m.inner, b.ncols());
+    if m.outer == 0 || k == 0 || m.nnz() == 0 {
+        return;
+    }
+    let mut touched = vec![false; inner];
+    for &j in m.idx.iter() {
+        touched[j] = true;
+    }
+    out.par_col_chunks_mut(SCATTER_BLOCK)
+        .enumerate()
+        .for_each(|(chunk, mut cols)| {
+            let c0 = chunk * SCATTER_BLOCK;
+            let w = cols.ncols();
+            let src: Vec<&[f64]> = (0..w)
+                .map(|t| {
+                    let col = b.col(c0 + t);
+                    col.try_as_col_major().map_or(&[][..], |c| c.as_slice())
+                })
+                .collect();
+            let mut sums = vec![[0.0f64; SCATTER_BLOCK]; inner];
+            scatter_rows_dispatch(m, &src, &mut sums);
+            for t in 0..w {
+                let col = cols.as_mut().col_mut(t);
+                for ((d, s), &hit) in col.iter_mut().zip(&sums).zip(&touched) {
+                    if hit {
+                        *d += s[t];
+                    }
+                }
+            }
+        });
 }
 
 /// `AᵀA` (m × m, dense) for a sparse `A` (n × m); O(Σ_i nnz(row i)²), never densifying `A`.
@@ -536,6 +670,56 @@ mod tests {
             vec![0, 3, 1, 3, 4, 0],
             vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0],
         )
+    }
+
+    #[test]
+    fn transposed_products_scatter_and_gather_give_the_same_bits() {
+        // 300 x 40, about 6 entries a row, an empty row and an empty column (7)
+        let (n, m) = (300, 40);
+        let mut rng = seeded(5);
+        let vals = gaussian_mat(&mut rng, n, 6, 1.0);
+        let mut tri = sprs::TriMat::new((n, m));
+        for i in (0..n).filter(|&i| i != 17) {
+            for e in 0..6 {
+                let j = (i * 7 + e * 13 + i / 9) % m;
+                if j != 7 {
+                    tri.add_triplet(i, j, vals[(i, e)]);
+                }
+            }
+        }
+        let csr: CsMat<f64> = tri.to_csr();
+        let csc = csr.to_csc();
+        for k in [1, 32, 70] {
+            let b = gaussian_mat(&mut rng, n, k, 1.0);
+            // CSR takes the scatter over A's rows, CSC the gather over the rows of Aᵀ
+            let scatter = csr_tr_mul_dense(&csr, b.as_ref()).unwrap();
+            let gather = csr_tr_mul_dense(&csc, b.as_ref()).unwrap();
+            // the sum both promise: from zero, over A's rows in increasing order
+            let mut naive = Mat::<f64>::zeros(m, k);
+            for (i, row) in csr.outer_iterator().enumerate() {
+                for (j, &v) in row.iter() {
+                    for t in 0..k {
+                        naive[(j, t)] += v * b[(i, t)];
+                    }
+                }
+            }
+            for t in 0..k {
+                for j in 0..m {
+                    let want = naive[(j, t)].to_bits();
+                    assert_eq!(
+                        scatter[(j, t)].to_bits(),
+                        want,
+                        "scatter ({j}, {t}), k = {k}"
+                    );
+                    assert_eq!(gather[(j, t)].to_bits(), want, "gather ({j}, {t}), k = {k}");
+                }
+            }
+            // accumulating: the empty column's row keeps its -0.0, the others add
+            let mut out = Mat::<f64>::from_fn(m, k, |_, _| -0.0);
+            csr_tr_mul_dense_add(&csr, b.as_ref(), out.as_mut()).unwrap();
+            assert!(out[(7, 0)] == 0.0 && out[(7, 0)].is_sign_negative());
+            assert_eq!(out[(3, 0)].to_bits(), (-0.0 + naive[(3, 0)]).to_bits());
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod kmeans;
 mod peers;
 mod simd_state;
 mod small_eig;
+mod sparse_products;
 mod thin;
 mod xmc_scaling;
 
@@ -91,6 +92,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(gemm_padding::GemmLhsPadding),
         Box::new(small_eig::SmallSymEig),
         Box::new(thin::ThinProducts),
+        Box::new(sparse_products::SparseProducts),
         Box::new(xmc_scaling::XmcScaling),
     ]
 }
