@@ -440,6 +440,39 @@ pub(crate) fn rows_as(d: &LabelData, norm: RowNorm) -> Result<Cow<'_, LabelData>
     })
 }
 
+/// The training and test rows in every row form the learned grids search, each normalised
+/// once (raw rows borrowed).
+struct RowForms<'a> {
+    forms: Vec<(RowNorm, Cow<'a, LabelData>, Cow<'a, LabelData>)>,
+}
+
+impl<'a> RowForms<'a> {
+    fn new(
+        grids: &[&GimcGrid],
+        train: &'a LabelData,
+        test: &'a LabelData,
+    ) -> Result<Self, ExperimentError> {
+        let mut forms: Vec<(RowNorm, Cow<'a, LabelData>, Cow<'a, LabelData>)> = Vec::new();
+        for norm in grids.iter().flat_map(|g| g.rows.iter().map(|r| r.norm)) {
+            if !forms.iter().any(|(n, _, _)| *n == norm) {
+                forms.push((norm, rows_as(train, norm)?, rows_as(test, norm)?));
+            }
+        }
+        Ok(Self { forms })
+    }
+
+    /// (train, test) in the row form `norm`, which must be one of the grids'.
+    fn get(&self, norm: RowNorm) -> Result<(&LabelData, &LabelData), ExperimentError> {
+        self.forms
+            .iter()
+            .find(|(n, _, _)| *n == norm)
+            .map(|(_, train, test)| (&**train, &**test))
+            .ok_or_else(|| {
+                ExperimentError::Failed(format!("no grid searches {} rows", norm_label(norm)))
+            })
+    }
+}
+
 /// `rows=raw ` / `rows=L2 ` when `grid` searches more than one row form or a normalised one;
 /// otherwise empty, so a raw-only grid's settings read as before.
 fn rows_prefix(grid: &GimcGrid, norm: RowNorm) -> String {
@@ -469,6 +502,7 @@ pub fn run_set(
     test: &LabelData,
 ) -> Result<Vec<MethodResult>, ExperimentError> {
     let mut out = vec![linear_ridge(train, test, cfg.seed)?];
+    let forms = RowForms::new(&[&cfg.gimc_lff, &cfg.gimc_lnys], train, test)?;
     let base = SelectionParams::default()
         .with_ms(cfg.ms.clone())
         .with_seed(cfg.seed);
@@ -507,7 +541,7 @@ pub fn run_set(
         let mut by_rows = Vec::with_capacity(grid.rows.len());
         for rows in &grid.rows {
             let sel = select_and_fit(
-                &*rows_as(train, rows.norm)?,
+                forms.get(rows.norm)?.0,
                 family,
                 &base
                     .clone()
@@ -559,7 +593,7 @@ pub fn run_set(
                 cfg.max_iter,
                 curve.join(" | ")
             ),
-            precision: test_precision(&sel.model, &*rows_as(test, *norm)?)?,
+            precision: test_precision(&sel.model, forms.get(*norm)?.1)?,
             validation: 100.0 * sel.chosen.validation_score,
             seconds: t.elapsed().as_secs_f64(),
         });
@@ -588,13 +622,8 @@ pub fn run_set(
             lnys.chosen.lambda,
             lnys.chosen.iterations,
         );
-        let comb = select_combined(
-            &*rows_as(train, norm)?,
-            vec![lff, lnys],
-            &BASELINE_LAMBDAS,
-            1,
-        )
-        .map_err(gimc_err)?;
+        let comb = select_combined(forms.get(norm)?.0, vec![lff, lnys], &BASELINE_LAMBDAS, 1)
+            .map_err(gimc_err)?;
         combined.push((norm, setting, comb));
     }
     if let Some(i) = best_by(&combined, |(_, _, c)| c.validation_score) {
@@ -607,7 +636,7 @@ pub fn run_set(
         out.push(MethodResult {
             method: "combined LFF+LNYS".into(),
             setting: format!("{setting}, W-step λ={}", comb.lambda),
-            precision: test_precision(&comb.model, &*rows_as(test, *norm)?)?,
+            precision: test_precision(&comb.model, forms.get(*norm)?.1)?,
             validation: 100.0 * comb.validation_score,
             seconds: t.elapsed().as_secs_f64() + learned_secs,
         });
@@ -741,5 +770,44 @@ mod tests {
             assert!(cfg.describe_gimc().contains("L2 rows γ"), "{set}");
         }
         assert!(SetConfig::full("Nothing", 1).is_none());
+    }
+
+    #[test]
+    fn row_forms_are_prepared_once_per_form_the_grids_search() {
+        use gimc_linalg::FeatureMatrix;
+        use gimc_linalg::faer::Mat;
+        use gimc_linalg::sprs::TriMat;
+        let data = |rows: usize| {
+            let x = Mat::<f64>::from_fn(rows, 2, |i, j| (i + 2 * j + 1) as f64);
+            let mut y = TriMat::new((rows, 2));
+            for i in 0..rows {
+                y.add_triplet(i, i % 2, 1.0);
+            }
+            LabelData::multi_label(FeatureMatrix::dense(x).unwrap(), y.to_csr()).unwrap()
+        };
+        let (train, test) = (data(5), data(3));
+        let grid = |rows: Vec<RowGrid>| GimcGrid {
+            ms: vec![2],
+            rows,
+            lambdas: vec![1.0],
+        };
+        let lff = grid(vec![RowGrid::raw(&[0.1]), RowGrid::l2(&[0.2])]);
+        let lnys = grid(vec![RowGrid::l2(&[0.3])]);
+        let forms = RowForms::new(&[&lff, &lnys], &train, &test).unwrap();
+        assert_eq!(forms.forms.len(), 2);
+        let (raw_train, _) = forms.get(RowNorm::None).unwrap();
+        assert!(std::ptr::eq(raw_train, &train));
+        let (l2_train, l2_test) = forms.get(RowNorm::L2).unwrap();
+        for d in [l2_train, l2_test] {
+            let FeatureMatrix::Dense(x) = d.features() else {
+                panic!("dense rows stay dense")
+            };
+            for i in 0..x.nrows() {
+                let norm = (x[(i, 0)].powi(2) + x[(i, 1)].powi(2)).sqrt();
+                assert!((norm - 1.0).abs() < 1e-12);
+            }
+        }
+        let l2_only = RowForms::new(&[&lnys], &train, &test).unwrap();
+        assert!(l2_only.get(RowNorm::None).is_err());
     }
 }
