@@ -425,11 +425,13 @@ pub fn csr_tr_mul_dense_add(
 }
 
 /// `out += Aᵀ·B` (A n × m, B n × k, out m × k): by [`rows_scatter_tr_add`] over A's rows when A
-/// is CSR, B's columns are contiguous and the per-task sums (m × [`SCATTER_BLOCK`]) stay in
-/// cache, else by [`rows_times_dense_add`] over the rows of Aᵀ. Both sum each output entry over
-/// A's rows in increasing order, so they give the same bits.
+/// is CSR, B's columns are contiguous, the per-task sums (m × [`SCATTER_BLOCK`]) stay in cache
+/// and B is wide enough for two of its column blocks per thread (the scatter's only
+/// parallelism), else by [`rows_times_dense_add`] over the rows of Aᵀ. Both sum each output
+/// entry over A's rows in increasing order, so they give the same bits.
 fn tr_times_dense_add(a: &CsMatView<'_, f64>, b: MatRef<'_, f64>, out: MatMut<'_, f64>) {
-    if a.is_csr() && b.row_stride() == 1 && a.cols() * SCATTER_BLOCK <= SCATTER_MAX_SUMS {
+    let wide = b.ncols() >= 2 * SCATTER_BLOCK * rayon::current_num_threads();
+    if a.is_csr() && wide && b.row_stride() == 1 && a.cols() * SCATTER_BLOCK <= SCATTER_MAX_SUMS {
         rows_scatter_tr_add(&Compressed::stored(a), b, out);
     } else {
         rows_times_dense_add(&Compressed::rows_of_transpose(a), b, out);
@@ -689,11 +691,21 @@ mod tests {
         }
         let csr: CsMat<f64> = tri.to_csr();
         let csc = csr.to_csc();
-        for k in [1, 32, 70] {
+        for k in [1, 32, 70, 300] {
             let b = gaussian_mat(&mut rng, n, k, 1.0);
-            // CSR takes the scatter over A's rows, CSC the gather over the rows of Aᵀ
-            let scatter = csr_tr_mul_dense(&csr, b.as_ref()).unwrap();
-            let gather = csr_tr_mul_dense(&csc, b.as_ref()).unwrap();
+            // the scatter over A's rows and the gather over the rows of Aᵀ, and what
+            // `csr_tr_mul_dense` chooses for either storage
+            let view = csr.view();
+            let mut scatter = Mat::<f64>::zeros(m, k);
+            rows_scatter_tr_add(&Compressed::stored(&view), b.as_ref(), scatter.as_mut());
+            let mut gather = Mat::<f64>::zeros(m, k);
+            rows_times_dense_add(
+                &Compressed::rows_of_transpose(&view),
+                b.as_ref(),
+                gather.as_mut(),
+            );
+            let chosen_csr = csr_tr_mul_dense(&csr, b.as_ref()).unwrap();
+            let chosen_csc = csr_tr_mul_dense(&csc, b.as_ref()).unwrap();
             // the sum both promise: from zero, over A's rows in increasing order
             let mut naive = Mat::<f64>::zeros(m, k);
             for (i, row) in csr.outer_iterator().enumerate() {
@@ -712,13 +724,19 @@ mod tests {
                         "scatter ({j}, {t}), k = {k}"
                     );
                     assert_eq!(gather[(j, t)].to_bits(), want, "gather ({j}, {t}), k = {k}");
+                    assert_eq!(chosen_csr[(j, t)].to_bits(), want);
+                    assert_eq!(chosen_csc[(j, t)].to_bits(), want);
                 }
             }
             // accumulating: the empty column's row keeps its -0.0, the others add
             let mut out = Mat::<f64>::from_fn(m, k, |_, _| -0.0);
-            csr_tr_mul_dense_add(&csr, b.as_ref(), out.as_mut()).unwrap();
-            assert!(out[(7, 0)] == 0.0 && out[(7, 0)].is_sign_negative());
-            assert_eq!(out[(3, 0)].to_bits(), (-0.0 + naive[(3, 0)]).to_bits());
+            rows_scatter_tr_add(&Compressed::stored(&view), b.as_ref(), out.as_mut());
+            let mut out_add = Mat::<f64>::from_fn(m, k, |_, _| -0.0);
+            csr_tr_mul_dense_add(&csr, b.as_ref(), out_add.as_mut()).unwrap();
+            for o in [&out, &out_add] {
+                assert!(o[(7, 0)] == 0.0 && o[(7, 0)].is_sign_negative());
+                assert_eq!(o[(3, 0)].to_bits(), (-0.0 + naive[(3, 0)]).to_bits());
+            }
         }
     }
 
