@@ -29,6 +29,18 @@ pub enum ExperimentError {
     /// Loading data failed.
     #[error("data: {0}")]
     Data(#[from] gimc_data::DataError),
+    /// A GIMC fit or prediction failed.
+    #[error("gimc: {0}")]
+    Gimc(#[from] gimc::GimcError),
+    /// A solver (IMC, FPC, SVM, …) failed.
+    #[error("solver: {0}")]
+    Solver(#[from] gimc_solvers::SolverError),
+    /// A feature map failed.
+    #[error("feature map: {0}")]
+    FeatMap(#[from] gimc_featmap::FeatMapError),
+    /// A clustering method failed.
+    #[error("clustering: {0}")]
+    Cluster(#[from] gimc_cluster::ClusterError),
     /// A name passed to `--only` is not a registered experiment.
     #[error("unknown experiment {name:?}; known experiments: {known}")]
     UnknownExperiment {
@@ -40,4 +52,32 @@ pub enum ExperimentError {
     /// Any other failure, described.
     #[error("{0}")]
     Failed(String),
+}
+
+/// Any displayable failure as [`ExperimentError::Failed`], for `map_err` on errors that have no
+/// variant of their own (a child process, a parse, a message built in place).
+pub(crate) fn fail(e: impl std::fmt::Display) -> ExperimentError {
+    ExperimentError::Failed(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn library_errors_convert_with_their_source_kept() {
+        let e: ExperimentError = gimc_solvers::SolverError::Empty("Ω").into();
+        assert_eq!(
+            e.to_string(),
+            "solver: no observed entries / training examples: Ω"
+        );
+        let source = e.source().expect("the solver error is the source");
+        assert!(matches!(
+            source.downcast_ref::<gimc_solvers::SolverError>(),
+            Some(gimc_solvers::SolverError::Empty("Ω"))
+        ));
+        assert_eq!(fail("k-means: 3 rows").to_string(), "k-means: 3 rows");
+    }
 }

@@ -15,11 +15,8 @@ use gimc_linalg::dense::{gram_tn, matmul};
 use gimc_linalg::rng::seeded;
 
 use super::{Benchmark, Measurement, gemm_gflops, median_secs};
+use crate::error::fail;
 use crate::{Context, ExperimentError};
-
-fn fail(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
 
 /// GIMC-LFF on Bibtex at m = 500.
 pub struct GimcLffBibtex;

@@ -14,11 +14,8 @@ use gimc_solvers::{
 use rand::seq::index::sample;
 
 use super::{Benchmark, Measurement, median_secs};
+use crate::error::fail;
 use crate::{Context, ExperimentError};
-
-fn fail(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
 
 /// IMC on Bibtex with Ψ = I and every entry observed (LEML's multi-label setting).
 pub struct ImcBibtex;

@@ -18,11 +18,8 @@ use gimc_linalg::FeatureMatrix;
 use gimc_linalg::rng::seeded;
 
 use super::{Benchmark, Measurement, median_secs, peer_script, sklearn_available};
+use crate::error::fail;
 use crate::{Context, ExperimentError};
-
-fn fail(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
 
 /// k-means against scikit-learn.
 pub struct KMeansPeer;

@@ -20,11 +20,8 @@ use gimc_linalg::rng::seeded;
 use serde::Deserialize;
 
 use super::{Benchmark, Measurement, median_secs, peer_script, sklearn_available};
+use crate::error::fail;
 use crate::{Context, ExperimentError};
-
-fn fail(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
 
 /// Fixed-map IMC on Bibtex and Delicious against scikit-learn.
 pub struct KernelRidgePeers;

@@ -12,11 +12,8 @@ use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sparse::{csr_mul_dense, csr_tr_mul_dense, csr_tr_mul_dense_add};
 
 use super::{Benchmark, Measurement, median_secs};
+use crate::error::fail;
 use crate::{Context, ExperimentError};
-
-fn fail(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
 
 /// X·U, XᵀH and AᵀΦ on Delicious's training rows.
 pub struct SparseProducts;

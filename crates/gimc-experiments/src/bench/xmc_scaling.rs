@@ -20,11 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Benchmark, Measurement};
+use crate::error::fail;
 use crate::{Context, ExperimentError};
-
-fn fail(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
 
 /// The scaling benchmark.
 pub struct XmcScaling;

@@ -46,7 +46,7 @@ use gimc_solvers::{CgParams, ImcParams, ImcProblem, NoObserver, Side, fit_imc, f
 use rayon::prelude::*;
 
 use super::mc1_common::SequentialFaer;
-use super::support::{featmap_err, holdout, mean_std, observed_from, rmse_on, solver_err};
+use super::support::{holdout, mean_std, observed_from, rmse_on};
 use crate::report::{Record, Report, Table};
 use crate::{Context, Experiment, ExperimentError};
 
@@ -334,10 +334,8 @@ impl Fig1Method for Mc {
         setting: &Setting,
         rng: &mut GimcRng,
     ) -> Result<Fig1Fit, ExperimentError> {
-        let params = imc_params(task.rank, setting.get("λ")?, task.quick)
-            .check()
-            .map_err(solver_err)?;
-        let model = fit_mc_als(train, &params, None, rng, &mut NoObserver).map_err(solver_err)?;
+        let params = imc_params(task.rank, setting.get("λ")?, task.quick).check()?;
+        let model = fit_mc_als(train, &params, None, rng, &mut NoObserver)?;
         Ok((&model.w * model.h.transpose()).into())
     }
 }
@@ -374,13 +372,13 @@ fn fit_features(
     lambda: f64,
     rng: &mut GimcRng,
 ) -> Result<Mat<f64>, ExperimentError> {
-    let params = imc_params(task.rank, lambda, task.quick)
-        .check()
-        .map_err(solver_err)?;
+    let params = imc_params(task.rank, lambda, task.quick).check()?;
     let (phi, psi) = (Side::Features(phi), Side::Features(psi));
-    let problem = ImcProblem::partial(phi, psi, train).map_err(solver_err)?;
-    let model = fit_imc(&problem, &params, None, rng, &mut NoObserver).map_err(solver_err)?;
-    model.scores_for_rows(phi, psi).map_err(solver_err)
+    let problem = ImcProblem::partial(phi, psi, train)?;
+    let model = fit_imc(&problem, &params, None, rng, &mut NoObserver)?;
+    model
+        .scores_for_rows(phi, psi)
+        .map_err(ExperimentError::from)
 }
 
 /// The row and column RFF maps of IMC-RFF and GIMC-LFF: separate draws from `rng`, in this
@@ -390,12 +388,10 @@ fn draw_rff_pair(
     setting: &Setting,
     rng: &mut GimcRng,
 ) -> Result<(RandomFourier, RandomFourier), ExperimentError> {
-    let rff = RandomFourierParams::new(setting.get("m")? as usize, setting.get("γ")?)
-        .check()
-        .map_err(featmap_err)?;
+    let rff = RandomFourierParams::new(setting.get("m")? as usize, setting.get("γ")?).check()?;
     let d = task.x.ncols();
-    let fx = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
-    let fy = RandomFourier::new(d, &rff, rng).map_err(featmap_err)?;
+    let fx = RandomFourier::new(d, &rff, rng)?;
+    let fy = RandomFourier::new(d, &rff, rng)?;
     Ok((fx, fy))
 }
 
@@ -437,8 +433,8 @@ impl Fig1Method for ImcRff {
         rng: &mut GimcRng,
     ) -> Result<Fig1Fit, ExperimentError> {
         let (fx, fy) = draw_rff_pair(task, setting, rng)?;
-        let phi = FeatureMatrix::dense(fx.forward(task.x).map_err(featmap_err)?)?;
-        let psi = FeatureMatrix::dense(fy.forward(task.y).map_err(featmap_err)?)?;
+        let phi = FeatureMatrix::dense(fx.forward(task.x)?)?;
+        let psi = FeatureMatrix::dense(fy.forward(task.y)?)?;
         fit_features(task, &phi, &psi, train, setting.get("λ")?, rng).map(Fig1Fit::from)
     }
 }
@@ -517,11 +513,9 @@ impl Fig1Method for GimcLff {
             .with_inner_iters(3)
             .with_imc_tol(imc.tol)
             .with_cg(imc.cg)
-            .check()
-            .map_err(gimc_err)?;
-        let data = CompletionData::new(train, task.x, task.y).map_err(gimc_err)?;
-        let fit = fit_completion(&data, fx, fy, &params, validation, rng, &mut NoObserver)
-            .map_err(gimc_err)?;
+            .check()?;
+        let data = CompletionData::new(train, task.x, task.y)?;
+        let fit = fit_completion(&data, fx, fy, &params, validation, rng, &mut NoObserver)?;
         let effective = fit.best.as_ref().map(|b| {
             let mut s = setting.clone();
             for (name, v) in &mut s.values {
@@ -533,17 +527,12 @@ impl Fig1Method for GimcLff {
         });
         let prediction = fit
             .into_chosen()
-            .and_then(|model| model.predict_dense(task.x, task.y))
-            .map_err(gimc_err)?;
+            .and_then(|model| model.predict_dense(task.x, task.y))?;
         Ok(Fig1Fit {
             prediction,
             effective,
         })
     }
-}
-
-fn gimc_err(e: gimc::GimcError) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
 }
 
 /// The sizes of one run of the experiment.

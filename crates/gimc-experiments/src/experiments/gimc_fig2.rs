@@ -31,7 +31,6 @@ use gimc_plot::LineChart;
 use gimc_solvers::{ImcParams, ImcProblem, NoObserver, Side, fit_imc};
 
 use super::gimc_table2::{linear_ridge, load_train_test};
-use super::support::solver_err;
 use crate::report::{Record, Report, Table, format_value};
 use crate::{Context, Experiment, ExperimentError};
 
@@ -125,15 +124,11 @@ pub struct Fig2Result {
     pub seconds: f64,
 }
 
-fn gimc_err(e: gimc::GimcError) -> ExperimentError {
-    ExperimentError::Failed(format!("gimc: {e}"))
-}
-
 fn p_at_3<M: gimc_featmap::FeatureMap>(
     model: &LabelModel<M>,
     test: &LabelData,
 ) -> Result<f64, ExperimentError> {
-    let e = model.evaluate(test, &[3]).map_err(gimc_err)?;
+    let e = model.evaluate(test, &[3])?;
     Ok(100.0 * e.precision_at(3).unwrap_or(f64::NAN))
 }
 
@@ -158,30 +153,25 @@ pub fn linear_imc(
             Side::Features(data.features()),
             Side::Identity(data.n_labels()),
             &y,
-        )
-        .map_err(solver_err)?;
+        )?;
         let params = ImcParams::default()
             .with_rank(rank)
             .with_lambda(lambda)
-            .check()
-            .map_err(solver_err)?;
+            .check()?;
         let model = fit_imc(
             &problem,
             &params,
             None,
             &mut child(&seeded(seed), 9),
             &mut NoObserver,
-        )
-        .map_err(solver_err)?;
+        )?;
         let z = &model.w * model.h.transpose();
         let d = data.features().ncols();
-        LabelModel::new(vec![Identity::new(d)], z, Task::MultiLabel, lambda).map_err(gimc_err)
+        LabelModel::new(vec![Identity::new(d)], z, Task::MultiLabel, lambda)
+            .map_err(ExperimentError::from)
     };
-    let (tr, va) = validation_split(train, 0.2, &mut child(&seeded(seed), 0)).map_err(gimc_err)?;
-    let (fit_rows, val_rows) = (
-        train.select_rows(&tr).map_err(gimc_err)?,
-        train.select_rows(&va).map_err(gimc_err)?,
-    );
+    let (tr, va) = validation_split(train, 0.2, &mut child(&seeded(seed), 0))?;
+    let (fit_rows, val_rows) = (train.select_rows(&tr)?, train.select_rows(&va)?);
     let mut best = (1.0, f64::NEG_INFINITY);
     for lambda in [0.1, 1.0, 10.0] {
         let s = p_at_3(&fit(&fit_rows, lambda)?, &val_rows)?;
@@ -212,7 +202,7 @@ pub fn run_set(
             .into_iter()
             .enumerate()
         {
-            let family = registry.family(family_name).map_err(gimc_err)?;
+            let family = registry.family(family_name)?;
             for (learned, iters) in [(false, 0), (true, cfg.max_iter)] {
                 let sel = select_and_fit(
                     train,
@@ -224,10 +214,8 @@ pub fn run_set(
                         .with_max_iter(iters)
                         .with_select_k(3)
                         .with_seed(cfg.seed)
-                        .check()
-                        .map_err(gimc_err)?,
-                )
-                .map_err(gimc_err)?;
+                        .check()?,
+                )?;
                 let p3 = p_at_3(&sel.model, test)?;
                 let idx = c + if learned { 2 } else { 0 };
                 if let Some(curve) = curves.get_mut(idx) {

@@ -25,7 +25,6 @@ use gimc_linalg::rng::{child, seeded};
 use gimc_solvers::{SvmCvParams, svm_per_label_cv};
 
 use super::gimc_table2::load_train_test;
-use super::support::solver_err;
 use crate::report::{Report, Table, format_value};
 use crate::{Context, Experiment, ExperimentError};
 
@@ -96,10 +95,6 @@ pub struct ClassResult {
     pub seconds: f64,
 }
 
-fn gimc_err(e: gimc::GimcError) -> ExperimentError {
-    ExperimentError::Failed(format!("gimc: {e}"))
-}
-
 /// Loads one of [`SETS`] as (train, test, description of the split).
 pub fn load_set(
     data_dir: &std::path::Path,
@@ -123,21 +118,17 @@ pub fn load_set(
                 .map(<[usize]>::to_vec)
                 .ok_or_else(|| ExperimentError::Failed(format!("{set}: no classes")))?;
             let k = classes.iter().max().map_or(0, |c| c + 1);
-            let all = LabelData::multi_class(d.features.clone(), &classes, k).map_err(gimc_err)?;
-            let (tr, te) =
-                validation_split(&all, 0.3, &mut child(&seeded(seed), 77)).map_err(gimc_err)?;
-            let (mut train, mut test) = (
-                all.select_rows(&tr).map_err(gimc_err)?,
-                all.select_rows(&te).map_err(gimc_err)?,
-            );
+            let all = LabelData::multi_class(d.features.clone(), &classes, k)?;
+            let (tr, te) = validation_split(&all, 0.3, &mut child(&seeded(seed), 77))?;
+            let (mut train, mut test) = (all.select_rows(&tr)?, all.select_rows(&te)?);
             if !train.features().is_sparse() {
                 let st = gimc_linalg::Standardizer::fit(train.features(), true)?;
                 let ftr = st.transform(train.features())?;
                 let fte = st.transform(test.features())?;
                 let ctr = train.classes().map(<[usize]>::to_vec).unwrap_or_default();
                 let cte = test.classes().map(<[usize]>::to_vec).unwrap_or_default();
-                train = LabelData::multi_class(ftr, &ctr, k).map_err(gimc_err)?;
-                test = LabelData::multi_class(fte, &cte, k).map_err(gimc_err)?;
+                train = LabelData::multi_class(ftr, &ctr, k)?;
+                test = LabelData::multi_class(fte, &cte, k)?;
             }
             Ok((train, test, "seeded stratified 70 / 30 split".into()))
         }
@@ -146,7 +137,7 @@ pub fn load_set(
 }
 
 fn accuracy_of(model: &gimc::LabelModel, test: &LabelData) -> Result<f64, ExperimentError> {
-    let e = model.evaluate(test, &[1]).map_err(gimc_err)?;
+    let e = model.evaluate(test, &[1])?;
     Ok(100.0 * e.accuracy.unwrap_or(f64::NAN))
 }
 
@@ -183,12 +174,8 @@ pub fn linear_svm(
         }
     }
     let labels = Observed::from_triplets(k, ntr + nte, &rows, &cols, &vals)?;
-    let params = SvmCvParams::default()
-        .with_cs(cs.to_vec())
-        .check()
-        .map_err(solver_err)?;
-    let svms = svm_per_label_cv(x.as_ref(), &labels, &params, &mut child(&seeded(seed), 5))
-        .map_err(solver_err)?;
+    let params = SvmCvParams::default().with_cs(cs.to_vec()).check()?;
+    let svms = svm_per_label_cv(x.as_ref(), &labels, &params, &mut child(&seeded(seed), 5))?;
     let correct = cte
         .iter()
         .enumerate()
@@ -225,7 +212,7 @@ pub fn run_set(
         ("lff", "IMC-RFF", "GIMC-LFF"),
         ("lnys", "IMC-NYS", "GIMC-LNYS"),
     ] {
-        let family = registry.family(family_name).map_err(gimc_err)?;
+        let family = registry.family(family_name)?;
         for (name, iters) in [(fixed_name, 0), (learned_name, cfg.max_iter)] {
             let t = Instant::now();
             let sel = select_and_fit(
@@ -237,10 +224,8 @@ pub fn run_set(
                     .with_ms(vec![cfg.m])
                     .with_max_iter(iters)
                     .with_seed(cfg.seed)
-                    .check()
-                    .map_err(gimc_err)?,
-            )
-            .map_err(gimc_err)?;
+                    .check()?,
+            )?;
             let c = &sel.chosen;
             out.push(ClassResult {
                 method: name.into(),

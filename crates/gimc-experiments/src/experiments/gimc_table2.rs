@@ -321,22 +321,18 @@ pub struct MethodResult {
     pub seconds: f64,
 }
 
-fn gimc_err(e: gimc::GimcError) -> ExperimentError {
-    ExperimentError::Failed(format!("gimc: {e}"))
-}
-
 /// A loaded part as [`LabelData`] (multi-label or multi-class, with label names).
 pub(crate) fn to_label_data(d: &Dataset) -> Result<LabelData, ExperimentError> {
     match &d.targets {
         Targets::Labels { matrix, names } => {
             LabelData::multi_label(d.features.clone(), matrix.clone())
                 .and_then(|l| l.with_label_names(names.clone()))
-                .map_err(gimc_err)
+                .map_err(ExperimentError::from)
         }
         Targets::Classes { classes, names } => {
             LabelData::multi_class(d.features.clone(), classes, names.len())
                 .and_then(|l| l.with_label_names(names.clone()))
-                .map_err(gimc_err)
+                .map_err(ExperimentError::from)
         }
         _ => Err(ExperimentError::Failed(
             "data set has no label / class targets".into(),
@@ -370,7 +366,7 @@ fn test_precision<M: gimc_featmap::FeatureMap>(
     model: &LabelModel<M>,
     test: &LabelData,
 ) -> Result<[f64; 3], ExperimentError> {
-    let e = model.evaluate(test, &[1, 3, 5]).map_err(gimc_err)?;
+    let e = model.evaluate(test, &[1, 3, 5])?;
     let p = |k| e.precision_at(k).map_or(f64::NAN, |v| 100.0 * v);
     Ok([p(1), p(3), p(5)])
 }
@@ -383,23 +379,22 @@ pub fn linear_ridge(
     seed: u64,
 ) -> Result<MethodResult, ExperimentError> {
     let t = Instant::now();
-    let (tr, va) = validation_split(train, 0.2, &mut child(&seeded(seed), 0)).map_err(gimc_err)?;
-    let fit = train.select_rows(&tr).map_err(gimc_err)?;
-    let val = train.select_rows(&va).map_err(gimc_err)?;
+    let (tr, va) = validation_split(train, 0.2, &mut child(&seeded(seed), 0))?;
+    let fit = train.select_rows(&tr)?;
+    let val = train.select_rows(&va)?;
     let d = train.features().ncols();
     let mut best = (f64::NAN, f64::NEG_INFINITY);
     for &l in &BASELINE_LAMBDAS {
-        let m = LabelModel::fit_w(vec![Identity::new(d)], &fit, l).map_err(gimc_err)?;
+        let m = LabelModel::fit_w(vec![Identity::new(d)], &fit, l)?;
         let s = m
-            .evaluate(&val, &[1])
-            .map_err(gimc_err)?
+            .evaluate(&val, &[1])?
             .precision_at(1)
             .unwrap_or(f64::NEG_INFINITY);
         if s > best.1 {
             best = (l, s);
         }
     }
-    let model = LabelModel::fit_w(vec![Identity::new(d)], train, best.0).map_err(gimc_err)?;
+    let model = LabelModel::fit_w(vec![Identity::new(d)], train, best.0)?;
     Ok(MethodResult {
         method: "linear ridge".into(),
         setting: format!("λ={}", best.0),
@@ -433,10 +428,7 @@ pub(crate) fn table_header(first: &str) -> Vec<String> {
 pub(crate) fn rows_as(d: &LabelData, norm: RowNorm) -> Result<Cow<'_, LabelData>, ExperimentError> {
     Ok(match norm {
         RowNorm::None => Cow::Borrowed(d),
-        _ => Cow::Owned(
-            d.with_features(d.features().normalize_rows(norm))
-                .map_err(gimc_err)?,
-        ),
+        _ => Cow::Owned(d.with_features(d.features().normalize_rows(norm))?),
     })
 }
 
@@ -513,7 +505,7 @@ pub fn run_set(
     ];
     let mut learned = Vec::new();
     for (family_name, gamma, grid, fixed_name, learned_name) in kinds {
-        let family = registry.family(family_name).map_err(gimc_err)?;
+        let family = registry.family(family_name)?;
         // IMC-*: the same draws (same seed) with no learning.
         let t = Instant::now();
         let fixed = select_and_fit(
@@ -524,10 +516,8 @@ pub fn run_set(
                 .with_gammas(vec![Gamma::Value(gamma)])
                 .with_lambdas(BASELINE_LAMBDAS.to_vec())
                 .with_max_iter(0)
-                .check()
-                .map_err(gimc_err)?,
-        )
-        .map_err(gimc_err)?;
+                .check()?,
+        )?;
         out.push(MethodResult {
             method: format!("IMC-{fixed_name}"),
             setting: format!("m={} γ={} λ={}", fixed.chosen.m, gamma, fixed.chosen.lambda),
@@ -550,10 +540,8 @@ pub fn run_set(
                     .with_lambdas(grid.lambdas.clone())
                     .with_max_iter(cfg.max_iter)
                     .with_patience(cfg.patience)
-                    .check()
-                    .map_err(gimc_err)?,
-            )
-            .map_err(gimc_err)?;
+                    .check()?,
+            )?;
             by_rows.push((rows.norm, sel));
         }
         let best = best_by(&by_rows, |(_, s)| s.chosen.validation_score).ok_or_else(|| {
@@ -622,8 +610,7 @@ pub fn run_set(
             lnys.chosen.lambda,
             lnys.chosen.iterations,
         );
-        let comb = select_combined(forms.get(norm)?.0, vec![lff, lnys], &BASELINE_LAMBDAS, 1)
-            .map_err(gimc_err)?;
+        let comb = select_combined(forms.get(norm)?.0, vec![lff, lnys], &BASELINE_LAMBDAS, 1)?;
         combined.push((norm, setting, comb));
     }
     if let Some(i) = best_by(&combined, |(_, _, c)| c.validation_score) {

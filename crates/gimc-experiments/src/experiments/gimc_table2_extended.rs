@@ -35,6 +35,7 @@ use super::gimc_table2::{
     rows_as, run_set, table_header, to_label_data,
 };
 use super::support::mean_std;
+use crate::error::fail;
 use crate::report::{MISSING, Report, Table, format_value};
 use crate::{Context, Experiment, ExperimentError};
 
@@ -57,10 +58,6 @@ pub fn krr_gammas(norm: RowNorm) -> &'static [f64] {
     }
 }
 
-fn failed(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(e.to_string())
-}
-
 /// Test scores of `eval` under exact RBF kernel ridge fitted on `fit`, one matrix per λ.
 fn kernel_ridge_scores(
     fit: &LabelData,
@@ -77,7 +74,7 @@ fn kernel_ridge_scores(
         .f64s("dense X", n, fit.features().ncols())
         .f64s("A dense", n, l)
         .f64s("scores", ne, l);
-    check_fits(&tally.finish(), MemoryBudget::Detect).map_err(failed)?;
+    check_fits(&tally.finish(), MemoryBudget::Detect).map_err(fail)?;
     let kernel = Kernel::Rbf { gamma };
     let xf = fit.features().to_dense();
     let k = kernel_block(&kernel, fit.features(), xf.as_ref())?;
@@ -105,12 +102,12 @@ pub fn exact_kernel_ridge(
     let t = Instant::now();
     let rows = |d: &LabelData| {
         d.with_features(d.features().normalize_rows(norm))
-            .map_err(failed)
+            .map_err(fail)
     };
     let (train, test) = (rows(train)?, rows(test)?);
-    let (tr, va) = validation_split(&train, 0.2, &mut child(&seeded(seed), 0)).map_err(failed)?;
-    let fit = train.select_rows(&tr).map_err(failed)?;
-    let val = train.select_rows(&va).map_err(failed)?;
+    let (tr, va) = validation_split(&train, 0.2, &mut child(&seeded(seed), 0)).map_err(fail)?;
+    let fit = train.select_rows(&tr).map_err(fail)?;
+    let val = train.select_rows(&va).map_err(fail)?;
     let mut best = (f64::NEG_INFINITY, f64::NAN, f64::NAN);
     for &gamma in krr_gammas(norm) {
         for (s, &lambda) in kernel_ridge_scores(&fit, &val, gamma, &KRR_LAMBDAS)?
@@ -126,7 +123,7 @@ pub fn exact_kernel_ridge(
     let (validation, gamma, lambda) = best;
     let s = kernel_ridge_scores(&train, &test, gamma, &[lambda])?
         .pop()
-        .ok_or_else(|| failed("no kernel ridge scores"))?;
+        .ok_or_else(|| fail("no kernel ridge scores"))?;
     let p = |k| precision_at_k(s.as_ref(), test.labels(), k).map(|v| 100.0 * v);
     Ok(MethodResult {
         method: format!("exact kernel ridge, {} rows", norm_label(norm)),
@@ -153,7 +150,7 @@ pub fn test_oracle(
 ) -> Result<MethodResult, ExperimentError> {
     let t = Instant::now();
     let registry = MapRegistry::builtin();
-    let family = registry.family(family_name).map_err(failed)?;
+    let family = registry.family(family_name).map_err(fail)?;
     let root = seeded(cfg.seed);
     // ([P@1, P@3, P@5], rows, m, γ, λ, iteration) of the best test P@1 so far
     let mut best: Option<([f64; 3], RowNorm, usize, f64, f64, usize)> = None;
@@ -167,16 +164,16 @@ pub fn test_oracle(
         for (m, gamma, lambda) in settings {
             let map = family
                 .build(train.features(), m, gamma, &mut child(&root, 1))
-                .map_err(failed)?;
+                .map_err(fail)?;
             let params = LabelParams::default()
                 .with_lambda(lambda)
                 .with_max_iter(cfg.max_iter)
                 .with_eval_ks(vec![1, 3, 5])
                 .with_eval_train(false)
                 .check()
-                .map_err(failed)?;
+                .map_err(fail)?;
             let fit =
-                fit_labels(&train, map, &params, Some(&test), &mut NoObserver).map_err(failed)?;
+                fit_labels(&train, map, &params, Some(&test), &mut NoObserver).map_err(fail)?;
             for (it, h) in fit.history.iter().enumerate() {
                 let Some(ev) = h.validation.as_ref() else {
                     continue;
@@ -190,7 +187,7 @@ pub fn test_oracle(
         }
     }
     let (precision, norm, m, gamma, lambda, iteration) =
-        best.ok_or_else(|| failed("oracle: no scored iteration"))?;
+        best.ok_or_else(|| fail("oracle: no scored iteration"))?;
     let name = if family_name == "lff" { "LFF" } else { "LNYS" };
     Ok(MethodResult {
         method: format!("GIMC-{name} (oracle)"),
@@ -220,8 +217,8 @@ fn resplit(
     a.sort_unstable();
     b.sort_unstable();
     let (tr, te) = (
-        union.select_rows(&a).map_err(failed)?,
-        union.select_rows(&b).map_err(failed)?,
+        union.select_rows(&a).map_err(fail)?,
+        union.select_rows(&b).map_err(fail)?,
     );
     if tr.features().is_sparse() {
         return Ok((tr, te));
@@ -229,8 +226,8 @@ fn resplit(
     let st = gimc_linalg::Standardizer::fit(tr.features(), true)?;
     let (ftr, fte) = (st.transform(tr.features())?, st.transform(te.features())?);
     Ok((
-        tr.with_features(ftr).map_err(failed)?,
-        te.with_features(fte).map_err(failed)?,
+        tr.with_features(ftr).map_err(fail)?,
+        te.with_features(fte).map_err(fail)?,
     ))
 }
 

@@ -331,15 +331,6 @@ pub fn rbf_gamma(x: &FeatureMatrix) -> f64 {
     2.0 / x.ncols().max(1) as f64
 }
 
-fn gimc_err(e: gimc::GimcError) -> ExperimentError {
-    ExperimentError::Failed(format!("gimc: {e}"))
-}
-
-/// k-means (`ClusterError`) and MCCC (`GimcError`) failures, reported as clustering errors.
-fn cluster_err(e: impl std::fmt::Display) -> ExperimentError {
-    ExperimentError::Failed(format!("clustering: {e}"))
-}
-
 /// The outcome of one method on one constraint set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodRun {
@@ -366,11 +357,8 @@ pub fn run_method(
     let gamma = rbf_gamma(&set.x);
     let (labels, lambda, iterations) = match method {
         Method::KMeans => {
-            let params = KMeansParams::new(set.k)
-                .with_n_init(10)
-                .check()
-                .map_err(cluster_err)?;
-            let km = fit_kmeans(&set.x, &params, rng).map_err(cluster_err)?;
+            let params = KMeansParams::new(set.k).with_n_init(10).check()?;
+            let km = fit_kmeans(&set.x, &params, rng)?;
             (km.labels, None, None)
         }
         Method::Mccc => {
@@ -378,12 +366,8 @@ pub fn run_method(
             let mut best: Option<(f64, f64)> = None;
             if !val.is_empty() && !train.is_empty() && config.lambdas.len() > 1 {
                 for &l in &config.lambdas {
-                    let p = MccParams::new(set.k)
-                        .with_lambda(l)
-                        .check()
-                        .map_err(cluster_err)?;
-                    let fit =
-                        fit_mccc(&set.x, &train, &p, &mut child(rng, 2)).map_err(cluster_err)?;
+                    let p = MccParams::new(set.k).with_lambda(l).check()?;
+                    let fit = fit_mccc(&set.x, &train, &p, &mut child(rng, 2))?;
                     let e = constraint_error(&val, &fit.labels)?;
                     if best.is_none_or(|(_, be)| e < be) {
                         best = Some((l, e));
@@ -391,11 +375,8 @@ pub fn run_method(
                 }
             }
             let l = best.map_or(config.lambdas.first().copied().unwrap_or(0.1), |b| b.0);
-            let p = MccParams::new(set.k)
-                .with_lambda(l)
-                .check()
-                .map_err(cluster_err)?;
-            let fit = fit_mccc(&set.x, pairs, &p, &mut child(rng, 3)).map_err(cluster_err)?;
+            let p = MccParams::new(set.k).with_lambda(l).check()?;
+            let fit = fit_mccc(&set.x, pairs, &p, &mut child(rng, 3))?;
             (fit.labels, Some(l), None)
         }
         Method::ImcRff | Method::GimcLff | Method::GimcLnys => {
@@ -404,15 +385,14 @@ pub fn run_method(
                 .with_lambdas(config.lambdas.clone());
             p.completion.max_iter = config.max_iter;
             p.completion.start_iters = config.start_iters;
-            let p = p.check().map_err(gimc_err)?;
+            let p = p.check()?;
             let (labels, lambda, iterations) = if method == Method::GimcLnys {
                 let fit = fit_semisupervised(&set.x, pairs, &NystromFamily::default(), &p, rng);
                 fit.map(|f| (f.labels, f.lambda, f.iterations))
             } else {
                 let fit = fit_semisupervised(&set.x, pairs, &FourierFamily, &p, rng);
                 fit.map(|f| (f.labels, f.lambda, f.iterations))
-            }
-            .map_err(gimc_err)?;
+            }?;
             (labels, Some(lambda), Some(iterations))
         }
     };

@@ -27,7 +27,6 @@ use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc};
 use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
 use rayon::prelude::*;
 
-use super::support::solver_err;
 use crate::report::{Report, Table};
 use crate::{Context, Experiment, ExperimentError};
 
@@ -230,8 +229,7 @@ fn run_trial(
     let omega = Observed::from_triplets(rows.len(), cols.len(), &ri, &ci, &vals)?;
     let x = FeatureMatrix::dense(g.x.clone())?.select_rows(&rows)?;
     let y = FeatureMatrix::dense(g.y.clone())?.select_rows(&cols)?;
-    let problem =
-        ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega).map_err(solver_err)?;
+    let problem = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega)?;
     let mut rng = seeded(fit_seed);
     let fitted = match solver {
         PhaseSolver::Als => {
@@ -242,8 +240,7 @@ fn run_trial(
                 .with_tol(1e-12)
                 .with_cg(CgParams::default().with_tol(1e-9).with_max_iter(60))
                 .with_init(ImcInit::Spectral)
-                .check()
-                .map_err(solver_err)?;
+                .check()?;
             fit_imc(&problem, &p, None, &mut rng, &mut NoObserver)
         }
         PhaseSolver::Nuclear => {
@@ -251,8 +248,7 @@ fn run_trial(
                 .with_mu(1e-6)
                 .with_xtol(1e-8)
                 .with_max_iter(2000)
-                .check()
-                .map_err(solver_err)?;
+                .check()?;
             fit_nuclear_imc(&problem, &p, &mut rng, &mut NoObserver)
         }
     };
@@ -260,7 +256,7 @@ fn run_trial(
         Ok(m) => m,
         // a numerical breakdown counts as a failed recovery, not as a failed experiment
         Err(gimc_solvers::SolverError::NonFinite { .. }) => return Ok(f64::INFINITY),
-        Err(e) => return Err(solver_err(e)),
+        Err(e) => return Err(e.into()),
     };
     let zhat: Mat<f64> = &model.w * model.h.transpose();
     let gx = g.x.transpose() * &g.x;

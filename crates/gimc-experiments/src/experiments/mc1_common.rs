@@ -148,10 +148,6 @@ pub struct MethodScore {
     pub chosen: String,
 }
 
-fn solver_err(e: gimc_solvers::SolverError) -> ExperimentError {
-    ExperimentError::Failed(format!("solver: {e}"))
-}
-
 fn observed(m: &Mat<f64>, entries: &[(usize, usize)]) -> Result<Observed, ExperimentError> {
     let rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
     let cols: Vec<usize> = entries.iter().map(|e| e.1).collect();
@@ -192,11 +188,11 @@ pub fn run_trial(
     let t = data.y.nrows();
     let ox = observed(&data.x, &data.observed_x)?;
     let oy = observed(&data.y, &data.observed_y)?;
-    let problem = TransductionProblem::new(oy.clone(), ox.clone()).map_err(solver_err)?;
-    let cv = config.cv.check().map_err(solver_err)?;
-    let svm = config.svm.check().map_err(solver_err)?;
-    let fpc_impute = config.fpc_impute.check().map_err(solver_err)?;
-    let em = config.em.check().map_err(solver_err)?;
+    let problem = TransductionProblem::new(oy.clone(), ox.clone())?;
+    let cv = config.cv.check()?;
+    let svm = config.svm.check()?;
+    let fpc_impute = config.fpc_impute.check()?;
+    let em = config.em.check()?;
     let x_flat = flat(&data.x);
     let y_flat = flat(&data.y);
     let x_mask = mask(d, n, &data.observed_x);
@@ -218,7 +214,7 @@ pub fn run_trial(
     let svm_then_score =
         |imputed: &Mat<f64>, stream: u64| -> Result<(f64, String), ExperimentError> {
             let mut r = child(rng, stream);
-            let svms = svm_per_label_cv(imputed.as_ref(), &oy, &svm, &mut r).map_err(solver_err)?;
+            let svms = svm_per_label_cv(imputed.as_ref(), &oy, &svm, &mut r)?;
             let cs: Vec<String> = svms.c.iter().map(|c| format!("{:.0e}", c)).collect();
             Ok((label_error(&svms.scores)?, format!("C = {}", cs.join("/"))))
         };
@@ -235,14 +231,9 @@ pub fn run_trial(
                     } else {
                         TransductionVariant::McB
                     };
-                    let params = config
-                        .fpc
-                        .with_variant(variant)
-                        .check()
-                        .map_err(solver_err)?;
+                    let params = config.fpc.with_variant(variant).check()?;
                     let mut r = child(rng, stream);
-                    let (sol, cv) =
-                        fit_transduction_cv(&problem, &params, &cv, &mut r).map_err(solver_err)?;
+                    let (sol, cv) = fit_transduction_cv(&problem, &params, &cv, &mut r)?;
                     Ok(MethodScore {
                         method,
                         label_error: label_error(&sol.label_scores())?,
@@ -252,7 +243,7 @@ pub fn run_trial(
                 }
                 Method::FpcSvm => {
                     let mut r = child(rng, stream);
-                    let imp = impute_fpc_cv(&ox, &fpc_impute, &mut r).map_err(solver_err)?;
+                    let imp = impute_fpc_cv(&ox, &fpc_impute, &mut r)?;
                     let (err, c) = svm_then_score(&imp.x, stream + 1000)?;
                     Ok(MethodScore {
                         method,
@@ -262,7 +253,7 @@ pub fn run_trial(
                     })
                 }
                 Method::Em1Svm => {
-                    let imp = impute_em_gaussian(&ox, &em).map_err(solver_err)?;
+                    let imp = impute_em_gaussian(&ox, &em)?;
                     let (err, c) = svm_then_score(&imp.x, stream + 1000)?;
                     Ok(MethodScore {
                         method,

@@ -50,10 +50,6 @@ pub const LOSS_ROWS: usize = 20_000;
 /// Clusters (covtype's 7 classes).
 pub const K: usize = 7;
 
-fn cluster_err(e: gimc_cluster::ClusterError) -> ExperimentError {
-    ExperimentError::Failed(format!("clustering: {e}"))
-}
-
 /// `n` rows drawn uniformly with replacement from covtype's stratified sample, or blobs when it
 /// is missing; returns the rows and the source's description.
 fn pool(
@@ -115,33 +111,30 @@ impl Experiment for OkmfScaling {
         let params = OkmfParams::new(K, kernel)
             .with_budget_size(BUDGET)
             .with_epochs(TIMED_EPOCHS);
-        let timed = params.check().map_err(cluster_err)?;
+        let timed = params.check()?;
         let mut okmf_times = Vec::new();
         // warm-up (page faults, thread pool)
         let warm = first_rows(&x_all, sizes.first().copied().unwrap_or(1000))?;
-        fit_okmf(&warm, &timed, &mut child(&base, 2)).map_err(cluster_err)?;
+        fit_okmf(&warm, &timed, &mut child(&base, 2))?;
         for (si, &n) in sizes.iter().enumerate() {
             let x = first_rows(&x_all, n)?;
             let mut best = f64::INFINITY;
             for rep in 0..reps {
                 let mut rng = child(&base, 100 + (si * 10 + rep) as u64);
                 let start = Instant::now();
-                fit_okmf(&x, &timed, &mut rng).map_err(cluster_err)?;
+                fit_okmf(&x, &timed, &mut rng)?;
                 best = best.min(start.elapsed().as_secs_f64());
             }
             okmf_times.push((n, best));
         }
         // kernel k-means timing
-        let kkm_params = KernelKMeansParams::new(K, kernel)
-            .with_n_init(1)
-            .check()
-            .map_err(cluster_err)?;
+        let kkm_params = KernelKMeansParams::new(K, kernel).with_n_init(1).check()?;
         let mut kkm_times = Vec::new();
         for (si, &n) in kernel_sizes.iter().enumerate() {
             let x = first_rows(&x_all, n)?;
             let mut rng = child(&base, 500 + si as u64);
             let start = Instant::now();
-            fit_kernel_kmeans(&x, &kkm_params, &mut rng).map_err(cluster_err)?;
+            fit_kernel_kmeans(&x, &kkm_params, &mut rng)?;
             kkm_times.push((n, start.elapsed().as_secs_f64()));
         }
         // loss curve
@@ -149,15 +142,10 @@ impl Experiment for OkmfScaling {
         let mut epochs: Vec<OkmfEpoch> = Vec::new();
         fit_okmf_observed(
             &x_loss,
-            &params
-                .clone()
-                .with_epochs(LOSS_EPOCHS)
-                .check()
-                .map_err(cluster_err)?,
+            &params.clone().with_epochs(LOSS_EPOCHS).check()?,
             &mut child(&base, 900),
             &mut |e| epochs.push(*e),
-        )
-        .map_err(cluster_err)?;
+        )?;
         let mut epochs_random: Vec<OkmfEpoch> = Vec::new();
         fit_okmf_observed(
             &x_loss,
@@ -165,12 +153,10 @@ impl Experiment for OkmfScaling {
                 .clone()
                 .with_epochs(LOSS_EPOCHS)
                 .with_init(OkmfInit::Random)
-                .check()
-                .map_err(cluster_err)?,
+                .check()?,
             &mut child(&base, 901),
             &mut |e| epochs_random.push(*e),
-        )
-        .map_err(cluster_err)?;
+        )?;
 
         // tables and records
         let (n0, t0) = okmf_times.first().copied().unwrap_or((1, 1.0));

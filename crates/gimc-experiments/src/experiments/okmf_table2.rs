@@ -295,10 +295,6 @@ pub fn synthetic(rng: &mut GimcRng) -> Result<ClusterData, ExperimentError> {
     ))
 }
 
-fn cluster_err(e: gimc_cluster::ClusterError) -> ExperimentError {
-    ExperimentError::Failed(format!("clustering: {e}"))
-}
-
 /// Fits `method` once and returns the labels of the training rows and the wall time (fit and
 /// labels).
 pub fn run_method(
@@ -314,14 +310,12 @@ pub fn run_method(
     let start = Instant::now();
     let labels = match method {
         Method::KMeans => {
-            let params = KMeansParams::new(k).check().map_err(cluster_err)?;
-            fit_kmeans(x, &params, rng).map_err(cluster_err)?.labels
+            let params = KMeansParams::new(k).check()?;
+            fit_kmeans(x, &params, rng)?.labels
         }
         Method::MiniBatch => {
-            let params = MiniBatchKMeansParams::new(k).check().map_err(cluster_err)?;
-            fit_minibatch_kmeans(x, &params, rng)
-                .map_err(cluster_err)?
-                .labels
+            let params = MiniBatchKMeansParams::new(k).check()?;
+            fit_minibatch_kmeans(x, &params, rng)?.labels
         }
         Method::KernelRbf | Method::KernelLinear => {
             let kernel = if method == Method::KernelRbf {
@@ -329,12 +323,8 @@ pub fn run_method(
             } else {
                 Kernel::Linear
             };
-            let params = KernelKMeansParams::new(k, kernel)
-                .check()
-                .map_err(cluster_err)?;
-            fit_kernel_kmeans(x, &params, rng)
-                .map_err(cluster_err)?
-                .labels
+            let params = KernelKMeansParams::new(k, kernel).check()?;
+            fit_kernel_kmeans(x, &params, rng)?.labels
         }
         Method::Okmf {
             kmeans_budget,
@@ -349,10 +339,9 @@ pub fn run_method(
             let params = OkmfParams::new(k, kernel)
                 .with_budget_size(BUDGET)
                 .with_budget(budget)
-                .check()
-                .map_err(cluster_err)?;
-            let model = fit_okmf(x, &params, rng).map_err(cluster_err)?;
-            model.predict(x).map_err(cluster_err)?
+                .check()?;
+            let model = fit_okmf(x, &params, rng)?;
+            model.predict(x)?
         }
     };
     Ok((labels, start.elapsed().as_secs_f64()))

@@ -31,7 +31,7 @@ use gimc_solvers::{
 use rand::Rng;
 use rayon::prelude::*;
 
-use super::support::{auc, holdout, mean_std, observed_from, solver_err};
+use super::support::{auc, holdout, mean_std, observed_from};
 use crate::report::{Report, Table};
 use crate::{Context, Experiment, ExperimentError};
 
@@ -210,20 +210,21 @@ fn fit_predict(
         .with_max_outer(max_outer);
     let model: ImcModel = match setting.alpha {
         None => {
-            let p = imc.check().map_err(solver_err)?;
-            let pr = ImcProblem::partial(phi, psi, &omega).map_err(solver_err)?;
-            fit_imc(&pr, &p, None, rng, &mut NoObserver).map_err(solver_err)?
+            let p = imc.check()?;
+            let pr = ImcProblem::partial(phi, psi, &omega)?;
+            fit_imc(&pr, &p, None, rng, &mut NoObserver)?
         }
         Some(alpha) => {
             let p = PuImcParams::default()
                 .with_imc(imc)
                 .with_alpha(alpha)
-                .check()
-                .map_err(solver_err)?;
-            fit_pu_imc(phi, psi, &omega, &p, None, rng, &mut NoObserver).map_err(solver_err)?
+                .check()?;
+            fit_pu_imc(phi, psi, &omega, &p, None, rng, &mut NoObserver)?
         }
     };
-    model.scores_for_rows(phi, psi).map_err(solver_err)
+    model
+        .scores_for_rows(phi, psi)
+        .map_err(ExperimentError::from)
 }
 
 /// The Lee & Liu PU criterion recall² / P(ŷ = 1) of ŷ = 1\[Â > ½\], recall on `held_out`.

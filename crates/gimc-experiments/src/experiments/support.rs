@@ -10,16 +10,6 @@ use rand::seq::SliceRandom;
 
 use crate::ExperimentError;
 
-/// Wraps a solver error.
-pub(crate) fn solver_err(e: gimc_solvers::SolverError) -> ExperimentError {
-    ExperimentError::Failed(format!("solver: {e}"))
-}
-
-/// Wraps a feature-map error.
-pub(crate) fn featmap_err(e: gimc_featmap::FeatMapError) -> ExperimentError {
-    ExperimentError::Failed(format!("feature map: {e}"))
-}
-
 /// Mean and sample standard deviation (0 for fewer than two values; NaN mean when empty).
 pub(crate) fn mean_std(values: &[f64]) -> (f64, f64) {
     let n = values.len();
