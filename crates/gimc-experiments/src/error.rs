@@ -41,6 +41,9 @@ pub enum ExperimentError {
     /// A clustering method failed.
     #[error("clustering: {0}")]
     Cluster(#[from] gimc_cluster::ClusterError),
+    /// A computation was refused because it would not fit in memory.
+    #[error(transparent)]
+    InsufficientMemory(#[from] gimc_linalg::memory::InsufficientMemory),
     /// A name passed to `--only` is not a registered experiment.
     #[error("unknown experiment {name:?}; known experiments: {known}")]
     UnknownExperiment {
@@ -52,6 +55,15 @@ pub enum ExperimentError {
     /// Any other failure, described.
     #[error("{0}")]
     Failed(String),
+}
+
+impl ExperimentError {
+    /// The [`ExperimentError::Io`] of an I/O error on `path`, for `map_err`:
+    /// `std::fs::write(&p, s).map_err(ExperimentError::io(&p))?`.
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io { path, source }
+    }
 }
 
 /// Any displayable failure as [`ExperimentError::Failed`], for `map_err` on errors that have no
@@ -79,5 +91,38 @@ mod tests {
             Some(gimc_solvers::SolverError::Empty("Ω"))
         ));
         assert_eq!(fail("k-means: 3 rows").to_string(), "k-means: 3 rows");
+    }
+
+    #[test]
+    fn io_errors_name_their_path_and_keep_their_source() {
+        let missing = std::path::Path::new("/nonexistent/gimc/records.csv");
+        let e = std::fs::read(missing)
+            .map_err(ExperimentError::io(missing))
+            .expect_err("the file does not exist");
+        assert!(
+            e.to_string()
+                .starts_with("I/O error on /nonexistent/gimc/records.csv: "),
+            "{e}"
+        );
+        let source = e.source().expect("the I/O error is the source");
+        assert_eq!(
+            source.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+            Some(std::io::ErrorKind::NotFound)
+        );
+    }
+
+    #[test]
+    fn a_memory_refusal_keeps_its_message() {
+        let refusal = gimc_linalg::memory::InsufficientMemory {
+            what: "exact kernel ridge",
+            needed: 3 << 30,
+            available: 1 << 30,
+            parameter: "rows",
+            detail: "K".into(),
+        };
+        let message = refusal.to_string();
+        let e: ExperimentError = refusal.into();
+        assert!(matches!(e, ExperimentError::InsufficientMemory(_)));
+        assert_eq!(e.to_string(), message);
     }
 }

@@ -335,10 +335,7 @@ impl Report {
 
 /// Writes one file, mapping the error to [`ExperimentError::Io`] with its path.
 fn write_file(path: PathBuf, contents: &str) -> Result<PathBuf, ExperimentError> {
-    std::fs::write(&path, contents).map_err(|source| ExperimentError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    std::fs::write(&path, contents).map_err(ExperimentError::io(&path))?;
     Ok(path)
 }
 
@@ -371,10 +368,7 @@ pub fn write_report(report: &Report, out_dir: &Path) -> Result<Vec<PathBuf>, Exp
 /// Checks the report name and creates `out_dir`.
 fn prepare_out_dir(name: &str, out_dir: &Path) -> Result<(), ExperimentError> {
     check_name(name)?;
-    std::fs::create_dir_all(out_dir).map_err(|source| ExperimentError::Io {
-        path: out_dir.to_path_buf(),
-        source,
-    })
+    std::fs::create_dir_all(out_dir).map_err(ExperimentError::io(out_dir))
 }
 
 /// Writes the report's figures as `<out_dir>/<name>-<suffix>.svg` (`<name>.svg` for an empty

@@ -33,7 +33,8 @@ const ITERATIONS: usize = 10;
 fn label_data(d: &gimc_data::Dataset) -> Result<LabelData, ExperimentError> {
     match &d.targets {
         Targets::Labels { matrix, .. } => {
-            LabelData::multi_label(d.features.clone(), matrix.clone()).map_err(fail)
+            LabelData::multi_label(d.features.clone(), matrix.clone())
+                .map_err(ExperimentError::from)
         }
         _ => Err(fail("expected a multi-label set")),
     }
@@ -63,23 +64,20 @@ impl Benchmark for GimcLffBibtex {
             .with_lambda(LAMBDA)
             .with_max_iter(iterations)
             .with_eval_train(false)
-            .check()
-            .map_err(fail)?;
+            .check()?;
         let t0 = Instant::now();
-        let map = FourierFamily
-            .build(train.features(), M, GAMMA, &mut seeded(ctx.seed))
-            .map_err(fail)?;
-        let fit = fit_labels(&train, map, &params, None, &mut NoObserver).map_err(fail)?;
+        let map = FourierFamily.build(train.features(), M, GAMMA, &mut seeded(ctx.seed))?;
+        let fit = fit_labels(&train, map, &params, None, &mut NoObserver)?;
         let total = t0.elapsed().as_secs_f64();
         let done = fit.history.len().saturating_sub(1);
         let start_secs = fit.history.first().map_or(0.0, |h| h.seconds);
         let last_secs = fit.history.last().map_or(0.0, |h| h.seconds);
         let per_iter = (last_secs - start_secs) / done.max(1) as f64;
         let trials: usize = fit.history.iter().skip(1).map(|h| h.trials).sum();
-        let eval = fit.model.evaluate(&test, &[1, 3, 5]).map_err(fail)?;
+        let eval = fit.model.evaluate(&test, &[1, 3, 5])?;
 
         // The fit's dense products at the learned Φ (n × D) and W (D × L).
-        let phi = concat_features(fit.model.maps(), train.features()).map_err(fail)?;
+        let phi = concat_features(fit.model.maps(), train.features())?;
         let (n, d) = (phi.nrows(), phi.ncols());
         let w = fit.model.w();
         let wwt = matmul(w, w.transpose())?;

@@ -44,8 +44,7 @@ fn bibtex_run(data_dir: &Path, runs: usize) -> Result<(f64, [f64; 3]), Experimen
         .with_tol(0.0)
         .with_cg(CgParams::default().with_tol(1e-6).with_max_iter(20))
         .with_init(ImcInit::Spectral)
-        .check()
-        .map_err(fail)?;
+        .check()?;
     let (secs, model) = median_secs(runs, || {
         // The timed region is the whole fit from the loaded data: Ω built from the labels,
         // Gram matrices, initialisation and the alternations.
@@ -54,13 +53,11 @@ fn bibtex_run(data_dir: &Path, runs: usize) -> Result<(f64, [f64; 3]), Experimen
             Side::Features(&train.features),
             Side::Identity(n_labels),
             &a,
-        )
-        .map_err(fail)?;
-        fit_imc(&problem, &params, None, &mut seeded(0), &mut NoObserver).map_err(fail)
+        )?;
+        fit_imc(&problem, &params, None, &mut seeded(0), &mut NoObserver)
+            .map_err(ExperimentError::from)
     })?;
-    let top = model
-        .top_k_for_rows(Side::Features(&test.features), Side::Identity(n_labels), 5)
-        .map_err(fail)?;
+    let top = model.top_k_for_rows(Side::Features(&test.features), Side::Identity(n_labels), 5)?;
     let mut p = [0.0; 3];
     for (slot, k) in p.iter_mut().zip([1, 3, 5]) {
         *slot = 100.0 * precision_at_k_from_topk(&top, yte, k)?;
@@ -148,18 +145,16 @@ impl Benchmark for ImcCgStep {
         let (d, k) = (100, 20);
         let mut rng = seeded(ctx.seed);
         let (x, y, omega) = planted_problem(n, d, k, per_row, &mut rng)?;
-        let problem =
-            ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega).map_err(fail)?;
+        let problem = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega)?;
         let h = gaussian_mat(&mut rng, d, k, 1.0);
         let time_half_step = |iters: usize| -> Result<(f64, usize), ExperimentError> {
             let cg = CgParams::default()
                 .with_tol(0.0)
                 .with_max_iter(iters)
-                .check()
-                .map_err(fail)?;
+                .check()?;
             let (secs, report) = median_secs(3, || {
                 let mut w = Mat::<f64>::zeros(d, k);
-                w_step(&problem, 0.1, h.as_ref(), w.as_mut(), &cg).map_err(fail)
+                w_step(&problem, 0.1, h.as_ref(), w.as_mut(), &cg).map_err(ExperimentError::from)
             })?;
             Ok((secs, report.cg_iterations))
         };
@@ -215,8 +210,7 @@ impl Benchmark for ImcWideFit {
         let (n, k) = (WIDE_N, WIDE_RANK);
         let mut rng = seeded(ctx.seed);
         let (x, y, omega) = planted_problem(n, d, k, n / 5, &mut rng)?;
-        let problem =
-            ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega).map_err(fail)?;
+        let problem = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega)?;
         let cg = CgParams::default().with_tol(1e-6).with_max_iter(50);
         let params = ImcParams::default()
             .with_rank(k)
@@ -224,8 +218,7 @@ impl Benchmark for ImcWideFit {
             .with_max_outer(WIDE_ALTERNATIONS)
             .with_tol(0.0)
             .with_cg(cg)
-            .check()
-            .map_err(fail)?;
+            .check()?;
         // the warm start of a GIMC outer iteration: the factors of the fit before it (here 3
         // alternations from a random start on the same features)
         let start = fit_imc(
@@ -237,8 +230,7 @@ impl Benchmark for ImcWideFit {
             )),
             &mut seeded(1),
             &mut NoObserver,
-        )
-        .map_err(fail)?;
+        )?;
         let (w0, h0) = (start.w, start.h);
         let sequential = gimc_linalg::faer::get_global_parallelism();
         gimc_linalg::faer::set_global_parallelism(gimc_linalg::faer::Par::Seq);
@@ -254,20 +246,16 @@ impl Benchmark for ImcWideFit {
                 &mut seeded(1),
                 &mut NoObserver,
             )
-            .map_err(fail)
+            .map_err(ExperimentError::from)
         };
         let steps = || {
             let ws = ImcWorkspace::new(&problem);
             let (mut w, mut h) = (w0.clone(), h0.clone());
-            ws.objective(params.lambda, w.as_ref(), h.as_ref())
-                .map_err(fail)?;
+            ws.objective(params.lambda, w.as_ref(), h.as_ref())?;
             for _ in 0..WIDE_ALTERNATIONS {
-                ws.w_step(params.lambda, h.as_ref(), w.as_mut(), params.valid_cg())
-                    .map_err(fail)?;
-                ws.h_step(params.lambda, w.as_ref(), h.as_mut(), params.valid_cg())
-                    .map_err(fail)?;
-                ws.objective(params.lambda, w.as_ref(), h.as_ref())
-                    .map_err(fail)?;
+                ws.w_step(params.lambda, h.as_ref(), w.as_mut(), params.valid_cg())?;
+                ws.h_step(params.lambda, w.as_ref(), h.as_mut(), params.valid_cg())?;
+                ws.objective(params.lambda, w.as_ref(), h.as_ref())?;
             }
             Ok::<_, ExperimentError>((w, h))
         };

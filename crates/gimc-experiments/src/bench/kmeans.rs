@@ -70,7 +70,7 @@ fn run_peer(script: &Path, args: &[String], k: usize) -> Result<PeerFit, Experim
         .rev()
         .find(|l| l.trim_start().starts_with('{'))
         .ok_or_else(|| fail("peer script printed no JSON line"))?;
-    let v: serde_json::Value = serde_json::from_str(line).map_err(fail)?;
+    let v: serde_json::Value = serde_json::from_str(line)?;
     let num = |key: &str| {
         v.get(key)
             .and_then(serde_json::Value::as_f64)

@@ -113,7 +113,8 @@ fn median(v: &mut [f64]) -> f64 {
 fn label_data(d: &Dataset) -> Result<LabelData, ExperimentError> {
     match &d.targets {
         Targets::Labels { matrix, .. } => {
-            LabelData::multi_label(d.features.clone(), matrix.clone()).map_err(fail)
+            LabelData::multi_label(d.features.clone(), matrix.clone())
+                .map_err(ExperimentError::from)
         }
         _ => Err(fail("expected a multi-label set")),
     }
@@ -162,11 +163,11 @@ fn run_peer(
     let mut line: Option<PeerLine> = None;
     let mut rss = None;
     for l in text.lines().filter(|l| l.trim_start().starts_with('{')) {
-        let v: serde_json::Value = serde_json::from_str(l).map_err(fail)?;
+        let v: serde_json::Value = serde_json::from_str(l)?;
         if let Some(r) = v.get("peak_rss_kib").and_then(serde_json::Value::as_f64) {
             rss = Some(r);
         } else {
-            line = Some(serde_json::from_value(v).map_err(fail)?);
+            line = Some(serde_json::from_value(v)?);
         }
     }
     let mut line = line.ok_or_else(|| fail(format!("no result line from the peer: {text}")))?;
@@ -207,15 +208,14 @@ fn timed_fit<M: LearnableMap + Clone>(
         .with_lambda(lambda)
         .with_max_iter(0)
         .with_eval_train(false)
-        .check()
-        .map_err(fail)?;
+        .check()?;
     let (secs, fit) = median_secs(runs, || {
         // Timed: the map drawn from the training rows, Φ (or its factors), ΦᵀΦ, AᵀΦ and the
         // ridge solve.
         let map = build()?;
-        fit_labels(train, map, &params, None, &mut NoObserver).map_err(fail)
+        fit_labels(train, map, &params, None, &mut NoObserver).map_err(ExperimentError::from)
     })?;
-    let eval = fit.model.evaluate(test, &[1, 3, 5]).map_err(fail)?;
+    let eval = fit.model.evaluate(test, &[1, 3, 5])?;
     let mut p = [0.0; 3];
     for (slot, k) in p.iter_mut().zip([1, 3, 5]) {
         *slot = 100.0 * eval.precision_at(k).ok_or_else(|| fail("no P@k"))?;
@@ -237,15 +237,16 @@ fn run_ours(
         Ours::Paired => timed_fit(train, test, case.lambda, runs, || {
             FourierFamily
                 .build(x, M, case.gamma, &mut seeded(seed))
-                .map_err(fail)
+                .map_err(ExperimentError::from)
         }),
         Ours::Phase => timed_fit(train, test, case.lambda, runs, || {
-            RandomCosine::new(x.ncols(), 2 * M, case.gamma, &mut seeded(seed)).map_err(fail)
+            RandomCosine::new(x.ncols(), 2 * M, case.gamma, &mut seeded(seed))
+                .map_err(ExperimentError::from)
         }),
         Ours::Nystrom => timed_fit(train, test, case.lambda, runs, || {
             NystromFamily::uniform_whitened()
                 .build(x, M, case.gamma, &mut seeded(seed))
-                .map_err(fail)
+                .map_err(ExperimentError::from)
         }),
     }
 }

@@ -66,7 +66,7 @@ fn gimc_binary() -> Result<PathBuf, ExperimentError> {
     if let Some(p) = std::env::var_os("GIMC_BIN") {
         return Ok(PathBuf::from(p));
     }
-    let exe = std::env::current_exe().map_err(fail)?;
+    let exe = std::env::current_exe().map_err(ExperimentError::io("the current executable"))?;
     let sibling = exe.with_file_name("gimc");
     if sibling.is_file() {
         Ok(sibling)
@@ -90,7 +90,7 @@ fn check_mpi(gimc: &Path) -> Result<(), ExperimentError> {
     let help = Command::new(gimc)
         .args(["fit", "--help"])
         .output()
-        .map_err(fail)?;
+        .map_err(ExperimentError::io(gimc))?;
     if !String::from_utf8_lossy(&help.stdout).contains("--mpi") {
         return Err(fail(format!(
             "{} was built without the mpi feature (cargo build --release -p gimc-cli \
@@ -160,7 +160,7 @@ fn run_case(
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .output()
-        .map_err(fail)?;
+        .map_err(ExperimentError::io("mpirun"))?;
     if !out.status.success() {
         return Err(fail(format!(
             "{}: {}",
@@ -168,7 +168,7 @@ fn run_case(
             String::from_utf8_lossy(&out.stderr)
         )));
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(fail)?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let numbers = |key: &str| -> Vec<f64> {
         v[key]
             .as_array()
@@ -198,7 +198,7 @@ impl Benchmark for XmcScaling {
         check_mpi(&gimc)?;
         let iterations = if ctx.quick { 1 } else { ITERATIONS };
         let dir = std::env::temp_dir().join(format!("gimc-xmc-scaling-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(fail)?;
+        std::fs::create_dir_all(&dir).map_err(ExperimentError::io(&dir))?;
         let mut out = Vec::new();
         for n in sizes(ctx.quick)? {
             let data = dir.join(format!("xmc-{n}.txt"));
@@ -207,7 +207,7 @@ impl Benchmark for XmcScaling {
                 .args(["--preset", "amazoncat-13k", "--rows", &n.to_string(), "-o"])
                 .arg(&data)
                 .output()
-                .map_err(fail)?;
+                .map_err(ExperimentError::io(&gimc))?;
             if !made.status.success() {
                 return Err(fail(String::from_utf8_lossy(&made.stderr)));
             }
@@ -258,9 +258,9 @@ impl Benchmark for XmcScaling {
                     "MiB",
                 ));
             }
-            std::fs::remove_file(&data).map_err(fail)?;
+            std::fs::remove_file(&data).map_err(ExperimentError::io(&data))?;
         }
-        std::fs::remove_dir_all(&dir).map_err(fail)?;
+        std::fs::remove_dir_all(&dir).map_err(ExperimentError::io(&dir))?;
         Ok(out)
     }
 }

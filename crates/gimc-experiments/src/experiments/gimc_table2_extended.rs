@@ -74,7 +74,7 @@ fn kernel_ridge_scores(
         .f64s("dense X", n, fit.features().ncols())
         .f64s("A dense", n, l)
         .f64s("scores", ne, l);
-    check_fits(&tally.finish(), MemoryBudget::Detect).map_err(fail)?;
+    check_fits(&tally.finish(), MemoryBudget::Detect)?;
     let kernel = Kernel::Rbf { gamma };
     let xf = fit.features().to_dense();
     let k = kernel_block(&kernel, fit.features(), xf.as_ref())?;
@@ -102,12 +102,12 @@ pub fn exact_kernel_ridge(
     let t = Instant::now();
     let rows = |d: &LabelData| {
         d.with_features(d.features().normalize_rows(norm))
-            .map_err(fail)
+            .map_err(ExperimentError::from)
     };
     let (train, test) = (rows(train)?, rows(test)?);
-    let (tr, va) = validation_split(&train, 0.2, &mut child(&seeded(seed), 0)).map_err(fail)?;
-    let fit = train.select_rows(&tr).map_err(fail)?;
-    let val = train.select_rows(&va).map_err(fail)?;
+    let (tr, va) = validation_split(&train, 0.2, &mut child(&seeded(seed), 0))?;
+    let fit = train.select_rows(&tr)?;
+    let val = train.select_rows(&va)?;
     let mut best = (f64::NEG_INFINITY, f64::NAN, f64::NAN);
     for &gamma in krr_gammas(norm) {
         for (s, &lambda) in kernel_ridge_scores(&fit, &val, gamma, &KRR_LAMBDAS)?
@@ -150,7 +150,7 @@ pub fn test_oracle(
 ) -> Result<MethodResult, ExperimentError> {
     let t = Instant::now();
     let registry = MapRegistry::builtin();
-    let family = registry.family(family_name).map_err(fail)?;
+    let family = registry.family(family_name)?;
     let root = seeded(cfg.seed);
     // ([P@1, P@3, P@5], rows, m, γ, λ, iteration) of the best test P@1 so far
     let mut best: Option<([f64; 3], RowNorm, usize, f64, f64, usize)> = None;
@@ -162,18 +162,14 @@ pub fn test_oracle(
                 .flat_map(move |&g| grid.lambdas.iter().map(move |&l| (m, g, l)))
         });
         for (m, gamma, lambda) in settings {
-            let map = family
-                .build(train.features(), m, gamma, &mut child(&root, 1))
-                .map_err(fail)?;
+            let map = family.build(train.features(), m, gamma, &mut child(&root, 1))?;
             let params = LabelParams::default()
                 .with_lambda(lambda)
                 .with_max_iter(cfg.max_iter)
                 .with_eval_ks(vec![1, 3, 5])
                 .with_eval_train(false)
-                .check()
-                .map_err(fail)?;
-            let fit =
-                fit_labels(&train, map, &params, Some(&test), &mut NoObserver).map_err(fail)?;
+                .check()?;
+            let fit = fit_labels(&train, map, &params, Some(&test), &mut NoObserver)?;
             for (it, h) in fit.history.iter().enumerate() {
                 let Some(ev) = h.validation.as_ref() else {
                     continue;
@@ -216,19 +212,13 @@ fn resplit(
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
     a.sort_unstable();
     b.sort_unstable();
-    let (tr, te) = (
-        union.select_rows(&a).map_err(fail)?,
-        union.select_rows(&b).map_err(fail)?,
-    );
+    let (tr, te) = (union.select_rows(&a)?, union.select_rows(&b)?);
     if tr.features().is_sparse() {
         return Ok((tr, te));
     }
     let st = gimc_linalg::Standardizer::fit(tr.features(), true)?;
     let (ftr, fte) = (st.transform(tr.features())?, st.transform(te.features())?);
-    Ok((
-        tr.with_features(ftr).map_err(fail)?,
-        te.with_features(fte).map_err(fail)?,
-    ))
+    Ok((tr.with_features(ftr)?, te.with_features(fte)?))
 }
 
 /// One re-split row: a method's mean and standard deviation over the re-splits.

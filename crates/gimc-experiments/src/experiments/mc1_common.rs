@@ -540,16 +540,10 @@ pub fn write_trial_mulan(
     let y_seen = mask(t, n, &data.observed_y);
     let write = |path: std::path::PathBuf, text: &str| {
         std::fs::write(&path, text)
-            .map_err(|source| ExperimentError::Io {
-                path: path.clone(),
-                source,
-            })
+            .map_err(ExperimentError::io(&path))
             .map(|()| path)
     };
-    std::fs::create_dir_all(dir).map_err(|source| ExperimentError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(dir).map_err(ExperimentError::io(dir))?;
     let mut xml = String::from(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<labels xmlns=\"http://mulan.sourceforge.net/labels\">\n",
     );

@@ -265,15 +265,9 @@ impl Experiment for OkmfScaling {
             "the paper's Figure 1 plots time and loss curves; it prints no numbers to compare",
         );
         let svg = render_svg(&okmf_times, &kkm_times, &epochs, &epochs_random);
-        std::fs::create_dir_all(&ctx.out_dir).map_err(|source| ExperimentError::Io {
-            path: ctx.out_dir.clone(),
-            source,
-        })?;
+        std::fs::create_dir_all(&ctx.out_dir).map_err(ExperimentError::io(&ctx.out_dir))?;
         let path = ctx.out_dir.join("okmf-scaling.svg");
-        std::fs::write(&path, svg).map_err(|source| ExperimentError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::write(&path, svg).map_err(ExperimentError::io(&path))?;
         report.note(format!("figure: {}", path.display()));
         Ok(report)
     }
