@@ -761,11 +761,15 @@ impl<M: LearnableMap> OuterProblem for LabelOuter<'_, M> {
     }
 
     /// The W-step at the new map (the trial's W under variable projection), and f there.
-    fn factors_after_search(&mut self, _f: f64) -> Result<f64> {
-        self.w = match self.trial_w.take() {
-            Some(w) => w,
-            None => self.problem.w_step(&self.feats)?,
-        };
+    /// Under variable projection the accepted trial already computed f at this map and W, from
+    /// the same products, so `f` (its objective) is returned as it is: the D²L product of
+    /// [`LabelProblem::objective`] is not formed twice per iteration.
+    fn factors_after_search(&mut self, f: f64) -> Result<f64> {
+        if let Some(w) = self.trial_w.take() {
+            self.w = w;
+            return Ok(f);
+        }
+        self.w = self.problem.w_step(&self.feats)?;
         Ok(self.problem.objective(&self.feats, self.w.as_ref())? + self.penalty(self.map.params()))
     }
 
