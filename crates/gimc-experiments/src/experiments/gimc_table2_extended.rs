@@ -1,5 +1,5 @@
 //! Experiment `gimc-table2-extended`: the analyses behind `gimc-table2`'s headline (issue 15,
-//! items 3, 4 and 6). A plain `reproduce` skips it for its cost (well over an hour on
+//! items 3, 4 and 6). A plain `reproduce` skips it for its cost (about 90 minutes on
 //! two cores); `--only gimc-table2-extended` or `--all` runs it. Per set (Bibtex, Delicious), every
 //! row beside the published GIMC numbers:
 //!
@@ -272,7 +272,7 @@ impl Experiment for GimcTable2Extended {
 
     fn skipped_by_default(&self) -> Option<&'static str> {
         Some(
-            "well over an hour on two cores (5 re-splits of gimc-table2 with its grids, the test \
+            "about 90 minutes on two cores (5 re-splits of gimc-table2 with its grids, the test \
              oracle, exact n × n kernel ridge); analyses of the headline, not part of it",
         )
     }
