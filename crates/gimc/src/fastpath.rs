@@ -5,7 +5,9 @@
 //!
 //! Nothing here forms an n × L dense matrix:
 //! - ΦᵀΦ is one triangular GEMM (O(nD²)), ΦᵀA = (AᵀΦ)ᵀ one sparse product (O(nnz(A)·D));
-//! - ‖A − ΦW‖² = ⟨W, (ΦᵀΦ)W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩ (O(D²L));
+//! - ‖A − ΦW‖² = ⟨W, (ΦᵀΦ)W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩ (O(D²L)); at the W-step's W, where
+//!   ⟨W, (ΦᵀΦ + λI)W⟩ = ⟨ΦᵀA, W⟩, f = ½(‖A‖² − ⟨ΦᵀA, W⟩) (O(DL); the reduced objective g(U)
+//!   and every variable-projection trial use it);
 //! - W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA by Cholesky (the paper prints λΦᵀΦ; the ridge solution has
 //!   ΦᵀΦ, DESIGN §3.3);
 //! - ∂f/∂Φ = Φ(WWᵀ) − AWᵀ = (ΦW − A)Wᵀ, computed as (Φ_B W − A_B)Wᵀ over row blocks B when
@@ -263,6 +265,16 @@ impl<'a> LabelProblem<'a> {
         Ok(0.5 * self.lambda * w.squared_norm_l2() + 0.5 * (quad + self.a_sq - 2.0 * cross))
     }
 
+    /// f at the W-step's W = (ΦᵀΦ + λI)⁻¹ΦᵀA (from [`Self::w_step`] at the same `feats`):
+    /// there ⟨W, (ΦᵀΦ + λI) W⟩ = ⟨ΦᵀA, W⟩, so f = ½(‖A‖² − ⟨ΦᵀA, W⟩), in O(DL) without the
+    /// D × D × L product ΦᵀΦ W of [`Self::objective`]. Equal to `objective(feats, w)` up to
+    /// the solve's rounding; for any other W it is not f.
+    pub fn objective_at_w_step(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<f64> {
+        self.check_w(feats, w)?;
+        let cross = frob_dot(feats.at_phi.as_ref(), w.transpose())?;
+        Ok(0.5 * (self.a_sq - cross))
+    }
+
     /// The W-step: W = (ΦᵀΦ + λI)⁻¹ΦᵀA (D × L), the exact minimiser of f over W.
     pub fn w_step(&self, feats: &LabelFeatures) -> Result<Mat<f64>> {
         Ok(ridge_solve(feats.gram(), feats.cross(), self.lambda)?)
@@ -311,7 +323,7 @@ impl<'a> LabelProblem<'a> {
     pub fn reduced<M: FeatureMap>(&self, map: &M) -> Result<(f64, Mat<f64>, LabelFeatures)> {
         let feats = self.features(std::slice::from_ref(map))?;
         let w = self.w_step(&feats)?;
-        let f = self.objective(&feats, w.as_ref())?;
+        let f = self.objective_at_w_step(&feats, w.as_ref())?;
         if !f.is_finite() {
             return Err(GimcError::NonFinite {
                 what: "objective",
@@ -419,8 +431,22 @@ mod tests {
             let ws = prob.w_step(&feats).unwrap();
             let gw = phi.transpose() * (&phi * &ws - &ad) + &ws * gimc_linalg::faer::Scale(0.3);
             assert!(gw.norm_l2() < 1e-9);
-            assert!(prob.objective(&feats, ws.as_ref()).unwrap() <= f);
+            let at_step = prob.objective(&feats, ws.as_ref()).unwrap();
+            assert!(at_step <= f);
+            // at the W-step's W, f = ½(‖A‖² − ⟨ΦᵀA, W⟩) without the D²L product; at another W
+            // that expression is not f
+            let short = prob.objective_at_w_step(&feats, ws.as_ref()).unwrap();
+            assert!(
+                (short - at_step).abs() < 1e-12 * at_step,
+                "{short} vs {at_step}"
+            );
+            let elsewhere = prob.objective_at_w_step(&feats, w.as_ref()).unwrap();
+            assert!((elsewhere - f).abs() > 1e-3 * f, "{elsewhere} vs {f}");
             assert!(prob.objective(&feats, w.as_ref().subcols(0, 1)).is_err());
+            assert!(
+                prob.objective_at_w_step(&feats, w.as_ref().subcols(0, 1))
+                    .is_err()
+            );
         }
         let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(2), 4, 2, 1.0)).unwrap();
         let data = LabelData::multi_label(x, labels(4, 3)).unwrap();

@@ -600,7 +600,7 @@ impl<'a, M: LearnableMap> LabelOuter<'a, M> {
             .with_sums(sums);
         let feats = problem.features(std::slice::from_ref(&map))?;
         let w = problem.w_step(&feats)?;
-        let f0 = problem.objective(&feats, w.as_ref())?;
+        let f0 = problem.objective_at_w_step(&feats, w.as_ref())?;
         let proximal = Proximal::new(params.proximal, map.params(), f0);
         let outer = Self {
             problem,
@@ -746,7 +746,9 @@ impl<M: LearnableMap> OuterProblem for LabelOuter<'_, M> {
             }
             Scheme::VariableProjection => match self.problem.w_step(&feats) {
                 Ok(w) => {
-                    let f = self.problem.objective(&feats, w.as_ref())? + penalty;
+                    // W is the W-step's: f without the D²L product (eq. of
+                    // `objective_at_w_step`)
+                    let f = self.problem.objective_at_w_step(&feats, w.as_ref())? + penalty;
                     Ok(Some((f, (feats, Some(w)))))
                 }
                 Err(GimcError::Linalg(_)) => Ok(None),
@@ -761,9 +763,8 @@ impl<M: LearnableMap> OuterProblem for LabelOuter<'_, M> {
     }
 
     /// The W-step at the new map (the trial's W under variable projection), and f there.
-    /// Under variable projection the accepted trial already computed f at this map and W, from
-    /// the same products, so `f` (its objective) is returned as it is: the D²L product of
-    /// [`LabelProblem::objective`] is not formed twice per iteration.
+    /// Under variable projection the accepted trial already computed f at this map and W (by
+    /// [`LabelProblem::objective_at_w_step`]), so `f` is returned as it is.
     fn factors_after_search(&mut self, f: f64) -> Result<f64> {
         if let Some(w) = self.trial_w.take() {
             self.w = w;
