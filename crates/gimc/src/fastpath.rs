@@ -268,7 +268,9 @@ impl<'a> LabelProblem<'a> {
     /// f at the W-step's W = (ΦᵀΦ + λI)⁻¹ΦᵀA (from [`Self::w_step`] at the same `feats`):
     /// there ⟨W, (ΦᵀΦ + λI) W⟩ = ⟨ΦᵀA, W⟩, so f = ½(‖A‖² − ⟨ΦᵀA, W⟩), in O(DL) without the
     /// D × D × L product ΦᵀΦ W of [`Self::objective`]. Equal to `objective(feats, w)` up to
-    /// the solve's rounding; for any other W it is not f.
+    /// the solve's rounding, but to first order in the solve's error (about κ(ΦᵀΦ + λI)·ε
+    /// relative) where `objective` at an inexact W is off by its square: with λ far below
+    /// ΦᵀΦ's scale, the two can differ visibly. For any W but the W-step's it is not f.
     pub fn objective_at_w_step(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<f64> {
         self.check_w(feats, w)?;
         let cross = frob_dot(feats.at_phi.as_ref(), w.transpose())?;
