@@ -81,7 +81,8 @@ pub(crate) fn add_fit(t: &mut Tally, s: &FitShape) {
     } else {
         0
     };
-    t.f64s(if streamed { "Φ block" } else { "Φ" }, n, dd)
+    let phi = if streamed { "Φ block" } else { "Φ" };
+    t.f64s(phi, n, dd)
         .f64s("ΦᵀΦ", dd, dd)
         .f64s("AᵀΦ", l, dd)
         .f64s("W", dd, l)
@@ -117,11 +118,11 @@ pub(crate) fn add_fit(t: &mut Tally, s: &FitShape) {
         if gradient >= phase {
             (phase, name) = (
                 gradient,
-                format!("gradient ∂f/∂Φ {n} × {dd} and backward pass"),
+                format!("gradient ∂f/∂{phi} {n} × {dd} and backward pass"),
             );
         }
         if trial > phase {
-            (phase, name) = (trial, format!("line-search trial Φ {n} × {dd}"));
+            (phase, name) = (trial, format!("line-search trial {phi} {n} × {dd}"));
         }
     }
     t.bytes(name, phase);

@@ -65,9 +65,11 @@ fn fit_with_a_huge_m_is_refused_at_once_naming_both_figures_and_the_option() {
     ];
     let (o, took) = run(&args, Some("8G"));
     assert_refused(&o, took, "8.0 GiB available");
-    // Φ is 1211 × 6,000,000 doubles (54.1 GiB), ΦᵀΦ is 6e6 × 6e6 (262 TiB)
+    // Φ is 1211 × 6,000,000 doubles (54.1 GiB), ΦᵀΦ is 6e6 × 6e6 (262 TiB); Φ is then
+    // streamed in blocks of rows, and the parts say so
     let err = stderr(&o);
     assert!(err.contains(" TiB, 8.0 GiB available"), "{err}");
+    assert!(err.contains("line-search trial Φ block "), "{err}");
     // the memory detected on this machine: no machine has the 2.6 EiB of ΦᵀΦ at m = 3e8
     let mut huge = args;
     huge[4] = "300000000";
