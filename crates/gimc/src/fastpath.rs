@@ -6,8 +6,9 @@
 //! Nothing here forms an n × L dense matrix:
 //! - ΦᵀΦ is one triangular GEMM (O(nD²)), ΦᵀA = (AᵀΦ)ᵀ one sparse product (O(nnz(A)·D));
 //! - ‖A − ΦW‖² = ⟨W, (ΦᵀΦ)W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩ (O(D²L)); at the W-step's W, where
-//!   ⟨W, (ΦᵀΦ + λI)W⟩ = ⟨ΦᵀA, W⟩, f = ½(‖A‖² − ⟨ΦᵀA, W⟩) (O(DL); the reduced objective g(U)
-//!   and every variable-projection trial use it);
+//!   ⟨W, (ΦᵀΦ + λI)W⟩ = ⟨ΦᵀA, W⟩, f = ½(‖A‖² − ⟨ΦᵀA, W⟩) (O(DL),
+//!   [`LabelProblem::w_step_with_objective`]; the reduced objective g(U) and every
+//!   variable-projection trial use it);
 //! - W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA by Cholesky (the paper prints λΦᵀΦ; the ridge solution has
 //!   ΦᵀΦ, DESIGN §3.3);
 //! - ∂f/∂Φ = Φ(WWᵀ) − AWᵀ = (ΦW − A)Wᵀ, computed as (Φ_B W − A_B)Wᵀ over row blocks B when
@@ -270,11 +271,21 @@ impl<'a> LabelProblem<'a> {
     /// D × D × L product ΦᵀΦ W of [`Self::objective`]. Equal to `objective(feats, w)` up to
     /// the solve's rounding, but to first order in the solve's error (about κ(ΦᵀΦ + λI)·ε
     /// relative) where `objective` at an inexact W is off by its square: with λ far below
-    /// ΦᵀΦ's scale, the two can differ visibly. For any W but the W-step's it is not f.
-    pub fn objective_at_w_step(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<f64> {
+    /// ΦᵀΦ's scale, the two can differ visibly. For any W but the W-step's it is not f, so it
+    /// is reached only through [`Self::w_step_with_objective`].
+    fn objective_at_w_step(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<f64> {
         self.check_w(feats, w)?;
         let cross = frob_dot(feats.at_phi.as_ref(), w.transpose())?;
         Ok(0.5 * (self.a_sq - cross))
+    }
+
+    /// The W-step ([`Self::w_step`]) and f there, without the D × D × L product of
+    /// [`Self::objective`] (see `objective_at_w_step`): what the fit's start, every
+    /// variable-projection trial and [`Self::reduced`] need.
+    pub fn w_step_with_objective(&self, feats: &LabelFeatures) -> Result<(Mat<f64>, f64)> {
+        let w = self.w_step(feats)?;
+        let f = self.objective_at_w_step(feats, w.as_ref())?;
+        Ok((w, f))
     }
 
     /// The W-step: W = (ΦᵀΦ + λI)⁻¹ΦᵀA (D × L), the exact minimiser of f over W.
@@ -324,8 +335,7 @@ impl<'a> LabelProblem<'a> {
     /// features.
     pub fn reduced<M: FeatureMap>(&self, map: &M) -> Result<(f64, Mat<f64>, LabelFeatures)> {
         let feats = self.features(std::slice::from_ref(map))?;
-        let w = self.w_step(&feats)?;
-        let f = self.objective_at_w_step(&feats, w.as_ref())?;
+        let (w, f) = self.w_step_with_objective(&feats)?;
         if !f.is_finite() {
             return Err(GimcError::NonFinite {
                 what: "objective",
@@ -437,7 +447,8 @@ mod tests {
             assert!(at_step <= f);
             // at the W-step's W, f = ½(‖A‖² − ⟨ΦᵀA, W⟩) without the D²L product; at another W
             // that expression is not f
-            let short = prob.objective_at_w_step(&feats, ws.as_ref()).unwrap();
+            let (w_again, short) = prob.w_step_with_objective(&feats).unwrap();
+            assert_eq!(w_again, ws);
             assert!(
                 (short - at_step).abs() < 1e-12 * at_step,
                 "{short} vs {at_step}"

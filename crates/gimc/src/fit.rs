@@ -599,8 +599,7 @@ impl<'a, M: LearnableMap> LabelOuter<'a, M> {
             .with_storage(params.storage)
             .with_sums(sums);
         let feats = problem.features(std::slice::from_ref(&map))?;
-        let w = problem.w_step(&feats)?;
-        let f0 = problem.objective_at_w_step(&feats, w.as_ref())?;
+        let (w, f0) = problem.w_step_with_objective(&feats)?;
         let proximal = Proximal::new(params.proximal, map.params(), f0);
         let outer = Self {
             problem,
@@ -744,13 +743,8 @@ impl<M: LearnableMap> OuterProblem for LabelOuter<'_, M> {
                 let f = self.problem.objective(&feats, self.w.as_ref())? + penalty;
                 Ok(Some((f, (feats, None))))
             }
-            Scheme::VariableProjection => match self.problem.w_step(&feats) {
-                Ok(w) => {
-                    // W is the W-step's: f without the D²L product (eq. of
-                    // `objective_at_w_step`)
-                    let f = self.problem.objective_at_w_step(&feats, w.as_ref())? + penalty;
-                    Ok(Some((f, (feats, Some(w)))))
-                }
+            Scheme::VariableProjection => match self.problem.w_step_with_objective(&feats) {
+                Ok((w, f)) => Ok(Some((f + penalty, (feats, Some(w))))),
                 Err(GimcError::Linalg(_)) => Ok(None),
                 Err(e) => Err(e),
             },
@@ -764,7 +758,7 @@ impl<M: LearnableMap> OuterProblem for LabelOuter<'_, M> {
 
     /// The W-step at the new map (the trial's W under variable projection), and f there.
     /// Under variable projection the accepted trial already computed f at this map and W (by
-    /// [`LabelProblem::objective_at_w_step`]), so `f` is returned as it is.
+    /// [`LabelProblem::w_step_with_objective`]), so `f` is returned as it is.
     fn factors_after_search(&mut self, f: f64) -> Result<f64> {
         if let Some(w) = self.trial_w.take() {
             self.w = w;
