@@ -119,6 +119,14 @@ pub struct CompletionParams {
     /// Stop when the relative decrease of f over one outer iteration is ≤ `tol` (0 disables).
     /// Default 0.
     pub tol: f64,
+    /// Stop once the validation error has not beaten its best for this many outer iterations
+    /// in a row ([`FitStop::NoValidationGain`]); acts only when a validation set is given.
+    /// Default `None` (run to `max_iter`).
+    pub patience: Option<usize>,
+    /// Keep a copy of the IMC start (iteration 0: the unlearned IMC-RFF / IMC-NYS fit) in
+    /// [`CompletionFit::start`], so one fit serves as both the unlearned baseline and GIMC.
+    /// Default false.
+    pub keep_start: bool,
     /// The memory pre-flight: [`estimate_completion`] is checked against it before Φ and Ψ
     /// are formed. Default [`MemoryBudget::Detect`] (the memory available now).
     pub memory: MemoryBudget,
@@ -138,6 +146,8 @@ impl Default for CompletionParams {
             learn_cols: true,
             line_search: LineSearchParams::default(),
             tol: 0.0,
+            patience: None,
+            keep_start: false,
             memory: MemoryBudget::Detect,
         }
     }
@@ -210,13 +220,25 @@ impl CompletionParams {
         self
     }
 
+    /// Sets the validation patience (`None`: run to `max_iter`).
+    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
+        self.patience = patience;
+        self
+    }
+
+    /// Sets whether the fit keeps a copy of its IMC start ([`CompletionFit::start`]).
+    pub fn with_keep_start(mut self, keep_start: bool) -> Self {
+        self.keep_start = keep_start;
+        self
+    }
+
     /// Sets the memory budget of the pre-flight.
     pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
         self.memory = memory;
         self
     }
 
-    /// Checks rank ≥ 1, λ, tolerances, the CG stopping rule and the line search (the rank is
+    /// Checks rank ≥ 1, λ, tolerances, patience ≥ 1, the CG stopping rule and the line search (the rank is
     /// checked against the feature dimensions by the fit), and derives the checked IMC
     /// parameters of the start and of step (1).
     pub fn check(&self) -> Result<ValidCompletionParams> {
@@ -227,6 +249,9 @@ impl CompletionParams {
         check_nonneg("imc_tol", self.imc_tol)?;
         check_nonneg("tol", self.tol)?;
         check_nonneg("cg.tol", self.cg.tol)?;
+        if self.patience == Some(0) {
+            return Err(param_err("patience", "must be at least 1"));
+        }
         self.line_search.check()?;
         // cannot fail after the checks above
         Ok(ValidCompletionParams {
@@ -240,6 +265,7 @@ impl CompletionParams {
     /// ([`NoStep::Skip`]).
     fn outer_settings(&self) -> OuterSettings<'_> {
         OuterSettings::new(self.max_iter, self.tol, &self.line_search, NoStep::Skip)
+            .with_patience(self.patience)
     }
 
     fn imc(&self, max_outer: usize) -> Result<ValidImcParams> {
@@ -573,6 +599,22 @@ pub struct BestCompletion {
     pub h: Mat<f64>,
 }
 
+impl BestCompletion {
+    /// `model` with this iterate's map parameters and factors restored.
+    pub fn restore_into<MR: LearnableMap, MC: LearnableMap>(
+        self,
+        mut model: CompletionModel<MR, MC>,
+    ) -> Result<CompletionModel<MR, MC>> {
+        model.row_map.set_params(self.row_params)?;
+        model.col_map.set_params(self.col_params)?;
+        Ok(CompletionModel {
+            w: self.w,
+            h: self.h,
+            ..model
+        })
+    }
+}
+
 /// The result of [`fit_completion`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletionFit<MR, MC> {
@@ -582,6 +624,9 @@ pub struct CompletionFit<MR, MC> {
     pub history: Vec<CompletionIteration>,
     /// The lowest-validation-error iterate (when a validation set was given).
     pub best: Option<BestCompletion>,
+    /// The IMC start, iteration 0 (with [`CompletionParams::keep_start`]); its `error` is the
+    /// validation error there (NaN without a validation set).
+    pub start: Option<BestCompletion>,
     /// Why the fit stopped.
     pub stop_reason: FitStop,
 }
@@ -598,17 +643,11 @@ impl<MR: LearnableMap, MC: LearnableMap> CompletionFit<MR, MC> {
     /// Consumes the fit, returning the best-validation model when there is one (both maps'
     /// parameters and the factors restored into the last model), else the last.
     pub fn into_chosen(self) -> Result<CompletionModel<MR, MC>> {
-        let mut model = self.model;
-        if let Some(b) = self.best {
-            model.row_map.set_params(b.row_params)?;
-            model.col_map.set_params(b.col_params)?;
-            model = CompletionModel {
-                w: b.w,
-                h: b.h,
-                ..model
-            };
+        let model = self.model;
+        match self.best {
+            Some(b) => b.restore_into(model),
+            None => Ok(model),
         }
-        Ok(model)
     }
 
     /// The objective values, the IMC start first.
@@ -867,6 +906,8 @@ struct CompletionOuter<'a, 'r, MR, MC> {
     pq: FactorProducts,
     /// The learned maps, in search order.
     sides: Vec<Which>,
+    /// The IMC start, kept with [`CompletionParams::keep_start`].
+    start: Option<CompletionSnapshot>,
 }
 
 impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC> {
@@ -900,6 +941,12 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         .into_iter()
         .filter_map(|(learn, side)| learn.then_some(side))
         .collect();
+        let start = params.keep_start.then(|| CompletionSnapshot {
+            row_params: row_map.params().to_owned(),
+            col_params: col_map.params().to_owned(),
+            w: w.clone(),
+            h: h.clone(),
+        });
         let outer = Self {
             data: *data,
             params,
@@ -915,6 +962,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             h,
             pq,
             sides,
+            start,
         };
         Ok((outer, f0))
     }
@@ -973,9 +1021,22 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             self.h,
             self.params.lambda,
         )?;
+        let start_error = run
+            .history
+            .first()
+            .and_then(|h| h.validation_error)
+            .unwrap_or(f64::NAN);
         Ok(CompletionFit {
             model,
             history: run.history,
+            start: self.start.map(|s| BestCompletion {
+                iteration: 0,
+                error: start_error,
+                row_params: s.row_params,
+                col_params: s.col_params,
+                w: s.w,
+                h: s.h,
+            }),
             best: run.best.map(|b| BestCompletion {
                 iteration: b.iteration,
                 error: b.value,

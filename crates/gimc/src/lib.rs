@@ -121,8 +121,9 @@ pub use select::{
     select_and_fit_observed, select_combined, validation_split,
 };
 pub use semisup::{
-    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupParams, ValidSemiSupParams,
+    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupPair, SemiSupParams, ValidSemiSupParams,
     estimate_semisupervised, fit_semisupervised, fit_semisupervised_observed,
+    fit_semisupervised_with_start,
 };
 pub use shard::{OneProcess, RowSums};
 pub use streamed::{DEFAULT_BLOCK_ENTRIES, Precision, Storage};

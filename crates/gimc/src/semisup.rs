@@ -276,8 +276,8 @@ fn check_pairs(n: usize, pairs: &[(usize, usize, f64)]) -> Result<()> {
     Ok(())
 }
 
-/// Fits the completion for one λ on `train` (validation entries `val`, if any), then the
-/// spectral k-means on ΦW of the chosen iterate.
+/// One λ's fit: the chosen model, its iteration, the objectives of the start and of the chosen
+/// iterate, and the clustering of its embedding.
 struct OneFit<M> {
     model: CompletionModel<M, M>,
     iteration: usize,
@@ -301,7 +301,11 @@ impl Observer for StopLatch<'_> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Fits the completion for one λ on `train` (validation entries `val`, if any), then the
+/// spectral k-means on ΦW of the chosen iterate. With `keep_start`, also the unlearned
+/// baseline's result from the fit's IMC start (its embedding from the same stream), with the
+/// seconds of the start and of that embedding.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn fit_one<M: LearnableMap>(
     x: &FeatureMatrix,
     train: &[(usize, usize, f64)],
@@ -310,9 +314,10 @@ fn fit_one<M: LearnableMap>(
     params: &ValidSemiSupParams,
     lambda: f64,
     max_iter: usize,
+    keep_start: bool,
     rng: &GimcRng,
     observer: &mut dyn Observer,
-) -> Result<OneFit<M>> {
+) -> Result<(OneFit<M>, Option<(OneFit<M>, f64)>)> {
     let n = x.nrows();
     let omega = constraint_matrix(n, train)?;
     let val_omega = match val {
@@ -325,10 +330,11 @@ fn fit_one<M: LearnableMap>(
         max_iter: if params.learn { max_iter } else { 0 },
         learn_rows: params.learn,
         learn_cols: params.learn,
+        keep_start,
         ..params.completion
     }
     .check()?;
-    let fit = fit_completion(
+    let mut fit = fit_completion(
         &data,
         draw()?,
         draw()?,
@@ -337,16 +343,42 @@ fn fit_one<M: LearnableMap>(
         &mut child(rng, 1),
         observer,
     )?;
-    let iteration = fit.chosen_iteration();
     let start_obj = fit.start_objective();
+    let start = match fit.start.take() {
+        Some(s) => {
+            let t = std::time::Instant::now();
+            let secs = fit.history.first().map_or(0.0, |h| h.seconds);
+            let model = CompletionModel::new(draw()?, draw()?, s.w.clone(), s.h.clone(), lambda)?;
+            let model = s.restore_into(model)?;
+            let one = embed(x, model, 0, (start_obj, start_obj), params, rng)?;
+            Some((one, secs + t.elapsed().as_secs_f64()))
+        }
+        None => None,
+    };
+    let iteration = fit.chosen_iteration();
     let chosen_obj = fit.history.get(iteration).map_or(f64::NAN, |h| h.objective);
     let model = fit.into_chosen()?;
+    Ok((
+        embed(x, model, iteration, (start_obj, chosen_obj), params, rng)?,
+        start,
+    ))
+}
+
+/// The spectral k-means on ΦW of `model` (the stream `child(rng, 2)`).
+fn embed<M: LearnableMap>(
+    x: &FeatureMatrix,
+    model: CompletionModel<M, M>,
+    iteration: usize,
+    objectives: (f64, f64),
+    params: &ValidSemiSupParams,
+    rng: &GimcRng,
+) -> Result<OneFit<M>> {
     let p = model.row_factors(x)?;
     let spectral = spectral_kmeans(p.as_ref(), params.valid_kmeans(), &mut child(rng, 2))?;
     Ok(OneFit {
         model,
         iteration,
-        objectives: (start_obj, chosen_obj),
+        objectives,
         spectral,
     })
 }
@@ -443,6 +475,61 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
     rng: &mut GimcRng,
     observer: &mut dyn Observer,
 ) -> Result<SemiSupFit<F::Map>> {
+    Ok(fit_both(x, pairs, family, params, false, rng, observer)?.0)
+}
+
+/// GIMC (learned maps) and its unlearned baseline (IMC-RFF / IMC-NYS) from one pass: the same
+/// two results as [`fit_semisupervised`] with `learn` true and with `learn` false from the
+/// same `rng` state, bit for bit, but each λ's IMC start, which both share (iteration 0 of the
+/// learned fit is the unlearned fit), is solved once, as is the refit's when both choose the
+/// same λ. `params.learn` must be true.
+pub fn fit_semisupervised_with_start<F: MapFamily + ?Sized>(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    family: &F,
+    params: &ValidSemiSupParams,
+    rng: &mut GimcRng,
+) -> Result<SemiSupPair<F::Map>> {
+    if !params.learn {
+        return Err(param_err(
+            "learn",
+            "must be true: the unlearned fit is the learned fit's start",
+        ));
+    }
+    let (learned, start) = fit_both(x, pairs, family, params, true, rng, &mut NoObserver)?;
+    let (start, start_seconds) = start.ok_or(GimcError::Empty("unlearned start"))?;
+    Ok(SemiSupPair {
+        start,
+        learned,
+        start_seconds,
+    })
+}
+
+/// The two results of [`fit_semisupervised_with_start`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemiSupPair<M> {
+    /// The unlearned baseline (`learn` = false), as [`fit_semisupervised`] gives it.
+    pub start: SemiSupFit<M>,
+    /// GIMC with learned maps, as [`fit_semisupervised`] gives it.
+    pub learned: SemiSupFit<M>,
+    /// Seconds the baseline's own work took (its IMC starts, embeddings and refit), as if it
+    /// had run alone.
+    pub start_seconds: f64,
+}
+
+/// The selection and refit of [`fit_semisupervised_observed`]; with `with_start` (and
+/// `params.learn`) also the unlearned baseline's, from the learned fits' starts, with the
+/// seconds of its own work.
+#[allow(clippy::type_complexity)]
+fn fit_both<F: MapFamily + ?Sized>(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    family: &F,
+    params: &ValidSemiSupParams,
+    with_start: bool,
+    rng: &mut GimcRng,
+    observer: &mut dyn Observer,
+) -> Result<(SemiSupFit<F::Map>, Option<(SemiSupFit<F::Map>, f64)>)> {
     let mut latch = StopLatch {
         inner: observer,
         stopped: false,
@@ -479,8 +566,19 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
             ),
         ));
     }
+    // the baseline's parameters: the same, unlearned
+    let start_params = (with_start && params.learn).then(|| ValidSemiSupParams {
+        params: SemiSupParams {
+            learn: false,
+            ..params.params.clone()
+        },
+        kmeans: params.kmeans.clone(),
+    });
     let max_iter = params.completion.max_iter;
-    let (lambda, iterations, validation, selected) = if params.needs_selection() {
+    // the selection fits on the training constraints, scored on the held-out ones
+    let mut learned = Selection::default();
+    let mut start = Selection::default();
+    if params.needs_selection() {
         let mut order: Vec<usize> = (0..pairs.len()).collect();
         order.shuffle(&mut child(&base, 1));
         let n_val = ((pairs.len() as f64 * params.holdout).round() as usize).max(1);
@@ -496,10 +594,8 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
         }
         let val: Vec<_> = order[..n_val].iter().map(|&p| pairs[p]).collect();
         let train: Vec<_> = order[n_val..].iter().map(|&p| pairs[p]).collect();
-        let mut scores = Vec::with_capacity(params.lambdas.len());
-        let mut best: Option<(usize, OneFit<F::Map>)> = None;
         for &lambda in &params.lambdas {
-            let one = fit_one(
+            let (one, start_one) = fit_one(
                 x,
                 &train,
                 Some(&val),
@@ -507,36 +603,29 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
                 params,
                 lambda,
                 max_iter,
+                start_params.is_some(),
                 &child(&base, 2),
                 &mut *observer,
             )?;
             if observer.stopped {
                 return Err(GimcError::Interrupted);
             }
-            let score = LambdaScore {
-                lambda,
-                constraint_error: constraint_error(&val, &one.spectral.kmeans.labels)?,
-                iteration: one.iteration,
-                objectives: one.objectives,
-            };
-            // lowest held-out constraint error; ties go to the earlier grid value
-            if best
-                .as_ref()
-                .is_none_or(|(b, _)| score.constraint_error < scores_err(&scores, *b))
+            learned.score(lambda, one, &val)?;
+            if let (Some(sp), Some((one, secs))) = (&start_params, start_one)
+                && sp.needs_selection()
             {
-                best = Some((scores.len(), one));
+                start.seconds += secs;
+                start.score(lambda, one, &val)?;
             }
-            scores.push(score);
         }
-        let (bi, one) = best.ok_or(GimcError::Empty("λ grid"))?;
-        (scores[bi].lambda, scores[bi].iteration, scores, Some(one))
-    } else {
-        (params.lambdas[0], 0, Vec::new(), None)
-    };
-    let (model, spectral) = match selected {
-        Some(one) if !params.refit => (one.model, one.spectral),
+    }
+    let (lambda, iterations) = learned.choice(params)?;
+    // the refits on all constraints (or the selection fits kept)
+    let mut start_refit = None;
+    let (model, spectral) = match learned.best.take() {
+        Some((_, one)) if !params.refit => (one.model, one.spectral),
         _ => {
-            let one = fit_one(
+            let (one, start_one) = fit_one(
                 x,
                 pairs,
                 None,
@@ -544,15 +633,112 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
                 params,
                 lambda,
                 iterations,
+                start_params.is_some(),
                 &child(&base, 3),
                 &mut *observer,
             )?;
             if observer.stopped {
                 return Err(GimcError::Interrupted);
             }
+            // the learned refit's start is the baseline's refit when both chose this λ
+            start_refit = start_one.map(|s| (lambda, s));
             (one.model, one.spectral)
         }
     };
+    let learned_fit = finish(pairs, gamma, (lambda, iterations), learned, model, spectral)?;
+    let Some(sp) = start_params else {
+        return Ok((learned_fit, None));
+    };
+    let (s_lambda, _) = start.choice(&sp)?;
+    let (model, spectral) = match (start.best.take(), start_refit) {
+        (Some((_, one)), _) if !sp.refit => (one.model, one.spectral),
+        (_, Some((l, (one, secs)))) if l == s_lambda => {
+            start.seconds += secs;
+            (one.model, one.spectral)
+        }
+        _ => {
+            let t = std::time::Instant::now();
+            let (one, _) = fit_one(
+                x,
+                pairs,
+                None,
+                &draw,
+                &sp,
+                s_lambda,
+                0,
+                false,
+                &child(&base, 3),
+                &mut NoObserver,
+            )?;
+            start.seconds += t.elapsed().as_secs_f64();
+            (one.model, one.spectral)
+        }
+    };
+    let seconds = start.seconds;
+    let start_fit = finish(pairs, gamma, (s_lambda, 0), start, model, spectral)?;
+    Ok((learned_fit, Some((start_fit, seconds))))
+}
+
+/// One method's selection over the λ grid: the scores in grid order and the best fit so far.
+struct Selection<M> {
+    scores: Vec<LambdaScore>,
+    best: Option<(usize, OneFit<M>)>,
+    /// Seconds of the method's own work (the baseline's, when it shares the learned fits).
+    seconds: f64,
+}
+
+impl<M> Default for Selection<M> {
+    fn default() -> Self {
+        Self {
+            scores: Vec::new(),
+            best: None,
+            seconds: 0.0,
+        }
+    }
+}
+
+impl<M> Selection<M> {
+    /// Scores `one` (fitted with `lambda`) on the held-out constraints `val`: the lowest
+    /// constraint error is kept, ties going to the earlier grid value.
+    fn score(&mut self, lambda: f64, one: OneFit<M>, val: &[(usize, usize, f64)]) -> Result<()> {
+        let score = LambdaScore {
+            lambda,
+            constraint_error: constraint_error(val, &one.spectral.kmeans.labels)?,
+            iteration: one.iteration,
+            objectives: one.objectives,
+        };
+        if self
+            .best
+            .as_ref()
+            .is_none_or(|(b, _)| score.constraint_error < scores_err(&self.scores, *b))
+        {
+            self.best = Some((self.scores.len(), one));
+        }
+        self.scores.push(score);
+        Ok(())
+    }
+
+    /// The chosen (λ, iteration count): the best score's, or the grid's first λ and no
+    /// iterations when nothing was selected.
+    fn choice(&self, params: &SemiSupParams) -> Result<(f64, usize)> {
+        if !params.needs_selection() {
+            return Ok((params.lambdas[0], 0));
+        }
+        let (bi, _) = self.best.as_ref().ok_or(GimcError::Empty("λ grid"))?;
+        let s = &self.scores[*bi];
+        Ok((s.lambda, s.iteration))
+    }
+}
+
+/// The fit's result from the chosen model and its clustering.
+fn finish<M>(
+    pairs: &[(usize, usize, f64)],
+    gamma: f64,
+    (lambda, iterations): (f64, usize),
+    selection: Selection<M>,
+    model: CompletionModel<M, M>,
+    spectral: SpectralKMeans,
+) -> Result<SemiSupFit<M>> {
     let labels = spectral.kmeans.labels.clone();
     let train_constraint_error = constraint_error(pairs, &labels)?;
     Ok(SemiSupFit {
@@ -560,7 +746,7 @@ pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
         gamma,
         lambda,
         iterations,
-        validation,
+        validation: selection.scores,
         train_constraint_error,
         model,
         spectral,

@@ -451,6 +451,12 @@ pub struct GimcLff;
 /// Most outer iterations GIMC-LFF may take (full form, quick form).
 pub const LFF_MAX_ITERS: (usize, usize) = (100, 10);
 
+/// GIMC-LFF's validation patience: a selection trajectory stops after this many outer
+/// iterations in a row without a new lowest validation error. In the twenty-eighth session's
+/// run no trajectory of the 170 waited longer than 36 iterations for a new best, so this cut
+/// keeps every chosen iteration count (docs/REPRODUCTION.md, gimc-fig1).
+pub const LFF_PATIENCE: usize = 40;
+
 impl Fig1Method for GimcLff {
     fn name(&self) -> &'static str {
         "GIMC-LFF"
@@ -509,6 +515,7 @@ impl Fig1Method for GimcLff {
             .with_rank(task.rank)
             .with_lambda(setting.get("λ")?)
             .with_max_iter(setting.get("iterations")? as usize)
+            .with_patience(Some(LFF_PATIENCE))
             .with_start_iters(imc.max_outer)
             .with_inner_iters(3)
             .with_imc_tol(imc.tol)
@@ -1004,11 +1011,13 @@ impl Experiment for GimcFig1 {
              smallest m, γ = 0.03/d, λ = 1; the quick form fixes m = 50, γ = 0.03/d). GIMC-LFF starts from IMC-RFF's solution (its m, γ and random \
              stream: iteration 0 is IMC-RFF's fit exactly), searches λ over IMC-RFF's choice \
              and its two grid neighbours, and takes the number of outer iterations (0 … {}, \
-             quick 0 … {}) with the lowest validation error along one trajectory. Then every \
-             method is refitted on all of Ω with its chosen setting.",
+             quick 0 … {}) with the lowest validation error along one trajectory, which \
+             stops after {} iterations without a new lowest error. Then every method is \
+             refitted on all of Ω with its chosen setting.",
             100.0 * VALIDATION_FRACTION,
             LFF_MAX_ITERS.0,
-            LFF_MAX_ITERS.1
+            LFF_MAX_ITERS.1,
+            LFF_PATIENCE
         ));
         for (panel, cells) in &all_cells {
             for &m in &methods {

@@ -361,6 +361,97 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
     assert!(err.is_parameter_error(), "{err}");
 }
 
+/// With a validation patience P the general path runs the same iterations as without it up to
+/// P iterations past its best validation error, then stops there: the history is a prefix of
+/// the full run's, bit for bit, and the chosen iterate is the same whenever the full run never
+/// waited P iterations for a new best.
+#[test]
+fn completion_patience_stops_past_the_best_and_keeps_it() {
+    let (omega, x, y, full) = common::completion(40, 30, 3, 0.15, 5);
+    let data = CompletionData::new(&omega, &x, &y).unwrap();
+    let seen: std::collections::HashSet<(usize, usize)> =
+        omega.iter().map(|(i, j, _)| (i, j)).collect();
+    let (mut vr, mut vc, mut vv) = (vec![], vec![], vec![]);
+    for i in 0..40 {
+        for j in 0..30 {
+            if !seen.contains(&(i, j)) {
+                vr.push(i);
+                vc.push(j);
+                vv.push(full[(i, j)]);
+            }
+        }
+    }
+    let val = Observed::from_triplets(40, 30, &vr, &vc, &vv).unwrap();
+    let rm = FourierFamily.build(&x, 20, 0.3, &mut seeded(1)).unwrap();
+    let cm = FourierFamily.build(&y, 20, 0.3, &mut seeded(2)).unwrap();
+    // few entries and a small λ: the validation error bottoms out and the run goes on past it
+    let params = CompletionParams::default()
+        .with_rank(4)
+        .with_lambda(1e-3)
+        .with_max_iter(25);
+    let run = |p: CompletionParams| {
+        fit_completion(
+            &data,
+            rm.clone(),
+            cm.clone(),
+            &p.check().unwrap(),
+            Some(&val),
+            &mut seeded(3),
+            &mut NoObserver,
+        )
+        .unwrap()
+    };
+    let whole = run(params);
+    let errors: Vec<f64> = whole
+        .history
+        .iter()
+        .map(|h| h.validation_error.unwrap())
+        .collect();
+    // the longest wait for a new best, and where the best is
+    let (mut best, mut longest) = (0, 0);
+    for (i, &e) in errors.iter().enumerate() {
+        if e < errors[best] {
+            longest = longest.max(i - best);
+            best = i;
+        }
+    }
+    assert_eq!(whole.best.as_ref().unwrap().iteration, best);
+    assert_eq!(whole.stop_reason, FitStop::MaxIterations);
+    assert!(
+        best + 2 < 25,
+        "the fixture must leave iterations after the best: best at {best} of 25"
+    );
+    let patience = (longest + 1).max(2);
+    assert!(best + patience < 25, "best {best}, patience {patience}");
+    let cut = run(params.with_patience(Some(patience)));
+    assert_eq!(cut.stop_reason, FitStop::NoValidationGain);
+    assert_eq!(cut.history.len(), best + patience + 1);
+    for (a, b) in cut.history.iter().zip(&whole.history) {
+        assert_eq!(a.objective.to_bits(), b.objective.to_bits());
+        assert_eq!(
+            a.validation_error.unwrap().to_bits(),
+            b.validation_error.unwrap().to_bits()
+        );
+    }
+    assert_eq!(cut.chosen_iteration(), best);
+    let (cut_best, whole_best) = (cut.best.unwrap(), whole.best.unwrap());
+    assert_eq!(cut_best.error.to_bits(), whole_best.error.to_bits());
+    assert_eq!(cut_best.w, whole_best.w);
+    assert_eq!(cut_best.h, whole_best.h);
+    // without a validation set the patience never acts
+    let blind = fit_completion(
+        &data,
+        rm.clone(),
+        cm.clone(),
+        &params.with_patience(Some(1)).check().unwrap(),
+        None,
+        &mut seeded(3),
+        &mut NoObserver,
+    )
+    .unwrap();
+    assert_eq!(blind.history.len(), 26);
+}
+
 #[test]
 fn completion_inputs_and_parameters_are_checked() {
     let (omega, x, y, _) = common::completion(10, 8, 2, 0.5, 1);
@@ -375,6 +466,9 @@ fn completion_inputs_and_parameters_are_checked() {
         CompletionParams::default().with_rank(0),
         CompletionParams::default().with_lambda(-1.0),
         CompletionParams::default().with_rank(2).with_tol(f64::NAN),
+        CompletionParams::default()
+            .with_rank(2)
+            .with_patience(Some(0)),
         CompletionParams::default()
             .with_rank(2)
             .with_cg(gimc_solvers::CgParams::default().with_tol(-1.0)),

@@ -1,6 +1,6 @@
 //! Semi-supervised clustering (Algorithm 2, DESIGN §3.3).
 
-use gimc::{GimcError, SemiSupParams, fit_semisupervised};
+use gimc::{GimcError, SemiSupParams, fit_semisupervised, fit_semisupervised_with_start};
 use gimc_data::synth::two_class_2d;
 use gimc_featmap::FourierFamily;
 use gimc_linalg::FeatureMatrix;
@@ -183,4 +183,61 @@ fn an_observer_that_stops_interrupts_the_whole_fit() {
         stop.0, 2,
         "the fit went on after the observer asked to stop"
     );
+}
+
+/// One pass gives GIMC and its unlearned baseline exactly as two separate fits from the same
+/// generator state do, whichever λ each chooses, with and without the refit, and with a single
+/// λ (no selection for the baseline).
+#[test]
+fn the_pair_equals_the_two_separate_fits() {
+    let (x, _, pairs) = rings(120, 400, 5);
+    let family = FourierFamily;
+    let grids: [&[f64]; 3] = [&[0.001, 0.1, 10.0, 1000.0], &[0.1], &[1000.0, 0.001]];
+    // whether the two chose the same λ (the refit's start shared) or not, per refitted case
+    let mut same_lambda = Vec::new();
+    for (g, lambdas) in grids.iter().enumerate() {
+        for refit in [true, false] {
+            let build = |learn: bool| {
+                let mut p = SemiSupParams::new(2, 6, 0.5)
+                    .with_learn(learn)
+                    .with_lambdas(lambdas.to_vec())
+                    .with_refit(refit);
+                p.completion.max_iter = 4;
+                p.completion.start_iters = 10;
+                p.check().unwrap()
+            };
+            let seed = 50 + g as u64;
+            let pair =
+                fit_semisupervised_with_start(&x, &pairs, &family, &build(true), &mut seeded(seed))
+                    .unwrap();
+            let learned =
+                fit_semisupervised(&x, &pairs, &family, &build(true), &mut seeded(seed)).unwrap();
+            let start =
+                fit_semisupervised(&x, &pairs, &family, &build(false), &mut seeded(seed)).unwrap();
+            assert_eq!(pair.learned, learned, "grid {lambdas:?}, refit {refit}");
+            assert_eq!(pair.start, start, "grid {lambdas:?}, refit {refit}");
+            assert_eq!(pair.start.iterations, 0);
+            assert!(pair.start_seconds > 0.0);
+            if refit {
+                same_lambda.push(pair.start.lambda == pair.learned.lambda);
+            }
+        }
+    }
+    assert!(
+        same_lambda.contains(&true) && same_lambda.contains(&false),
+        "{same_lambda:?}"
+    );
+    // the baseline alone has no start to share
+    let e = fit_semisupervised_with_start(
+        &x,
+        &pairs,
+        &family,
+        &SemiSupParams::new(2, 6, 0.5)
+            .with_learn(false)
+            .check()
+            .unwrap(),
+        &mut seeded(1),
+    )
+    .unwrap_err();
+    assert!(e.is_parameter_error(), "{e}");
 }
