@@ -83,6 +83,10 @@ pub struct CompleteArgs {
     /// Outer ALS iterations.
     #[arg(long, default_value_t = 20)]
     pub iters: usize,
+    /// GIMC methods: stop each grid point's map learning once its held-out error has not beaten
+    /// its best for this many outer iterations (≥ 1); default: run every grid point to --iters.
+    #[arg(long, value_name = "N")]
+    pub patience: Option<usize>,
     /// Indices in the files start at 1.
     #[arg(long)]
     pub one_based: bool,
@@ -252,6 +256,7 @@ fn run_gimc(
         .with_max_iter(a.iters)
         .with_learn(a.learn != LearnSides::Cols, a.learn != LearnSides::Rows)
         .with_holdout(a.holdout)
+        .with_patience(a.patience)
         .with_seed(g.seed)
         .with_memory(crate::common::memory_budget()?)
         .check()?;
@@ -405,6 +410,9 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
             a.method
         ));
         return Ok(());
+    }
+    if a.patience.is_some() {
+        bail!("--patience stops the map learning of --method gimc-lff / gimc-lnys only");
     }
     check_memory(
         &estimate(

@@ -916,11 +916,12 @@ type GimcCompletionFit<'py> = (
 /// --method gimc-lff|gimc-lnys|imc-rff|imc-nys`): `map` is `lff` / `lnys` (learned) or `rff` /
 /// `nys` (kept at the random draw); `learn` is `both`, `rows` or `cols`; m, γ and λ are grids
 /// chosen with the iteration count on a held-out `holdout` fraction of Ω, then refitted.
-/// Returns the model file's bytes, Φ(X) W, Ψ(Y) H and a dict of the choice and every grid
-/// point's held-out relative error.
+/// `patience` stops each grid point's map learning that many iterations without a better
+/// held-out error (None: run to `max_iter`). Returns the model file's bytes, Φ(X) W, Ψ(Y) H
+/// and a dict of the choice and every grid point's held-out relative error.
 #[pyfunction]
 #[pyo3(signature = (map, learn, x_rows, x_cols, rows, cols, values, ms, gammas, alpha, rank,
-                    max_iter, holdout, seed, n_jobs=None))]
+                    max_iter, holdout, seed, n_jobs=None, patience=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_gimc_completion<'py>(
     py: Python<'py>,
@@ -939,6 +940,7 @@ fn fit_gimc_completion<'py>(
     holdout: f64,
     seed: u64,
     n_jobs: Option<usize>,
+    patience: Option<usize>,
 ) -> PyResult<GimcCompletionFit<'py>> {
     let (family, learned) = family_name(map)?;
     let (learn_rows, learn_cols) = match learn {
@@ -966,6 +968,7 @@ fn fit_gimc_completion<'py>(
         .with_max_iter(max_iter)
         .with_learn(learn_rows, learn_cols)
         .with_holdout(holdout)
+        .with_patience(patience)
         .with_seed(seed)
         .check()
         .map_err(|e| value_err(e.to_string()))?;

@@ -568,6 +568,32 @@ def test_gimc_matrix_completion_matches_gimc_complete(method, tmp_path):
     assert np.allclose(cli, pred, rtol=1e-12, atol=1e-14), np.max(np.abs(cli - pred))
 
 
+def test_gimc_matrix_completion_patience_cuts_each_trajectory():
+    """n_iter_no_change stops each grid point's map learning: its held-out error is the
+    minimum over a prefix of the trajectory the unstopped fit follows, never lower, and the
+    same wherever the chosen iteration is; bad values raise ValueError."""
+    from gimc import MatrixCompletion
+
+    X, Y, _, entries, _ = _low_rank_with_features(2)
+    # half the entries with noise, wide maps and a small alpha: some held-out errors stall
+    entries = entries[::2].copy()
+    entries[:, 2] += np.random.default_rng(0).normal(size=len(entries))
+    kw = dict(method="gimc-lff", rank=4, alpha=[1e-5, 1e-3], m=[80, 160], gamma="3*scale",
+              max_iter=20, random_state=4)
+    whole = MatrixCompletion(**kw).fit(X, Y, entries).holdout_errors_
+    cut = MatrixCompletion(n_iter_no_change=1, **kw).fit(X, Y, entries).holdout_errors_
+    assert set(whole) == set(cut) and len(cut) == 4
+    assert whole != cut, whole
+    for key, (wi, we) in whole.items():
+        ci, ce = cut[key]
+        assert ci <= wi and ce >= we, (key, whole[key], cut[key])
+        if ci == wi:
+            assert ce == we
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="n_iter_no_change"):
+            MatrixCompletion(n_iter_no_change=bad, **kw).fit(X, Y, entries)
+
+
 def test_mc1_transducer_matches_gimc_transduce_on_hidden_emotions_cells(tmp_path):
     from gimc import MC1Transducer
 

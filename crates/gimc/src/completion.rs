@@ -745,6 +745,7 @@ fn completion_estimate(
             nnz: omega.len(),
             validation_nnz: validation.map_or(0, Observed::len),
             max_iter: params.max_iter,
+            keep_start: params.keep_start,
         },
     );
     t.finish()

@@ -70,6 +70,10 @@ pub struct CompletionSelectionParams {
     pub learn_cols: bool,
     /// Fraction of the observed entries held out to score the grid, in (0, 1). Default 0.1.
     pub holdout: f64,
+    /// Validation patience of every grid point's fit ([`CompletionParams::patience`]): its
+    /// learning stops once the held-out error has not beaten its best for this many outer
+    /// iterations. Default `None` (every fit runs to `max_iter`).
+    pub patience: Option<usize>,
     /// Seed of the split and of the maps' draws. Default 0.
     pub seed: u64,
     /// Memory budget of every fit. Default: the machine's.
@@ -87,6 +91,7 @@ impl Default for CompletionSelectionParams {
             learn_rows: true,
             learn_cols: true,
             holdout: 0.1,
+            patience: None,
             seed: 0,
             memory: MemoryBudget::default(),
         }
@@ -137,6 +142,12 @@ impl CompletionSelectionParams {
         self
     }
 
+    /// Sets the validation patience of the grid's fits (`None`: run to `max_iter`).
+    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
+        self.patience = patience;
+        self
+    }
+
     /// Sets the seed.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
@@ -181,6 +192,7 @@ impl CompletionSelectionParams {
             .with_max_iter(if learn { iters } else { 0 })
             .with_learn_rows(learn && self.learn_rows)
             .with_learn_cols(learn && self.learn_cols)
+            .with_patience(self.patience)
             .with_memory(self.memory)
     }
 }

@@ -160,6 +160,8 @@ pub(crate) struct CompletionShape {
     /// Validation entries (0: none).
     pub validation_nnz: usize,
     pub max_iter: usize,
+    /// A copy of the IMC start is kept ([`crate::CompletionParams::keep_start`]).
+    pub keep_start: bool,
 }
 
 /// Bytes an IMC half-step keeps for one side of n rows and D features (`gimc_solvers` imc.rs,
@@ -193,7 +195,7 @@ pub(crate) fn imc_workspace_bytes(side: Side, rank: usize) -> u64 {
 /// Adds the peak of one completion fit to `t` (the data are counted by the caller):
 ///
 /// - held throughout: Φ (n_x × D_x), Ψ (n_y × D_y), W, H (D × r), the map parameters and the
-///   best-validation snapshot;
+///   best-validation snapshot (and the copy of the start, with `keep_start`);
 /// - plus the largest of
 ///   - the IMC steps: the residual on Ω and its sampled products (2|Ω|), P = ΦW, Q = ΨH and
 ///     their gradients RQ, RᵀP (2(n_x + n_y)·r), the CG work vectors (8(D_x + D_y)·r), the
@@ -212,13 +214,15 @@ pub(crate) fn add_completion(t: &mut Tally, s: &CompletionShape) {
             mat_bytes(x.dim, r).saturating_add(mat_bytes(y.dim, r)),
         )
         .bytes("U, V", px.saturating_add(py));
+    let iterate = px
+        .saturating_add(py)
+        .saturating_add(mat_bytes(x.dim, r))
+        .saturating_add(mat_bytes(y.dim, r));
     if s.validation_nnz > 0 {
-        t.bytes(
-            "best iterate",
-            px.saturating_add(py)
-                .saturating_add(mat_bytes(x.dim, r))
-                .saturating_add(mat_bytes(y.dim, r)),
-        );
+        t.bytes("best iterate", iterate);
+    }
+    if s.keep_start {
+        t.bytes("IMC start", iterate);
     }
     let imc = mat_bytes(s.nnz, 2)
         .saturating_add(mat_bytes(

@@ -440,6 +440,7 @@ pub fn estimate_semisupervised<F: MapFamily + ?Sized>(
             } else {
                 0
             },
+            keep_start: params.completion.keep_start,
         },
     );
     Ok(t.finish())
@@ -547,8 +548,17 @@ fn fit_both<F: MapFamily + ?Sized>(
     }
     check_pairs(n, pairs)?;
     check_features(x)?;
+    // the baseline from the learned fits' starts: each fit keeps a copy of its start
+    let shares = with_start && params.learn;
+    let estimated = SemiSupParams {
+        completion: CompletionParams {
+            keep_start: params.completion.keep_start || shares,
+            ..params.completion
+        },
+        ..params.params.clone()
+    };
     check_fits(
-        &estimate_semisupervised(x, pairs.len(), family, params)?,
+        &estimate_semisupervised(x, pairs.len(), family, &estimated)?,
         params.completion.memory,
     )?;
     // conflicting duplicates are reported here, before any work
@@ -567,7 +577,7 @@ fn fit_both<F: MapFamily + ?Sized>(
         ));
     }
     // the baseline's parameters: the same, unlearned
-    let start_params = (with_start && params.learn).then(|| ValidSemiSupParams {
+    let start_params = shares.then(|| ValidSemiSupParams {
         params: SemiSupParams {
             learn: false,
             ..params.params.clone()

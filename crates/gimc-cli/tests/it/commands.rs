@@ -1590,6 +1590,87 @@ fn complete_with_learned_maps_selects_on_held_out_entries_and_saves_the_model() 
     );
 }
 
+/// `gimc complete --patience N` stops each grid point's map learning N iterations without a
+/// better held-out error: every grid point's held-out error is the minimum over a prefix of
+/// the trajectory the run without it follows (the same split and draws), so it is never lower
+/// and its iteration count never later. It is refused for methods that learn no map.
+#[test]
+fn complete_patience_cuts_each_grid_points_trajectory() {
+    let (n, m) = (40usize, 30usize);
+    let (x, y) = (side_features("px.csv", n, 0), side_features("py.csv", m, 1));
+    let (obs, _, _) = side_entries(n, m, 2);
+    let obs = temp_file("p.triplets", obs.as_bytes());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "-q",
+            "--json",
+            "complete",
+            p(&obs),
+            "--method",
+            "gimc-lff",
+            "--row-features",
+            p(&x),
+            "--col-features",
+            p(&y),
+            "--rank",
+            "4",
+            "--m",
+            "80,160",
+            "--lambda",
+            "0.00001,0.001",
+            "--iters",
+            "20",
+        ];
+        args.extend_from_slice(extra);
+        let o = gimc(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["holdout"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["iterations"].as_u64().unwrap(),
+                    s["holdout_relative_error"].as_f64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let whole = run(&[]);
+    let cut = run(&["--patience", "1"]);
+    assert_eq!(whole.len(), 4);
+    assert_eq!(cut.len(), 4);
+    // the fixture's trajectories wait for a new best somewhere, so the patience acts
+    assert_ne!(whole, cut);
+    for ((wi, we), (ci, ce)) in whole.iter().zip(&cut) {
+        assert!(ci <= wi && ce >= we, "{whole:?} vs {cut:?}");
+        // the best before the first iteration without a gain is kept exactly
+        if ci == wi {
+            assert_eq!(ce.to_bits(), we.to_bits());
+        }
+    }
+    for (args, expect) in [
+        (vec!["--patience", "0"], "patience"),
+        (vec!["--method", "imc", "--patience", "2"], "--patience"),
+    ] {
+        let mut all = vec![
+            "complete",
+            p(&obs),
+            "--row-features",
+            p(&x),
+            "--col-features",
+            p(&y),
+        ];
+        if args[0] != "--method" {
+            all.extend_from_slice(&["--method", "gimc-lff"]);
+        }
+        all.extend_from_slice(&args);
+        let o = gimc(&all);
+        assert_one_line_error(&o, expect, "bad --patience");
+    }
+}
+
 #[test]
 fn data_synth_xmc_writes_a_file_data_info_reads() {
     let out = temp_file("synth-eurlex.txt", b"");

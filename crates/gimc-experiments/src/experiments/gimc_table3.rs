@@ -734,7 +734,9 @@ pub fn run_table3(ctx: &Context, config: &Table3Config) -> Result<Report, Experi
     report.note(format!(
         "{} run(s) per cell, each with its own constraint draw (|Ω| = c·n distinct unordered \
          pairs, labelled from the classes) from the master seed {}; IMC-RFF and GIMC-LFF of a run \
-         share the map draw and the held-out split; runs execute two at a time on two cores (faer \
+         share the map draw and the held-out split, and come from one pass (IMC-RFF's fit for \
+         each λ is GIMC-LFF's iteration 0, solved once): IMC-RFF's time is its own share of the \
+         pass, GIMC-LFF's the whole pass; runs execute two at a time on two cores (faer \
          sequential inside each), and a fit's time is its wall-clock time while sharing the \
          machine with another",
         config.runs, ctx.seed

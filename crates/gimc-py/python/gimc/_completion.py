@@ -97,6 +97,11 @@ class _Completion(BaseEstimator):
         """GIMC completion with kernel maps on both sides (``gimc.select_completion``)."""
         if X is None or Y is None:
             raise ValueError(f"method {self._method()!r} needs row and column features X and Y")
+        patience = getattr(self, "n_iter_no_change", None)
+        if patience is not None and (
+            isinstance(patience, bool) or not isinstance(patience, numbers.Integral) or patience < 1
+        ):
+            raise ValueError(f"n_iter_no_change must be None or an integer >= 1, got {patience!r}")
         learned, family = self._method().split("-", 1)
         map_name = {("gimc", "lff"): "lff", ("gimc", "lnys"): "lnys",
                     ("imc", "rff"): "rff", ("imc", "nys"): "nys"}[(learned, family)]
@@ -116,6 +121,7 @@ class _Completion(BaseEstimator):
             float(self.holdout),
             seed,
             self.n_jobs,
+            patience=None if patience is None else int(patience),
         )
         self.model_ = bytes(model)
         self.W_ = self.H_ = None
@@ -164,8 +170,10 @@ class MatrixCompletion(_Completion):
       general Ω; ``learn`` = "both", "rows" or "cols"); ``"imc-rff"`` / ``"imc-nys"`` keep the
       maps at their random draw. ``m``, ``gamma`` and ``alpha`` may be lists: they are chosen
       with the iteration count (≤ ``max_iter``) on ``holdout`` of the entries, as ``gimc
-      complete`` chooses them, and refitted (``holdout_errors_``). Both X and Y are needed;
-      the fitted model is kept as the bytes of a model file (``model_``).
+      complete`` chooses them, and refitted (``holdout_errors_``); ``n_iter_no_change`` stops
+      each grid point's map learning after that many iterations without a lower held-out error
+      (``gimc complete --patience``; None runs every point to ``max_iter``). Both X and Y are
+      needed; the fitted model is kept as the bytes of a model file (``model_``).
 
     ``alpha`` may be a list: it is then chosen by the RMSE on a seeded ``holdout`` fraction of
     the observed entries and refitted on all of them (``holdout_rmse_`` keeps each value's).
@@ -199,6 +207,7 @@ class MatrixCompletion(_Completion):
         m=200,
         gamma="scale",
         learn="both",
+        n_iter_no_change=None,
         random_state=None,
         n_jobs=None,
     ):
@@ -211,6 +220,7 @@ class MatrixCompletion(_Completion):
         self.m = m
         self.gamma = gamma
         self.learn = learn
+        self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.n_jobs = n_jobs
 

@@ -101,6 +101,7 @@ def fit_gimc_completion(
     holdout: float,
     seed: int,
     n_jobs: Optional[int] = None,
+    patience: Optional[int] = None,
 ) -> Tuple[bytes, npt.NDArray[np.float64], npt.NDArray[np.float64], dict]: ...
 def completion_factors(model: bytes, x: Features, side: str) -> npt.NDArray[np.float64]: ...
 def transduce(
