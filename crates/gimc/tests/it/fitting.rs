@@ -275,16 +275,13 @@ fn combined_features_fit_at_least_as_well_as_either_map() {
     assert_eq!(top.len(), 80);
 }
 
-#[test]
-fn general_path_improves_on_imc_and_predicts_consistently() {
-    let (omega, x, y, full) = common::completion(40, 30, 3, 0.4, 3);
-    let data = CompletionData::new(&omega, &x, &y).unwrap();
-    // validation: every entry not in Ω
+/// Every entry of `full` not in Ω, as validation entries.
+fn unobserved(omega: &Observed, full: &gimc_linalg::faer::Mat<f64>) -> Observed {
     let seen: std::collections::HashSet<(usize, usize)> =
         omega.iter().map(|(i, j, _)| (i, j)).collect();
     let (mut vr, mut vc, mut vv) = (vec![], vec![], vec![]);
-    for i in 0..40 {
-        for j in 0..30 {
+    for i in 0..full.nrows() {
+        for j in 0..full.ncols() {
             if !seen.contains(&(i, j)) {
                 vr.push(i);
                 vc.push(j);
@@ -292,7 +289,14 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
             }
         }
     }
-    let val = Observed::from_triplets(40, 30, &vr, &vc, &vv).unwrap();
+    Observed::from_triplets(full.nrows(), full.ncols(), &vr, &vc, &vv).unwrap()
+}
+
+#[test]
+fn general_path_improves_on_imc_and_predicts_consistently() {
+    let (omega, x, y, full) = common::completion(40, 30, 3, 0.4, 3);
+    let data = CompletionData::new(&omega, &x, &y).unwrap();
+    let val = unobserved(&omega, &full);
     let rm = FourierFamily.build(&x, 10, 0.3, &mut seeded(1)).unwrap();
     let cm = FourierFamily.build(&y, 10, 0.3, &mut seeded(2)).unwrap();
     let params = CompletionParams::default()
@@ -369,19 +373,7 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
 fn completion_patience_stops_past_the_best_and_keeps_it() {
     let (omega, x, y, full) = common::completion(40, 30, 3, 0.15, 5);
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let seen: std::collections::HashSet<(usize, usize)> =
-        omega.iter().map(|(i, j, _)| (i, j)).collect();
-    let (mut vr, mut vc, mut vv) = (vec![], vec![], vec![]);
-    for i in 0..40 {
-        for j in 0..30 {
-            if !seen.contains(&(i, j)) {
-                vr.push(i);
-                vc.push(j);
-                vv.push(full[(i, j)]);
-            }
-        }
-    }
-    let val = Observed::from_triplets(40, 30, &vr, &vc, &vv).unwrap();
+    let val = unobserved(&omega, &full);
     let rm = FourierFamily.build(&x, 20, 0.3, &mut seeded(1)).unwrap();
     let cm = FourierFamily.build(&y, 20, 0.3, &mut seeded(2)).unwrap();
     // few entries and a small λ: the validation error bottoms out and the run goes on past it
