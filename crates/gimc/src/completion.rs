@@ -238,9 +238,9 @@ impl CompletionParams {
         self
     }
 
-    /// Checks rank ≥ 1, λ, tolerances, patience ≥ 1, the CG stopping rule and the line search (the rank is
-    /// checked against the feature dimensions by the fit), and derives the checked IMC
-    /// parameters of the start and of step (1).
+    /// Checks rank ≥ 1, λ, tolerances, patience ≥ 1, the CG stopping rule and the line search
+    /// (the rank is checked against the feature dimensions by the fit), and derives the checked
+    /// IMC parameters of the start and of step (1).
     pub fn check(&self) -> Result<ValidCompletionParams> {
         if self.rank == 0 {
             return Err(param_err("rank", "must be at least 1"));

@@ -426,10 +426,23 @@ fn completion_patience_stops_past_the_best_and_keeps_it() {
         );
     }
     assert_eq!(cut.chosen_iteration(), best);
-    let (cut_best, whole_best) = (cut.best.unwrap(), whole.best.unwrap());
+    let (cut_best, whole_best) = (cut.best.unwrap(), whole.best.clone().unwrap());
     assert_eq!(cut_best.error.to_bits(), whole_best.error.to_bits());
     assert_eq!(cut_best.w, whole_best.w);
     assert_eq!(cut_best.h, whole_best.h);
+    // the kept start is iteration 0: its validation error, and its model's objective
+    let kept = run(params.with_keep_start(true));
+    assert_eq!(kept.objectives(), whole.objectives());
+    let start = kept.start.clone().unwrap();
+    assert_eq!(start.iteration, 0);
+    assert_eq!(start.error.to_bits(), errors[0].to_bits());
+    assert!(whole.start.is_none());
+    let start_model = start.restore_into(kept.model).unwrap();
+    let f0 = start_model.objective(&data).unwrap();
+    assert!(
+        (f0 - whole.start_objective()).abs() <= 1e-12 * f0.abs(),
+        "{f0}"
+    );
     // without a validation set the patience never acts
     let blind = fit_completion(
         &data,
