@@ -942,13 +942,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         .into_iter()
         .filter_map(|(learn, side)| learn.then_some(side))
         .collect();
-        let start = params.keep_start.then(|| CompletionSnapshot {
-            row_params: row_map.params().to_owned(),
-            col_params: col_map.params().to_owned(),
-            w: w.clone(),
-            h: h.clone(),
-        });
-        let outer = Self {
+        let mut outer = Self {
             data: *data,
             params,
             validation,
@@ -963,8 +957,11 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             h,
             pq,
             sides,
-            start,
+            start: None,
         };
+        if params.keep_start {
+            outer.start = Some(outer.snapshot());
+        }
         Ok((outer, f0))
     }
 
