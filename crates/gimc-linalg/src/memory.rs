@@ -235,6 +235,29 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     (b.is_finite() && b >= 0.0 && b < u64::MAX as f64).then_some(b as u64)
 }
 
+/// mimalloc's option index of `purge_delay` (`mi_option_purge_delay` in `mimalloc.h`, the same
+/// slot in mimalloc 2 and 3; libmimalloc-sys names no constant for it).
+#[cfg(feature = "mimalloc")]
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// For a binary whose global allocator is mimalloc: keep freed pages for reuse instead of
+/// returning them to the OS ("purging" them) after mimalloc's default delay of a second. A fit
+/// allocates and frees blocks of n × D doubles every outer iteration; purged, each one is
+/// faulted in again page by page (gimc-fig2 took 545,873 page faults and 17.5 s of system time
+/// with the default, docs/BENCHMARKS.md). The process's resident memory then stays at its high
+/// water mark until it exits, which is also what [`available_bytes`] sees. Returns whether
+/// mimalloc took the setting. Call it first thing in `main`, before any thread starts
+/// (mimalloc's options are not thread safe).
+#[cfg(feature = "mimalloc")]
+#[allow(unsafe_code)]
+pub fn retain_freed_pages() -> bool {
+    // SAFETY: plain option setters of the linked mimalloc; called before other threads exist.
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
+        libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) == -1
+    }
+}
+
 /// The memory this process may still use: the minimum of `MemAvailable` (`/proc/meminfo`)
 /// and the cgroup limit minus the cgroup's usage (v2, else v1); `None` if none is readable.
 pub fn available_bytes() -> Option<u64> {
