@@ -98,21 +98,34 @@ pub struct InsufficientMemory {
 }
 
 /// Refuses `estimate` when it exceeds the budget (no check when the budget resolves to
-/// `None`).
+/// `None`). With [`MemoryBudget::Detect`], before refusing it hands the freed pages the
+/// allocator keeps back to the OS ([`release_freed_pages`]) and reads the figure again.
 pub fn check_fits(
     estimate: &MemoryEstimate,
     budget: MemoryBudget,
 ) -> Result<(), InsufficientMemory> {
-    match budget.resolve() {
-        Some(available) if estimate.bytes > available => Err(InsufficientMemory {
+    let Some(mut available) = budget.resolve() else {
+        return Ok(());
+    };
+    // a detected figure counts the freed pages this process keeps for reuse as used: hand
+    // them back and look again before refusing
+    if estimate.bytes > available
+        && budget == MemoryBudget::Detect
+        && release_freed_pages()
+        && let Some(again) = available_bytes()
+    {
+        available = again;
+    }
+    if estimate.bytes > available {
+        return Err(InsufficientMemory {
             what: estimate.what,
             needed: estimate.bytes,
             available,
             parameter: estimate.parameter,
             detail: estimate.detail.clone(),
-        }),
-        _ => Ok(()),
+        });
     }
+    Ok(())
 }
 
 /// Builds a [`MemoryEstimate`] term by term with saturating arithmetic; the detail lists the
@@ -240,22 +253,40 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
 #[cfg(feature = "mimalloc")]
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// How long mimalloc keeps a freed range before handing it back to the OS under
+/// [`retain_freed_pages`]: an hour, i.e. for the whole of a fit, while
+/// [`release_freed_pages`] can still hand the ranges back at once.
+#[cfg(feature = "mimalloc")]
+const RETAIN_MS: std::ffi::c_long = 3_600_000;
+
 /// For a binary whose global allocator is mimalloc: keep freed pages for reuse instead of
 /// returning them to the OS ("purging" them) after mimalloc's default delay of a second. A fit
 /// allocates and frees blocks of n × D doubles every outer iteration; purged, each one is
 /// faulted in again page by page (gimc-fig2 took 545,873 page faults and 17.5 s of system time
-/// with the default, docs/BENCHMARKS.md). The process's resident memory then stays at its high
-/// water mark until it exits, which is also what [`available_bytes`] sees. Returns whether
-/// mimalloc took the setting. Call it first thing in `main`, before any thread starts
-/// (mimalloc's options are not thread safe).
+/// with the default; docs/BENCHMARKS.md, retained-pages). The kept pages count as used in
+/// [`available_bytes`], so [`check_fits`] hands them back ([`release_freed_pages`]) and looks
+/// again before it refuses a fit. Returns whether mimalloc took the setting. Call it first
+/// thing in `main`, before any thread starts (mimalloc's options are not thread safe).
 #[cfg(feature = "mimalloc")]
 #[allow(unsafe_code)]
 pub fn retain_freed_pages() -> bool {
     // SAFETY: plain option setters of the linked mimalloc; called before other threads exist.
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
-        libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) == -1
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, RETAIN_MS);
+        libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) == RETAIN_MS
     }
+}
+
+/// Hands the freed pages that mimalloc keeps ([`retain_freed_pages`]) back to the OS now.
+/// Returns whether anything could be handed back: false without the `mimalloc` feature.
+pub fn release_freed_pages() -> bool {
+    #[cfg(feature = "mimalloc")]
+    #[allow(unsafe_code)]
+    // SAFETY: mimalloc's collection entry point, callable from any thread at any time.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
+    cfg!(feature = "mimalloc")
 }
 
 /// The memory this process may still use: the minimum of `MemAvailable` (`/proc/meminfo`)

@@ -1,6 +1,7 @@
 //! `memory::retain_freed_pages` under mimalloc: a large block freed and allocated again is
-//! served from the kept pages, with no fresh page faults, even after mimalloc has collected
-//! (its own test binary, because the global allocator is per binary).
+//! served from the kept pages, with no fresh page faults, even after mimalloc has collected;
+//! `memory::release_freed_pages` hands them back (its own test binary, because the global
+//! allocator is per binary).
 #![allow(clippy::unwrap_used)]
 
 #[global_allocator]
@@ -24,11 +25,20 @@ fn touch_block(len: usize) -> f64 {
 }
 
 /// What a fit's allocations trigger now and then: mimalloc's collection, which purges the
-/// freed ranges whose delay has passed (forced here, so the test needs no wait).
+/// freed ranges whose delay has passed (the default delay is a second: a sleep stands in for
+/// the time a fit takes between two uses of a block).
 #[allow(unsafe_code)]
-fn collect() {
+fn collect_after_a_while() {
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: mimalloc's own collection entry point, callable from any thread.
-    unsafe { libmimalloc_sys::mi_collect(true) }
+    unsafe { libmimalloc_sys::mi_collect(false) }
+}
+
+/// Page faults of allocating, touching and freeing `len` doubles once more.
+fn faults_of_reuse(len: usize) -> u64 {
+    let before = minor_faults().unwrap();
+    touch_block(len);
+    minor_faults().unwrap() - before
 }
 
 #[test]
@@ -41,13 +51,18 @@ fn a_freed_block_is_reused_without_page_faults() {
     // 128 MiB: far above glibc's mmap threshold and mimalloc's small-object pages
     let len = 16 << 20;
     touch_block(len);
-    collect();
-    let before = minor_faults().unwrap();
-    touch_block(len);
-    let faults = minor_faults().unwrap() - before;
+    collect_after_a_while();
     // purged, the 128 MiB would come back as 32,768 small pages or 64 huge ones
+    let kept = faults_of_reuse(len);
     assert!(
-        faults < 32,
-        "{faults} page faults reusing a freed 128 MiB block"
+        kept < 32,
+        "{kept} page faults reusing a freed 128 MiB block"
+    );
+    // handed back on demand (what `check_fits` does before it refuses a fit)
+    assert!(gimc_linalg::memory::release_freed_pages());
+    let released = faults_of_reuse(len);
+    assert!(
+        released >= 32,
+        "only {released} page faults after handing the pages back"
     );
 }
