@@ -14,6 +14,8 @@
 //!   wraps).
 //! - [`check_fits`]: the refusal, [`InsufficientMemory`], whose message reads e.g. `fit needs
 //!   about 54.1 GiB, 21.3 GiB available (lower m)`.
+//! - `retain_freed_pages` (feature `mimalloc`) and [`release_freed_pages`]: the binaries keep
+//!   the pages they free for reuse, and [`check_fits`] hands them back before it refuses.
 //!
 //! ```
 //! use gimc_linalg::memory::{MemoryBudget, Tally, check_fits};
@@ -277,8 +279,8 @@ pub fn retain_freed_pages() -> bool {
     }
 }
 
-/// Hands the freed pages that mimalloc keeps ([`retain_freed_pages`]) back to the OS now.
-/// Returns whether anything could be handed back: false without the `mimalloc` feature.
+/// Hands the freed pages that mimalloc keeps (`retain_freed_pages`, feature `mimalloc`) back to
+/// the OS now. Returns whether anything could be handed back: false without the feature.
 pub fn release_freed_pages() -> bool {
     #[cfg(feature = "mimalloc")]
     #[allow(unsafe_code)]
