@@ -511,34 +511,29 @@ pub fn run_set(
     // (faer's `Par::rayon(0)`), so every result is bitwise the one of a run in turn, and a
     // thread whose selection has ended takes over half of the other's products. Each
     // selection's time is its wall time while sharing the machine.
-    let jobs: Vec<(usize, RowNorm, Vec<f64>)> = kinds
+    let jobs: Vec<_> = kinds
         .iter()
         .enumerate()
-        .flat_map(|(k, kind)| {
-            kind.2
-                .rows
-                .iter()
-                .map(move |rows| (k, rows.norm, rows.gammas.clone()))
-        })
+        .flat_map(|(k, kind)| kind.2.rows.iter().map(move |rows| (k, rows)))
         .collect();
     let selections = jobs
         .par_iter()
-        .map(|(k, norm, gammas)| -> Result<_, ExperimentError> {
-            let (family_name, _, grid, _, _) = kinds[*k];
+        .map(|&(k, rows)| -> Result<_, ExperimentError> {
+            let (family_name, _, grid, _, _) = kinds[k];
             let t = Instant::now();
             let sel = select_and_fit(
-                forms.get(*norm)?.0,
+                forms.get(rows.norm)?.0,
                 registry.family(family_name)?,
                 &base
                     .clone()
                     .with_ms(grid.ms.clone())
-                    .with_gammas(gammas.iter().map(|&g| Gamma::Value(g)).collect())
+                    .with_gammas(rows.gammas.iter().map(|&g| Gamma::Value(g)).collect())
                     .with_lambdas(grid.lambdas.clone())
                     .with_max_iter(cfg.max_iter)
                     .with_patience(cfg.patience)
                     .check()?,
             )?;
-            Ok((*k, *norm, sel, t.elapsed().as_secs_f64()))
+            Ok((k, rows.norm, sel, t.elapsed().as_secs_f64()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut selections = selections.into_iter().peekable();
