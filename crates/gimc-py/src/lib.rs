@@ -1136,6 +1136,100 @@ fn transduce<'py>(
 }
 
 /// The extension module.
+/// A [`gimc_data::Dataset`] as a dict: `X` (a float64 array, or the CSR arrays `(indptr,
+/// indices, data, nrows, ncols)` of sparse features), `feature_names`, `name`, and the
+/// targets: `kind` (`labels`, `classes`, `values` or `none`) with `labels` (the CSR arrays
+/// `(indptr, indices, nrows, ncols)` of the 0/1 label matrix) and `label_names`, or `classes`
+/// (class indices) and `class_names`, or `values`.
+fn dataset_dict<'py>(py: Python<'py>, set: gimc_data::Dataset) -> PyResult<Bound<'py, PyDict>> {
+    use gimc_data::Targets;
+    let to_i64 = |v: &[usize]| v.iter().map(|&i| i as i64).collect::<Vec<i64>>();
+    let d = PyDict::new(py);
+    d.set_item("name", &set.name)?;
+    match &set.features {
+        FeatureMatrix::Dense(m) => d.set_item("X", mat_to_py(py, m))?,
+        FeatureMatrix::Sparse(c) => {
+            let (n, cols) = c.shape();
+            let indptr = to_i64(c.indptr().raw_storage());
+            d.set_item(
+                "X",
+                (
+                    indptr.into_pyarray(py),
+                    to_i64(c.indices()).into_pyarray(py),
+                    c.data().to_vec().into_pyarray(py),
+                    n,
+                    cols,
+                ),
+            )?;
+        }
+    }
+    d.set_item("feature_names", &set.feature_names)?;
+    match set.targets {
+        Targets::Labels { matrix, names } => {
+            d.set_item("kind", "labels")?;
+            let (n, l) = matrix.shape();
+            let m = if matrix.is_csr() {
+                matrix
+            } else {
+                matrix.to_csr()
+            };
+            let indptr = to_i64(m.indptr().raw_storage());
+            d.set_item(
+                "labels",
+                (
+                    indptr.into_pyarray(py),
+                    to_i64(m.indices()).into_pyarray(py),
+                    n,
+                    l,
+                ),
+            )?;
+            d.set_item("label_names", names)?;
+        }
+        Targets::Classes { classes, names } => {
+            d.set_item("kind", "classes")?;
+            d.set_item("classes", to_i64(&classes).into_pyarray(py))?;
+            d.set_item("class_names", names)?;
+        }
+        Targets::Values(v) => {
+            d.set_item("kind", "values")?;
+            d.set_item("values", v.into_pyarray(py))?;
+        }
+        Targets::None => d.set_item("kind", "none")?,
+    }
+    Ok(d)
+}
+
+/// One part of a named set of the data directory (`data_dir`, else `$GIMC_DATA`, else
+/// `datasets/`), read as `gimc --data-dir DIR … SET --part PART` reads it: see
+/// [`dataset_dict`]. A missing file is a `ValueError` naming it and its public source.
+#[pyfunction]
+#[pyo3(signature = (name, part, data_dir=None))]
+fn load_named<'py>(
+    py: Python<'py>,
+    name: &str,
+    part: &str,
+    data_dir: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dir = gimc_data::resolve_data_dir(data_dir.as_deref());
+    let set = py
+        .detach(|| {
+            gimc_data::load_named_part(&dir, name, part, &gimc_data::NamedOptions::default())
+        })
+        .map_err(value_err)?;
+    dataset_dict(py, set)
+}
+
+/// A data file in any format gimc reads (guessed from its name and first lines: ARFF with its
+/// Mulan XML, LIBSVM, the extreme-classification repository's format, CSV): see
+/// [`dataset_dict`]. Malformed input is a `ValueError` naming the file and line.
+#[pyfunction]
+fn load_file<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let set = py
+        .detach(|| gimc_data::load_path(&path, None))
+        .map_err(value_err)?;
+    dataset_dict(py, set)
+}
+
 #[pymodule]
 fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_labels, m)?)?;
@@ -1152,6 +1246,8 @@ fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(precision_at_k, m)?)?;
     m.add_function(wrap_pyfunction!(ndcg_at_k, m)?)?;
     m.add_function(wrap_pyfunction!(gamma_scale, m)?)?;
+    m.add_function(wrap_pyfunction!(load_named, m)?)?;
+    m.add_function(wrap_pyfunction!(load_file, m)?)?;
     m.add_function(wrap_pyfunction!(sparse_buffer_addresses, m)?)?;
     Ok(())
 }

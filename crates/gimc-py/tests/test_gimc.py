@@ -114,6 +114,9 @@ def test_sparse_features_are_read_in_place_not_copied(multilabel):
     assert addresses[2] == X32.data.ctypes.data
     assert addresses[1] != X32.indices.ctypes.data
     assert _gimc.sparse_buffer_addresses(X) is None
+    # scikit-learn's validation in fit / predict (validate_data) copies nothing either
+    checked = gimc._convert.checked_features(small(), X64, reset=True)
+    assert _gimc.sparse_buffer_addresses(checked) == own
     # a fit reads the arrays in place on its worker thread and lets go of them afterwards
     clf = small(standardize=False).fit(X64, Y)
     ref = small(standardize=False).fit(X32.copy(), Y)
@@ -218,7 +221,7 @@ def test_bad_input_raises_python_errors(multiclass):
     bad[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         small().fit(bad, y)
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         small().fit(X, y[:-1])
     with pytest.raises(ValueError, match="map"):
         small(map="nope").fit(X, y)
@@ -226,8 +229,14 @@ def test_bad_input_raises_python_errors(multiclass):
         small(gamma="-2").fit(X, y)
     with pytest.raises(ValueError, match="n_iter_no_change"):
         small(n_iter_no_change=0).fit(X, y)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="could not convert string to float"):
         small().fit(np.array([["a", "b"]] * 10), np.arange(10) % 2)
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        small().fit(X + 1j, y)
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        small().fit(X, np.linspace(0, 1, len(y)))
+    with pytest.raises(ValueError, match="2-D y must be a 0/1 label indicator"):
+        small().fit(X, np.tile(np.arange(len(y)) % 3, (2, 1)).T)
     clf = small().fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :5])

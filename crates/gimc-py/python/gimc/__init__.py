@@ -10,7 +10,7 @@ Sparse SciPy input stays sparse; fits release the GIL and stop on Ctrl-C; fitted
 pickle through the gimc model file format (``model_bytes_``).
 """
 
-from . import metrics
+from . import datasets, metrics
 from ._classifier import GIMCClassifier
 from ._cluster import SemiSupervisedClustering
 from ._completion import InductiveMatrixCompletion, MatrixCompletion
@@ -24,6 +24,7 @@ __all__ = [
     "MatrixCompletion",
     "OKMF",
     "SemiSupervisedClustering",
+    "datasets",
     "metrics",
 ]
 __version__ = "0.1.0"

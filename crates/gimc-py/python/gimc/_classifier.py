@@ -9,10 +9,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from . import _gimc
-from ._convert import features, indicator_csr, is_multilabel
+from ._convert import checked_features, features, indicator_csr
 
 _MAPS = ("lff", "lnys", "rff", "nys")
 
@@ -185,22 +186,30 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         """Fit on features ``X`` (array or SciPy sparse, n × d) and targets ``y`` (a vector of
         classes, or an n × L 0/1 indicator matrix, dense or sparse). Returns ``self``."""
         standardize, normalize = self._options()
+        # scikit-learn's checks and messages for X and y (y finite; at least two rows, since
+        # a validation part is split off); sparse X stays sparse
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse=("csr", "csc"),
+            dtype=np.float64,
+            multi_output=True,
+            ensure_min_samples=2,
+        )
         x = features(X)
-        n = x[3] if isinstance(x, tuple) else x.shape[0]
-        self.multilabel_ = is_multilabel(y)
+        self.multilabel_ = sp.issparse(y) or (y.ndim == 2 and y.shape[1] > 1)
         self._sparse_labels = sp.issparse(y)
         classes, n_classes, labels = None, 0, None
         if self.multilabel_:
+            kind = type_of_target(y)
+            if kind != "multilabel-indicator":
+                raise ValueError(f"a 2-D y must be a 0/1 label indicator matrix, got {kind} targets")
             labels = indicator_csr(y)
-            if labels[2] != n:
-                raise ValueError(f"y has {labels[2]} rows but X has {n}")
             self.classes_ = np.arange(labels[3])
         else:
-            y = np.asarray(y)
-            if y.ndim == 2:
-                y = y.ravel()
-            if y.shape[0] != n:
-                raise ValueError(f"y has {y.shape[0]} rows but X has {n}")
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
             self.classes_, idx = np.unique(y, return_inverse=True)
             classes, n_classes = idx.astype(np.int64), len(self.classes_)
         model, info = _gimc.fit_labels(
@@ -226,35 +235,46 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         )
         self.model_bytes_ = bytes(model)
         self.streamed_ = bool(info["streamed"])
-        self.n_features_in_ = x[4] if isinstance(x, tuple) else x.shape[1]
         self.best_params_ = {k: info[k] for k in ("m", "gamma", "alpha", "iterations")}
         self.validation_score_ = info["validation_score"]
         self.n_iter_ = info["iterations"]
         self.gamma_ = info["gamma"]
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_label = True
+        return tags
+
     def _x(self, X):
         check_is_fitted(self, "model_bytes_")
-        x = features(X)
-        d = x[4] if isinstance(x, tuple) else x.shape[1]
-        if d != self.n_features_in_:
-            raise ValueError(f"X has {d} features, but the model was fitted with {self.n_features_in_}")
-        return x
+        return checked_features(self, X, reset=False)
+
+    def _scores(self, X):
+        x = self._x(X)
+        return _gimc.decision_function(self.model_bytes_, x)
 
     def decision_function(self, X):
-        """The n × L scores (one column per class or label)."""
-        return _gimc.decision_function(self.model_bytes_, self._x(X))
+        """The n × L scores (one column per class or label); with two classes, as
+        scikit-learn's binary classifiers do, the vector of score(classes_[1]) −
+        score(classes_[0]), positive where ``classes_[1]`` is predicted."""
+        scores = self._scores(X)
+        if not self.multilabel_ and len(self.classes_) == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
 
     def predict_top_k(self, X, k=5):
         """The k best classes / label indices of every row, best first (n × k)."""
-        top = _gimc.top_k(self.model_bytes_, self._x(X), int(k))
+        x = self._x(X)
+        top = _gimc.top_k(self.model_bytes_, x, int(k))
         return self.classes_[top]
 
     def predict(self, X):
         """Classes (multi-class), or the 0/1 indicator of labels scoring at least 0.5
         (multi-label; the label model is a least-squares fit to 0/1 targets), sparse when
         the training labels were."""
-        scores = self.decision_function(X)
+        scores = self._scores(X)
         if not self.multilabel_:
             return self.classes_[np.argmax(scores, axis=1)]
         pred = (scores >= 0.5).astype(np.int64)
@@ -267,5 +287,5 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         if self.multilabel_:
             from .metrics import precision_at_k
 
-            return precision_at_k(y, self.decision_function(X), 1)
+            return precision_at_k(y, self._scores(X), 1)
         return float(np.mean(self.predict(X) == np.asarray(y).ravel()))

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
-from ._convert import features
+from ._convert import checked_features
 
 
 class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
@@ -87,7 +87,7 @@ class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
             raise ValueError("gamma takes one value here (no grid)")
         alpha = [] if self.alpha is None else _grid(self.alpha, "alpha", float)
         labels, info = _gimc.fit_clusters(
-            features(X),
+            checked_features(self, X, reset=True),
             np.ascontiguousarray(pairs),
             int(self.n_clusters),
             self.map,
@@ -104,6 +104,11 @@ class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
         self.best_params_ = {"alpha": info["alpha"], "iterations": info["iterations"], "gamma": info["gamma"]}
         self.train_constraint_error_ = info["train_constraint_error"]
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def fit_predict(self, X, constraints, y=None):
         """``fit`` and return ``labels_``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
 
 
 def features(X):
@@ -34,6 +35,29 @@ def features(X):
     return np.asarray(X, dtype=np.float64)
 
 
+def checked_features(estimator, X, *, reset, allow_nan=False, accept_sparse=True, min_samples=1):
+    """``X`` checked by scikit-learn's ``validate_data``, then as :func:`features` returns it.
+
+    The check is scikit-learn's own, with its messages: ``X`` must be 2-D and numeric (complex
+    values and non-numeric objects are refused), finite (``NaN`` allowed only with
+    ``allow_nan``, where it marks a missing value), with at least ``min_samples`` rows and one
+    column. ``reset`` records ``n_features_in_`` (in ``fit``); otherwise ``X`` must have that
+    many columns. Sparse input stays sparse (CSR or CSC, converted to CSR by
+    :func:`features`); with ``accept_sparse=False`` it is refused with a ``TypeError`` that
+    says so.
+    """
+    X = validate_data(
+        estimator,
+        X,
+        reset=reset,
+        accept_sparse=("csr", "csc") if accept_sparse else False,
+        dtype=np.float64,
+        ensure_all_finite="allow-nan" if allow_nan else True,
+        ensure_min_samples=min_samples,
+    )
+    return features(X)
+
+
 def n_rows(X) -> int:
     return int(X.shape[0])
 
@@ -55,12 +79,3 @@ def indicator_csr(Y):
         int(Y.shape[0]),
         int(Y.shape[1]),
     )
-
-
-def is_multilabel(y) -> bool:
-    """Whether ``y`` is a label indicator matrix (2-D with more than one column) rather than a
-    vector of classes."""
-    if sp.issparse(y):
-        return True
-    y = np.asarray(y)
-    return y.ndim == 2 and y.shape[1] > 1

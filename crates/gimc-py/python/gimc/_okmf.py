@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
-from ._convert import features
+from ._convert import checked_features
 
 
 class OKMF(ClusterMixin, BaseEstimator):
@@ -72,7 +72,7 @@ class OKMF(ClusterMixin, BaseEstimator):
         if len(gamma) != 1:
             raise ValueError("gamma takes one value here (no grid)")
         labels, info = _gimc.fit_okmf(
-            features(X),
+            checked_features(self, X, reset=True),
             int(self.n_clusters),
             int(self.budget_size),
             gamma[0],
@@ -91,10 +91,15 @@ class OKMF(ClusterMixin, BaseEstimator):
         self._parts = (info["lambda"], info["alpha"], info["mean"], info.get("scale"), info.get("center", False), normalize)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def predict(self, X):
         """The clusters of new rows."""
         check_is_fitted(self, "W_")
         lam, alpha, mean, scale, center, normalize = self._parts
         return _gimc.okmf_predict(
-            features(X), self.budget_, self.W_, self.gamma_, lam, alpha, mean, scale, center, normalize
+            checked_features(self, X, reset=False), self.budget_, self.W_, self.gamma_, lam, alpha, mean, scale, center, normalize
         )

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
+from ._convert import checked_features
 
 
 class MC1Transducer(TransformerMixin, BaseEstimator):
@@ -49,6 +50,8 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         unknown ones predicted.
     unlabeled_ : ndarray
         Indices of the rows that were predicted.
+    missing_ : ndarray of bool (n × d)
+        The cells of ``X`` that were missing.
     classes_ : ndarray
     alpha_, mu_, cv_label_error_
     """
@@ -74,11 +77,10 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, X, y):
-        if sp.issparse(X):
-            raise TypeError("MC1Transducer needs dense X with NaN in the missing cells")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        """Complete the table: ``X`` dense with ``NaN`` in the missing cells, ``y`` as in the
+        class description. Returns ``self``."""
+        # scikit-learn's checks and messages (dense only; NaN allowed, ±inf refused)
+        X = checked_features(self, X, reset=True, allow_nan=True, accept_sparse=False, min_samples=2)
         n = X.shape[0]
         y_arr = np.asarray(y.toarray() if sp.issparse(y) else y)
         if y_arr.shape[0] != n:
@@ -123,6 +125,7 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         )
         self.decision_ = scores
         self.imputed_ = imputed
+        self.missing_ = np.isnan(X)
         self.alpha_, self.mu_, self.cv_label_error_ = info["alpha"], info["mu"], info["cv_label_error"]
         self.svm_c_ = np.asarray(info["svm_c"])
         if self.multilabel_:
@@ -137,12 +140,36 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         """``fit`` and return the imputed features."""
         return self.fit(X, y).imputed_
 
-    def transform(self, X=None):
-        """The imputed features of the fitted table (transductive: no new rows)."""
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _fitted_table(self, X):
+        """Check that ``X`` is None or the table ``fit`` saw (same shape, same missing cells,
+        same known values): the method is transductive and has no model for new rows."""
         check_is_fitted(self, "imputed_")
+        if X is None:
+            return
+        X = checked_features(self, X, reset=False, allow_nan=True, accept_sparse=False)
+        known = ~self.missing_
+        if (
+            X.shape != self.imputed_.shape
+            or not np.array_equal(np.isnan(X), self.missing_)
+            or not np.array_equal(X[known], self.imputed_[known])
+        ):
+            raise ValueError(
+                "MC1Transducer is transductive: pass the table it was fitted on (or nothing); "
+                "new rows need a new fit with them included"
+            )
+
+    def transform(self, X=None):
+        """The imputed features of the fitted table. ``X``, if given, must be that table."""
+        self._fitted_table(X)
         return self.imputed_
 
     def predict(self, X=None):
-        """The labels (classes, or 0/1 label rows) of the rows that were unlabelled."""
-        check_is_fitted(self, "transduction_")
+        """The labels (classes, or 0/1 label rows) of the rows that were unlabelled. ``X``, if
+        given, must be the fitted table."""
+        self._fitted_table(X)
         return self.transduction_[self.unlabeled_]

@@ -1,0 +1,119 @@
+"""The Python package on a real set (Bibtex, from $GIMC_DATA): the same P@k as the command line
+($GIMC_BIN) for the same settings and seed, the data read as the command line reads it, and a
+scikit-learn pipeline inside GridSearchCV."""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from gimc import GIMCClassifier
+from gimc.datasets import load_dataset, load_file
+from gimc.metrics import precision_at_k
+
+
+def _data_dir():
+    data_dir = os.environ.get("GIMC_DATA")
+    if not data_dir or not os.path.isdir(os.path.join(data_dir, "bibtex")):
+        pytest.skip("GIMC_DATA (holding bibtex/) not set")
+    return data_dir
+
+
+@pytest.fixture(scope="module")
+def bibtex():
+    data_dir = _data_dir()
+    train = load_dataset("bibtex", "train", data_dir=data_dir)
+    test = load_dataset("bibtex", "test", data_dir=data_dir)
+    return train, test
+
+
+def test_bibtex_is_read_as_the_command_line_reads_it(bibtex):
+    train, test = bibtex
+    X, Y = train.data, train.target
+    # the Mulan split's published sizes: 4,880 / 2,515 rows, 1,836 features, 159 labels
+    assert sp.issparse(X) and X.shape == (4880, 1836) and test.data.shape == (2515, 1836)
+    assert sp.issparse(Y) and Y.shape == (4880, 159) and train.target_kind == "labels"
+    assert set(np.unique(Y.data)) == {1} and Y.sum() > 4880  # multi-label: >1 label per row on average
+    assert len(train.target_names) == 159 and len(train.feature_names) == 1836
+    # the file path gives the same matrices as the set name
+    path = os.path.join(_data_dir(), "bibtex", "bibtex-train.arff")
+    Xf, Yf = load_file(path, return_X_y=True)
+    assert (Xf != X).nnz == 0 and (Yf != Y).nnz == 0
+
+
+def test_loading_errors_are_python_errors(tmp_path):
+    with pytest.raises(ValueError, match="no-such-set"):
+        load_dataset("no-such-set", data_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="bibtex"):
+        load_dataset("bibtex", "train", data_dir=str(tmp_path))  # names the missing file
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 2:x\n")
+    with pytest.raises(ValueError, match="bad.svm"):
+        load_file(bad)
+
+
+def test_bibtex_precision_at_k_equals_the_command_lines(bibtex, tmp_path):
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    data_dir = _data_dir()
+    train, test = bibtex
+    settings = dict(m=150, gamma=0.002, alpha=1.0, max_iter=3)
+    model, pred = tmp_path / "bibtex.gimc", tmp_path / "bibtex.pred"
+    common = [gimc_bin, "-q", "--data-dir", data_dir]
+    subprocess.run(
+        [*common, "--seed", "7", "fit", "bibtex", "--part", "train", "--method", "gimc-lff",
+         "--m", "150", "--gamma", "0.002", "--lambda", "1", "--iters", "3", "-o", str(model)],
+        check=True,
+    )
+    subprocess.run(
+        [*common, "predict", "-m", str(model), "bibtex", "--part", "test", "--top-k", "5",
+         "-o", str(pred)],
+        check=True,
+    )
+    cli = json.loads(
+        subprocess.run(
+            [*common, "--json", "eval", str(pred), "bibtex"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+    )["metrics"]
+    clf = GIMCClassifier(map="lff", random_state=7, **settings).fit(train.data, train.target)
+    scores = clf.decision_function(test.data)
+    for k in (1, 3, 5):
+        assert precision_at_k(test.target, scores, k) == pytest.approx(cli[f"P@{k}"], abs=1e-12)
+    # the same model: the CLI's file scores the test rows exactly as the estimator does
+    from gimc import _gimc
+    from gimc._convert import features
+
+    assert np.array_equal(_gimc.decision_function(model.read_bytes(), features(test.data)), scores)
+    assert cli["P@1"] > 0.45  # a learned map on Bibtex, well above the most frequent label's 0.16
+
+
+def test_a_pipeline_in_grid_search_on_bibtex(bibtex):
+    train, test = bibtex
+    pipe = make_pipeline(
+        StandardScaler(with_mean=False),  # keeps the CSR matrix sparse
+        GIMCClassifier(map="rff", max_iter=0, random_state=0),
+    )
+    search = GridSearchCV(
+        pipe,
+        {"gimcclassifier__m": [50, 150], "gimcclassifier__gamma": ["0.25*scale", "scale"]},
+        cv=KFold(2, shuffle=True, random_state=0),
+    )
+    search.fit(train.data, train.target)
+    assert set(search.best_params_) == {"gimcclassifier__m", "gimcclassifier__gamma"}
+    assert search.cv_results_["mean_test_score"].shape == (4,)
+    best = search.best_estimator_[-1]
+    assert best.multilabel_ and best.n_features_in_ == 1836
+    # score is P@1 on the multi-label test rows
+    p1 = search.score(test.data, test.target)
+    assert p1 == pytest.approx(
+        precision_at_k(test.target, search.best_estimator_.decision_function(test.data), 1)
+    )
+    assert p1 > 0.3
