@@ -354,6 +354,10 @@ def test_semisupervised_clustering_separates_rings_and_matches_the_cli(tmp_path)
     agree = max(np.mean(labels == cls), np.mean(labels != cls))
     assert agree > 0.95, agree
     assert set(est.best_params_) == {"alpha", "iterations", "gamma"}
+    with pytest.raises(ValueError, match="constraints must be real"):
+        clone(est).fit(X, pairs + 0j)
+    with pytest.raises(ValueError, match="shape"):
+        clone(est).fit(X, pairs[:, :2])
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:
         pytest.skip("GIMC_BIN (the gimc command line) not set")

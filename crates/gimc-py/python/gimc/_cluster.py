@@ -79,7 +79,10 @@ class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
             raise ValueError(f"n_clusters must be an integer >= 1, got {self.n_clusters!r}")
         if not isinstance(self.m, numbers.Integral) or self.m < 1:
             raise ValueError(f"m must be an integer >= 1, got {self.m!r}")
-        pairs = np.asarray(constraints, dtype=np.float64)
+        pairs = np.asarray(constraints)
+        if np.iscomplexobj(pairs):
+            raise ValueError("constraints must be real (i, j, same) rows, got complex values")
+        pairs = pairs.astype(np.float64)
         if pairs.ndim != 2 or pairs.shape[1] != 3:
             raise ValueError(f"constraints must have shape (n_pairs, 3), got {pairs.shape}")
         gamma = _grid(self.gamma, "gamma", str)
