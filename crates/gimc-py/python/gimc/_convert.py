@@ -58,14 +58,6 @@ def checked_features(estimator, X, *, reset, allow_nan=False, accept_sparse=True
     return features(X)
 
 
-def n_rows(X) -> int:
-    return int(X.shape[0])
-
-
-def n_cols(X) -> int:
-    return int(X.shape[1])
-
-
 def indicator_csr(Y):
     """A 0/1 indicator matrix (dense or sparse) as ``(indptr, indices, nrows, ncols)``."""
     Y = sp.csr_matrix(Y)
