@@ -449,7 +449,6 @@ impl<'a> TransductionFpc<'a> {
         let e = &self.entries;
         let grad = &mut self.grad;
         let mcb = self.params.variant == TransductionVariant::McB;
-        let mut finite = true;
         // the label terms at Y first, vectorised (A's label rows are Y's until updated below)
         let owned;
         let yz = if y.row_stride() == 1 {
@@ -459,50 +458,20 @@ impl<'a> TransductionFpc<'a> {
             owned.as_ref()
         };
         self.logistic.fill(e, &col_slices(yz), bias, false, true);
-        let sigmoid = &self.logistic.sigmoid;
-        for j in 0..a.ncols() {
-            let range = j * d..(j + 1) * d;
-            let (xc, mc) = (&df.x[range.clone()], &df.mask[range]);
-            let ycol = y.col(j);
-            let mut col = a.col_mut(j);
-            // A = Y − τ ∇f(Y) written straight from Y (no copy pass): the feature block in one
-            // pass, the other rows copied, then the label entries updated in place
-            match (col.as_mut().try_as_col_major_mut(), ycol.try_as_col_major()) {
-                (Some(out), Some(yc)) => {
-                    let (out, yc) = (out.as_slice_mut(), yc.as_slice());
-                    out[..t].copy_from_slice(&yc[..t]);
-                    out[t + d..].copy_from_slice(&yc[t + d..]);
-                    let feats = out[t..t + d].iter_mut().zip(&yc[t..t + d]);
-                    for ((v, &yv), (&x, &m)) in feats.zip(xc.iter().zip(mc)) {
-                        *v = yv - tau_z * (wx * ((yv - x) * m));
-                    }
-                }
-                _ => {
-                    col.copy_from(ycol);
-                    let mut block = col.as_mut().subrows_mut(t, d);
-                    for i in 0..d {
-                        block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
-                    }
-                }
-            }
-            let r = e.label_ptr[j]..e.label_ptr[j + 1];
-            for k in r {
-                let (i, yv) = (e.rows[k], e.vals[k]);
-                // d/dz log(1 + e^{−m}) = −y / (1 + e^{m}), m = y (z + b) (as in `eval_with`)
-                let g = -wy * yv * sigmoid[k];
-                grad[k] = g;
-                col[i] -= tau_z * g;
-                if mcb {
-                    new_b[i] -= tau_b * g;
-                }
-            }
-            // the NaN screen of the step, on the column while it is in cache (A is a `Mat`:
-            // its columns are contiguous)
-            finite &= col
-                .as_ref()
-                .try_as_col_major()
-                .is_none_or(|out| dense::all_finite(out.as_slice()));
-        }
+        let columns = DescentColumns {
+            a: a.as_mut(),
+            y,
+            t,
+            d,
+            features: (&df.x, &df.mask),
+            steps: (tau_z, tau_b),
+            weights: (wy, wx),
+            entries: e,
+            sigmoid: &self.logistic.sigmoid,
+            grad,
+            new_b: if mcb { Some(&mut new_b) } else { None },
+        };
+        let finite = descent_columns_dispatch(columns);
         (a, new_b, finite)
     }
 
@@ -614,47 +583,28 @@ impl<'a> TransductionFpc<'a> {
         let mut c = vec![0.0; if mc1 { n } else { 0 }];
         // A c, accumulated column by column when V was not formed (as `Shrunk::vt_times`)
         let mut ac = vec![0.0; if mc1 && shrunk.v.is_none() { m } else { 0 }];
-        let mut lx = 0.0;
-        // four partial sums, as in `restart_product_extrapolate`
-        let mut acc = [0.0; 4];
-        for j in 0..n {
-            if mc1 {
-                c[j] = 1.0 - z[(m - 1, j)];
-                z[(m - 1, j)] = 1.0;
-                if !ac.is_empty() {
-                    shrink::add_scaled_col(&mut ac, a.as_ref(), j, c[j]);
-                }
-            }
-            let (Some(zc), Some(xc), Some(yc)) = (
-                z.col(j).try_as_col_major(),
-                x.col(j).try_as_col_major(),
-                y.as_mut().col_mut(j).try_as_col_major_mut(),
-            ) else {
-                return Err(SolverError::InvalidInput {
-                    what: "accelerated candidate",
-                    reason: "the iterates must be column-major".into(),
-                });
-            };
-            let (zc, xc, yc) = (zc.as_slice(), xc.as_slice(), yc.as_slice_mut());
-            // the label margins at the candidate (as `LogisticScratch::fill`)
-            let r = e.label_ptr[j]..e.label_ptr[j + 1];
-            for ((m, &i), &v) in margins[r.clone()]
-                .iter_mut()
-                .zip(&e.rows[r.clone()])
-                .zip(&e.vals[r])
-            {
-                *m = v * (zc[i] + new_b[i]);
-            }
-            // the feature loss (as `eval_with`'s loss-only pass)
-            let range = j * d..(j + 1) * d;
-            let (fx, fm) = (&df.x[range.clone()], &df.mask[range]);
-            for ((&zv, &xv), &mv) in zc[t..t + d].iter().zip(fx).zip(fm) {
-                let r = (zv - xv) * mv;
-                lx += 0.5 * r * r;
-            }
-            // the restart product and the extrapolation
-            restart_column(yc, zc, xc, c2, &mut acc);
-        }
+        let columns = CandidateColumns {
+            mc1,
+            t,
+            d,
+            z: z.as_mut(),
+            c: &mut c,
+            ac: &mut ac,
+            a: a.as_ref(),
+            x,
+            y: y.as_mut(),
+            entries: e,
+            margins,
+            bias: &new_b,
+            features: (&df.x, &df.mask),
+            c2,
+        };
+        let Some((lx, acc)) = candidate_columns_dispatch(columns) else {
+            return Err(SolverError::InvalidInput {
+                what: "accelerated candidate",
+                reason: "the iterates must be column-major".into(),
+            });
+        };
         let product = acc.iter().sum::<f64>() + restart_bias(yb, &new_b, xb, c2);
         let terms = &mut self.logistic;
         gimc_linalg::simd::logistic_terms(&terms.margins, Some(&mut terms.softplus[..]), None);
@@ -687,6 +637,216 @@ impl<'a> TransductionFpc<'a> {
             product,
         ))
     }
+}
+
+/// What the column pass of [`TransductionFpc::descent_fused`] reads and writes: A = Y −
+/// τ_Z ∇f(Y) written from Y, the label gradients (from the sigmoids at Y) cached in `grad`,
+/// and MC-b's bias step in `new_b`.
+struct DescentColumns<'p> {
+    a: MatMut<'p, f64>,
+    y: MatRef<'p, f64>,
+    t: usize,
+    d: usize,
+    features: (&'p [f64], &'p [f64]),
+    steps: (f64, f64),
+    weights: (f64, f64),
+    entries: &'p ColumnEntries,
+    sigmoid: &'p [f64],
+    grad: &'p mut [f64],
+    new_b: Option<&'p mut Vec<f64>>,
+}
+
+/// [`descent_columns`] four lanes wide where the CPU has AVX2 (no fused multiply-add, no sum
+/// reordered: the same bits), as [`candidate_columns_dispatch`].
+fn descent_columns_dispatch(cols: DescentColumns<'_>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(cols: DescentColumns<'_>) -> bool {
+            descent_columns(cols)
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
+            // the `target_feature` function.
+            #[allow(unsafe_code)]
+            return unsafe { avx2(cols) };
+        }
+    }
+    descent_columns(cols)
+}
+
+/// The pass itself; returns whether every entry of A is finite (screened column by column
+/// while it is in cache).
+#[inline(always)]
+fn descent_columns(cols: DescentColumns<'_>) -> bool {
+    let DescentColumns {
+        mut a,
+        y,
+        t,
+        d,
+        features: (fx_all, fm_all),
+        steps: (tau_z, tau_b),
+        weights: (wy, wx),
+        entries: e,
+        sigmoid,
+        grad,
+        mut new_b,
+    } = cols;
+    let mut finite = true;
+    for j in 0..a.ncols() {
+        let range = j * d..(j + 1) * d;
+        let (xc, mc) = (&fx_all[range.clone()], &fm_all[range]);
+        let ycol = y.col(j);
+        let mut col = a.as_mut().col_mut(j);
+        // A = Y − τ ∇f(Y) written straight from Y (no copy pass): the feature block in one
+        // pass, the other rows copied, then the label entries updated in place
+        match (col.as_mut().try_as_col_major_mut(), ycol.try_as_col_major()) {
+            (Some(out), Some(yc)) => {
+                let (out, yc) = (out.as_slice_mut(), yc.as_slice());
+                out[..t].copy_from_slice(&yc[..t]);
+                out[t + d..].copy_from_slice(&yc[t + d..]);
+                let feats = out[t..t + d].iter_mut().zip(&yc[t..t + d]);
+                for ((v, &yv), (&x, &m)) in feats.zip(xc.iter().zip(mc)) {
+                    *v = yv - tau_z * (wx * ((yv - x) * m));
+                }
+            }
+            _ => {
+                col.copy_from(ycol);
+                let mut block = col.as_mut().subrows_mut(t, d);
+                for i in 0..d {
+                    block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
+                }
+            }
+        }
+        let r = e.label_ptr[j]..e.label_ptr[j + 1];
+        for k in r {
+            let (i, yv) = (e.rows[k], e.vals[k]);
+            // d/dz log(1 + e^{−m}) = −y / (1 + e^{m}), m = y (z + b) (as in `eval_with`)
+            let g = -wy * yv * sigmoid[k];
+            grad[k] = g;
+            col[i] -= tau_z * g;
+            if let Some(b) = new_b.as_deref_mut() {
+                b[i] -= tau_b * g;
+            }
+        }
+        // the NaN screen of the step, on the column while it is in cache (A is a `Mat`:
+        // its columns are contiguous)
+        finite &= col
+            .as_ref()
+            .try_as_col_major()
+            .is_none_or(|out| dense::all_finite(out.as_slice()));
+    }
+    finite
+}
+
+/// What the pass over the candidate's columns in
+/// [`TransductionFpc::accelerated_candidate`] reads and writes: the candidate Z (MC-1's ones
+/// row reset in place, its c = 1 − Z_m and A c accumulated when `ac` is not empty), the
+/// iterate X, the extrapolated point Y (overwritten by the next extrapolation with coefficient
+/// `c2`), the label margins at (Z, b) and the feature block (x, mask) for the feature loss.
+struct CandidateColumns<'p> {
+    mc1: bool,
+    t: usize,
+    d: usize,
+    z: MatMut<'p, f64>,
+    c: &'p mut [f64],
+    ac: &'p mut [f64],
+    a: MatRef<'p, f64>,
+    x: MatRef<'p, f64>,
+    y: MatMut<'p, f64>,
+    entries: &'p ColumnEntries,
+    margins: &'p mut [f64],
+    bias: &'p [f64],
+    features: (&'p [f64], &'p [f64]),
+    c2: f64,
+}
+
+/// [`candidate_columns`] four lanes wide where the CPU has AVX2, through a named
+/// `target_feature` function (as `gimc_linalg`'s eigen sweep does). No fused multiply-add is
+/// enabled and no sum is reordered (the feature loss stays one chain, the restart product its
+/// four lanes), so both paths give the same bits; only the elementwise work and the four
+/// lanes of the restart product run in 256-bit registers instead of baseline x86-64's scalar
+/// and 128-bit code.
+fn candidate_columns_dispatch(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> {
+            candidate_columns(cols)
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
+            // the `target_feature` function.
+            #[allow(unsafe_code)]
+            return unsafe { avx2(cols) };
+        }
+    }
+    candidate_columns(cols)
+}
+
+/// The pass itself: per column, MC-1's reset and A c, the label margins, the feature loss
+/// (summed in one chain over columns, then rows, as `eval_with`'s loss-only pass) and the
+/// restart product with the extrapolation ([`restart_column`]). Returns the feature loss and
+/// the restart product's four partial sums; `None` when an iterate's column is not
+/// contiguous.
+#[inline(always)]
+fn candidate_columns(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> {
+    let CandidateColumns {
+        mc1,
+        t,
+        d,
+        mut z,
+        c,
+        ac,
+        a,
+        x,
+        mut y,
+        entries: e,
+        margins,
+        bias,
+        features: (fx_all, fm_all),
+        c2,
+    } = cols;
+    let (m, n) = (z.nrows(), z.ncols());
+    let mut lx = 0.0;
+    // four partial sums, as in `restart_product_extrapolate`
+    let mut acc = [0.0; 4];
+    for j in 0..n {
+        if mc1 {
+            c[j] = 1.0 - z[(m - 1, j)];
+            z[(m - 1, j)] = 1.0;
+            if !ac.is_empty() {
+                shrink::add_scaled_col(ac, a, j, c[j]);
+            }
+        }
+        let (Some(zc), Some(xc), Some(yc)) = (
+            z.as_ref().col(j).try_as_col_major(),
+            x.col(j).try_as_col_major(),
+            y.as_mut().col_mut(j).try_as_col_major_mut(),
+        ) else {
+            return None;
+        };
+        let (zc, xc, yc) = (zc.as_slice(), xc.as_slice(), yc.as_slice_mut());
+        // the label margins at the candidate (as `LogisticScratch::fill`)
+        let r = e.label_ptr[j]..e.label_ptr[j + 1];
+        for ((m, &i), &v) in margins[r.clone()]
+            .iter_mut()
+            .zip(&e.rows[r.clone()])
+            .zip(&e.vals[r])
+        {
+            *m = v * (zc[i] + bias[i]);
+        }
+        // the feature loss (as `eval_with`'s loss-only pass)
+        let range = j * d..(j + 1) * d;
+        let (fx, fm) = (&fx_all[range.clone()], &fm_all[range]);
+        for ((&zv, &xv), &mv) in zc[t..t + d].iter().zip(fx).zip(fm) {
+            let r = (zv - xv) * mv;
+            lx += 0.5 * r * r;
+        }
+        // the restart product and the extrapolation
+        restart_column(yc, zc, xc, c2, &mut acc);
+    }
+    Some((lx, acc))
 }
 
 /// The objective after a step, as an error when it is not finite.
