@@ -460,16 +460,39 @@ pub fn sampled_dot(omega: &Observed, p: MatRef<'_, f64>, q: MatRef<'_, f64>) -> 
         chunks.push((lo, hi, head));
         rest = tail;
     }
-    chunks.into_par_iter().for_each(|(lo, hi, chunk)| {
-        let base = omega.row_ptr[lo];
-        for i in lo..hi {
-            let pi = pt.col_as_slice(i);
-            for e in omega.row_ptr[i]..omega.row_ptr[i + 1] {
-                chunk[e - base] = dot(pi, qt.col_as_slice(omega.col_idx[e]));
-            }
-        }
-    });
+    chunks
+        .into_par_iter()
+        .for_each(|(lo, hi, chunk)| sampled_dot_rows(omega, &pt, &qt, lo..hi, chunk));
     Ok(out)
+}
+
+crate::avx2_dispatch! {
+    /// [`sampled_dot_rows_body`] four lanes wide where the CPU has AVX2 (the same bits).
+    fn sampled_dot_rows(
+        omega: &Observed,
+        pt: &Mat<f64>,
+        qt: &Mat<f64>,
+        rows: std::ops::Range<usize>,
+        chunk: &mut [f64],
+    ) = sampled_dot_rows_body;
+}
+
+/// [`sampled_dot`] for the rows `rows` of Ω, into `chunk` (their entries, in CSR order).
+#[inline(always)]
+fn sampled_dot_rows_body(
+    omega: &Observed,
+    pt: &Mat<f64>,
+    qt: &Mat<f64>,
+    rows: std::ops::Range<usize>,
+    chunk: &mut [f64],
+) {
+    let base = omega.row_ptr[rows.start];
+    for i in rows {
+        let pi = pt.col_as_slice(i);
+        for e in omega.row_ptr[i]..omega.row_ptr[i + 1] {
+            chunk[e - base] = dot(pi, qt.col_as_slice(omega.col_idx[e]));
+        }
+    }
 }
 
 /// The residual entries p_i · q_j − A_ij on Ω (CSR order), where A_ij are the values stored in

@@ -155,6 +155,56 @@ pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Defines `fn NAME(args) -> R` that runs the `#[inline(always)]` function BODY compiled
+/// with AVX2 when the CPU has it, through a named `#[target_feature(enable = "avx2")]`
+/// function, and BODY as it is otherwise. Fused multiply-add is not enabled and Rust never
+/// contracts `a * b + c`, so both paths compute the same operations in the same order: the
+/// same bits on every CPU.
+///
+/// This is the reliable form of [`with_avx2`]: a closure passed there is a function of its
+/// own, which the optimiser may leave out of line (and then it runs as baseline x86-64's
+/// scalar and 128-bit code, as happened to the eigen sweep, the sparse gather and GIMC's Ω
+/// kernels), while BODY here is `#[inline(always)]` and so always compiled inside the AVX2
+/// function. Give each hot loop its own dispatch, around as much work as one call can take.
+///
+/// ```
+/// #[inline(always)]
+/// fn add_scaled(y: &mut [f64], x: &[f64], a: f64) {
+///     for (y, x) in y.iter_mut().zip(x) {
+///         *y += a * x;
+///     }
+/// }
+/// gimc_linalg::avx2_dispatch! {
+///     /// y += a·x, four lanes wide where the CPU allows.
+///     fn add_scaled_fast(y: &mut [f64], x: &[f64], a: f64) = add_scaled;
+/// }
+/// let mut y = [0.5; 5];
+/// add_scaled_fast(&mut y, &[1.0, 2.0, 3.0, 4.0, 5.0], 2.0);
+/// assert_eq!(y, [2.5, 4.5, 6.5, 8.5, 10.5]);
+/// ```
+#[macro_export]
+macro_rules! avx2_dispatch {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $body:path;) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    $body($($arg),*)
+                }
+                if ::std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 (checked just above), the only
+                    // requirement of the `target_feature` function.
+                    #[allow(unsafe_code)]
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
+
 /// The portable body of [`sin_cos_into`]: lanes of 4, then the tail padded to 4.
 #[inline(always)]
 fn sin_cos_body(x: &[f64], scale: f64, sin_out: &mut [f64], cos_out: &mut [f64]) {

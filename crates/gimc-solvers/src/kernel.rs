@@ -16,7 +16,6 @@
 use gimc_linalg::Observed;
 use gimc_linalg::dense::{axpy_slice, dot};
 use gimc_linalg::faer::{MatMut, MatRef};
-use gimc_linalg::simd::with_avx2;
 use gimc_linalg::thin::{THIN_MAX_COLS, thin_tr_mul_into};
 use rayon::prelude::*;
 
@@ -94,13 +93,25 @@ pub(crate) fn omega_gram_apply(
         .enumerate()
         .with_min_len(g)
         .for_each(|(i, u)| {
-            u.fill(0.0);
-            let p = col(pt, i);
-            for e in view.ptr[i]..view.ptr[i + 1] {
-                let q = col(qt, view.idx[e]);
-                axpy_slice(weight * dot(p, q), q, u);
-            }
+            let idx = &view.idx[view.ptr[i]..view.ptr[i + 1]];
+            omega_line(u, col(pt, i), qt, idx, weight);
         });
+}
+
+gimc_linalg::avx2_dispatch! {
+    /// [`omega_line_body`] four lanes wide where the CPU has AVX2 (the same bits).
+    fn omega_line(u: &mut [f64], p: &[f64], qt: MatRef<'_, f64>, idx: &[usize], weight: f64) =
+        omega_line_body;
+}
+
+/// u = w · Σ_{j ∈ idx} (p · q_j) q_j, one line of [`omega_gram_apply`] (u overwritten).
+#[inline(always)]
+fn omega_line_body(u: &mut [f64], p: &[f64], qt: MatRef<'_, f64>, idx: &[usize], weight: f64) {
+    u.fill(0.0);
+    for &j in idx {
+        let q = col(qt, j);
+        axpy_slice(weight * dot(p, q), q, u);
+    }
 }
 
 /// B_i = w · Σ_{j∈Ω_i} q_j q_jᵀ for every outer line i, packed row-major (line i holds
@@ -131,24 +142,29 @@ pub(crate) fn omega_row_grams(view: OmegaView<'_>, qt: MatRef<'_, f64>, weight: 
     out
 }
 
+gimc_linalg::avx2_dispatch! {
+    /// [`add_lower_gram_body`] four lanes wide where the CPU has AVX2 (the same bits).
+    fn add_lower_gram(gram: &mut [f64], qt: MatRef<'_, f64>, cols: &[usize], w: f64) =
+        add_lower_gram_body;
+}
+
 /// The lower triangle (entries (a, c), c ≤ a) of the row-major k × k `gram` plus
 /// w · Σ_{j ∈ cols} q_j q_jᵀ, with q_j the column j of `qt` (k × m). Four columns are added per
 /// pass over the triangle (|cols|·k²/2 multiply-adds, a quarter of the loads and stores of
 /// one rank-one update at a time).
-fn add_lower_gram(gram: &mut [f64], qt: MatRef<'_, f64>, cols: &[usize], w: f64) {
+#[inline(always)]
+fn add_lower_gram_body(gram: &mut [f64], qt: MatRef<'_, f64>, cols: &[usize], w: f64) {
     let k = qt.nrows();
     let mut quads = cols.chunks_exact(4);
     for quad in &mut quads {
         let [q0, q1, q2, q3] = [0, 1, 2, 3].map(|t| col(qt, quad[t]));
-        with_avx2(|| {
-            for a in 0..k {
-                let (c0, c1, c2, c3) = (w * q0[a], w * q1[a], w * q2[a], w * q3[a]);
-                let row = &mut gram[a * k..a * k + a + 1];
-                for ((((g, x0), x1), x2), x3) in row.iter_mut().zip(q0).zip(q1).zip(q2).zip(q3) {
-                    *g += c0 * x0 + c1 * x1 + c2 * x2 + c3 * x3;
-                }
+        for a in 0..k {
+            let (c0, c1, c2, c3) = (w * q0[a], w * q1[a], w * q2[a], w * q3[a]);
+            let row = &mut gram[a * k..a * k + a + 1];
+            for ((((g, x0), x1), x2), x3) in row.iter_mut().zip(q0).zip(q1).zip(q2).zip(q3) {
+                *g += c0 * x0 + c1 * x1 + c2 * x2 + c3 * x3;
             }
-        });
+        }
     }
     for &j in quads.remainder() {
         let q = col(qt, j);
@@ -176,6 +192,41 @@ pub(crate) fn row_gram_apply(grams: &[f64], pt: MatRef<'_, f64>, out: &mut [f64]
                 *ua = dot(&b[a * k..(a + 1) * k], p);
             }
         });
+}
+
+gimc_linalg::avx2_dispatch! {
+    /// [`apply_row_grams_body`] four lanes wide where the CPU has AVX2 (the same bits).
+    fn apply_row_grams(grams: &[f64], p: MatRef<'_, f64>, u: MatMut<'_, f64>) =
+        apply_row_grams_body;
+}
+
+/// u_r = B_r p_r for the rows r of `p` (len × k), `grams` their packed B_r (k × k each), into
+/// `u` (len × k, overwritten).
+#[inline(always)]
+fn apply_row_grams_body(grams: &[f64], p: MatRef<'_, f64>, mut u: MatMut<'_, f64>) {
+    let k = p.ncols();
+    let kk = k * k;
+    let mut p_row = vec![0.0; k];
+    let mut u_row = vec![0.0; k];
+    for r in 0..p.nrows() {
+        let b = &grams[r * kk..(r + 1) * kk];
+        for (c, v) in p_row.iter_mut().enumerate() {
+            *v = p[(r, c)];
+        }
+        // u_a = Σ_c b_ac p_c, summed over c in order, as u += p_c · (row c of B_r): B_r is
+        // exactly symmetric (mirrored by `omega_row_grams`), so b_ca = b_ac and each sum is
+        // the same sequence of operations as a dot product of row a, while the update runs
+        // down contiguous rows (vectorised across a)
+        u_row.fill(0.0);
+        for (&pc, b_c) in p_row.iter().zip(b.chunks_exact(k)) {
+            for (ua, &bca) in u_row.iter_mut().zip(b_c) {
+                *ua += bca * pc;
+            }
+        }
+        for (a, &ua) in u_row.iter().enumerate() {
+            u[(r, a)] = ua;
+        }
+    }
 }
 
 /// Rows of Φ per rayon task in [`dense_row_gram_hessian`] (fixed, so the summation order and
@@ -214,29 +265,7 @@ pub(crate) fn dense_row_gram_hessian(
         let mut p = Mat::<f64>::zeros(len, k);
         matmul(p.as_mut(), Accum::Replace, blk, s, 1.0, Par::Seq);
         let mut u = Mat::<f64>::zeros(len, k);
-        let mut p_row = vec![0.0; k];
-        let mut u_row = vec![0.0; k];
-        for r in 0..len {
-            let b = &grams[(r0 + r) * kk..(r0 + r + 1) * kk];
-            for (c, v) in p_row.iter_mut().enumerate() {
-                *v = p[(r, c)];
-            }
-            // u_a = Σ_c b_ac p_c, summed over c in order, as u += p_c · (row c of B_r): B_r is
-            // exactly symmetric (mirrored by `omega_row_grams`), so b_ca = b_ac and each sum is
-            // the same sequence of operations as a dot product of row a, while the update runs
-            // down contiguous rows (vectorised across a)
-            u_row.fill(0.0);
-            with_avx2(|| {
-                for (&pc, b_c) in p_row.iter().zip(b.chunks_exact(k)) {
-                    for (ua, &bca) in u_row.iter_mut().zip(b_c) {
-                        *ua += bca * pc;
-                    }
-                }
-            });
-            for (a, &ua) in u_row.iter().enumerate() {
-                u[(r, a)] = ua;
-            }
-        }
+        apply_row_grams(&grams[r0 * kk..(r0 + len) * kk], p.as_ref(), u.as_mut());
         let thin = k <= THIN_MAX_COLS && thin_tr_mul_into(blk, u.as_ref(), acc.as_mut()).is_ok();
         if !thin {
             matmul(

@@ -656,23 +656,10 @@ struct DescentColumns<'p> {
     new_b: Option<&'p mut Vec<f64>>,
 }
 
-/// [`descent_columns`] four lanes wide where the CPU has AVX2 (no fused multiply-add, no sum
-/// reordered: the same bits), as [`candidate_columns_dispatch`].
-fn descent_columns_dispatch(cols: DescentColumns<'_>) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(cols: DescentColumns<'_>) -> bool {
-            descent_columns(cols)
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
-            // the `target_feature` function.
-            #[allow(unsafe_code)]
-            return unsafe { avx2(cols) };
-        }
-    }
-    descent_columns(cols)
+gimc_linalg::avx2_dispatch! {
+    /// [`descent_columns`] four lanes wide where the CPU has AVX2 (no fused multiply-add, no
+    /// sum reordered: the same bits).
+    fn descent_columns_dispatch(cols: DescentColumns<'_>) -> bool = descent_columns;
 }
 
 /// The pass itself; returns whether every entry of A is finite (screened column by column
@@ -761,27 +748,14 @@ struct CandidateColumns<'p> {
     c2: f64,
 }
 
-/// [`candidate_columns`] four lanes wide where the CPU has AVX2, through a named
-/// `target_feature` function (as `gimc_linalg`'s eigen sweep does). No fused multiply-add is
-/// enabled and no sum is reordered (the feature loss stays one chain, the restart product its
-/// four lanes), so both paths give the same bits; only the elementwise work and the four
-/// lanes of the restart product run in 256-bit registers instead of baseline x86-64's scalar
-/// and 128-bit code.
-fn candidate_columns_dispatch(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> {
-            candidate_columns(cols)
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
-            // the `target_feature` function.
-            #[allow(unsafe_code)]
-            return unsafe { avx2(cols) };
-        }
-    }
-    candidate_columns(cols)
+gimc_linalg::avx2_dispatch! {
+    /// [`candidate_columns`] four lanes wide where the CPU has AVX2
+    /// ([`gimc_linalg::avx2_dispatch`]). No sum is reordered (the feature loss stays one
+    /// chain, the restart product its four lanes), so both paths give the same bits; only the
+    /// elementwise work and the restart product's four lanes run in 256-bit registers instead
+    /// of baseline x86-64's scalar and 128-bit code.
+    fn candidate_columns_dispatch(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> =
+        candidate_columns;
 }
 
 /// The pass itself: per column, MC-1's reset and A c, the label margins, the feature loss
