@@ -192,26 +192,10 @@ pub(crate) fn rows_times_dense_add(m: &Compressed<'_>, b: MatRef<'_, f64>, out: 
         });
 }
 
-/// [`gather_rows`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
-/// bits), through a named `target_feature` function (see [`scatter_rows_dispatch`]).
-fn gather_rows_dispatch(m: &Compressed<'_>, packed: &[f64], r0: usize, dst: MatMut<'_, f64>) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(m: &Compressed<'_>, packed: &[f64], r0: usize, dst: MatMut<'_, f64>) {
-            gather_rows(m, packed, r0, dst);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
-            // `target_feature` function.
-            #[allow(unsafe_code)]
-            unsafe {
-                avx2(m, packed, r0, dst)
-            };
-            return;
-        }
-    }
-    gather_rows(m, packed, r0, dst);
+crate::avx2_dispatch! {
+    /// [`gather_rows`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
+    /// bits; [`crate::avx2_dispatch`]).
+    fn gather_rows_dispatch(m: &Compressed<'_>, packed: &[f64], r0: usize, dst: MatMut<'_, f64>) = gather_rows;
 }
 
 /// dst[li, t] += Σ_e v_e·packed[j_e, t] over the entries of M's row r0 + li, in order, for the
@@ -444,28 +428,11 @@ const SCATTER_BLOCK: usize = 32;
 /// Most entries (256 KiB) of one task's sums in [`rows_scatter_tr_add`].
 const SCATTER_MAX_SUMS: usize = 1 << 15;
 
-/// [`scatter_rows`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
-/// bits), through a named `target_feature` function, as
-/// [`crate::eig`]'s sweep does: code in a closure passed to [`crate::simd::with_avx2`] was
-/// left out of line here and ran two lanes wide.
-fn scatter_rows_dispatch(m: &Compressed<'_>, src: &[&[f64]], sums: &mut [[f64; SCATTER_BLOCK]]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(m: &Compressed<'_>, src: &[&[f64]], sums: &mut [[f64; SCATTER_BLOCK]]) {
-            scatter_rows(m, src, sums);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
-            // `target_feature` function.
-            #[allow(unsafe_code)]
-            unsafe {
-                avx2(m, src, sums)
-            };
-            return;
-        }
-    }
-    scatter_rows(m, src, sums);
+crate::avx2_dispatch! {
+    /// [`scatter_rows`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
+    /// bits; [`crate::avx2_dispatch`]): code in a closure passed to [`crate::simd::with_avx2`]
+    /// was left out of line here and ran two lanes wide.
+    fn scatter_rows_dispatch(m: &Compressed<'_>, src: &[&[f64]], sums: &mut [[f64; SCATTER_BLOCK]]) = scatter_rows;
 }
 
 /// sums[j][t] += Σ_i M[i, j]·src[t][i] over M's rows i in increasing order (`src` holds up to

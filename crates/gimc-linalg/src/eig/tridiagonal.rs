@@ -45,28 +45,18 @@ fn apply_sweep(v: &mut [f64], n: usize, l: usize, m: usize, rotations: &[(f64, f
     }
 }
 
-/// [`apply_sweep`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
-/// bits), through a named `target_feature` function: a closure passed to
-/// [`crate::simd::with_avx2`] here was once left out of line by the optimiser after an
-/// unrelated change, and then ran two lanes wide (18.7 % of a yeast MC-1 path instead of 8 %).
-fn apply_sweep_dispatch(v: &mut [f64], n: usize, l: usize, m: usize, rotations: &[(f64, f64)]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(v: &mut [f64], n: usize, l: usize, m: usize, rotations: &[(f64, f64)]) {
-            apply_sweep(v, n, l, m, rotations);
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
-            // `target_feature` function.
-            #[allow(unsafe_code)]
-            unsafe {
-                avx2(v, n, l, m, rotations)
-            };
-            return;
-        }
-    }
-    apply_sweep(v, n, l, m, rotations);
+crate::avx2_dispatch! {
+    /// [`apply_sweep`] four lanes wide where the CPU has AVX2 (no fused multiply-add: the same
+    /// bits; [`crate::avx2_dispatch`]): a closure passed to [`crate::simd::with_avx2`] here was
+    /// once left out of line by the optimiser after an unrelated change, and then ran two
+    /// lanes wide (18.7 % of a yeast MC-1 path instead of 8 %).
+    fn apply_sweep_dispatch(
+        v: &mut [f64],
+        n: usize,
+        l: usize,
+        m: usize,
+        rotations: &[(f64, f64)],
+    ) = apply_sweep;
 }
 
 /// [`apply_sweep`] on rows r0..r0 + R.
