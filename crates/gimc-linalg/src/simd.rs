@@ -161,11 +161,12 @@ pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
 /// contracts `a * b + c`, so both paths compute the same operations in the same order: the
 /// same bits on every CPU.
 ///
-/// This is the reliable form of [`with_avx2`]: a closure passed there is a function of its
-/// own, which the optimiser may leave out of line (and then it runs as baseline x86-64's
-/// scalar and 128-bit code, as happened to the eigen sweep, the sparse gather and GIMC's Ω
-/// kernels), while BODY here is `#[inline(always)]` and so always compiled inside the AVX2
-/// function. Give each hot loop its own dispatch, around as much work as one call can take.
+/// This is the reliable form of [`with_avx2`](crate::simd::with_avx2): a closure passed
+/// there is a function of its own, which the optimiser may leave out of line (and then it
+/// runs as baseline x86-64's scalar and 128-bit code, as happened to the eigen sweep, the
+/// sparse gather and GIMC's Ω kernels), while BODY here is `#[inline(always)]` and so always
+/// compiled inside the AVX2 function. Give each hot loop its own dispatch, around as much
+/// work as one call can take.
 ///
 /// ```
 /// #[inline(always)]
