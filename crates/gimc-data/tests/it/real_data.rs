@@ -110,6 +110,69 @@ fn emotions() {
 }
 
 #[test]
+fn birds() {
+    let Some(dir) = require_set("birds") else {
+        return;
+    };
+    let set = load_named(&dir, "birds").unwrap();
+    let (train, test) = (set.part("train").unwrap(), set.part("test").unwrap());
+    assert_eq!((train.nrows(), test.nrows()), (322, 323));
+    for d in [train, test] {
+        assert_eq!(d.ncols(), 260);
+        assert!(!d.features.is_sparse());
+    }
+    let (l, empty_train, names) = label_info(train);
+    assert_eq!((l, empty_train, label_info(test).1), (19, 143, 151));
+    // declared 'Swainson\'s Thrush' in the ARFF, plain in the XML
+    assert!(names.iter().any(|n| n == "Swainson's Thrush"), "{names:?}");
+    // nominal `location` {2,10,1,...} is coded by declaration index: 0..12
+    let loc = train
+        .feature_names
+        .iter()
+        .position(|n| n == "location")
+        .unwrap();
+    let x = dense(train);
+    assert!((0..train.nrows()).all(|i| (0.0..12.0).contains(&x[(i, loc)])));
+}
+
+#[test]
+fn genbase() {
+    let Some(dir) = require_set("genbase") else {
+        return;
+    };
+    let set = load_named(&dir, "genbase").unwrap();
+    let (train, test) = (set.part("train").unwrap(), set.part("test").unwrap());
+    assert_eq!((train.nrows(), test.nrows()), (463, 199));
+    assert_eq!((train.ncols(), test.ncols()), (1186, 1186));
+    assert_eq!(train.feature_names[0], "protein");
+    let (l, empty, _) = label_info(train);
+    assert_eq!((l, empty, label_info(test).1), (27, 0, 0));
+    // motifs are declared {YES,NO}: YES is 0, NO is 1 (the first row's PS00010 is NO)
+    assert_eq!(train.feature_names[1], "PS00010");
+    let x = dense(train);
+    assert_eq!(x[(0, 1)], 1.0);
+    assert!((0..train.nrows()).all(|i| x[(i, 1)] == 0.0 || x[(i, 1)] == 1.0));
+    assert!((train.summary().label_cardinality.unwrap() - 1.261).abs() < 1e-3);
+}
+
+#[test]
+fn flags() {
+    let Some(dir) = require_set("flags") else {
+        return;
+    };
+    let set = load_named(&dir, "flags").unwrap();
+    let (train, test) = (set.part("train").unwrap(), set.part("test").unwrap());
+    assert_eq!(
+        (train.nrows(), train.ncols(), test.nrows(), test.ncols()),
+        (129, 19, 65, 19)
+    );
+    let (l, empty, names) = label_info(train);
+    assert_eq!((l, empty), (7, 0));
+    assert_eq!(names[0], "red");
+    assert!((train.summary().label_cardinality.unwrap() - 3.419).abs() < 1e-3);
+}
+
+#[test]
 fn mushrooms() {
     let Some(dir) = require_set("mushrooms") else {
         return;

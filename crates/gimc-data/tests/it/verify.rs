@@ -245,12 +245,30 @@ fn manifest_checksums_match_the_shared_provenance() {
                 out
             };
             assert!(
-                text.contains(&with_commas),
-                "{}: size {with_commas} not in PROVENANCE",
+                contains_number(&text, &with_commas) || contains_number(&text, &bytes),
+                "{}: size {bytes} (or {with_commas}) not in PROVENANCE",
                 f.path
             );
         }
     }
+}
+
+/// Whether `text` holds `number` as a whole token: not inside a longer number, word or hash.
+fn contains_number(text: &str, number: &str) -> bool {
+    let is_part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == ',');
+    text.match_indices(number).any(|(i, _)| {
+        !is_part(text[..i].chars().next_back()) && !is_part(text[i + number.len()..].chars().next())
+    })
+}
+
+#[test]
+fn sizes_are_matched_as_whole_numbers() {
+    let table = "| a.arff | 539367 | 8f2159 |\n| b.xml | 7,707 | c889d |\n";
+    assert!(contains_number(table, "539367"));
+    assert!(contains_number(table, "7,707"));
+    assert!(!contains_number(table, "889"), "inside a hash");
+    assert!(!contains_number(table, "39367"), "inside a longer number");
+    assert!(!contains_number(table, "707"), "part of 7,707");
 }
 
 /// The crate embeds its own copy of the manifest (so the packaged crate is self-contained); the
