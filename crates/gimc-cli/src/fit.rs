@@ -31,34 +31,33 @@ pub struct FitArgs {
     /// Part of a named set to train on.
     #[arg(long, default_value = "train")]
     pub part: String,
-    /// Method: gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw.
+    /// Method: `auto` (default) searches the row transform, γ, λ, the maps (lff, lnys and
+    /// their union) and a linear part on the validation split, learning the maps of the best
+    /// setting; --gamma, --lambda, --m, --iters, --normalize and --families narrow its search.
+    /// gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw.
     /// Built-in families: lff (random Fourier), lff-phase (random-phase Fourier √(2/D)
     /// cos(XU + b), D = 2m directions), lnys (Nyström, M = I), nys-whiten and nys-kmeans
     /// (Nyström with whitening, uniform or k-means landmarks); a binary built on gimc_cli adds
     /// its own. imc-rff, imc-rff-phase and imc-nys are the paper's names of imc-lff,
     /// imc-lff-phase and imc-lnys.
-    #[arg(long, default_value = "gimc-lff")]
+    #[arg(long, default_value = "auto")]
     pub method: String,
-    /// Number of random features / landmarks m (comma list = grid searched on validation).
-    #[arg(long, default_value = "500", value_delimiter = ',')]
+    /// Map families `auto` searches (comma list of registry names; default lff,lnys).
+    #[arg(long, value_delimiter = ',')]
+    pub families: Vec<String>,
+    /// Number of random features / landmarks m (comma list = grid searched on validation;
+    /// default 500; `auto` takes one value).
+    #[arg(long, value_delimiter = ',')]
     pub m: Vec<usize>,
     /// RBF width γ (comma list = grid): a number, `scale` = 1 / (d · Var X) on the features as
     /// the map sees them (after --standardize and --normalize; scikit-learn's rule), or
-    /// `F*scale`. The γ used is stored in the model.
-    #[arg(
-        long,
-        default_value = "scale",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
+    /// `F*scale`. The γ used is stored in the model. Default: `scale`; `auto` searches
+    /// 0.0625*scale, 0.25*scale and scale.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub gamma: Vec<Gamma>,
-    /// Ridge penalty λ (comma list = grid).
-    #[arg(
-        long,
-        default_value = "1",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
+    /// Ridge penalty λ (comma list = grid). Default 1; `auto` searches 0.01, 0.1, 1 and 10,
+    /// each block's penalty scaled by its mean squared row norm.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub lambda: Vec<f64>,
     /// Maximum outer iterations of the map learning (chosen on validation, ≤ this).
     #[arg(long, default_value_t = 10)]
@@ -110,9 +109,10 @@ pub struct FitArgs {
     #[arg(long, value_enum, default_value_t = Standardize::Auto)]
     pub standardize: Standardize,
     /// Normalise every row to unit norm after any standardisation (stored in the model and
-    /// applied by `gimc predict`).
-    #[arg(long, value_enum, default_value_t = Normalize::None)]
-    pub normalize: Normalize,
+    /// applied by `gimc predict`). Default none; `auto` searches raw, l2 and tf-idf + l2 rows
+    /// unless this is given.
+    #[arg(long, value_enum)]
+    pub normalize: Option<Normalize>,
     /// Hold the features Φ (rows × D) whole, or stream them in row blocks so that Φ is never
     /// held (memory O(D² + D·L + block·D) besides the data; one more feature pass per
     /// iteration). auto: stream only when the whole Φ would not fit the memory available.
@@ -150,12 +150,43 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     if a.mpi {
         return crate::mpi_fit::run(a, g);
     }
-    let (family, learn) = map_method(&a.method, &g.registry)?;
+    if a.method == "auto" && a.triplets.is_none() {
+        return crate::auto::run(a, g);
+    }
+    // a completion fit (--triplets) learns GIMC-LFF unless told otherwise
+    let method = if a.method == "auto" {
+        "gimc-lff"
+    } else {
+        a.method.as_str()
+    };
+    let (family, learn) = map_method(method, &g.registry)?;
+    if !a.families.is_empty() {
+        bail!(
+            "--families narrows `--method auto`; --method {} fixes the map",
+            a.method
+        );
+    }
+    let gammas = if a.gamma.is_empty() {
+        vec![Gamma::SCALE]
+    } else {
+        a.gamma.clone()
+    };
+    let lambdas = if a.lambda.is_empty() {
+        vec![1.0]
+    } else {
+        a.lambda.clone()
+    };
+    let ms = if a.m.is_empty() {
+        vec![500]
+    } else {
+        a.m.clone()
+    };
+    let normalize_mode = a.normalize.unwrap_or(Normalize::None);
     if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
         if a.standardize == Standardize::On {
             bail!("--standardize on: completion fits (--triplets) do not standardise features");
         }
-        if a.normalize != Normalize::None {
+        if normalize_mode != Normalize::None {
             bail!("--normalize: completion fits (--triplets) do not normalise rows");
         }
         let pick = |v: &[f64], what: &str| -> Result<f64> {
@@ -164,11 +195,11 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
                 _ => bail!("--{what}: a completion fit takes one value (no grid)"),
             }
         };
-        let gamma = match a.gamma.as_slice() {
+        let gamma = match gammas.as_slice() {
             [g] => *g,
             _ => bail!("--gamma: a completion fit takes one value (no grid)"),
         };
-        let m = match a.m.as_slice() {
+        let m = match ms.as_slice() {
             [m] => *m,
             _ => bail!("--m: a completion fit takes one value (no grid)"),
         };
@@ -180,17 +211,17 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             learn,
             m,
             gamma,
-            lambda: pick(&a.lambda, "lambda")?,
+            lambda: pick(&lambdas, "lambda")?,
             iters: a.iters,
             rank: a.rank,
             out: &a.out,
         };
-        return crate::completion::fit(&ca, &a.method, g);
+        return crate::completion::fit(&ca, method, g);
     }
     let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     let name = ds.name.clone();
     let standardizer = standardize(&mut ds, a.standardize)?;
-    let row_norm = normalize(&mut ds, a.normalize);
+    let row_norm = normalize(&mut ds, normalize_mode);
     let data = label_data(ds)?;
     g.info(&format!(
         "fitting {} on {name}: {} rows, {} features, {} {}",
@@ -206,9 +237,9 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     ));
     let budget = memory_budget()?;
     let mut params = SelectionParams::default()
-        .with_gammas(a.gamma.clone())
-        .with_lambdas(a.lambda.clone())
-        .with_ms(a.m.clone())
+        .with_gammas(gammas)
+        .with_lambdas(lambdas)
+        .with_ms(ms)
         .with_max_iter(if learn { a.iters } else { 0 })
         .with_validation_fraction(a.validation)
         .with_select_k(a.select_k)
@@ -253,6 +284,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     let preprocess = Preprocess {
         standardizer,
         row_norm,
+        ..Preprocess::default()
     };
     gimc::persist::save_label_model_with_preprocess(&sel.model, &preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;

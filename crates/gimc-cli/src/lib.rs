@@ -83,6 +83,7 @@
 
 #![deny(missing_docs)]
 
+mod auto;
 mod cluster;
 mod common;
 mod complete;

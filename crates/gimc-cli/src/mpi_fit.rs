@@ -182,6 +182,11 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     if a.triplets.is_some() {
         bail!("--mpi runs the multi-label / multi-class fast path, not --triplets completion");
     }
+    if a.method == "auto" {
+        bail!(
+            "--mpi fits one setting: give --method (gimc-lff, imc-rff, gimc-lff-phase or imc-rff-phase)"
+        );
+    }
     let (family, learn) = map_method(&a.method, &g.registry)?;
     if !matches!(family.name(), "lff" | "lff-phase") {
         bail!(
@@ -192,6 +197,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     }
     let (m, gamma, lambda) = match (a.m.as_slice(), a.gamma.as_slice(), a.lambda.as_slice()) {
         ([m], [gamma], [lambda]) => (*m, *gamma, *lambda),
+        ([], [], []) => (500, Gamma::SCALE, 1.0),
         _ => bail!("--mpi fits one setting: give one --m, one --gamma and one --lambda"),
     };
     let target = a.target.as_deref().context("missing the data argument")?;
@@ -204,7 +210,10 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
              shard's): pass --standardize off, or standardise the data beforehand"
         );
     }
-    let row_norm = normalize(&mut ds, a.normalize);
+    let row_norm = normalize(
+        &mut ds,
+        a.normalize.unwrap_or(crate::common::Normalize::None),
+    );
     let data = label_data(ds)?;
     // every process must agree on the shapes before any fit sum
     let local = [
@@ -329,6 +338,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     let preprocess = Preprocess {
         standardizer: None,
         row_norm,
+        ..Preprocess::default()
     };
     gimc::persist::save_label_model_with_preprocess(&model, &preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;

@@ -71,6 +71,7 @@
 
 #![deny(missing_docs)]
 
+mod auto;
 mod completion;
 mod completion_select;
 mod data;
@@ -90,6 +91,10 @@ mod semisup;
 mod shard;
 mod streamed;
 
+pub use auto::{
+    AutoParams, AutoSelection, AutoStage, AutoTrial, BlockChoice, LinearPart, RowTransform,
+    ValidAutoParams, auto_fit, constant_columns, estimate_auto,
+};
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
     CompletionParams, ValidCompletionParams, estimate_completion, estimate_completion_family,
