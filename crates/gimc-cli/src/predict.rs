@@ -1,6 +1,7 @@
 //! `gimc predict`: loads a model saved by `gimc fit` and writes the top-k labels (multi-label)
 //! or the class (multi-class) of every row of new data, or their scores. A model that stores an
-//! input standardisation (`gimc fit --standardize`) has it applied to the new rows first.
+//! input transform (kept columns, tf-idf weights, standardisation, row normalisation, row scale)
+//! has it applied to the new rows first.
 
 use std::path::PathBuf;
 
@@ -63,13 +64,19 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
     let (model, preprocess) =
         gimc::persist::load_label_model_with_preprocess(&a.model, &g.registry)?;
     let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
-    if ds.ncols() != model.input_dim() {
+    // the raw width: the model's input dimension unless it keeps some of the input columns
+    let width = preprocess.input_dim.unwrap_or(model.input_dim());
+    if preprocess.columns.is_some() && ds.features.is_sparse() && ds.ncols() < width {
+        // sparse rows (LIBSVM) that never use the last features: those columns are zero
+        ds.features = ds.features.widen(width)?;
+    }
+    if ds.ncols() != width {
         anyhow::bail!(
             "{}: {} feature columns, but the model {} was trained on {}",
             ds.name,
             ds.ncols(),
             a.model.display(),
-            model.input_dim()
+            width
         );
     }
     ds.features = preprocess

@@ -4,7 +4,8 @@
 //! cost O(nnz) rather than O(n·d). Dense products go through faer's GEMM; sparse ones through the
 //! row-parallel kernels of [`crate::sparse`], which give bitwise identical results for any number
 //! of threads. [`Standardizer`] implements the "features standardised" preprocessing; on sparse
-//! data it only scales (centring would densify).
+//! data it only scales (centring would densify). [`Preprocess`] chains the input transform of a
+//! model: kept columns, [`TfIdf`] weights, standardisation, row normalisation and row scale.
 
 use faer::{Mat, MatMut, MatRef};
 use sprs::CsMat;
@@ -599,39 +600,314 @@ impl FeatureMatrix {
     }
 }
 
-/// The transform a model's input rows go through before its feature maps: the per-column
-/// standardisation (if any), then the row normalisation.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// tf-idf column weights (scikit-learn's `TfidfTransformer` with `smooth_idf=True`,
+/// `sublinear_tf=False` and no normalisation): idf_j = ln((1 + n) / (1 + df_j)) + 1, with
+/// df_j the number of training rows whose entry in column j is non-zero. A column no training
+/// row uses gets the largest weight, ln(1 + n) + 1; every weight is ≥ 1.
+///
+/// ```
+/// use gimc_linalg::{FeatureMatrix, TfIdf, faer::Mat};
+/// // rows [1, 0] and [2, 3]: column 0 used by both rows, column 1 by one
+/// let x = FeatureMatrix::dense(Mat::from_fn(2, 2, |i, j| [[1.0, 0.0], [2.0, 3.0]][i][j])).unwrap();
+/// let tf = TfIdf::fit(&x).unwrap();
+/// assert_eq!(tf.idf[0], 1.0);
+/// assert!((tf.idf[1] - ((3.0_f64 / 2.0).ln() + 1.0)).abs() < 1e-15);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct TfIdf {
+    /// The weight of every column (length d).
+    pub idf: Vec<f64>,
+}
+
+impl TfIdf {
+    /// Learns the column weights of `x` (n × d). Errors
+    /// ([`LinalgError::InvalidParameter`]) if `x` has a negative or non-finite entry: tf-idf
+    /// weighs counts or frequencies.
+    pub fn fit(x: &FeatureMatrix) -> Result<Self> {
+        if let Some((row, col, value)) = x.first_negative_or_non_finite() {
+            return Err(LinalgError::InvalidParameter {
+                name: "tf-idf features",
+                reason: format!(
+                    "tf-idf needs non-negative finite entries; entry ({row}, {col}) is {value}"
+                ),
+            });
+        }
+        let n = x.nrows() as f64;
+        let idf = x
+            .column_nonzero_counts()
+            .into_iter()
+            .map(|df| ((1.0 + n) / (1.0 + df as f64)).ln() + 1.0)
+            .collect();
+        Ok(Self { idf })
+    }
+
+    /// x_ij · idf_j for every entry, keeping the representation (sparse stays sparse). Errors
+    /// when `x` does not have one column per weight.
+    pub fn transform(&self, x: &FeatureMatrix) -> Result<FeatureMatrix> {
+        if x.ncols() != self.idf.len() {
+            return Err(dim_err(
+                "TfIdf::transform",
+                format!("{} columns", self.idf.len()),
+                format!("{} columns", x.ncols()),
+            ));
+        }
+        x.scale_columns(&self.idf)
+    }
+}
+
+impl FeatureMatrix {
+    /// Whether every stored entry is ≥ 0 and finite (the condition for [`TfIdf`]).
+    pub fn is_nonnegative(&self) -> bool {
+        self.first_negative_or_non_finite().is_none()
+    }
+
+    /// The first stored entry (row, column, value) that is negative or not finite, if any.
+    fn first_negative_or_non_finite(&self) -> Option<(usize, usize, f64)> {
+        let bad = |v: f64| !(v >= 0.0 && v.is_finite());
+        match self {
+            Self::Dense(m) => (0..m.ncols()).find_map(|j| {
+                let col = m.col_as_slice(j);
+                col.iter().position(|&v| bad(v)).map(|i| (i, j, col[i]))
+            }),
+            Self::Sparse(m) => {
+                let view = m.view();
+                let rows = Compressed::rows_of(&view);
+                (0..rows.outer).find_map(|i| {
+                    let (cols, vals) = rows.row(i);
+                    vals.iter()
+                        .position(|&v| bad(v))
+                        .map(|p| (i, cols[p], vals[p]))
+                })
+            }
+        }
+    }
+
+    /// The number of rows with a non-zero entry in every column (document frequencies).
+    /// O(nnz).
+    pub fn column_nonzero_counts(&self) -> Vec<usize> {
+        let mut counts = vec![0usize; self.ncols()];
+        match self {
+            Self::Dense(m) => {
+                for (j, c) in counts.iter_mut().enumerate() {
+                    *c = m.col_as_slice(j).iter().filter(|&&v| v != 0.0).count();
+                }
+            }
+            Self::Sparse(m) => {
+                let view = m.view();
+                let rows = Compressed::rows_of(&view);
+                for i in 0..rows.outer {
+                    let (cols, vals) = rows.row(i);
+                    for (&j, &v) in cols.iter().zip(vals) {
+                        if v != 0.0 {
+                            counts[j] += 1;
+                        }
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    /// The columns `cols` (in the given order, repetitions allowed), in the same
+    /// representation (sparse stays sparse; O(nnz + d) then). Errors
+    /// ([`LinalgError::InvalidParameter`]) on a column index ≥ ncols.
+    pub fn select_columns(&self, cols: &[usize]) -> Result<FeatureMatrix> {
+        let d = self.ncols();
+        if let Some(&c) = cols.iter().find(|&&c| c >= d) {
+            return Err(LinalgError::InvalidParameter {
+                name: "columns",
+                reason: format!("column {c} is out of range for a matrix of {d} columns"),
+            });
+        }
+        match self {
+            Self::Dense(m) => Ok(Self::Dense(dense::padded_from_fn(
+                m.nrows(),
+                cols.len(),
+                |i, k| m[(i, cols[k])],
+            ))),
+            Self::Sparse(m) => {
+                // old column -> its new positions, as a compressed list
+                let mut start = vec![0usize; d + 1];
+                for &c in cols {
+                    start[c + 1] += 1;
+                }
+                for j in 0..d {
+                    start[j + 1] += start[j];
+                }
+                let mut fill = start.clone();
+                let mut targets = vec![0usize; cols.len()];
+                for (k, &c) in cols.iter().enumerate() {
+                    targets[fill[c]] = k;
+                    fill[c] += 1;
+                }
+                let increasing = cols.windows(2).all(|w| w[0] < w[1]);
+                let view = m.view();
+                let rows = Compressed::rows_of(&view);
+                let mut ptr = Vec::with_capacity(rows.outer + 1);
+                let mut idx = Vec::new();
+                let mut val = Vec::new();
+                let mut row: Vec<(usize, f64)> = Vec::new();
+                ptr.push(0);
+                for i in 0..rows.outer {
+                    let (js, vs) = rows.row(i);
+                    row.clear();
+                    for (&j, &v) in js.iter().zip(vs) {
+                        row.extend(targets[start[j]..start[j + 1]].iter().map(|&k| (k, v)));
+                    }
+                    if !increasing {
+                        row.sort_unstable_by_key(|&(k, _)| k);
+                    }
+                    idx.extend(row.iter().map(|&(k, _)| k));
+                    val.extend(row.iter().map(|&(_, v)| v));
+                    ptr.push(idx.len());
+                }
+                let out = sparse::build_csr((rows.outer, cols.len()), ptr, idx, val)?;
+                Ok(Self::Sparse(shared_csr(out)))
+            }
+        }
+    }
+
+    /// The matrix widened to `ncols` columns by zero columns on the right, in the same
+    /// representation (sparse keeps its stored entries): a LIBSVM file whose rows never use
+    /// the last features reads narrower than the data it belongs to. Errors
+    /// ([`LinalgError::DimensionMismatch`]) when `ncols` is below the current width.
+    pub fn widen(&self, ncols: usize) -> Result<FeatureMatrix> {
+        let d = self.ncols();
+        if ncols < d {
+            return Err(dim_err(
+                "FeatureMatrix::widen",
+                format!("at least {d} columns"),
+                format!("{ncols} columns"),
+            ));
+        }
+        match self {
+            Self::Dense(m) => Ok(Self::Dense(dense::padded_from_fn(
+                m.nrows(),
+                ncols,
+                |i, j| if j < d { m[(i, j)] } else { 0.0 },
+            ))),
+            Self::Sparse(m) => {
+                let rows = m.rows();
+                let (ptr, idx, val) = m.to_csr().into_raw_storage();
+                let out = sparse::build_csr((rows, ncols), ptr, idx, val)?;
+                Ok(Self::Sparse(shared_csr(out)))
+            }
+        }
+    }
+
+    /// Every entry multiplied by `s`, keeping the representation.
+    fn scaled(&self, s: f64) -> FeatureMatrix {
+        match self {
+            Self::Dense(m) => Self::Dense(dense::padded_from_fn(m.nrows(), m.ncols(), |i, j| {
+                m[(i, j)] * s
+            })),
+            Self::Sparse(m) => {
+                let mut m = m.to_csr();
+                for v in m.data_mut() {
+                    *v *= s;
+                }
+                Self::Sparse(shared_csr(m))
+            }
+        }
+    }
+}
+
+/// The transform a model's input rows go through before its feature maps, in this order:
+/// the kept input columns, the tf-idf weights, the per-column standardisation, the row
+/// normalisation and a constant row scale. Every step is optional; the default is the
+/// identity.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Preprocess {
-    /// Column standardisation learnt on the training rows (`None`: none).
+    /// Input columns kept, in order (`None`: all). Applied first; indices into the raw
+    /// input's columns.
+    pub columns: Option<Vec<usize>>,
+    /// The raw input width the model expects (needed with `columns`; `None`: unchecked, as
+    /// in models that predate it).
+    pub input_dim: Option<usize>,
+    /// tf-idf column weights, of the kept columns.
+    pub tfidf: Option<TfIdf>,
+    /// Column standardisation learnt on the training rows after the steps above (`None`:
+    /// none).
     pub standardizer: Option<Standardizer>,
     /// Row normalisation applied after it.
     pub row_norm: RowNorm,
+    /// Every row multiplied by this after the normalisation (1: none). Finite and positive.
+    pub row_scale: f64,
+}
+
+impl Default for Preprocess {
+    fn default() -> Self {
+        Self {
+            columns: None,
+            input_dim: None,
+            tfidf: None,
+            standardizer: None,
+            row_norm: RowNorm::None,
+            row_scale: 1.0,
+        }
+    }
 }
 
 impl Preprocess {
-    /// Whether the transform leaves rows unchanged.
+    /// Whether the transform has no step, so that it leaves rows unchanged (`input_dim` is
+    /// only a check).
     pub fn is_identity(&self) -> bool {
-        self.standardizer.is_none() && self.row_norm == RowNorm::None
+        self.columns.is_none()
+            && self.tfidf.is_none()
+            && self.standardizer.is_none()
+            && self.row_norm == RowNorm::None
+            && self.row_scale == 1.0
     }
 
-    /// Applies the transform to `x` (the standardisation's number of columns). Sparse rows
-    /// meet a centring standardisation as dense rows (the training features were dense, or
-    /// counted as dense by [`StandardizeMode::Auto`]).
+    /// Applies the transform to `x`: select the columns, weight by tf-idf, standardise,
+    /// normalise the rows, scale the rows. Sparse rows stay sparse, except that they meet a
+    /// centring standardisation as dense rows (the training features were dense, or counted
+    /// as dense by [`StandardizeMode::Auto`]). Errors when `x` is not `input_dim` wide (or a
+    /// step's width differs, naming the expected and the given width), on a kept column out
+    /// of range, and on a row scale that is not finite and positive.
     pub fn apply(&self, x: &FeatureMatrix) -> Result<FeatureMatrix> {
-        let densified;
-        let x = match &self.standardizer {
-            Some(st) if st.center && x.is_sparse() => {
-                densified = FeatureMatrix::dense(x.to_dense())?;
-                &densified
-            }
-            _ => x,
-        };
-        Ok(match (&self.standardizer, self.row_norm) {
-            (Some(st), RowNorm::None) => st.transform(x)?,
-            (Some(st), norm) => st.transform(x)?.normalize_rows(norm),
-            (None, norm) => x.normalize_rows(norm),
-        })
+        if let Some(d) = self.input_dim
+            && x.ncols() != d
+        {
+            return Err(dim_err(
+                "Preprocess::apply",
+                format!("{d} input columns"),
+                format!("{} columns", x.ncols()),
+            ));
+        }
+        if !(self.row_scale.is_finite() && self.row_scale > 0.0) {
+            return Err(LinalgError::InvalidParameter {
+                name: "row_scale",
+                reason: format!("must be finite and positive, got {}", self.row_scale),
+            });
+        }
+        // `owned` holds the result of the last step that ran; `cur` the current rows
+        let mut owned: Option<FeatureMatrix> = None;
+        if let Some(cols) = &self.columns {
+            owned = Some(x.select_columns(cols)?);
+        }
+        if let Some(tf) = &self.tfidf {
+            let next = tf.transform(owned.as_ref().unwrap_or(x))?;
+            owned = Some(next);
+        }
+        if let Some(st) = &self.standardizer {
+            let cur = owned.as_ref().unwrap_or(x);
+            let next = if st.center && cur.is_sparse() {
+                st.transform(&FeatureMatrix::dense(cur.to_dense())?)?
+            } else {
+                st.transform(cur)?
+            };
+            owned = Some(next);
+        }
+        if self.row_norm != RowNorm::None {
+            let next = owned.as_ref().unwrap_or(x).normalize_rows(self.row_norm);
+            owned = Some(next);
+        }
+        if self.row_scale != 1.0 {
+            let next = owned.as_ref().unwrap_or(x).scaled(self.row_scale);
+            owned = Some(next);
+        }
+        Ok(owned.unwrap_or_else(|| x.clone()))
     }
 }
 
@@ -775,6 +1051,7 @@ mod tests {
         let pre = Preprocess {
             standardizer: Some(st.clone()),
             row_norm: RowNorm::L2,
+            ..Preprocess::default()
         };
         assert!(!pre.is_identity() && Preprocess::default().is_identity());
         let want = st.transform(&d).unwrap().normalize_rows(RowNorm::L2);
@@ -787,6 +1064,282 @@ mod tests {
             assert_eq!(RowNorm::from_name(n.name()), Some(n));
         }
         assert_eq!(RowNorm::from_name("l1"), None);
+    }
+
+    /// A 4 × 4 count matrix: column document frequencies 2, 1, 3, 0.
+    fn counts() -> Mat<f64> {
+        let rows = [
+            [1.0, 0.0, 2.0, 0.0],
+            [0.0, 0.0, 3.0, 0.0],
+            [4.0, 5.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+        ];
+        Mat::from_fn(4, 4, |i, j| rows[i][j])
+    }
+
+    #[test]
+    fn tfidf_matches_scikit_learn() {
+        let x = counts();
+        let dense = FeatureMatrix::dense(x.clone()).unwrap();
+        let sparse = FeatureMatrix::sparse(dense_to_csr(x.as_ref()).unwrap()).unwrap();
+        // idf_j = ln((1 + n) / (1 + df_j)) + 1 with n = 4 and df = (2, 1, 3, 0), by hand ...
+        let by_hand: Vec<f64> = [2.0, 1.0, 3.0, 0.0]
+            .iter()
+            .map(|df: &f64| (5.0 / (1.0 + df)).ln() + 1.0)
+            .collect();
+        // ... and as scikit-learn 1.9.1 computes it: TfidfTransformer(norm=None,
+        // smooth_idf=True, sublinear_tf=False).fit(x).idf_
+        let sklearn = [
+            1.5108256237659907,
+            1.916290731874155,
+            1.2231435513142097,
+            2.6094379124341005,
+        ];
+        for m in [&dense, &sparse] {
+            let tf = TfIdf::fit(m).unwrap();
+            assert_eq!(tf.idf.len(), 4);
+            for j in 0..4 {
+                assert!((tf.idf[j] - by_hand[j]).abs() < 1e-15, "{j}");
+                assert!((tf.idf[j] - sklearn[j]).abs() < 1e-15, "{j}");
+            }
+        }
+        assert_eq!(TfIdf::fit(&dense), TfIdf::fit(&sparse));
+        // the transform scales the columns; sparse stays sparse with the same pattern
+        let tf = TfIdf::fit(&dense).unwrap();
+        let (td, ts) = (
+            tf.transform(&dense).unwrap(),
+            tf.transform(&sparse).unwrap(),
+        );
+        assert!(!td.is_sparse() && ts.is_sparse());
+        assert_eq!(ts.nnz(), sparse.nnz());
+        // scikit-learn's transform(x) row 2: [4 · idf_0, 5 · idf_1, 0, 0]
+        let (a, b) = (td.to_dense(), ts.to_dense());
+        assert!((a[(2, 0)] - 6.043302495063963).abs() < 1e-14);
+        assert!((a[(2, 1)] - 9.581453659370776).abs() < 1e-14);
+        assert!((a[(1, 2)] - 3.669430653942629).abs() < 1e-14);
+        for i in 0..4 {
+            for j in 0..4 {
+                assert_eq!(a[(i, j)], x[(i, j)] * tf.idf[j]);
+                assert_eq!(a[(i, j)], b[(i, j)]);
+            }
+        }
+        // errors: a column-count mismatch, negative or non-finite training entries
+        assert!(matches!(
+            tf.transform(&FeatureMatrix::dense(Mat::zeros(2, 3)).unwrap()),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+        let mut neg = x.clone();
+        neg[(3, 1)] = -0.5;
+        let err = TfIdf::fit(&FeatureMatrix::dense(neg.clone()).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("(3, 1)"), "{err}");
+        let neg_sparse = FeatureMatrix::sparse(dense_to_csr(neg.as_ref()).unwrap()).unwrap();
+        assert!(TfIdf::fit(&neg_sparse).is_err());
+        let mut nan = x.clone();
+        nan[(0, 0)] = f64::NAN;
+        // the constructor refuses NaN, the raw variant does not: fit checks again
+        assert!(TfIdf::fit(&FeatureMatrix::Dense(nan)).is_err());
+        // no rows: every weight is ln(1) + 1 = 1
+        let none = TfIdf::fit(&FeatureMatrix::dense(Mat::zeros(0, 3)).unwrap()).unwrap();
+        assert_eq!(none.idf, vec![1.0; 3]);
+    }
+
+    #[test]
+    fn nonnegativity_and_column_counts() {
+        let (d, s) = pair();
+        // the pair has Gaussian (signed) entries
+        assert!(!d.is_nonnegative() && !s.is_nonnegative());
+        let c = FeatureMatrix::dense(counts()).unwrap();
+        assert!(c.is_nonnegative());
+        assert_eq!(c.column_nonzero_counts(), vec![2, 1, 3, 0]);
+        assert_eq!(d.column_nonzero_counts(), s.column_nonzero_counts());
+        let mut inf = counts();
+        inf[(1, 3)] = f64::INFINITY;
+        assert!(!FeatureMatrix::Dense(inf).is_nonnegative());
+    }
+
+    #[test]
+    fn select_columns_in_both_storages() {
+        let (d, s) = pair();
+        let x = d.to_dense();
+        for cols in [
+            vec![4, 1, 1, 5],
+            vec![0, 2, 3],
+            vec![],
+            vec![5, 4, 3, 2, 1, 0],
+        ] {
+            let (sd, ss) = (
+                d.select_columns(&cols).unwrap(),
+                s.select_columns(&cols).unwrap(),
+            );
+            assert!(!sd.is_sparse() && ss.is_sparse());
+            assert_eq!((sd.nrows(), sd.ncols()), (9, cols.len()));
+            let (a, b) = (sd.to_dense(), ss.to_dense());
+            for i in 0..9 {
+                for (k, &c) in cols.iter().enumerate() {
+                    assert_eq!(a[(i, k)], x[(i, c)]);
+                    assert_eq!(b[(i, k)], x[(i, c)]);
+                }
+            }
+            // sparse keeps only the stored entries of the kept columns
+            let kept: usize = cols.iter().map(|&c| s.column_nonzero_counts()[c]).sum();
+            assert_eq!(ss.nnz(), kept);
+        }
+        for m in [&d, &s] {
+            let err = m.select_columns(&[0, 6]).unwrap_err();
+            assert!(err.to_string().contains("column 6"), "{err}");
+        }
+    }
+
+    #[test]
+    fn widen_appends_zero_columns_in_both_storages() {
+        let (d, s) = pair();
+        let x = d.to_dense();
+        for m in [&d, &s] {
+            let w = m.widen(9).unwrap();
+            assert_eq!(w.is_sparse(), m.is_sparse());
+            assert_eq!(
+                (w.nrows(), w.ncols(), w.nnz() == m.nnz()),
+                (9, 9, m.is_sparse())
+            );
+            let wd = w.to_dense();
+            for i in 0..9 {
+                for j in 0..9 {
+                    assert_eq!(wd[(i, j)], if j < 6 { x[(i, j)] } else { 0.0 });
+                }
+            }
+            assert_eq!(m.widen(6).unwrap(), *m);
+            assert!(matches!(
+                m.widen(5),
+                Err(LinalgError::DimensionMismatch { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn preprocess_applies_its_steps_in_order() {
+        // raw input of 6 columns; the model keeps 4 of them
+        let raw = Mat::from_fn(5, 6, |i, j| ((i * 3 + j * 5) % 7) as f64);
+        let dense = FeatureMatrix::dense(raw.clone()).unwrap();
+        let sparse = FeatureMatrix::sparse(dense_to_csr(raw.as_ref()).unwrap()).unwrap();
+        let cols = vec![0, 2, 3, 5];
+        let kept = dense.select_columns(&cols).unwrap();
+        let tfidf = TfIdf::fit(&kept).unwrap();
+        let weighted = tfidf.transform(&kept).unwrap();
+        let st = Standardizer::fit(&weighted, false).unwrap();
+        let pre = Preprocess {
+            columns: Some(cols.clone()),
+            input_dim: Some(6),
+            tfidf: Some(tfidf.clone()),
+            standardizer: Some(st.clone()),
+            row_norm: RowNorm::L2,
+            row_scale: 2.5,
+        };
+        assert!(!pre.is_identity());
+        let want = st
+            .transform(&weighted)
+            .unwrap()
+            .normalize_rows(RowNorm::L2)
+            .to_dense();
+        let (got_d, got_s) = (pre.apply(&dense).unwrap(), pre.apply(&sparse).unwrap());
+        // sparse stays sparse (the standardisation only scales) and agrees with dense
+        assert!(!got_d.is_sparse() && got_s.is_sparse());
+        assert_eq!((got_d.nrows(), got_d.ncols()), (5, 4));
+        let (a, b) = (got_d.to_dense(), got_s.to_dense());
+        for i in 0..5 {
+            let mut norm = 0.0;
+            for j in 0..4 {
+                assert!((a[(i, j)] - 2.5 * want[(i, j)]).abs() < 1e-12);
+                assert!((a[(i, j)] - b[(i, j)]).abs() < 1e-12);
+                norm += a[(i, j)] * a[(i, j)];
+            }
+            // the row scale comes after the normalisation: every non-zero row has norm 2.5
+            assert!((norm.sqrt() - 2.5).abs() < 1e-12, "row {i}: {norm}");
+        }
+        // a centring standardisation densifies sparse rows, with the dense result; it comes
+        // after the tf-idf weights (weighting after centring gives other rows)
+        let st_c = Standardizer::fit(&weighted, true).unwrap();
+        let centred = Preprocess {
+            standardizer: Some(st_c.clone()),
+            ..pre.clone()
+        };
+        let (cd, cs) = (
+            centred.apply(&dense).unwrap(),
+            centred.apply(&sparse).unwrap(),
+        );
+        assert!(!cs.is_sparse());
+        assert!((cd.to_dense() - cs.to_dense()).norm_max() < 1e-12);
+        let in_order = st_c
+            .transform(&weighted)
+            .unwrap()
+            .normalize_rows(RowNorm::L2)
+            .to_dense();
+        assert!((&in_order * faer::Scale(2.5) - cd.to_dense()).norm_max() < 1e-12);
+        let swapped = tfidf
+            .transform(&st_c.transform(&kept).unwrap())
+            .unwrap()
+            .normalize_rows(RowNorm::L2)
+            .to_dense();
+        assert!((&swapped * faer::Scale(2.5) - cd.to_dense()).norm_max() > 1e-3);
+        // only some steps: the columns alone give the selection
+        let only_cols = Preprocess {
+            columns: Some(cols.clone()),
+            input_dim: Some(6),
+            ..Preprocess::default()
+        };
+        assert!(!only_cols.is_identity());
+        assert_eq!(
+            only_cols.apply(&sparse).unwrap(),
+            sparse.select_columns(&cols).unwrap()
+        );
+        let identity = Preprocess {
+            input_dim: Some(6),
+            ..Preprocess::default()
+        };
+        assert!(identity.is_identity());
+        assert_eq!(identity.apply(&dense).unwrap(), dense);
+    }
+
+    #[test]
+    fn preprocess_errors_name_the_widths() {
+        let raw = FeatureMatrix::dense(Mat::from_fn(3, 6, |i, j| (i + j) as f64)).unwrap();
+        let pre = Preprocess {
+            columns: Some(vec![1, 4]),
+            input_dim: Some(6),
+            ..Preprocess::default()
+        };
+        let narrow = raw.select_columns(&[0, 1, 2, 3, 4]).unwrap();
+        let err = pre.apply(&narrow).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("6 input columns") && msg.contains("5 columns"),
+            "{msg}"
+        );
+        // without input_dim the kept columns are still checked against the width
+        let unchecked = Preprocess {
+            columns: Some(vec![1, 5]),
+            ..Preprocess::default()
+        };
+        assert!(unchecked.apply(&narrow).is_err());
+        assert!(unchecked.apply(&raw).is_ok());
+        // a tf-idf of another width
+        let tf = Preprocess {
+            tfidf: Some(TfIdf { idf: vec![1.0; 3] }),
+            ..pre.clone()
+        };
+        assert!(matches!(
+            tf.apply(&raw),
+            Err(LinalgError::DimensionMismatch { .. })
+        ));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let p = Preprocess {
+                row_scale: bad,
+                ..pre.clone()
+            };
+            assert!(
+                matches!(p.apply(&raw), Err(LinalgError::InvalidParameter { .. })),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -30,7 +30,8 @@
 //! # Contents
 //!
 //! - [`FeatureMatrix`]: the n × d feature matrix X, faer dense or sprs CSR, with its products
-//!   `XU`, `XᵀG`, `XᵀX`, and the [`Standardizer`] preprocessing ([`features`]).
+//!   `XU`, `XᵀG`, `XᵀX`, and the input transform of a model, [`Preprocess`] (kept columns,
+//!   [`TfIdf`] weights, the [`Standardizer`], row normalisation and scale; [`features`]).
 //! - [`Observed`]: the observed-entry set Ω (CSR plus a CSC permutation) with the
 //!   sampled-product kernel p_i·q_j on Ω, `RQ` and `RᵀP` — the hot loop of MC, IMC, GIMC and
 //!   MCCC ([`observed`], DESIGN §3.2).
@@ -87,7 +88,7 @@ pub use eig::{pinv_factor, pinv_sqrt, sym_eig, sym_eig_seq, sym_sqrt};
 pub use error::{DimError, LinalgError, ParamError};
 pub use features::{
     DENSE_FRACTION, FeatureMatrix, Gamma, Preprocess, RowNorm, StandardizeMode, Standardizer,
-    gamma_scale_from_moments,
+    TfIdf, gamma_scale_from_moments,
 };
 pub use kernels::{Kernel, kernel_block, kernel_block_dense};
 pub use observed::{Observed, omega_mul_dense, omega_tr_mul_dense, sampled_dot};

@@ -431,6 +431,7 @@ fn fit_labels<'py>(
         let preprocess = Preprocess {
             standardizer,
             row_norm: norm,
+            ..Preprocess::default()
         };
         let bytes = label_model_to_bytes_with_preprocess(&sel.model, &preprocess)?;
         Ok((bytes, sel.chosen, storage.is_streamed()))
@@ -789,6 +790,7 @@ fn okmf_predict<'py>(
             _ => return Err(value_err("give both mean and scale, or neither")),
         },
         row_norm: row_norm(normalize)?,
+        ..Preprocess::default()
     };
     let labels = py
         .detach(|| -> Result<Vec<usize>, GimcError> {

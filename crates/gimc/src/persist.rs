@@ -8,7 +8,7 @@
 //! the maps, so a user's map round-trips once its codec is registered, and a kind that is not
 //! registered is an error naming it. The built-in maps are stored exactly the same way.
 //!
-//! # Format `gimc-model`, versions 1 to 4
+//! # Format `gimc-model`, versions 1 to 5
 //! - **Tensors**: every matrix as a 2-D little-endian `F64` tensor in row-major order
 //!   (element (i, j) of an r × c matrix at position i·c + j):
 //!   - label models: `W` (D × L) and, for the i-th feature map (features concatenated in
@@ -21,7 +21,11 @@
 //!     k(X, U)·M; absent means M = I);
 //!   - label models with input standardisation (version 2): `preprocess.mean` and
 //!     `preprocess.scale` (1 × d each); rows are mapped x_j ↦ (x_j − mean_j)·scale_j before
-//!     the feature maps (and before the row normalisation, if any).
+//!     the feature maps (and before the row normalisation, if any);
+//!   - label models that keep some input columns (version 5): `preprocess.columns` (1 × d,
+//!     the kept columns' indices into the raw input, strictly increasing, stored as F64);
+//!     label models with tf-idf weights (version 5): `preprocess.idf` (1 × d), applied
+//!     x_j ↦ x_j·idf_j after the column selection and before the standardisation.
 //! - **Metadata**: the safetensors header's `__metadata__` holds `"format": "gimc-model"`,
 //!   `"format_version"` and `"gimc"`, a JSON document ([`ModelMeta`]) with the model kind
 //!   (`labels` or `completion`), the method name, the task (`multi-label` / `multi-class`), λ,
@@ -29,18 +33,23 @@
 //!   fields beside them: m, the kernel and its parameters, normalisation for the built-in
 //!   kinds), the input standardisation if any (version 2), the row normalisation if any
 //!   (version 4: `"normalize": "l2"`, rows scaled to unit norm after the standardisation), the
+//!   row scale if not 1 (version 5: `"row_scale"`, every row multiplied by it last), the raw
+//!   input width if recorded (version 5: `"input_dim"`, required with kept columns), the
 //!   shape of every tensor, label names, hyper-parameters and the writer.
 //!
 //! A file is written with the oldest version that holds it: 1 with only `random-fourier` and
 //! `nystrom` maps, 2 with a random-phase map (`random-cosine`) or a stored standardisation, 3
-//! with a map of any other registered kind (a user's map), 4 with a row normalisation. Readers
-//! of older versions keep reading every file they can understand (and refuse the newer ones,
-//! whose rows they would transform wrongly); this crate reads all four.
+//! with a map of any other registered kind (a user's map), 4 with a row normalisation, 5 with
+//! kept columns, tf-idf weights, a row scale or a recorded raw input width. Readers of older
+//! versions keep reading every file they can understand (and refuse the newer ones, whose rows
+//! they would transform wrongly); this crate reads all five.
 //!
 //! Loading checks the format name and version, that every tensor is present with dtype F64 and
 //! the shape the metadata states, that the shapes are consistent (map input dimensions, W's
-//! rows = Σ map output dimensions, label names one per column, standardisation vectors of the
-//! model's input dimension), and that every value is finite.
+//! rows = Σ map output dimensions, label names one per column, standardisation and idf vectors
+//! of the model's input dimension, one kept column per model input, kept columns strictly
+//! increasing integers below the raw input width), that every value is finite, idf weights
+//! and the row scale positive.
 //! A truncated, corrupted or foreign file is an error ([`GimcError::ModelFormat`]), never a
 //! panic. `crates/gimc/MODEL_FORMAT.md` repeats this description with a JSON example and a
 //! Python reader.
@@ -51,7 +60,7 @@ use std::path::Path;
 
 use gimc_featmap::FeatureMap;
 use gimc_linalg::faer::{Mat, MatRef};
-use gimc_linalg::{Preprocess, RowNorm, Standardizer};
+use gimc_linalg::{Preprocess, RowNorm, Standardizer, TfIdf};
 use safetensors::tensor::{Dtype, SafeTensors, View};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map as JsonMap, Value};
@@ -66,17 +75,23 @@ use crate::{GimcError, Result};
 pub const FORMAT_NAME: &str = "gimc-model";
 /// The newest format version this crate writes and reads. Every file is written with the
 /// oldest version that can hold it (see the module documentation).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
-/// The prefix of the standardisation tensors (`preprocess.mean`, `preprocess.scale`).
+/// The prefix of the input-transform tensors (`preprocess.mean`, `preprocess.scale`,
+/// `preprocess.columns`, `preprocess.idf`).
 pub const PREPROCESS_PREFIX: &str = "preprocess";
+
+/// The tensor of the kept input columns (version 5).
+const COLUMNS_TENSOR: &str = "preprocess.columns";
+/// The tensor of the tf-idf weights (version 5).
+const IDF_TENSOR: &str = "preprocess.idf";
 
 /// The JSON metadata of a model file (the `gimc` entry of the safetensors `__metadata__`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelMeta {
     /// Always `gimc-model`.
     pub format: String,
-    /// Format version (the oldest that holds the file: 1 to 4).
+    /// Format version (the oldest that holds the file: 1 to 5).
     pub version: u32,
     /// `labels` (multi-label / multi-class) or `completion` (Â = ΦWHᵀΨᵀ).
     pub kind: String,
@@ -98,6 +113,14 @@ pub struct ModelMeta {
     /// `l2`; absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normalize: Option<String>,
+    /// The factor every row is multiplied by after the normalisation (label models, version
+    /// 5; absent: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_scale: Option<f64>,
+    /// The raw input width the model expects, before its kept columns are selected (label
+    /// models, version 5; required with `preprocess.columns`; absent: unchecked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_dim: Option<usize>,
     /// Shape (rows, columns) of every tensor in the file.
     pub tensors: BTreeMap<String, [usize; 2]>,
     /// Label (class) names, one per column of W, or empty.
@@ -253,14 +276,45 @@ impl Writer {
         })
     }
 
+    /// Stores the version-5 parts of `pre` for a model of input dimension `d` (checked as on
+    /// load): the kept columns and the tf-idf weights as tensors, the row scale and the raw
+    /// input width in `meta`.
+    fn add_selection_and_weights(
+        &mut self,
+        pre: &Preprocess,
+        d: usize,
+        meta: &mut ModelMeta,
+    ) -> Result<()> {
+        check_v5_parts(pre, d).map_err(|reason| GimcError::InvalidInput {
+            what: "input transform to save",
+            reason,
+        })?;
+        if let Some(cols) = &pre.columns {
+            let v: Vec<f64> = cols.iter().map(|&c| c as f64).collect();
+            self.add(
+                COLUMNS_TENSOR.to_string(),
+                MatRef::from_row_major_slice(&v, 1, v.len()),
+            );
+        }
+        if let Some(tf) = &pre.tfidf {
+            self.add(
+                IDF_TENSOR.to_string(),
+                MatRef::from_row_major_slice(&tf.idf, 1, tf.idf.len()),
+            );
+        }
+        meta.input_dim = pre.input_dim;
+        meta.row_scale = (pre.row_scale != 1.0).then_some(pre.row_scale);
+        Ok(())
+    }
+
     fn finish(self, mut meta: ModelMeta) -> Result<Vec<u8>> {
         meta.maps = self.maps;
-        meta.version = required_version(&meta);
         meta.tensors = self
             .tensors
             .iter()
             .map(|(n, t)| (n.clone(), [t.shape[0], t.shape[1]]))
             .collect();
+        meta.version = required_version(&meta);
         let json = serde_json::to_string(&meta).map_err(|e| GimcError::InvalidInput {
             what: "model metadata",
             reason: e.to_string(),
@@ -283,8 +337,9 @@ impl Writer {
     }
 }
 
-/// The oldest format version that can hold `meta`: 4 with a row normalisation, else 3 with a
-/// map of a kind other than the built-in ones, else 2 with a random-phase map or a stored
+/// The oldest format version that can hold `meta`: 5 with kept columns, tf-idf weights, a
+/// row scale or a raw input width, else 4 with a row normalisation, else 3 with a map of a
+/// kind other than the built-in ones, else 2 with a random-phase map or a stored
 /// standardisation, else 1.
 fn required_version(meta: &ModelMeta) -> u32 {
     let kind_version = |kind: &str| match kind {
@@ -293,7 +348,13 @@ fn required_version(meta: &ModelMeta) -> u32 {
         _ => 3,
     };
     let maps = meta.maps.iter().map(|m| kind_version(&m.kind)).max();
-    let pre = if meta.normalize.is_some() {
+    let v5 = meta.row_scale.is_some()
+        || meta.input_dim.is_some()
+        || meta.tensors.contains_key(COLUMNS_TENSOR)
+        || meta.tensors.contains_key(IDF_TENSOR);
+    let pre = if v5 {
+        5
+    } else if meta.normalize.is_some() {
         4
     } else if meta.preprocess.is_some() {
         2
@@ -332,6 +393,65 @@ fn check_standardizer(st: &Standardizer) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Checks the version-5 parts of an input transform for a model of input dimension `d`: kept
+/// columns (with the raw input width, one per model input, strictly increasing, below the
+/// width), a raw width equal to `d` without kept columns, tf-idf weights (one per model
+/// input, finite, > 0) and the row scale (finite, > 0).
+fn check_v5_parts(pre: &Preprocess, d: usize) -> std::result::Result<(), String> {
+    match (&pre.columns, pre.input_dim) {
+        (Some(_), None) => {
+            return Err("kept input columns need the raw input width (input_dim)".into());
+        }
+        (Some(cols), Some(width)) => {
+            if cols.len() != d {
+                return Err(format!(
+                    "{} kept columns for a model of input dimension {d}",
+                    cols.len()
+                ));
+            }
+            if let Some(&c) = cols.iter().find(|&&c| c >= width) {
+                return Err(format!(
+                    "kept column {c} is out of range for {width} input columns"
+                ));
+            }
+            if let Some(w) = cols.windows(2).find(|w| w[0] >= w[1]) {
+                return Err(format!(
+                    "kept columns must be strictly increasing ({} then {})",
+                    w[0], w[1]
+                ));
+            }
+        }
+        (None, Some(width)) if width != d => {
+            return Err(format!(
+                "raw input width {width} without kept columns, but the model's input \
+                 dimension is {d}"
+            ));
+        }
+        (None, _) => {}
+    }
+    if let Some(tf) = &pre.tfidf {
+        if tf.idf.len() != d {
+            return Err(format!(
+                "{} tf-idf weights for a model of input dimension {d}",
+                tf.idf.len()
+            ));
+        }
+        if let Some(j) = tf.idf.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(format!(
+                "tf-idf weight {j} is not finite and positive ({})",
+                tf.idf[j]
+            ));
+        }
+    }
+    if !(pre.row_scale.is_finite() && pre.row_scale > 0.0) {
+        return Err(format!(
+            "the row scale must be finite and positive, got {}",
+            pre.row_scale
+        ));
+    }
+    Ok(())
+}
+
 fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
     ModelMeta {
         format: FORMAT_NAME.to_string(),
@@ -343,6 +463,8 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
         maps: Vec::new(),
         preprocess: None,
         normalize: None,
+        row_scale: None,
+        input_dim: None,
         tensors: BTreeMap::new(),
         label_names: Vec::new(),
         hyper_parameters: BTreeMap::new(),
@@ -355,9 +477,14 @@ pub fn label_model_to_bytes<M: AnyMap>(model: &LabelModel<M>) -> Result<Vec<u8>>
     label_model_to_bytes_with_preprocess(model, &Preprocess::default())
 }
 
-/// Serialises a label model and the transform its input rows need (standardisation and row
-/// normalisation) to the bytes of a model file. A standardisation must have the model's input
-/// dimension, finite values and positive scales.
+/// Serialises a label model and the transform its input rows need (kept columns, tf-idf
+/// weights, standardisation, row normalisation, row scale) to the bytes of a model file. A
+/// transform without kept columns, tf-idf weights, a row scale other than 1 or a raw input
+/// width is written exactly as by the format versions before 5. Errors unless the transform
+/// fits the model: a standardisation and tf-idf weights of the model's input dimension with
+/// finite values (scales and weights > 0), kept columns (one per model input, strictly
+/// increasing, below `input_dim`, which they require), a raw width equal to the model's input
+/// dimension without kept columns, and a finite positive row scale.
 pub fn label_model_to_bytes_with_preprocess<M: AnyMap>(
     model: &LabelModel<M>,
     preprocess: &Preprocess,
@@ -368,6 +495,7 @@ pub fn label_model_to_bytes_with_preprocess<M: AnyMap>(
     }
     wr.add("W".to_string(), model.w());
     let mut meta = base_meta("labels", model.method(), model.lambda());
+    wr.add_selection_and_weights(preprocess, model.input_dim(), &mut meta)?;
     if let Some(st) = &preprocess.standardizer {
         meta.preprocess = Some(wr.add_preprocess(st, model.input_dim())?);
     }
@@ -438,8 +566,9 @@ pub fn save_completion_model<MR: AnyMap, MC: AnyMap>(
 }
 
 /// Loads a label model from `path`, rebuilding its maps with the codecs of `registry`. A file
-/// that stores an input transform (standardisation or row normalisation) is refused (its model
-/// would silently mis-predict raw rows): load it with [`load_label_model_with_preprocess`].
+/// that stores an input transform (kept columns, tf-idf weights, standardisation, row
+/// normalisation or row scale) is refused (its model would silently mis-predict raw rows): load
+/// it with [`load_label_model_with_preprocess`].
 pub fn load_label_model(path: &Path, registry: &MapRegistry) -> Result<LabelModel> {
     let bytes = read_file(path)?;
     without_preprocess(label_model_from_bytes_named(
@@ -494,8 +623,9 @@ fn without_preprocess((model, pre): (LabelModel, Preprocess)) -> Result<LabelMod
     }
     Err(GimcError::InvalidInput {
         what: "model file",
-        reason: "the model transforms its input rows (standardisation or row normalisation); \
-                 load it with load_label_model_with_preprocess and transform the rows first"
+        reason: "the model transforms its input rows (kept columns, tf-idf weights, \
+                 standardisation, row normalisation or row scale); load it with \
+                 load_label_model_with_preprocess and transform the rows first"
             .into(),
     })
 }
@@ -557,6 +687,7 @@ impl<'a> Reader<'a> {
                 "a version-{} file uses version-{needed} features ({})",
                 meta.version,
                 match needed {
+                    5 => "kept columns, tf-idf weights, a row scale or a raw input width",
                     4 => "a row normalisation",
                     3 => "a map kind that is not built in",
                     _ => "random-phase map or standardisation",
@@ -643,9 +774,10 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.bad(format!("map {}: {e}", meta.prefix)))
     }
 
-    /// The stored input transform: the standardisation (if any), checked against the model's
-    /// input dimension `d` (both vectors of length d, finite, scales > 0, mean zero when not
-    /// centring), and the row normalisation (a known name).
+    /// The stored input transform: the kept columns and the raw input width, the tf-idf
+    /// weights, the standardisation (if any; both vectors of length d, finite, scales > 0,
+    /// mean zero when not centring), the row normalisation (a known name) and the row scale,
+    /// checked against the model's input dimension `d` as [`check_v5_parts`] says.
     fn preprocess(&self, d: usize) -> Result<Preprocess> {
         let row_norm = match self.meta.normalize.as_deref() {
             None => RowNorm::None,
@@ -654,10 +786,43 @@ impl<'a> Reader<'a> {
                 _ => return Err(self.bad(format!("unknown row normalisation {name:?}"))),
             },
         };
-        Ok(Preprocess {
+        let columns = match self.meta.tensors.get(COLUMNS_TENSOR) {
+            None => None,
+            Some(&[_, k]) => {
+                let m = self.matrix(COLUMNS_TENSOR, (1, k))?;
+                let cols = (0..k)
+                    .map(|j| {
+                        let v = m[(0, j)];
+                        // exact non-negative integers only (f64 holds every index < 2^53)
+                        if v >= 0.0 && v.fract() == 0.0 && v < 9.007_199_254_740_992e15 {
+                            Ok(v as usize)
+                        } else {
+                            Err(self.bad(format!("kept column {j} is not an index ({v})")))
+                        }
+                    })
+                    .collect::<Result<Vec<usize>>>()?;
+                Some(cols)
+            }
+        };
+        let tfidf = match self.meta.tensors.get(IDF_TENSOR) {
+            None => None,
+            Some(&[_, k]) => {
+                let m = self.matrix(IDF_TENSOR, (1, k))?;
+                Some(TfIdf {
+                    idf: (0..k).map(|j| m[(0, j)]).collect(),
+                })
+            }
+        };
+        let pre = Preprocess {
+            columns,
+            input_dim: self.meta.input_dim,
+            tfidf,
             standardizer: self.standardizer(d)?,
             row_norm,
-        })
+            row_scale: self.meta.row_scale.unwrap_or(1.0),
+        };
+        check_v5_parts(&pre, d).map_err(|r| self.bad(format!("input transform: {r}")))?;
+        Ok(pre)
     }
 
     /// The stored standardisation (if any), checked as [`Reader::preprocess`] says.
@@ -742,7 +907,16 @@ fn completion_model_from_bytes_named(
 ) -> Result<CompletionModel> {
     let rd = Reader::new(bytes, name)?;
     rd.expect_kind("completion")?;
-    if rd.meta.preprocess.is_some() || rd.meta.normalize.is_some() {
+    if rd.meta.preprocess.is_some()
+        || rd.meta.normalize.is_some()
+        || rd.meta.row_scale.is_some()
+        || rd.meta.input_dim.is_some()
+        || rd
+            .meta
+            .tensors
+            .keys()
+            .any(|t| t.starts_with(&format!("{PREPROCESS_PREFIX}.")))
+    {
         return Err(rd.bad("a completion model cannot store an input transform"));
     }
     let [row_meta, col_meta] = rd.meta.maps.as_slice() else {

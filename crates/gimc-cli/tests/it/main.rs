@@ -6,6 +6,7 @@ mod commands;
 mod memory;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod transform;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -443,6 +443,7 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     let pre = Preprocess {
         standardizer: Some(st.clone()),
         row_norm: RowNorm::None,
+        ..Preprocess::default()
     };
     save_label_model_with_preprocess(&model, &pre, &path).unwrap();
     let (back, back_pre) = load_label_model_with_preprocess(&path, &reg()).unwrap();
@@ -488,6 +489,7 @@ fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model()
     let only = |st: &Standardizer| Preprocess {
         standardizer: Some(st.clone()),
         row_norm: RowNorm::None,
+        ..Preprocess::default()
     };
     let bytes = label_model_to_bytes_with_preprocess(&model, &only(&scale_only)).unwrap();
     let (_, s2) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
@@ -509,6 +511,7 @@ fn a_stored_row_normalisation_round_trips_as_version_4_and_predicts_like_the_in_
     let pre = Preprocess {
         standardizer: Some(st),
         row_norm: RowNorm::L2,
+        ..Preprocess::default()
     };
     let z = pre.apply(&raw).unwrap();
     let classes = standardized.classes().unwrap().to_vec();
@@ -541,6 +544,7 @@ fn a_stored_row_normalisation_round_trips_as_version_4_and_predicts_like_the_in_
     let norm_only = Preprocess {
         standardizer: None,
         row_norm: RowNorm::L2,
+        ..Preprocess::default()
     };
     let bytes = label_model_to_bytes_with_preprocess(&model, &norm_only).unwrap();
     assert!(label_model_from_bytes(&bytes, &reg()).is_err());
@@ -627,6 +631,7 @@ fn inconsistent_standardisations_are_rejected_on_load() {
     let pre = Preprocess {
         standardizer: Some(st),
         row_norm: RowNorm::None,
+        ..Preprocess::default()
     };
     let good = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
     assert!(label_model_with_preprocess_from_bytes(&good, &reg()).is_ok());
@@ -660,33 +665,7 @@ fn inconsistent_standardisations_are_rejected_on_load() {
         assert!(is_bad(&with_meta(&good, edit)), "edit {name} was accepted");
     }
     // a missing tensor, a zero scale and a NaN mean in the data section
-    let rewrite = |f: &TensorEdit| -> Vec<u8> {
-        let st = safetensors::SafeTensors::deserialize(&good).unwrap();
-        let (_, header) = safetensors::SafeTensors::read_metadata(&good).unwrap();
-        let md = header.metadata().clone().unwrap();
-        let mut owned: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
-        for (name, t) in st.tensors() {
-            let vals: Vec<f64> = t
-                .data()
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-                .collect();
-            if let Some(v) = f(&name, vals) {
-                let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                owned.push((name, t.shape().to_vec(), bytes));
-            }
-        }
-        let views: Vec<(String, TensorView<'_>)> = owned
-            .iter()
-            .map(|(n, s, b)| {
-                (
-                    n.clone(),
-                    TensorView::new(Dtype::F64, s.clone(), b).unwrap(),
-                )
-            })
-            .collect();
-        safetensors::serialize(views, Some(md)).unwrap()
-    };
+    let rewrite = |f: &TensorEdit| rewrite_tensors(&good, f);
     let missing = rewrite(&|n, v| (n != "preprocess.mean").then_some(v));
     assert!(is_bad(&missing), "missing mean accepted");
     let zero_scale = rewrite(&|n, mut v| {
@@ -707,6 +686,296 @@ fn inconsistent_standardisations_are_rejected_on_load() {
     assert!(err.to_string().contains("non-finite"), "{err}");
     // an unedited rewrite still loads (the helper itself is sound)
     assert!(label_model_with_preprocess_from_bytes(&rewrite(&|_, v| Some(v)), &reg()).is_ok());
+}
+
+/// Sparse non-negative counts over 6 raw columns (|x| of sparse Gaussian features), the
+/// version-5 transform of a model that keeps 4 of them (tf-idf weights, a scale-only
+/// standardisation, unit rows scaled by 3), and the label data of the transformed rows.
+fn selected_tfidf() -> (FeatureMatrix, Preprocess, LabelData) {
+    let base = common::multilabel_sparse(50, 6, 4, 41);
+    let FeatureMatrix::Sparse(x) = base.features() else {
+        panic!("sparse features expected")
+    };
+    let mut counts = x.to_csr();
+    for v in counts.data_mut() {
+        *v = (3.0 * v.abs()).round();
+    }
+    let raw = FeatureMatrix::sparse(counts).unwrap();
+    let columns = vec![0, 2, 3, 5];
+    let kept = raw.select_columns(&columns).unwrap();
+    let tfidf = gimc_linalg::TfIdf::fit(&kept).unwrap();
+    let st = Standardizer::fit(&tfidf.transform(&kept).unwrap(), false).unwrap();
+    let pre = Preprocess {
+        columns: Some(columns),
+        input_dim: Some(6),
+        tfidf: Some(tfidf),
+        standardizer: Some(st),
+        row_norm: RowNorm::L2,
+        row_scale: 3.0,
+    };
+    let data = LabelData::multi_label(pre.apply(&raw).unwrap(), base.labels().clone()).unwrap();
+    (raw, pre, data)
+}
+
+#[test]
+fn kept_columns_tfidf_and_row_scale_round_trip_as_version_5() {
+    let (raw, pre, data) = selected_tfidf();
+    assert!(data.features().is_sparse());
+    let model =
+        LabelModel::fit_w(vec![build("lff", data.features(), 6, 0.5, 9)], &data, 0.5).unwrap();
+    assert_eq!(model.input_dim(), 4);
+    let path = temp_path("selected-tfidf.safetensors");
+    save_label_model_with_preprocess(&model, &pre, &path).unwrap();
+    let (back, back_pre) = load_label_model_with_preprocess(&path, &reg()).unwrap();
+    assert_same(&back, &model);
+    assert_eq!(back_pre, pre);
+    // raw 6-column rows through the loaded transform score exactly as the in-process rows
+    let z = back_pre.apply(&raw).unwrap();
+    assert!(z.is_sparse());
+    assert_eq!(
+        back.scores(&z).unwrap(),
+        model.scores(data.features()).unwrap()
+    );
+    // raw rows of the wrong width are refused by the transform, naming both widths
+    let err = back_pre
+        .apply(&raw.select_columns(&[0, 1, 2, 3, 4]).unwrap())
+        .unwrap_err();
+    assert!(err.to_string().contains("6 input columns"), "{err}");
+    let meta = read_model_meta(&path).unwrap();
+    assert_eq!(meta.version, 5);
+    assert_eq!((meta.input_dim, meta.row_scale), (Some(6), Some(3.0)));
+    assert_eq!(meta.tensors["preprocess.columns"], [1, 4]);
+    assert_eq!(meta.tensors["preprocess.idf"], [1, 4]);
+    // the kept columns are plain F64 indices in the file
+    let bytes = std::fs::read(&path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let cols: Vec<f64> = st
+        .tensor("preprocess.columns")
+        .unwrap()
+        .data()
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(cols, vec![0.0, 2.0, 3.0, 5.0]);
+    // the plain loader refuses it, and each new part alone is enough for that
+    assert!(load_label_model(&path, &reg()).is_err());
+    for part in [
+        Preprocess {
+            columns: Some(vec![0, 1, 2, 3]),
+            input_dim: Some(4),
+            ..Preprocess::default()
+        },
+        Preprocess {
+            tfidf: pre.tfidf.clone(),
+            ..Preprocess::default()
+        },
+        Preprocess {
+            row_scale: 2.0,
+            ..Preprocess::default()
+        },
+    ] {
+        let b = label_model_to_bytes_with_preprocess(&model, &part).unwrap();
+        assert!(label_model_from_bytes(&b, &reg()).is_err());
+        let (_, p) = label_model_with_preprocess_from_bytes(&b, &reg()).unwrap();
+        assert_eq!(p, part);
+        assert_eq!(read_version(&b), 5);
+    }
+    // the raw width alone (no kept columns) is recorded too, and must be the model's
+    let width_only = Preprocess {
+        input_dim: Some(4),
+        ..Preprocess::default()
+    };
+    let b = label_model_to_bytes_with_preprocess(&model, &width_only).unwrap();
+    assert_eq!(read_version(&b), 5);
+    let (_, p) = label_model_with_preprocess_from_bytes(&b, &reg()).unwrap();
+    assert_eq!(p, width_only);
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The `format_version` of a model file's bytes.
+fn read_version(bytes: &[u8]) -> u32 {
+    let (_, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    header.metadata().as_ref().unwrap()["format_version"]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn transforms_without_version_5_parts_are_written_as_before() {
+    let (raw, st, data) = badly_scaled();
+    let model =
+        LabelModel::fit_w(vec![build("lff", data.features(), 4, 0.5, 1)], &data, 1.0).unwrap();
+    // a row scale of exactly 1 and no columns, weights or width: no version-5 key or tensor
+    for (pre, version, tensors) in [
+        (Preprocess::default(), 1, vec!["W", "map.0.directions"]),
+        (
+            Preprocess {
+                standardizer: Some(st.clone()),
+                ..Preprocess::default()
+            },
+            2,
+            vec![
+                "W",
+                "map.0.directions",
+                "preprocess.mean",
+                "preprocess.scale",
+            ],
+        ),
+        (
+            Preprocess {
+                standardizer: Some(st.clone()),
+                row_norm: RowNorm::L2,
+                row_scale: 1.0,
+                ..Preprocess::default()
+            },
+            4,
+            vec![
+                "W",
+                "map.0.directions",
+                "preprocess.mean",
+                "preprocess.scale",
+            ],
+        ),
+    ] {
+        let bytes = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
+        assert_eq!(read_version(&bytes), version);
+        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+        let json = &header.metadata().as_ref().unwrap()["gimc"];
+        assert!(!json.contains("row_scale") && !json.contains("preprocess.idf"));
+        let meta: serde_json::Value = serde_json::from_str(json).unwrap();
+        // `input_dim` also names map and standardisation fields: no top-level key
+        assert!(meta.get("input_dim").is_none() && meta.get("row_scale").is_none());
+        let names: Vec<&str> = meta["tensors"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(names, tensors);
+        let (_, back) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
+        assert_eq!(back, pre);
+        assert_eq!(back.input_dim, None);
+    }
+    let _ = raw;
+}
+
+#[test]
+fn inconsistent_version_5_transforms_are_refused_on_save_and_load() {
+    let (_, pre, data) = selected_tfidf();
+    let model =
+        LabelModel::fit_w(vec![build("lff", data.features(), 6, 0.5, 9)], &data, 0.5).unwrap();
+    // saving: every inconsistency is an InvalidInput error naming it
+    let save_err = |p: Preprocess| -> String {
+        match label_model_to_bytes_with_preprocess(&model, &p) {
+            Err(e @ GimcError::InvalidInput { .. }) => e.to_string(),
+            other => panic!("{p:?} gave {other:?}"),
+        }
+    };
+    let with = |f: &dyn Fn(&mut Preprocess)| {
+        let mut p = pre.clone();
+        f(&mut p);
+        p
+    };
+    assert!(save_err(with(&|p| p.input_dim = None)).contains("input_dim"));
+    assert!(save_err(with(&|p| p.columns = Some(vec![0, 2, 5]))).contains("3 kept columns"));
+    assert!(save_err(with(&|p| p.columns = Some(vec![0, 3, 2, 5]))).contains("increasing"));
+    assert!(save_err(with(&|p| p.columns = Some(vec![0, 2, 2, 5]))).contains("increasing"));
+    assert!(save_err(with(&|p| p.columns = Some(vec![0, 2, 3, 6]))).contains("out of range"));
+    assert!(
+        save_err(with(&|p| {
+            p.columns = None;
+            p.input_dim = Some(6);
+        }))
+        .contains("raw input width 6")
+    );
+    assert!(save_err(with(&|p| p.tfidf.as_mut().unwrap().idf.push(1.0))).contains("tf-idf"));
+    assert!(save_err(with(&|p| p.tfidf.as_mut().unwrap().idf[1] = 0.0)).contains("weight 1"));
+    for bad in [0.0, -2.0, f64::NAN, f64::INFINITY] {
+        assert!(save_err(with(&|p| p.row_scale = bad)).contains("row scale"));
+    }
+    // loading: a file edited after writing is a format error, never a panic
+    let good = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
+    assert!(label_model_with_preprocess_from_bytes(&good, &reg()).is_ok());
+    let is_bad = |b: &[u8], what: &str| match label_model_with_preprocess_from_bytes(b, &reg()) {
+        Err(GimcError::ModelFormat { reason, .. }) => assert!(
+            reason.contains(what),
+            "expected {what:?} in the error, got {reason:?}"
+        ),
+        other => panic!("expected a format error about {what:?}, got {other:?}"),
+    };
+    let edits: Vec<(&str, MetaEdit)> = vec![
+        ("out of range", Box::new(|j| j["input_dim"] = 5.into())),
+        (
+            "input_dim",
+            Box::new(|j| {
+                j.as_object_mut().unwrap().remove("input_dim");
+            }),
+        ),
+        ("row scale", Box::new(|j| j["row_scale"] = 0.0.into())),
+        ("row scale", Box::new(|j| j["row_scale"] = (-1.5).into())),
+        ("version-5 features", Box::new(|j| j["version"] = 4.into())),
+        (
+            "shape",
+            Box::new(|j| j["tensors"]["preprocess.idf"] = serde_json::json!([1, 3])),
+        ),
+    ];
+    for (what, edit) in edits {
+        is_bad(&with_meta(&good, edit), what);
+    }
+    let set = |name: &'static str, k: usize, v: f64| {
+        rewrite_tensors(&good, &move |n, mut vals| {
+            if n == name {
+                vals[k] = v;
+            }
+            Some(vals)
+        })
+    };
+    is_bad(&set("preprocess.columns", 1, 3.0), "increasing");
+    is_bad(&set("preprocess.columns", 1, 0.0), "increasing");
+    is_bad(&set("preprocess.columns", 2, 2.5), "not an index");
+    is_bad(&set("preprocess.columns", 0, -1.0), "not an index");
+    is_bad(&set("preprocess.columns", 3, 6.0), "out of range");
+    is_bad(&set("preprocess.columns", 3, 1e300), "not an index");
+    is_bad(&set("preprocess.idf", 0, 0.0), "weight 0");
+    is_bad(&set("preprocess.idf", 3, -1.0), "weight 3");
+    is_bad(&set("preprocess.idf", 2, f64::NAN), "non-finite");
+    let dropped = rewrite_tensors(&good, &|n, v| (n != "preprocess.idf").then_some(v));
+    is_bad(&dropped, "missing");
+    // the unedited rewrite still loads (the helpers themselves are sound)
+    assert!(
+        label_model_with_preprocess_from_bytes(&rewrite_tensors(&good, &|_, v| Some(v)), &reg())
+            .is_ok()
+    );
+}
+
+/// `bytes` with every tensor's values passed through `f` (dropped where it returns `None`),
+/// the metadata kept as it is.
+fn rewrite_tensors(bytes: &[u8], f: &TensorEdit) -> Vec<u8> {
+    let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
+    let (_, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let md = header.metadata().clone().unwrap();
+    let mut owned: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    for (name, t) in st.tensors() {
+        let vals: Vec<f64> = t
+            .data()
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        if let Some(v) = f(&name, vals) {
+            let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            owned.push((name, t.shape().to_vec(), bytes));
+        }
+    }
+    let views: Vec<(String, TensorView<'_>)> = owned
+        .iter()
+        .map(|(n, s, b)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::F64, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    safetensors::serialize(views, Some(md)).unwrap()
 }
 
 /// A map that is not built in (Φ = −φ(X) for random Fourier features φ), with its own codec
