@@ -12,6 +12,7 @@ mod gemm_padding;
 mod gimc_lff;
 mod imc;
 mod kmeans;
+mod multilabel_peers;
 mod peers;
 mod simd_state;
 mod small_eig;
@@ -76,6 +77,11 @@ pub trait Benchmark {
     fn description(&self) -> &'static str;
     /// Runs the benchmark and returns its measurements (peak memory is added by the runner).
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError>;
+    /// A compact Markdown table of the measurements, shown in the report above the rows of
+    /// every measurement; `None` (the default) shows the rows alone.
+    fn summary_table(&self, _ms: &[Measurement]) -> Option<String> {
+        None
+    }
 }
 
 /// Every benchmark, in the order `cargo xtask bench` runs them.
@@ -87,6 +93,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(imc::ImcWideFit),
         Box::new(gimc_lff::GimcLffBibtex),
         Box::new(peers::KernelRidgePeers),
+        Box::new(multilabel_peers::MultilabelPeers),
         Box::new(kmeans::KMeansPeer),
         Box::new(simd_state::LibmAfterGemm),
         Box::new(gemm_padding::GemmLhsPadding),
@@ -179,8 +186,17 @@ pub fn render_markdown(
          one process; peak memory is the process's resident high-water mark (each benchmark runs \
          in its own process).\n\n"
     ));
+    let registry = bench_registry();
     for (name, description, ms) in benches {
         s.push_str(&format!("## {name}\n\n{description}\n\n"));
+        if let Some(table) = registry
+            .iter()
+            .find(|b| b.name() == name)
+            .and_then(|b| b.summary_table(ms))
+        {
+            s.push_str(&table);
+            s.push('\n');
+        }
         s.push_str("| case | metric | value | unit | reference | source |\n");
         s.push_str("| --- | --- | ---: | --- | ---: | --- |\n");
         for m in ms {
@@ -250,5 +266,22 @@ mod tests {
         let md = render_markdown(&[("b".into(), "d".into(), ms)], "m", "today", "cmd");
         assert_eq!(md.matches("\n| c |").count(), 2, "{md}");
         assert!(md.contains("| 3.000 | peer |"), "{md}");
+    }
+
+    #[test]
+    fn markdown_has_a_bench_summary_table_above_its_rows() {
+        let ms = vec![
+            Measurement::new("multilabel-peers", "flags gimc", "P@1", 75.0, "%"),
+            Measurement::new("multilabel-peers", "flags gimc", "fit", 0.5, "s"),
+        ];
+        let md = render_markdown(
+            &[("multilabel-peers".into(), "d".into(), ms)],
+            "m",
+            "today",
+            "cmd",
+        );
+        let table = md.find("| flags | gimc | 75.00 |").expect("summary table");
+        let rows = md.find("| flags gimc | P@1 |").expect("measurement rows");
+        assert!(table < rows, "{md}");
     }
 }
