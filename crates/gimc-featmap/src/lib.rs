@@ -35,7 +35,7 @@
 //!   vector–Jacobian product that never forms a per-row Jacobian.
 //! - The built-in maps, all learnable except the identity and all keeping sparse input sparse
 //!   in their products:
-//!   - [`Identity`]: Φ = X;
+//!   - [`Identity`]: Φ = X, and [`Constant`]: Φ = 1 (an intercept);
 //!   - [`RandomFourier`]: GIMC eq. 6, Φ = m^{-1/2}[cos XU, sin XU];
 //!   - [`RandomCosine`]: random phases, Φ = √(2/D) cos(XU + 1bᵀ), as scikit-learn's
 //!     `RBFSampler`;
@@ -70,7 +70,7 @@ pub use cosine::RandomCosine;
 pub use error::{FeatMapError, Result};
 pub use family::{CosineFamily, FourierFamily, MapFamily, NystromFamily, scaled_dim};
 pub use fourier::{RandomFourier, RandomFourierParams, ValidRandomFourierParams};
-pub use identity::Identity;
+pub use identity::{Constant, Identity};
 pub use map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 pub use nystrom::{
     DEFAULT_REL_TOL, LandmarkInit, Nystrom, NystromNorm, NystromParams, ValidNystromParams,

@@ -28,10 +28,11 @@
 //! identifier attribute, [`AutoParams::exclude_columns`]) are dropped; the kept columns are part
 //! of the returned [`Preprocess`], which `gimc predict` applies to new rows.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use gimc_featmap::{FeatureMap, Identity, MapFamily};
+use gimc_featmap::{Constant, FeatureMap, Identity, MapFamily};
 use gimc_linalg::dense::{gram_tn, matmul_tn};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
@@ -413,7 +414,6 @@ pub struct AutoSelection {
 
 /// The features of one block on the training and validation parts.
 struct Block {
-    choice: BlockChoice,
     /// Training-part features: the rows themselves (linear part) or Φ_b.
     train: BlockRows,
     /// Validation-part features, dense.
@@ -424,6 +424,9 @@ struct Block {
     sq: f64,
     /// The map (None for the linear part).
     map: Option<BoxedMap>,
+    /// ΦΦᵀ on the training part and Φ_valΦᵀ (the dual form, for unions wider than the rows),
+    /// formed on first use.
+    kernels: Option<(Mat<f64>, Mat<f64>)>,
 }
 
 enum BlockRows {
@@ -436,8 +439,27 @@ impl Block {
         self.val.ncols()
     }
 
+    /// (ΦΦᵀ, Φ_valΦᵀ), formed once.
+    fn kernels(&mut self) -> Result<&(Mat<f64>, Mat<f64>)> {
+        if self.kernels.is_none() {
+            let k = match &self.train {
+                BlockRows::Rows(x) => (
+                    x.outer_gram(),
+                    x.mul_dense(self.val.as_ref().transpose())?
+                        .transpose()
+                        .to_owned(),
+                ),
+                BlockRows::Phi(p) => (
+                    gimc_linalg::dense::gram_nt(p.as_ref()),
+                    gimc_linalg::dense::matmul_nt(self.val.as_ref(), p.as_ref())?,
+                ),
+            };
+            self.kernels = Some(k);
+        }
+        Ok(self.kernels.as_ref().expect("just formed"))
+    }
+
     fn new(
-        choice: BlockChoice,
         train: BlockRows,
         val: Mat<f64>,
         labels: &CsMat<f64>,
@@ -452,12 +474,12 @@ impl Block {
             ),
         };
         Ok(Self {
-            choice,
             train,
             val,
             cross,
             sq: if sq > 0.0 && sq.is_finite() { sq } else { 1.0 },
             map,
+            kernels: None,
         })
     }
 }
@@ -527,6 +549,7 @@ impl Blocks {
         b.train = BlockRows::Phi(Mat::zeros(0, 0));
         b.val = Mat::zeros(0, 0);
         b.map = None;
+        b.kernels = None;
         for j in 0..self.blocks.len() {
             self.grams[i][j] = None;
             self.grams[j][i] = None;
@@ -547,9 +570,14 @@ impl Blocks {
         &mut self,
         set: &[usize],
         lambdas: &[f64],
+        train: &LabelData,
         val: &LabelData,
         select_k: usize,
     ) -> Result<Vec<f64>> {
+        let width: usize = set.iter().map(|&i| self.blocks[i].dim()).sum();
+        if train.nrows() < width {
+            return self.dual_scores(set, lambdas, train, val, select_k);
+        }
         let (gram, cross, penalty) = self.system(set)?;
         let phi_val = self.val_features(set);
         lambdas
@@ -564,6 +592,44 @@ impl Blocks {
                 )?
                 .score(val.task(), select_k)
                 .unwrap_or(f64::NEG_INFINITY))
+            })
+            .collect()
+    }
+
+    /// [`Blocks::scores`] in the dual form, for a union wider than the training rows: with
+    /// M = Σ_b Φ_bΦ_bᵀ/s_b and K_val = Σ_b Φ_val,bΦ_bᵀ/s_b the validation scores of the
+    /// block-penalised ridge solution are K_val(M + λI)⁻¹A (O(n³) instead of O(D³)).
+    fn dual_scores(
+        &mut self,
+        set: &[usize],
+        lambdas: &[f64],
+        train: &LabelData,
+        val: &LabelData,
+        select_k: usize,
+    ) -> Result<Vec<f64>> {
+        let (n, nv) = (train.nrows(), val.nrows());
+        let mut m = Mat::<f64>::zeros(n, n);
+        let mut kv = Mat::<f64>::zeros(nv, n);
+        for &i in set {
+            let s = self.blocks[i].sq;
+            let (k, v) = self.blocks[i].kernels()?;
+            m += k * (1.0 / s);
+            kv += v * (1.0 / s);
+        }
+        let a = gimc_linalg::sparse::csr_to_dense(train.labels());
+        lambdas
+            .iter()
+            .map(|&lambda| {
+                let mut ml = m.clone();
+                for j in 0..n {
+                    ml[(j, j)] += lambda;
+                }
+                let z = cholesky_solve(ml.as_ref(), a.as_ref())?;
+                Ok(
+                    evaluate_phi(PhiSource::Whole(kv.as_ref()), z.as_ref(), val, &[select_k])?
+                        .score(val.task(), select_k)
+                        .unwrap_or(f64::NEG_INFINITY),
+                )
             })
             .collect()
     }
@@ -725,14 +791,49 @@ impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
 /// family `family` (index into [`AutoParams::families`]) at γ number `gamma`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Spec {
+    /// The intercept column (in every candidate).
+    Bias,
     Linear,
-    Map { family: usize, gamma: usize },
+    Map {
+        family: usize,
+        gamma: usize,
+    },
+    /// The map of `Map { family, gamma }` after learning ([`Search::learned`]).
+    Learned {
+        family: usize,
+        gamma: usize,
+    },
 }
 
-/// The transformed training and validation parts of one fold.
+/// The transformed training and validation parts of one fold, and the blocks built on them
+/// so far (kept between the stages of the search; see [`Fold::keep_only`]).
 struct Fold {
     train: LabelData,
     val: LabelData,
+    cache: RefCell<(Blocks, HashMap<Spec, usize>)>,
+}
+
+impl Fold {
+    fn new(train: LabelData, val: LabelData) -> Self {
+        Self {
+            train,
+            val,
+            cache: RefCell::new((Blocks::new(), HashMap::new())),
+        }
+    }
+
+    /// Frees every cached block but those of `keep`.
+    fn keep_only(&self, keep: &[Spec]) {
+        let mut cache = self.cache.borrow_mut();
+        let (blocks, index) = &mut *cache;
+        index.retain(|spec, &mut i| {
+            let kept = keep.contains(spec);
+            if !kept {
+                blocks.release(i);
+            }
+            kept
+        });
+    }
 }
 
 /// What the search needs at hand: the checked parameters, the families, the root generator and
@@ -743,25 +844,37 @@ struct Search<'a> {
     root: GimcRng,
     /// m of each family (Nyström landmarks capped at the fewest training rows of a fold).
     sizes: Vec<usize>,
+    /// The learned maps by (family, γ number): the chosen iteration count and the map learned
+    /// on each fold's training part.
+    learned: HashMap<(usize, usize), (usize, Vec<BoxedMap>)>,
 }
 
 impl Search<'_> {
     fn choice(&self, spec: Spec, gamma: Option<f64>) -> BlockChoice {
         match spec {
+            Spec::Bias => BlockChoice {
+                name: "bias".into(),
+                gamma_factor: None,
+                gamma: None,
+                iterations: 0,
+            },
             Spec::Linear => BlockChoice {
                 name: "linear".into(),
                 gamma_factor: None,
                 gamma: None,
                 iterations: 0,
             },
-            Spec::Map { family, gamma: gi } => BlockChoice {
+            Spec::Map { family, gamma: gi } | Spec::Learned { family, gamma: gi } => BlockChoice {
                 name: self.families[family].name().to_string(),
                 gamma_factor: match self.params.gammas[gi] {
                     Gamma::Scale(f) => Some(f),
                     Gamma::Value(_) => None,
                 },
                 gamma,
-                iterations: 0,
+                iterations: match spec {
+                    Spec::Learned { .. } => self.learned.get(&(family, gi)).map_or(0, |l| l.0),
+                    _ => 0,
+                },
             },
         }
     }
@@ -776,12 +889,17 @@ impl Search<'_> {
         )?)
     }
 
-    /// Block `spec` on a fold.
-    fn build(&self, spec: Spec, fold: &Fold) -> Result<Block> {
+    /// Block `spec` on fold number `f`.
+    fn build(&self, spec: Spec, fold: &Fold, f: usize) -> Result<Block> {
         let labels = fold.train.labels();
         match spec {
+            Spec::Bias => Block::new(
+                BlockRows::Phi(Mat::from_fn(fold.train.nrows(), 1, |_, _| 1.0)),
+                Mat::from_fn(fold.val.nrows(), 1, |_, _| 1.0),
+                labels,
+                None,
+            ),
             Spec::Linear => Block::new(
-                self.choice(spec, None),
                 BlockRows::Rows(fold.train.features().clone()),
                 fold.val.features().to_dense(),
                 labels,
@@ -790,16 +908,25 @@ impl Search<'_> {
             Spec::Map { family, gamma } => {
                 let g = self.params.gammas[gamma].resolve(fold.train.features());
                 let map = self.draw(family, g, fold.train.features())?;
-                self.map_block(self.choice(spec, Some(g)), map, fold)
+                self.map_block(map, fold)
+            }
+            Spec::Learned { family, gamma } => {
+                let map = self
+                    .learned
+                    .get(&(family, gamma))
+                    .and_then(|(_, maps)| maps.get(f))
+                    .ok_or(GimcError::Empty("learned maps"))?;
+                let phi_tr = map.forward(fold.train.features())?;
+                let phi_va = map.forward(fold.val.features())?;
+                Block::new(BlockRows::Phi(phi_tr), phi_va, fold.train.labels(), None)
             }
         }
     }
 
-    fn map_block(&self, choice: BlockChoice, map: BoxedMap, fold: &Fold) -> Result<Block> {
+    fn map_block(&self, map: BoxedMap, fold: &Fold) -> Result<Block> {
         let phi_tr = map.forward(fold.train.features())?;
         let phi_va = map.forward(fold.val.features())?;
         Block::new(
-            choice,
             BlockRows::Phi(phi_tr),
             phi_va,
             fold.train.labels(),
@@ -812,37 +939,31 @@ impl Search<'_> {
     fn cv_scores(&self, folds: &[Fold], candidates: &[Vec<Spec>]) -> Result<Vec<Vec<f64>>> {
         let nl = self.params.lambdas.len();
         let mut acc = vec![vec![0.0; nl]; candidates.len()];
-        let mut last_use: HashMap<Spec, usize> = HashMap::new();
-        for (c, set) in candidates.iter().enumerate() {
-            for &spec in set {
-                last_use.insert(spec, c);
-            }
-        }
-        for fold in folds {
-            let mut blocks = Blocks::new();
-            let mut index: HashMap<Spec, usize> = HashMap::new();
+        for (f, fold) in folds.iter().enumerate() {
+            let mut cache = fold.cache.borrow_mut();
+            let (blocks, index) = &mut *cache;
             for (c, set) in candidates.iter().enumerate() {
-                let mut ids = Vec::with_capacity(set.len());
-                for &spec in set {
+                let mut ids = Vec::with_capacity(set.len() + 1);
+                for &spec in set.iter().chain(std::iter::once(&Spec::Bias)) {
                     let i = match index.get(&spec) {
                         Some(&i) => i,
                         None => {
-                            let i = blocks.push(self.build(spec, fold)?);
+                            let i = blocks.push(self.build(spec, fold, f)?);
                             index.insert(spec, i);
                             i
                         }
                     };
                     ids.push(i);
                 }
-                let s =
-                    blocks.scores(&ids, &self.params.lambdas, &fold.val, self.params.select_k)?;
+                let s = blocks.scores(
+                    &ids,
+                    &self.params.lambdas,
+                    &fold.train,
+                    &fold.val,
+                    self.params.select_k,
+                )?;
                 for (a, v) in acc[c].iter_mut().zip(s) {
                     *a += v / folds.len() as f64;
-                }
-                for &spec in set {
-                    if last_use.get(&spec) == Some(&c) {
-                        blocks.release(index[&spec]);
-                    }
                 }
             }
         }
@@ -874,10 +995,10 @@ impl Search<'_> {
                 .iter()
                 .map(|&spec| {
                     let g = match spec {
-                        Spec::Map { gamma, .. } => {
+                        Spec::Map { gamma, .. } | Spec::Learned { gamma, .. } => {
                             Some(self.params.gammas[gamma].resolve(fold.train.features()))
                         }
-                        Spec::Linear => None,
+                        Spec::Bias | Spec::Linear => None,
                     };
                     self.choice(spec, g)
                 })
@@ -969,22 +1090,18 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
         .iter()
         .map(|f| map_size(f.name(), params.m, fewest))
         .collect();
-    let search = Search {
+    let mut search = Search {
         params,
         families,
         root,
         sizes,
+        learned: HashMap::new(),
     };
     let linear =
         params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
     let mut trials = Vec::new();
-    let mut win: Option<(
-        RowTransform,
-        Vec<Fold>,
-        Vec<Spec>,
-        AutoTrial,
-        Option<Vec<Spec>>,
-    )> = None;
+    let mut chosen: Option<AutoTrial> = None;
+    let mut win: Option<(RowTransform, Vec<Fold>, Vec<(Spec, f64, f64)>, f64)> = None;
     for &transform in &params.transforms {
         if !transform.applies_to(data.features()) {
             continue;
@@ -996,29 +1113,29 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
                 let (pre, xt) = transform.fit(train.features())?;
                 let val = data.select_rows(va)?;
                 let xv = pre.apply(val.features())?;
-                Ok(Fold {
-                    train: train.with_features(xt)?,
-                    val: val.with_features(xv)?,
-                })
+                Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
             })
             .collect::<Result<Vec<_>>>()?;
-        let (best, best_map) = search.transform_trials(transform, &folds, linear, &mut trials)?;
+        let (best, kinds) = search.transform_trials(transform, &folds, linear, &mut trials)?;
         if observer.interrupted() {
             return Err(GimcError::Interrupted);
         }
-        if let Some((set, t)) = best {
-            if win.as_ref().is_none_or(|w| t.score > w.3.score) {
-                win = Some((transform, folds, set, t, best_map));
+        if let Some(t) = best {
+            if win.as_ref().is_none_or(|w| t.score > w.3) {
+                win = Some((transform, folds, kinds, t.score));
             }
+            chosen = better(chosen, &t);
         }
     }
-    let Some((transform, folds, set, mut chosen, map_set)) = win else {
+    let (Some(mut chosen), Some((transform, folds, kinds, _))) = (chosen, win) else {
         return Err(GimcError::Empty("auto search (no transform applies)"));
     };
-    if let (Some(map_set), true) = (map_set, params.max_iter > 0) {
-        if let Some(t) = search.learn(transform, &folds[0], &set, &map_set, observer)? {
-            trials.push(t.clone());
-            chosen = t;
+    if params.max_iter > 0 {
+        for t in search.learn(transform, &folds, &kinds, observer)? {
+            if t.score > chosen.score {
+                chosen = t.clone();
+            }
+            trials.push(t);
         }
     }
     let select_secs = started.elapsed().as_secs_f64();
@@ -1088,8 +1205,80 @@ fn map_size(family: &str, m: usize, rows: usize) -> usize {
     }
 }
 
-/// The best union of one transform, and the best union holding a map.
-type TransformBest = (Option<(Vec<Spec>, AutoTrial)>, Option<Vec<Spec>>);
+/// The best union of one transform, and every single block with its best λ and score.
+type TransformBest = (Option<AutoTrial>, Vec<(Spec, f64, f64)>);
+
+/// Outer iterations of the first round of the map learning's successive halving.
+const FIRST_ROUND: usize = 2;
+
+/// The validation score after each iteration of a fit (iteration 0 first).
+fn validation_curve(history: &[crate::fit::IterationInfo], val: &LabelData, k: usize) -> Vec<f64> {
+    history
+        .iter()
+        .map(|h| {
+            h.validation
+                .as_ref()
+                .and_then(|v| v.score(val.task(), k))
+                .unwrap_or(f64::NEG_INFINITY)
+        })
+        .collect()
+}
+
+/// The iteration with the best mean over `curves` (over the common length; the earliest on
+/// ties) and that mean.
+fn best_of_mean(curves: &[Vec<f64>]) -> (usize, f64) {
+    let len = curves.iter().map(Vec::len).min().unwrap_or(0);
+    (0..len)
+        .map(|t| curves.iter().map(|c| c[t]).sum::<f64>() / curves.len().max(1) as f64)
+        .enumerate()
+        .fold(
+            (0, f64::NEG_INFINITY),
+            |b, (t, s)| if s > b.1 { (t, s) } else { b },
+        )
+}
+
+/// The kind of a block: the linear part (`None`) or a map family.
+fn kind(spec: &Spec) -> Option<usize> {
+    match spec {
+        Spec::Bias | Spec::Linear => None,
+        Spec::Map { family, .. } | Spec::Learned { family, .. } => Some(*family),
+    }
+}
+
+/// The best-scoring block of each kind among `scored` (spec, λ, score), in order of first
+/// appearance (the earliest on ties).
+fn best_of_each_kind(scored: &[(Spec, f64, f64)]) -> Vec<Spec> {
+    let mut best: Vec<(Spec, f64)> = Vec::new();
+    for &(spec, _, score) in scored {
+        match best.iter_mut().find(|(k, _)| kind(k) == kind(&spec)) {
+            Some(slot) if score > slot.1 => *slot = (spec, score),
+            Some(_) => {}
+            None => best.push((spec, score)),
+        }
+    }
+    best.into_iter().map(|(s, _)| s).collect()
+}
+
+/// Every union of two or more of `kinds`, in mask order.
+fn unions(kinds: &[Spec]) -> Vec<Vec<Spec>> {
+    (1u32..(1 << kinds.len()))
+        .filter(|mask| mask.count_ones() >= 2)
+        .map(|mask| {
+            (0..kinds.len())
+                .filter(|b| mask & (1 << b) != 0)
+                .map(|b| kinds[b])
+                .collect()
+        })
+        .collect()
+}
+
+/// The better of two trials (the first on ties).
+fn better(a: Option<AutoTrial>, b: &AutoTrial) -> Option<AutoTrial> {
+    match a {
+        Some(a) if a.score >= b.score => Some(a),
+        _ => Some(b.clone()),
+    }
+}
 
 impl Search<'_> {
     /// Stages 1 and 2 on one transform: every block alone, then every union of the best block
@@ -1112,151 +1301,189 @@ impl Search<'_> {
         }
         let one: Vec<Vec<Spec>> = singles.iter().map(|&s| vec![s]).collect();
         let scores = self.cv_scores(folds, &one)?;
-        let mut best: Option<(Vec<Spec>, AutoTrial)> = None;
-        let mut best_map: Option<(Vec<Spec>, f64)> = None;
-        let mut consider = |set: &[Spec], t: &AutoTrial| {
-            if best.as_ref().is_none_or(|(_, b)| t.score > b.score) {
-                best = Some((set.to_vec(), t.clone()));
-            }
-            let has_map = set.iter().any(|s| matches!(s, Spec::Map { .. }));
-            if has_map && best_map.as_ref().is_none_or(|(_, b)| t.score > *b) {
-                best_map = Some((set.to_vec(), t.score));
-            }
-        };
+        let mut best: Option<AutoTrial> = None;
         // the best block of each kind: the linear part, and each family at its best γ
-        let mut kinds: Vec<(Spec, f64)> = Vec::new();
-        for (set, s) in one.iter().zip(&scores) {
-            let t = self.trial(AutoStage::Fixed, transform, set, s, &folds[0]);
-            consider(set, &t);
-            let kind = |x: &Spec| match x {
-                Spec::Linear => None,
-                Spec::Map { family, .. } => Some(*family),
-            };
-            match kinds.iter_mut().find(|(k, _)| kind(k) == kind(&set[0])) {
-                Some(slot) if t.score > slot.1 => *slot = (set[0], t.score),
-                Some(_) => {}
-                None => kinds.push((set[0], t.score)),
-            }
+        let mut all: Vec<(Spec, f64, f64)> = Vec::new();
+        for (set, sc) in one.iter().zip(&scores) {
+            let t = self.trial(AutoStage::Fixed, transform, set, sc, &folds[0]);
+            best = better(best, &t);
+            all.push((set[0], t.lambda, t.score));
             trials.push(t);
         }
-        let mut unions: Vec<Vec<Spec>> = Vec::new();
-        for mask in 1u32..(1 << kinds.len()) {
-            if mask.count_ones() >= 2 {
-                unions.push(
-                    (0..kinds.len())
-                        .filter(|b| mask & (1 << b) != 0)
-                        .map(|b| kinds[b].0)
-                        .collect(),
-                );
-            }
+        let specs = best_of_each_kind(&all);
+        for fold in folds {
+            fold.keep_only(&specs);
         }
-        let scores = self.cv_scores(folds, &unions)?;
-        for (set, s) in unions.iter().zip(&scores) {
-            let t = self.trial(AutoStage::Combined, transform, set, s, &folds[0]);
-            consider(set, &t);
+        let sets = unions(&specs);
+        let scores = self.cv_scores(folds, &sets)?;
+        for (set, sc) in sets.iter().zip(&scores) {
+            let t = self.trial(AutoStage::Combined, transform, set, sc, &folds[0]);
+            best = better(best, &t);
             trials.push(t);
         }
-        Ok((best, best_map.map(|(s, _)| s)))
+        Ok((best, all))
     }
 
-    /// Stage 3 on the first fold: learns the maps of `map_set` (the best union holding a map)
-    /// and scores the union with them. Returns the learned trial when it beats the best union
-    /// `best` on the same fold, else `None` (the random maps stay).
+    /// Stage 3, successive halving over the maps of every family and γ (`singles`: every
+    /// single block with its best λ and score): each map is learned on every fold for a few
+    /// outer iterations, the better half by mean validation curve runs on to
+    /// [`AutoParams::max_iter`], and each survivor's iteration count is the best of its mean
+    /// curve over the folds (0: the random map stays). Every learned map alone, and every union
+    /// of the best block of each kind holding a learned map, is then scored; returns those
+    /// trials (stage [`AutoStage::Learned`]).
     fn learn<S: SelectionObserver + ?Sized>(
-        &self,
+        &mut self,
         transform: RowTransform,
-        fold: &Fold,
-        best: &[Spec],
-        map_set: &[Spec],
+        folds: &[Fold],
+        singles: &[(Spec, f64, f64)],
         observer: &mut S,
-    ) -> Result<Option<AutoTrial>> {
-        let lambdas = &self.params.lambdas;
-        let k = self.params.select_k;
-        let to_beat = self.cv_scores(
-            std::slice::from_ref(fold),
-            &[best.to_vec(), map_set.to_vec()],
-        )?;
-        let best_score = to_beat[0].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let set_trial = self.trial(AutoStage::Learned, transform, map_set, &to_beat[1], fold);
-        let mut blocks = Blocks::new();
-        let mut ids = Vec::new();
-        let n_maps = map_set
+    ) -> Result<Vec<AutoTrial>> {
+        let mut cands: Vec<(usize, usize, f64)> = singles
             .iter()
-            .filter(|s| matches!(s, Spec::Map { .. }))
-            .count();
-        let mut learned_any = false;
-        for &spec in map_set {
-            let mut block = self.build(spec, fold)?;
-            if let (Spec::Map { .. }, Some(map)) = (spec, block.map.take()) {
-                let lp = LabelParams {
-                    lambda: set_trial.lambda * block.sq,
-                    max_iter: self.params.max_iter,
-                    eval_ks: vec![k],
-                    select_k: k,
-                    eval_train: false,
-                    patience: Some(self.params.patience),
-                    ..LabelParams::default()
-                }
-                .check()?;
-                observer.fit_started(
-                    &SelectionStage::Candidate {
-                        index: ids.len().min(n_maps.saturating_sub(1)),
-                        total: n_maps,
-                        m: map.output_dim(),
-                        gamma: block.choice.gamma.unwrap_or(f64::NAN),
-                        lambda: lp.lambda,
-                    },
-                    self.params.max_iter,
-                );
-                let fit = fit_labels(
-                    &fold.train,
-                    map,
-                    &lp,
-                    Some(&fold.val),
-                    &mut Forward(&mut *observer),
-                )?;
-                if observer.interrupted() {
-                    return Err(GimcError::Interrupted);
-                }
-                let iterations = fit.chosen_iteration();
-                let map = fit
-                    .into_chosen()?
-                    .into_maps()
-                    .pop()
-                    .ok_or(GimcError::Empty("feature maps"))?;
-                let mut choice = block.choice.clone();
-                choice.iterations = iterations;
-                learned_any |= iterations > 0;
-                block = self.map_block(choice, map, fold)?;
+            .filter_map(|&(s, l, _)| match s {
+                Spec::Map { family, gamma } => Some((family, gamma, l)),
+                _ => None,
+            })
+            .collect();
+        // rounds of (iterations, candidates): every map for a few iterations, then the better
+        // half for more, then the best quarter to the end
+        let mut rounds: Vec<(usize, usize)> = Vec::new();
+        let mut keep = cands.len();
+        for iters in [FIRST_ROUND, 2 * FIRST_ROUND + 1, self.params.max_iter] {
+            let iters = iters.min(self.params.max_iter);
+            if rounds.last().is_some_and(|r| r.0 >= iters) || keep == 0 {
+                break;
             }
-            ids.push(blocks.push(block));
+            rounds.push((iters, keep));
+            keep = keep.div_ceil(2);
         }
-        if !learned_any {
-            return Ok(None);
+        let total: usize = rounds.iter().map(|r| r.1).sum::<usize>() * folds.len();
+        let mut started = 0;
+        let mut results: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::new();
+        for (round, &(iters, keep)) in rounds.iter().enumerate() {
+            cands.truncate(keep);
+            results.clear();
+            for &(family, gamma, lambda) in &cands {
+                let mut curves = Vec::with_capacity(folds.len());
+                let mut maps = Vec::with_capacity(folds.len());
+                for fold in folds {
+                    let map = self.draw(
+                        family,
+                        self.params.gammas[gamma].resolve(fold.train.features()),
+                        fold.train.features(),
+                    )?;
+                    let sq = map.forward(fold.train.features())?.squared_norm_l2()
+                        / fold.train.nrows().max(1) as f64;
+                    let lambda = lambda * if sq > 0.0 { sq } else { 1.0 };
+                    observer.fit_started(
+                        &SelectionStage::Candidate {
+                            index: started.min(total - 1),
+                            total,
+                            m: self.sizes[family],
+                            gamma: self.params.gammas[gamma].resolve(fold.train.features()),
+                            lambda,
+                        },
+                        iters,
+                    );
+                    started += 1;
+                    // the last round of one split stops on patience
+                    let patience = (folds.len() == 1 && round + 1 == rounds.len())
+                        .then_some(self.params.patience);
+                    let fit = self.learn_map(map, lambda, iters, fold, patience, observer)?;
+                    curves.push(validation_curve(
+                        &fit.history,
+                        &fold.val,
+                        self.params.select_k,
+                    ));
+                    maps.push(
+                        fit.into_chosen()?
+                            .into_maps()
+                            .pop()
+                            .ok_or(GimcError::Empty("feature maps"))?,
+                    );
+                }
+                let (t, score) = best_of_mean(&curves);
+                results.push((t, score, maps));
+            }
+            // the better half (by the best of the mean curve) goes on
+            let mut order: Vec<usize> = (0..cands.len()).collect();
+            order.sort_by(|&a, &b| results[b].1.total_cmp(&results[a].1));
+            cands = order.iter().map(|&i| cands[i]).collect();
+            let mut sorted: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::new();
+            let mut taken: Vec<Option<(usize, f64, Vec<BoxedMap>)>> =
+                results.drain(..).map(Some).collect();
+            for &i in &order {
+                sorted.extend(taken[i].take());
+            }
+            results = sorted;
         }
-        let scores = blocks.scores(&ids, lambdas, &fold.val, k)?;
-        let (li, score) =
-            scores
-                .iter()
-                .copied()
-                .enumerate()
-                .fold(
-                    (0, f64::NEG_INFINITY),
-                    |b, (i, s)| if s > b.1 { (i, s) } else { b },
-                );
-        if score <= best_score {
-            return Ok(None);
+        for (&(family, gamma, _), (t, _, maps)) in cands.iter().zip(results) {
+            if t > 0 {
+                self.learned.insert((family, gamma), (t, maps));
+            }
         }
-        Ok(Some(AutoTrial {
-            stage: AutoStage::Learned,
-            transform,
-            blocks: ids
-                .iter()
-                .map(|&i| blocks.blocks[i].choice.clone())
-                .collect(),
-            lambda: lambdas[li],
-            score,
-        }))
+        if self.learned.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut keys: Vec<(usize, usize)> = self.learned.keys().copied().collect();
+        keys.sort_unstable();
+        let one: Vec<Vec<Spec>> = keys
+            .iter()
+            .map(|&(family, gamma)| vec![Spec::Learned { family, gamma }])
+            .collect();
+        let scores = self.cv_scores(folds, &one)?;
+        let mut trials: Vec<AutoTrial> = Vec::new();
+        let mut scored = singles.to_vec();
+        for (set, sc) in one.iter().zip(&scores) {
+            let t = self.trial(AutoStage::Learned, transform, set, sc, &folds[0]);
+            scored.push((set[0], t.lambda, t.score));
+            trials.push(t);
+        }
+        let specs = best_of_each_kind(&scored);
+        let sets: Vec<Vec<Spec>> = unions(&specs)
+            .into_iter()
+            .filter(|u| u.iter().any(|s| matches!(s, Spec::Learned { .. })))
+            .collect();
+        let scores = self.cv_scores(folds, &sets)?;
+        for (set, sc) in sets.iter().zip(&scores) {
+            trials.push(self.trial(AutoStage::Learned, transform, set, sc, &folds[0]));
+        }
+        Ok(trials)
+    }
+
+    /// Learns `map` on a fold's training part for at most `max_iter` outer iterations,
+    /// scoring its validation part when `patience` is given or a curve is wanted.
+    fn learn_map<S: SelectionObserver + ?Sized>(
+        &self,
+        map: BoxedMap,
+        lambda: f64,
+        max_iter: usize,
+        fold: &Fold,
+        patience: Option<usize>,
+        observer: &mut S,
+    ) -> Result<crate::fit::LabelFit<BoxedMap>> {
+        let k = self.params.select_k;
+        let lp = LabelParams {
+            lambda,
+            max_iter,
+            eval_ks: vec![k],
+            select_k: k,
+            eval_train: false,
+            patience,
+            ..LabelParams::default()
+        }
+        .check()?;
+        let fit = fit_labels(
+            &fold.train,
+            map,
+            &lp,
+            Some(&fold.val),
+            &mut Forward(&mut *observer),
+        )?;
+        if observer.interrupted() {
+            return Err(GimcError::Interrupted);
+        }
+        Ok(fit)
     }
 
     /// Stage 4: the chosen transform, maps (learned for their chosen iterations) and W on
@@ -1288,16 +1515,13 @@ impl Search<'_> {
         );
         let (pre, xt) = chosen.transform.fit(data.features())?;
         let all = data.with_features(xt)?;
-        let fold = Fold {
-            train: all.clone(),
-            val: all.select_rows(&[0])?,
-        };
+        let fold = Fold::new(all.clone(), all.select_rows(&[0])?);
         let mut maps: Vec<BoxedMap> = Vec::new();
         let mut blocks = Blocks::new();
         let mut set = Vec::new();
         for b in &chosen.blocks {
             if b.name == "linear" {
-                set.push(blocks.push(self.build(Spec::Linear, &fold)?));
+                set.push(blocks.push(self.build(Spec::Linear, &fold, 0)?));
                 maps.push(Box::new(Identity::new(all.features().ncols())));
                 continue;
             }
@@ -1334,10 +1558,12 @@ impl Search<'_> {
                     .pop()
                     .ok_or(GimcError::Empty("feature maps"))?;
             }
-            let mut block = self.map_block(b.clone(), map, &fold)?;
+            let mut block = self.map_block(map, &fold)?;
             maps.push(block.map.take().ok_or(GimcError::Empty("feature maps"))?);
             set.push(blocks.push(block));
         }
+        set.push(blocks.push(self.build(Spec::Bias, &fold, 0)?));
+        maps.push(Box::new(Constant::new(all.features().ncols())));
         let (gram, cross, penalty) = blocks.system(&set)?;
         let w = solve_blocks(&gram, &cross, &penalty, chosen.lambda)?;
         let mut model = LabelModel::new(maps, w, data.task(), chosen.lambda)?;

@@ -37,7 +37,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use gimc_featmap::{
-    CosineFamily, FeatureMap, FourierFamily, Identity, LearnableMap, MapFamily, Nystrom,
+    Constant, CosineFamily, FeatureMap, FourierFamily, Identity, LearnableMap, MapFamily, Nystrom,
     NystromFamily, RandomCosine, RandomFourier,
 };
 use gimc_linalg::faer::{Mat, MatRef};
@@ -286,6 +286,7 @@ impl MapRegistry {
             .insert(RandomCosine::KIND, decode_boxed::<RandomCosine>);
         r.decoders.insert(Nystrom::KIND, decode_boxed::<Nystrom>);
         r.decoders.insert(Identity::KIND, decode_boxed::<Identity>);
+        r.decoders.insert(Constant::KIND, decode_boxed::<Constant>);
         r
     }
 
@@ -469,6 +470,22 @@ impl MapCodec for Identity {
             return Err(r.bad("output_dim must equal input_dim >= 1"));
         }
         Ok(Identity::new(r.input_dim))
+    }
+}
+
+/// The constant map Φ = 1 (an intercept): no tensors, `output_dim` = 1.
+impl MapCodec for Constant {
+    const KIND: &'static str = "constant";
+
+    fn encode(&self) -> Result<MapRecord> {
+        Ok(MapRecord::new(Self::KIND, self.input_dim(), 1))
+    }
+
+    fn decode(r: &MapRecord) -> Result<Self> {
+        if r.input_dim == 0 || r.output_dim != 1 {
+            return Err(r.bad("output_dim must be 1 and input_dim >= 1"));
+        }
+        Ok(Constant::new(r.input_dim))
     }
 }
 
