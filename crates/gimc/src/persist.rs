@@ -326,15 +326,47 @@ impl Writer {
         ]
         .into_iter()
         .collect();
-        safetensors::serialize(
+        let bytes = safetensors::serialize(
             self.tensors.iter().map(|(n, t)| (n.clone(), t)),
             Some(header),
         )
         .map_err(|e| GimcError::InvalidInput {
             what: "model to save",
             reason: e.to_string(),
-        })
+        })?;
+        canonical_header(bytes)
     }
+}
+
+/// The file with its safetensors header rewritten with sorted keys (the metadata map is a
+/// `HashMap`, whose order changes from run to run), so that the same model gives the same
+/// bytes. The header keeps its length: only the order of its entries changes.
+fn canonical_header(mut bytes: Vec<u8>) -> Result<Vec<u8>> {
+    let bad = |reason: &str| GimcError::InvalidInput {
+        what: "model to save",
+        reason: reason.to_string(),
+    };
+    let len = bytes
+        .get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map(u64::from_le_bytes)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| bad("no safetensors header"))?;
+    let end = 8usize
+        .checked_add(len)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| bad("safetensors header out of range"))?;
+    // serde_json's maps are ordered by key: parsing and writing again sorts every object
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes[8..end]).map_err(|e| bad(&e.to_string()))?;
+    let sorted = serde_json::to_string(&value).map_err(|e| bad(&e.to_string()))?;
+    if sorted.len() > len {
+        return Err(bad("the sorted header is longer than the header"));
+    }
+    let header = &mut bytes[8..end];
+    header.fill(b' ');
+    header[..sorted.len()].copy_from_slice(sorted.as_bytes());
+    Ok(bytes)
 }
 
 /// The oldest format version that can hold `meta`: 5 with kept columns, tf-idf weights, a

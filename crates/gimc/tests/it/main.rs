@@ -6,6 +6,7 @@
     missing_docs
 )]
 
+mod auto;
 mod common;
 mod equivalence;
 mod fitting;

@@ -222,9 +222,10 @@ fn truncated_corrupted_and_foreign_files_are_errors() {
             "cut at {cut}"
         );
     }
-    // a corrupted header byte (inside the JSON) or length prefix
+    // a corrupted header byte (a control character, invalid anywhere in the JSON) or length
+    // prefix
     let mut bad = bytes.clone();
-    bad[8 + header_len / 3] = b'}';
+    bad[8 + header_len / 3] = 0x01;
     assert!(is_format_error(label_model_from_bytes(&bad, &reg())));
     let mut bad = bytes.clone();
     bad[0] ^= 0x40;

@@ -1,0 +1,207 @@
+//! The default model selection `auto`: what it searches, what it drops, and that its model
+//! with its input transform predicts raw rows.
+
+use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
+use gimc::{
+    AutoParams, AutoStage, Gamma, LabelData, LinearPart, MapRegistry, NoObserver, RowTransform,
+    auto_fit,
+};
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::sprs::TriMat;
+
+use crate::common;
+
+/// A small, quick search.
+fn quick() -> AutoParams {
+    AutoParams::default()
+        .with_m(8)
+        .with_max_iter(3)
+        .with_lambdas(vec![0.1, 1.0])
+}
+
+/// Counts data: nonnegative sparse features whose first label follows column 0.
+fn counts(n: usize) -> LabelData {
+    let mut x = TriMat::new((n, 6));
+    let mut y = TriMat::new((n, 3));
+    for i in 0..n {
+        for j in 0..6 {
+            if (i * 7 + j * 3) % 4 != 0 {
+                x.add_triplet(i, j, ((i + 2 * j) % 5 + 1) as f64);
+            }
+        }
+        y.add_triplet(i, (i * 7) % 4 / 2, 1.0);
+        y.add_triplet(i, 2, 1.0);
+    }
+    LabelData::multi_label(FeatureMatrix::sparse(x.to_csr()).unwrap(), y.to_csr()).unwrap()
+}
+
+#[test]
+fn the_search_covers_transforms_blocks_and_unions_and_the_choice_is_its_best() {
+    let data = common::multilabel(160, 4, 3, 3);
+    let sel = auto_fit(
+        &data,
+        &MapRegistry::builtin(),
+        &quick().check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
+    // dense data: raw and l2 rows (tf-idf needs sparse counts)
+    let transforms: Vec<RowTransform> = sel.trials.iter().map(|t| t.transform).collect();
+    assert!(transforms.contains(&RowTransform::Raw) && transforms.contains(&RowTransform::L2));
+    assert!(!transforms.contains(&RowTransform::TfIdfL2));
+    // per transform: linear + 2 families x 3 gammas alone, then the unions of the 3 kinds
+    let fixed = sel
+        .trials
+        .iter()
+        .filter(|t| t.stage == AutoStage::Fixed)
+        .count();
+    let combined = sel
+        .trials
+        .iter()
+        .filter(|t| t.stage == AutoStage::Combined)
+        .count();
+    assert_eq!((fixed, combined), (2 * 7, 2 * 4));
+    let names = |t: &gimc::AutoTrial| t.blocks.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+    assert!(sel.trials.iter().any(|t| names(t) == ["linear"]));
+    assert!(
+        sel.trials
+            .iter()
+            .any(|t| names(t) == ["linear", "lff", "lnys"])
+    );
+    let best = sel
+        .trials
+        .iter()
+        .map(|t| t.score)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(sel.chosen.score, best);
+    // the model holds the chosen blocks and the intercept
+    assert_eq!(sel.model.maps().len(), sel.chosen.blocks.len() + 1);
+}
+
+#[test]
+fn the_fit_is_deterministic_and_its_file_predicts_raw_rows() {
+    let data = common::multilabel(150, 4, 3, 9);
+    let p = quick().with_seed(4).check().unwrap();
+    let a = auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).unwrap();
+    let b = auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).unwrap();
+    let bytes = label_model_to_bytes_with_preprocess(&a.model, &a.preprocess).unwrap();
+    assert_eq!(
+        bytes,
+        label_model_to_bytes_with_preprocess(&b.model, &b.preprocess).unwrap()
+    );
+    let (model, pre) =
+        label_model_with_preprocess_from_bytes(&bytes, &MapRegistry::builtin()).unwrap();
+    let direct = a
+        .model
+        .scores(&a.preprocess.apply(data.features()).unwrap())
+        .unwrap();
+    let loaded = model.scores(&pre.apply(data.features()).unwrap()).unwrap();
+    assert!((&direct - &loaded).norm_max() < 1e-12);
+    assert_eq!(model.method(), "gimc-auto");
+}
+
+#[test]
+fn constant_and_excluded_columns_are_dropped_and_recorded() {
+    let base = common::multilabel(120, 3, 3, 5);
+    let x = base.features().to_dense();
+    // columns: 0..3 the data, 3 constant, 4 an identifier (one value per row)
+    let wide = Mat::from_fn(120, 5, |i, j| match j {
+        3 => 2.5,
+        4 => i as f64,
+        _ => x[(i, j)],
+    });
+    let data = base
+        .with_features(FeatureMatrix::dense(wide).unwrap())
+        .unwrap();
+    let p = quick()
+        .with_max_iter(0)
+        .with_exclude_columns(vec![4])
+        .check()
+        .unwrap();
+    let sel = auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).unwrap();
+    assert_eq!(sel.constant_columns, vec![3]);
+    assert_eq!(sel.excluded_columns, vec![4]);
+    assert_eq!(sel.preprocess.columns.as_deref(), Some(&[0, 1, 2][..]));
+    assert_eq!(sel.preprocess.input_dim, Some(5));
+    assert_eq!(sel.model.input_dim(), 3);
+    // every column constant or excluded: an error, not a model
+    let p = quick()
+        .with_exclude_columns(vec![0, 1, 2, 4])
+        .check()
+        .unwrap();
+    assert!(auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).is_err());
+}
+
+#[test]
+fn sparse_counts_try_tfidf_and_a_narrowed_search_stays_narrow() {
+    let data = counts(90);
+    let p = quick()
+        .with_gammas(vec![Gamma::Value(0.5)])
+        .with_families(vec!["lff".into()])
+        .with_linear(LinearPart::Off)
+        .with_max_iter(0)
+        .check()
+        .unwrap();
+    let sel = auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).unwrap();
+    assert!(
+        sel.trials
+            .iter()
+            .any(|t| t.transform == RowTransform::TfIdfL2)
+    );
+    for t in &sel.trials {
+        assert_eq!(t.blocks.len(), 1);
+        assert_eq!(t.blocks[0].name, "lff");
+        assert_eq!(t.blocks[0].gamma, Some(0.5));
+        assert_eq!(t.blocks[0].iterations, 0);
+    }
+    if sel.chosen.transform == RowTransform::TfIdfL2 {
+        assert!(sel.preprocess.tfidf.is_some());
+    }
+}
+
+#[test]
+fn multi_class_data_is_searched_by_accuracy_with_stratified_folds() {
+    let data = common::multiclass(150, 3, 3, 2);
+    let sel = auto_fit(
+        &data,
+        &MapRegistry::builtin(),
+        &quick().check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
+    assert!(sel.chosen.score > 1.0 / 3.0 && sel.chosen.score <= 1.0);
+    let pred = sel
+        .model
+        .predict_classes(&sel.preprocess.apply(data.features()).unwrap())
+        .unwrap();
+    let classes = data.classes().unwrap();
+    let right = pred.iter().zip(classes).filter(|(a, b)| a == b).count();
+    assert!(right as f64 / 150.0 > 0.5);
+}
+
+#[test]
+fn bad_params_are_refused() {
+    assert!(AutoParams::default().with_lambdas(vec![]).check().is_err());
+    assert!(
+        AutoParams::default()
+            .with_lambdas(vec![0.0])
+            .check()
+            .is_err()
+    );
+    assert!(AutoParams::default().with_m(0).check().is_err());
+    assert!(AutoParams::default().with_cv_folds(0).check().is_err());
+    assert!(
+        AutoParams::default()
+            .with_families(vec![])
+            .with_linear(LinearPart::Off)
+            .check()
+            .is_err()
+    );
+    let data = common::multilabel(40, 3, 2, 1);
+    let p = AutoParams::default()
+        .with_families(vec!["no-such-map".into()])
+        .check()
+        .unwrap();
+    assert!(auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).is_err());
+}
