@@ -35,7 +35,6 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         .with_exclude_columns(identifiers)
         .with_seed(g.seed)
         .with_validation_fraction(a.validation)
-        .with_select_k(a.select_k)
         .with_max_iter(a.iters)
         .with_memory(memory_budget()?);
     if !a.gamma.is_empty() {
@@ -51,6 +50,9 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     }
     if !a.families.is_empty() {
         params = params.with_families(a.families.clone());
+    }
+    if let Some(k) = a.select_k {
+        params = params.with_select_ks(vec![k]);
     }
     if let Some(p) = a.patience {
         params = params.with_patience(p);
@@ -131,7 +133,10 @@ fn report(
     id_names: &[String],
 ) -> Result<()> {
     let metric = if data.task() == Task::MultiLabel {
-        format!("P@{}", a.select_k)
+        match a.select_k {
+            Some(k) => format!("P@{k}"),
+            None => "(P@1 + P@3) / 2".to_string(),
+        }
     } else {
         "accuracy".to_string()
     };

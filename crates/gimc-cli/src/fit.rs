@@ -82,9 +82,10 @@ pub struct FitArgs {
     /// Fraction of the training rows held out for model selection.
     #[arg(long, default_value_t = 0.2)]
     pub validation: f64,
-    /// The k of the validation P@k that chooses the setting (multi-label).
-    #[arg(long, default_value_t = 1)]
-    pub select_k: usize,
+    /// The k of the validation P@k that chooses the setting (multi-label). Default 1; `auto`
+    /// decides by the mean of P@1 and P@3 unless this is given.
+    #[arg(long)]
+    pub select_k: Option<usize>,
     /// Where to save the model (safetensors + JSON header, see MODEL_FORMAT.md).
     #[arg(long, short = 'o', default_value = "model.gimc")]
     pub out: PathBuf,
@@ -182,6 +183,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         a.m.clone()
     };
     let normalize_mode = a.normalize.unwrap_or(Normalize::None);
+    let select_k = a.select_k.unwrap_or(1);
     if let (Some(t), Some(r), Some(c)) = (&a.triplets, &a.row_features, &a.col_features) {
         if a.standardize == Standardize::On {
             bail!("--standardize on: completion fits (--triplets) do not standardise features");
@@ -242,7 +244,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         .with_ms(ms)
         .with_max_iter(if learn { a.iters } else { 0 })
         .with_validation_fraction(a.validation)
-        .with_select_k(a.select_k)
+        .with_select_k(select_k)
         .with_seed(g.seed)
         .with_memory(budget)
         .with_line_search(gimc::LineSearchParams::default().with_max_relative_step(a.max_step))
@@ -300,11 +302,11 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             })
             .map(|c| c.scores.as_slice())
             .unwrap_or(&[]);
-        write_trace(t, &sel.history, val_scores, data.task(), a.select_k)?;
+        write_trace(t, &sel.history, val_scores, data.task(), select_k)?;
     }
     let best_val = sel.chosen.validation_score;
     let metric = if data.task() == Task::MultiLabel {
-        format!("P@{}", a.select_k)
+        format!("P@{select_k}")
     } else {
         "accuracy".to_string()
     };

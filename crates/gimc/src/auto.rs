@@ -165,9 +165,9 @@ pub struct AutoParams {
     /// Data with at most this many rows is searched by `cv_folds`-fold cross-validation (the
     /// maps are learned on the first fold); larger data on one split. Default 2000.
     pub cv_max_rows: usize,
-    /// The k of the validation P@k that decides (multi-label; multi-class uses accuracy).
-    /// Default 1.
-    pub select_k: usize,
+    /// The ks whose mean validation P@k decides (multi-label; multi-class uses accuracy).
+    /// Default {1, 3}: more hits per row than P@1 alone, so the choice is less noisy.
+    pub select_ks: Vec<usize>,
     /// Seed of the split and of every map draw. Default 0.
     pub seed: u64,
     /// The memory pre-flight ([`estimate_auto`]). Default [`MemoryBudget::Detect`].
@@ -192,7 +192,7 @@ impl Default for AutoParams {
             validation_fraction: 0.2,
             cv_folds: 5,
             cv_max_rows: 2000,
-            select_k: 1,
+            select_ks: vec![1, 3],
             seed: 0,
             memory: MemoryBudget::Detect,
             exclude_columns: Vec::new(),
@@ -239,8 +239,8 @@ auto_setters! {
     with_cv_folds: cv_folds: usize;
     /// Sets the most rows searched by cross-validation.
     with_cv_max_rows: cv_max_rows: usize;
-    /// Sets the k of the deciding validation P@k.
-    with_select_k: select_k: usize;
+    /// Sets the ks of the deciding validation P@k.
+    with_select_ks: select_ks: Vec<usize>;
     /// Sets the seed.
     with_seed: seed: u64;
     /// Sets the memory budget of the pre-flight.
@@ -286,8 +286,11 @@ impl AutoParams {
                 format!("must be in (0, 1), got {}", self.validation_fraction),
             ));
         }
-        if self.select_k == 0 {
-            return Err(param_err("select_k", "must be at least 1"));
+        if self.select_ks.is_empty() || self.select_ks.contains(&0) {
+            return Err(param_err(
+                "select_ks",
+                "must be one or more ks of at least 1",
+            ));
         }
         if self.cv_folds == 0 {
             return Err(param_err("cv_folds", "must be at least 1"));
@@ -372,7 +375,7 @@ pub struct AutoTrial {
     pub blocks: Vec<BlockChoice>,
     /// The best λ of this setting.
     pub lambda: f64,
-    /// Its validation score (P@select_k, or accuracy).
+    /// Its validation score (the mean P@k over [`AutoParams::select_ks`], or accuracy).
     pub score: f64,
 }
 
@@ -572,11 +575,11 @@ impl Blocks {
         lambdas: &[f64],
         train: &LabelData,
         val: &LabelData,
-        select_k: usize,
+        ks: &[usize],
     ) -> Result<Vec<f64>> {
         let width: usize = set.iter().map(|&i| self.blocks[i].dim()).sum();
         if train.nrows() < width {
-            return self.dual_scores(set, lambdas, train, val, select_k);
+            return self.dual_scores(set, lambdas, train, val, ks);
         }
         let (gram, cross, penalty) = self.system(set)?;
         let phi_val = self.val_features(set);
@@ -584,14 +587,8 @@ impl Blocks {
             .iter()
             .map(|&lambda| {
                 let w = solve_blocks(&gram, &cross, &penalty, lambda)?;
-                Ok(evaluate_phi(
-                    PhiSource::Whole(phi_val.as_ref()),
-                    w.as_ref(),
-                    val,
-                    &[select_k],
-                )?
-                .score(val.task(), select_k)
-                .unwrap_or(f64::NEG_INFINITY))
+                let e = evaluate_phi(PhiSource::Whole(phi_val.as_ref()), w.as_ref(), val, ks)?;
+                Ok(select_score(&e, val.task(), ks))
             })
             .collect()
     }
@@ -605,7 +602,7 @@ impl Blocks {
         lambdas: &[f64],
         train: &LabelData,
         val: &LabelData,
-        select_k: usize,
+        ks: &[usize],
     ) -> Result<Vec<f64>> {
         let (n, nv) = (train.nrows(), val.nrows());
         let mut m = Mat::<f64>::zeros(n, n);
@@ -625,11 +622,8 @@ impl Blocks {
                     ml[(j, j)] += lambda;
                 }
                 let z = cholesky_solve(ml.as_ref(), a.as_ref())?;
-                Ok(
-                    evaluate_phi(PhiSource::Whole(kv.as_ref()), z.as_ref(), val, &[select_k])?
-                        .score(val.task(), select_k)
-                        .unwrap_or(f64::NEG_INFINITY),
-                )
+                let e = evaluate_phi(PhiSource::Whole(kv.as_ref()), z.as_ref(), val, ks)?;
+                Ok(select_score(&e, val.task(), ks))
             })
             .collect()
     }
@@ -960,7 +954,7 @@ impl Search<'_> {
                     &self.params.lambdas,
                     &fold.train,
                     &fold.val,
-                    self.params.select_k,
+                    &self.params.select_ks,
                 )?;
                 for (a, v) in acc[c].iter_mut().zip(s) {
                     *a += v / folds.len() as f64;
@@ -1211,17 +1205,37 @@ type TransformBest = (Option<AutoTrial>, Vec<(Spec, f64, f64)>);
 /// Outer iterations of the first round of the map learning's successive halving.
 const FIRST_ROUND: usize = 2;
 
+/// Candidates (map and learning λ) that enter the map learning's first round: the maps with the
+/// best fixed scores, each with every multiplier of [`LEARN_LAMBDAS`].
+const LEARN_CANDIDATES: usize = 4;
+
+/// Multipliers of a map's best fixed λ that its learning tries.
+const LEARN_LAMBDAS: [f64; 2] = [1.0, 10.0];
+
 /// The validation score after each iteration of a fit (iteration 0 first).
-fn validation_curve(history: &[crate::fit::IterationInfo], val: &LabelData, k: usize) -> Vec<f64> {
+fn validation_curve(
+    history: &[crate::fit::IterationInfo],
+    val: &LabelData,
+    ks: &[usize],
+) -> Vec<f64> {
     history
         .iter()
         .map(|h| {
             h.validation
                 .as_ref()
-                .and_then(|v| v.score(val.task(), k))
-                .unwrap_or(f64::NEG_INFINITY)
+                .map_or(f64::NEG_INFINITY, |e| select_score(e, val.task(), ks))
         })
         .collect()
+}
+
+/// The score that decides: accuracy (multi-class), or the mean P@k over `ks` (multi-label).
+fn select_score(e: &crate::model::Evaluation, task: crate::data::Task, ks: &[usize]) -> f64 {
+    let scores: Option<Vec<f64>> = ks.iter().map(|&k| e.score(task, k)).collect();
+    match (task, scores) {
+        (crate::data::Task::MultiClass, Some(s)) => s.first().copied().unwrap_or(f64::NEG_INFINITY),
+        (_, Some(s)) if !s.is_empty() => s.iter().sum::<f64>() / s.len() as f64,
+        _ => f64::NEG_INFINITY,
+    }
 }
 
 /// The iteration with the best mean over `curves` (over the common length; the earliest on
@@ -1324,11 +1338,12 @@ impl Search<'_> {
         Ok((best, all))
     }
 
-    /// Stage 3, successive halving over the maps of every family and γ (`singles`: every
-    /// single block with its best λ and score): each map is learned on every fold for a few
-    /// outer iterations, the better half by mean validation curve runs on to
-    /// [`AutoParams::max_iter`], and each survivor's iteration count is the best of its mean
-    /// curve over the folds (0: the random map stays). Every learned map alone, and every union
+    /// Stage 3, successive halving over the maps with the best fixed scores (`singles`: every
+    /// single block with its best λ and score): the best [`LEARN_CANDIDATES`] maps are learned
+    /// on every fold for [`FIRST_ROUND`] outer iterations, the better half by the best of
+    /// their mean validation curve for 2·[`FIRST_ROUND`] + 1, and the better half of those to
+    /// [`AutoParams::max_iter`]; each map's iteration count is the best of its mean curve over
+    /// the folds (0: the random map stays). Every learned map alone, and every union
     /// of the best block of each kind holding a learned map, is then scored; returns those
     /// trials (stage [`AutoStage::Learned`]).
     fn learn<S: SelectionObserver + ?Sized>(
@@ -1338,12 +1353,21 @@ impl Search<'_> {
         singles: &[(Spec, f64, f64)],
         observer: &mut S,
     ) -> Result<Vec<AutoTrial>> {
-        let mut cands: Vec<(usize, usize, f64)> = singles
+        // the maps with the best fixed scores start (the earliest on ties)
+        let mut ranked: Vec<(usize, usize, f64, f64)> = singles
             .iter()
-            .filter_map(|&(s, l, _)| match s {
-                Spec::Map { family, gamma } => Some((family, gamma, l)),
+            .filter_map(|&(s, l, score)| match s {
+                Spec::Map { family, gamma } => Some((family, gamma, l, score)),
                 _ => None,
             })
+            .collect();
+        ranked.sort_by(|a, b| b.3.total_cmp(&a.3));
+        // the learning's own λ is searched too: the fixed map's best λ, and ten times it (a
+        // stiffer W lets the map move further before it over-fits)
+        let mut cands: Vec<(usize, usize, f64)> = ranked
+            .iter()
+            .take(LEARN_CANDIDATES / LEARN_LAMBDAS.len())
+            .flat_map(|&(f, g, l, _)| LEARN_LAMBDAS.iter().map(move |&x| (f, g, l * x)))
             .collect();
         // rounds of (iterations, candidates): every map for a few iterations, then the better
         // half for more, then the best quarter to the end
@@ -1393,7 +1417,7 @@ impl Search<'_> {
                     curves.push(validation_curve(
                         &fit.history,
                         &fold.val,
-                        self.params.select_k,
+                        &self.params.select_ks,
                     ));
                     maps.push(
                         fit.into_chosen()?
@@ -1417,9 +1441,12 @@ impl Search<'_> {
             }
             results = sorted;
         }
-        for (&(family, gamma, _), (t, _, maps)) in cands.iter().zip(results) {
-            if t > 0 {
-                self.learned.insert((family, gamma), (t, maps));
+        let mut best_score: HashMap<(usize, usize), f64> = HashMap::new();
+        for (&(family, gamma, _), (t, score, maps)) in cands.iter().zip(results) {
+            let key = (family, gamma);
+            if t > 0 && best_score.get(&key).is_none_or(|&b| score > b) {
+                best_score.insert(key, score);
+                self.learned.insert(key, (t, maps));
             }
         }
         if self.learned.is_empty() {
@@ -1462,12 +1489,12 @@ impl Search<'_> {
         patience: Option<usize>,
         observer: &mut S,
     ) -> Result<crate::fit::LabelFit<BoxedMap>> {
-        let k = self.params.select_k;
+        let ks = &self.params.select_ks;
         let lp = LabelParams {
             lambda,
             max_iter,
-            eval_ks: vec![k],
-            select_k: k,
+            eval_ks: ks.clone(),
+            select_k: ks[0],
             eval_train: false,
             patience,
             ..LabelParams::default()
@@ -1542,8 +1569,8 @@ impl Search<'_> {
                 let lp = LabelParams {
                     lambda: chosen.lambda * if sq > 0.0 { sq } else { 1.0 },
                     max_iter: b.iterations,
-                    eval_ks: vec![self.params.select_k],
-                    select_k: self.params.select_k,
+                    eval_ks: vec![self.params.select_ks[0]],
+                    select_k: self.params.select_ks[0],
                     eval_train: false,
                     ..LabelParams::default()
                 }
