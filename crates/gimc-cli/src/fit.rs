@@ -55,7 +55,7 @@ pub struct FitArgs {
     /// 0.0625*scale, 0.25*scale and scale.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub gamma: Vec<Gamma>,
-    /// Ridge penalty λ (comma list = grid). Default 1; `auto` searches 0.01, 0.1, 1 and 10,
+    /// Ridge penalty λ (comma list = grid). Default 1; `auto` searches 0.001, 0.01, 0.1, 1 and 10,
     /// each block's penalty scaled by its mean squared row norm.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub lambda: Vec<f64>,

@@ -139,8 +139,8 @@ pub struct AutoParams {
     /// Candidate RBF widths, each resolved on the transformed training rows. Default
     /// {1/16, 1/4, 1} × the `scale` rule.
     pub gammas: Vec<Gamma>,
-    /// Candidate λ, each multiplied per block by its mean squared row norm. Default {0.01,
-    /// 0.1, 1, 10}.
+    /// Candidate λ, each multiplied per block by its mean squared row norm. Default {0.001,
+    /// 0.01, 0.1, 1, 10}.
     pub lambdas: Vec<f64>,
     /// Map families by registry name. Default `lff` and `lnys`.
     pub families: Vec<String>,
@@ -182,7 +182,7 @@ impl Default for AutoParams {
         Self {
             transforms: RowTransform::ALL.to_vec(),
             gammas: vec![Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE],
-            lambdas: vec![0.01, 0.1, 1.0, 10.0],
+            lambdas: vec![0.001, 0.01, 0.1, 1.0, 10.0],
             families: vec!["lff".into(), "lnys".into()],
             m: 500,
             linear: LinearPart::Auto,
