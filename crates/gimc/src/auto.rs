@@ -781,6 +781,15 @@ impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
     }
 }
 
+/// The transform whose best union scored highest, with its folds and every single block's
+/// best λ and score (where the map learning runs).
+struct Winner {
+    transform: RowTransform,
+    folds: Vec<Fold>,
+    singles: Vec<(Spec, f64, f64)>,
+    score: f64,
+}
+
 /// A block of a candidate before it is built on some rows: the linear part, or the map of
 /// family `family` (index into [`AutoParams::families`]) at γ number `gamma`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1095,7 +1104,7 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
         params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
     let mut trials = Vec::new();
     let mut chosen: Option<AutoTrial> = None;
-    let mut win: Option<(RowTransform, Vec<Fold>, Vec<(Spec, f64, f64)>, f64)> = None;
+    let mut win: Option<Winner> = None;
     for &transform in &params.transforms {
         if !transform.applies_to(data.features()) {
             continue;
@@ -1115,17 +1124,22 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
             return Err(GimcError::Interrupted);
         }
         if let Some(t) = best {
-            if win.as_ref().is_none_or(|w| t.score > w.3) {
-                win = Some((transform, folds, kinds, t.score));
+            if win.as_ref().is_none_or(|w| t.score > w.score) {
+                win = Some(Winner {
+                    transform,
+                    folds,
+                    singles: kinds,
+                    score: t.score,
+                });
             }
             chosen = better(chosen, &t);
         }
     }
-    let (Some(mut chosen), Some((transform, folds, kinds, _))) = (chosen, win) else {
+    let (Some(mut chosen), Some(win)) = (chosen, win) else {
         return Err(GimcError::Empty("auto search (no transform applies)"));
     };
     if params.max_iter > 0 {
-        for t in search.learn(transform, &folds, &kinds, observer)? {
+        for t in search.learn(win.transform, &win.folds, &win.singles, observer)? {
             if t.score > chosen.score {
                 chosen = t.clone();
             }
@@ -1651,7 +1665,9 @@ mod tests {
         let set = [lin, map];
         // 36 columns > 40 rows is false: force each form on the same union
         let lambdas = [0.01, 0.3, 2.0];
-        let dual = blocks.dual_scores(&set, &lambdas, &train, &val, 1).unwrap();
+        let dual = blocks
+            .dual_scores(&set, &lambdas, &train, &val, &[1])
+            .unwrap();
         let (gram, cross, penalty) = blocks.system(&set).unwrap();
         let phi_v = blocks.val_features(&set);
         for (&lambda, &d) in lambdas.iter().zip(&dual) {
@@ -1688,7 +1704,7 @@ mod tests {
         let d = LabelData::multi_class(x, &classes, 2).unwrap();
         let folds = fold_rows(&d, 5, 0.2, &mut seeded(3)).unwrap();
         assert_eq!(folds.len(), 5);
-        let mut seen = vec![0; 50];
+        let mut seen = [0; 50];
         for (tr, va) in &folds {
             assert_eq!(tr.len() + va.len(), 50);
             assert!(va.iter().all(|v| tr.binary_search(v).is_err()));
