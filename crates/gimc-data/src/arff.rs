@@ -4,8 +4,9 @@
 //! indices counting every attribute, features and labels alike), numeric (`numeric`, `real`,
 //! `integer`) and nominal (`{a,b,c}`) attributes, `%` comments, quoted attribute names and values
 //! (single or double quotes, Weka's backslash escapes). Nominal features are coded by the index
-//! of their value in the declaration (0, 1, …). `string`, `date` and `relational` attributes are
-//! rejected. A trailing instance weight (`,{w}`) is ignored.
+//! of their value in the declaration (0, 1, …), one column each, listed in
+//! [`Dataset::nominal_columns`]. `string`, `date` and `relational` attributes are rejected. A
+//! trailing instance weight (`,{w}`) is ignored.
 //!
 //! Targets: Mulan labels chosen by name (the label list of the `.xml` file), a Weka class
 //! attribute (nominal → classes in declaration order, numeric → values), or none.
@@ -368,8 +369,12 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
         roles[c] = Some(Role::Class);
     }
     let mut feature_names = Vec::new();
+    let mut nominal_columns = Vec::new();
     for (a, role) in roles.iter_mut().enumerate() {
         if role.is_none() {
+            if matches!(attrs[a].kind, Kind::Nominal(..)) {
+                nominal_columns.push(feature_names.len());
+            }
             *role = Some(Role::Feature(feature_names.len()));
             feature_names.push(attrs[a].name.clone());
         }
@@ -525,6 +530,7 @@ pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Res
         missing,
         unlabeled,
         missing_labels,
+        nominal_columns,
     })
 }
 
@@ -813,6 +819,100 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.line(), Some(3));
+    }
+
+    /// An ARFF text of `rows` rows: a nominal `id` (value `r<i>` in row i, or `ids[i]` when
+    /// given), a nominal `colour` (two values), a numeric `x` (i), a numeric `flat` (3) and a
+    /// nominal class; dense rows, or sparse ones (omitted entries are value index 0 / 0).
+    fn coded(rows: usize, ids: Option<&[usize]>, sparse: bool) -> String {
+        let id = |i: usize| ids.map_or(i, |v| v[i]);
+        let decl: Vec<String> = (0..rows.max(12)).map(|i| format!("r{i}")).collect();
+        let mut t = format!(
+            "@relation r\n@attribute id {{{}}}\n@attribute colour {{red,blue}}\n\
+             @attribute x numeric\n@attribute flat numeric\n@attribute class {{p,q}}\n@data\n",
+            decl.join(",")
+        );
+        for i in 0..rows {
+            let colour = ["red", "blue"][i % 2];
+            if sparse {
+                let mut e = Vec::new();
+                if id(i) != 0 {
+                    e.push(format!("0 r{}", id(i)));
+                }
+                if i % 2 == 1 {
+                    e.push(format!("1 {colour}"));
+                }
+                if i != 0 {
+                    e.push(format!("2 {i}"));
+                }
+                e.push("3 3".into());
+                e.push("4 q".into());
+                t.push_str(&format!("{{{}}}\n", e.join(",")));
+            } else {
+                t.push_str(&format!("r{},{colour},{i},3,q\n", id(i)));
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn nominal_identifier_and_constant_columns() {
+        for sparse in [false, true] {
+            let ds = parse(&coded(12, None, sparse), ArffTarget::Auto).unwrap();
+            assert_eq!(ds.features.is_sparse(), sparse);
+            assert_eq!(ds.ncols(), 4);
+            // id and colour are nominal; the class is a target, not a feature
+            assert_eq!(ds.nominal_columns, vec![0, 1]);
+            // the id is coded by its declaration index, distinct in every row; colour repeats;
+            // x is distinct too but numeric, so it is a measurement, not an identifier
+            assert_eq!(ds.identifier_columns(), vec![0], "sparse {sparse}");
+            assert_eq!(ds.constant_columns(), vec![3], "sparse {sparse}");
+            // one repeated id (row 7 has row 3's), or fewer than 10 rows: no identifier
+            let mut ids: Vec<usize> = (0..12).collect();
+            ids[7] = 3;
+            let dup = parse(&coded(12, Some(&ids), sparse), ArffTarget::Auto).unwrap();
+            assert_eq!(dup.nominal_columns, vec![0, 1]);
+            assert!(dup.identifier_columns().is_empty());
+            let few = parse(&coded(9, None, sparse), ArffTarget::Auto).unwrap();
+            assert!(few.identifier_columns().is_empty());
+            assert_eq!(few.constant_columns(), vec![3]);
+            // every feature, the class included, under ArffTarget::None
+            let all = parse(&coded(12, None, sparse), ArffTarget::None).unwrap();
+            assert_eq!(all.nominal_columns, vec![0, 1, 4]);
+            assert_eq!(all.identifier_columns(), vec![0]);
+            assert_eq!(all.constant_columns(), vec![3, 4]);
+        }
+        // sparse rows: the id's value index 0 is an implicit zero; two rows with it repeat it
+        let mut ids: Vec<usize> = (0..12).collect();
+        ids[5] = 0;
+        let two_zeros = parse(&coded(12, Some(&ids), true), ArffTarget::Auto).unwrap();
+        assert!(two_zeros.identifier_columns().is_empty());
+        // an id missing in one row is not one value per row
+        let text = coded(12, None, false).replace("r5,blue", "?,blue");
+        assert!(text.contains("?,blue"));
+        let masked = parse_arff(
+            text.as_bytes(),
+            Path::new("m.arff"),
+            &ArffOptions {
+                target: ArffTarget::Auto,
+                missing: MissingPolicy::Mask,
+            },
+        )
+        .unwrap();
+        assert_eq!(masked.missing, vec![(5, 0)]);
+        assert!(masked.identifier_columns().is_empty());
+        // row selection keeps the nominal columns; a selection of rows judges its own rows
+        let ds = parse(&coded(12, None, false), ArffTarget::Auto).unwrap();
+        let rows: Vec<usize> = (0..11).chain([2]).collect();
+        let sel = ds.select_rows(&rows).unwrap();
+        assert_eq!(sel.nominal_columns, vec![0, 1]);
+        assert!(sel.identifier_columns().is_empty());
+        assert_eq!(
+            ds.select_rows(&[0, 2, 4, 6, 8, 10, 1, 3, 5, 7])
+                .unwrap()
+                .identifier_columns(),
+            vec![0]
+        );
     }
 
     #[test]

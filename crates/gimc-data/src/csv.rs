@@ -44,7 +44,8 @@ pub enum NominalEncoding {
     /// One 0/1 column per category (named `column=category`), categories in sorted order.
     #[default]
     OneHot,
-    /// One column holding the category's index in sorted order.
+    /// One column holding the category's index in sorted order (listed in
+    /// [`Dataset::nominal_columns`]).
     Code,
 }
 
@@ -306,6 +307,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
     // assemble the feature columns
     let mut out_cols: Vec<Vec<f64>> = Vec::new();
     let mut feature_names = Vec::new();
+    let mut nominal_columns = Vec::new();
     let mut col_map: Vec<Vec<usize>> = Vec::new(); // kept column -> output columns
     for (k, col) in cols.into_iter().enumerate() {
         match col {
@@ -325,6 +327,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
                 }
                 match opts.nominal {
                     NominalEncoding::Code => {
+                        nominal_columns.push(out_cols.len());
                         col_map.push(vec![out_cols.len()]);
                         out_cols.push(
                             codes
@@ -386,6 +389,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         missing: missing_out,
         unlabeled,
         missing_labels: Vec::new(),
+        nominal_columns,
     })
 }
 
@@ -594,6 +598,22 @@ mod tests {
             panic!()
         };
         assert_eq!((x[(0, 0)], x[(1, 0)], x[(2, 0)]), (2.0, 0.0, 1.0));
+        // the coded column is nominal; one-hot columns are plain 0/1 features
+        assert_eq!(coded.nominal_columns, vec![0]);
+        assert!(ds.nominal_columns.is_empty());
+        // a nominal column after a numeric one, behind a dropped column
+        let text = "Id,Length,Sex,Rings\n1,0.4,M,3\n2,0.5,F,4\n";
+        let later = parse(
+            text,
+            &CsvOptions {
+                nominal: NominalEncoding::Code,
+                drop: vec![ColumnRef::Name("Id".into())],
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(later.feature_names, vec!["Length", "Sex", "Rings"]);
+        assert_eq!(later.nominal_columns, vec![1]);
     }
 
     #[test]

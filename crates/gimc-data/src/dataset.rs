@@ -1,8 +1,11 @@
 //! The in-memory data set: features X (dense or CSR, DESIGN §3 notation), targets (multi-label
-//! 0/1 matrix, classes, real values or none), feature names, and the positions of features that
-//! were missing in the file (for transduction, DESIGN §3.5). Row selection, stacking, target
-//! binning and a summary.
+//! 0/1 matrix, classes, real values or none), feature names, the columns that code a nominal
+//! attribute, and the positions of features that were missing in the file (for transduction,
+//! DESIGN §3.5). Row selection, stacking, target binning, a summary, and the columns a model
+//! should not learn from as they are: identifiers ([`Dataset::identifier_columns`]) and
+//! constants ([`Dataset::constant_columns`]).
 
+use std::collections::HashSet;
 use std::fmt;
 
 use gimc_linalg::FeatureMatrix;
@@ -175,6 +178,11 @@ pub struct Dataset {
     /// cells are training targets and its missing ones are predicted. Empty unless a reader
     /// was asked to record missing values ([`crate::MissingPolicy::Mask`]).
     pub missing_labels: Vec<(usize, usize)>,
+    /// The feature columns that code a nominal attribute by the index of its value (ARFF
+    /// nominal features, CSV nominal columns read with [`crate::NominalEncoding::Code`]),
+    /// sorted. Their numbers name categories rather than measure anything. Empty for formats
+    /// without nominal attributes (LIBSVM, XMC) and for one-hot columns.
+    pub nominal_columns: Vec<usize>,
 }
 
 /// Summary numbers of a [`Dataset`] (what `gimc data info` prints).
@@ -270,6 +278,7 @@ impl Dataset {
             missing: Vec::new(),
             unlabeled: Vec::new(),
             missing_labels: Vec::new(),
+            nominal_columns: Vec::new(),
         };
         ds.check()?;
         Ok(ds)
@@ -332,7 +341,113 @@ impl Dataset {
                 "missing-label position outside the label matrix".into(),
             ));
         }
+        if self
+            .nominal_columns
+            .last()
+            .is_some_and(|&c| c >= self.features.ncols())
+            || self.nominal_columns.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(DataError::Incompatible(format!(
+                "nominal columns must be sorted, distinct and below the {} feature columns",
+                self.features.ncols()
+            )));
+        }
         Ok(())
+    }
+
+    /// The nominal columns ([`Dataset::nominal_columns`]) that identify their rows: every row
+    /// has a value (none missing) and no two rows share one, as an accession number or a
+    /// record id does (genbase's `protein`). Such a column carries no information a model
+    /// can transfer to new rows. Judged only on at least 10 rows (fewer rows are too few to
+    /// tell an identifier from a rare category); sorted. O(n·|nominal|) for dense features,
+    /// O(nnz) for sparse ones.
+    pub fn identifier_columns(&self) -> Vec<usize> {
+        let (n, d) = (self.nrows(), self.ncols());
+        if n < 10 {
+            return Vec::new();
+        }
+        let with_missing: HashSet<usize> = self.missing.iter().map(|&(_, c)| c).collect();
+        let candidates: Vec<usize> = self
+            .nominal_columns
+            .iter()
+            .copied()
+            .filter(|&c| c < d && !with_missing.contains(&c))
+            .collect();
+        let mut values: Vec<Vec<f64>> = match &self.features {
+            FeatureMatrix::Dense(m) => candidates
+                .iter()
+                .map(|&c| m.col_as_slice(c).to_vec())
+                .collect(),
+            FeatureMatrix::Sparse(m) => {
+                let mut slot = vec![None; d];
+                for (k, &c) in candidates.iter().enumerate() {
+                    slot[c] = Some(k);
+                }
+                let mut values = vec![Vec::new(); candidates.len()];
+                for row in m.sparse_view().outer_iterator() {
+                    for (j, &v) in row.iter() {
+                        if let Some(k) = slot[j] {
+                            values[k].push(v);
+                        }
+                    }
+                }
+                // the implicit zeros: two or more repeat 0, one is a value like any other
+                for v in &mut values {
+                    match n - v.len() {
+                        0 => {}
+                        1 => v.push(0.0),
+                        _ => v.clear(),
+                    }
+                }
+                values
+            }
+        };
+        for v in &mut values {
+            v.sort_unstable_by(f64::total_cmp);
+        }
+        candidates
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| v.len() == n && v.windows(2).all(|w| w[0] != w[1]))
+            .map(|(&c, _)| c)
+            .collect()
+    }
+
+    /// The feature columns that hold one value in every row (zero columns included), sorted.
+    /// Missing cells count as the 0 they are stored as. None without rows. O(nnz).
+    pub fn constant_columns(&self) -> Vec<usize> {
+        let n = self.nrows();
+        if n == 0 {
+            return Vec::new();
+        }
+        match &self.features {
+            FeatureMatrix::Dense(m) => (0..m.ncols())
+                .filter(|&j| {
+                    let col = m.col_as_slice(j);
+                    col.iter().all(|&v| v == col[0])
+                })
+                .collect(),
+            FeatureMatrix::Sparse(m) => {
+                let d = m.cols();
+                // per column: stored entries, the first stored value, whether all are equal
+                let mut count = vec![0usize; d];
+                let mut first = vec![0.0f64; d];
+                let mut equal = vec![true; d];
+                for row in m.sparse_view().outer_iterator() {
+                    for (j, &v) in row.iter() {
+                        if count[j] == 0 {
+                            first[j] = v;
+                        } else if v != first[j] {
+                            equal[j] = false;
+                        }
+                        count[j] += 1;
+                    }
+                }
+                (0..d)
+                    .filter(|&j| count[j] == 0 || (equal[j] && (count[j] == n || first[j] == 0.0)))
+                    .collect()
+            }
+        }
     }
 
     /// The name of feature column `j`: its recorded name, else its 0-based index.
@@ -450,11 +565,12 @@ impl Dataset {
             missing,
             unlabeled,
             missing_labels,
+            nominal_columns: self.nominal_columns.clone(),
         })
     }
 
     /// Stacks data sets vertically (same feature columns and target kind; class and label name
-    /// lists must be equal).
+    /// lists must be equal). A column is nominal in the stack when it is in any part.
     pub fn vstack(name: impl Into<String>, parts: &[&Dataset]) -> Result<Self> {
         let Some(first) = parts.first() else {
             return Err(param_err("parts", "nothing to stack"));
@@ -583,6 +699,12 @@ impl Dataset {
             missing_labels.extend(p.missing_labels.iter().map(|&(r, l)| (r + off, l)));
             off += p.nrows();
         }
+        let mut nominal_columns: Vec<usize> = parts
+            .iter()
+            .flat_map(|p| p.nominal_columns.iter().copied())
+            .collect();
+        nominal_columns.sort_unstable();
+        nominal_columns.dedup();
         Ok(Self {
             name: name.into(),
             features,
@@ -591,6 +713,7 @@ impl Dataset {
             missing,
             unlabeled,
             missing_labels,
+            nominal_columns,
         })
     }
 
@@ -719,6 +842,92 @@ mod tests {
         let s = st.summary();
         assert_eq!(s.class_counts, Some(vec![4, 4]));
         assert!(s.to_string().contains("2 classes"));
+    }
+
+    /// The same 12 × 5 features dense and sparse: column 0 distinct codes 0..11 (one row 0),
+    /// column 1 two codes, column 2 all zero, column 3 all 2.5, column 4 zero but in one row.
+    fn coded() -> (Dataset, Dataset) {
+        let x = Mat::from_fn(12, 5, |i, j| match j {
+            0 => ((i * 5) % 12) as f64,
+            1 => (i % 2) as f64,
+            2 => 0.0,
+            3 => 2.5,
+            _ => {
+                if i == 7 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        });
+        let sparse = gimc_linalg::sparse::dense_to_csr(x.as_ref()).unwrap();
+        let make = |f: FeatureMatrix| {
+            let mut ds = Dataset::new("c", f, Targets::None, Vec::new()).unwrap();
+            ds.nominal_columns = vec![0, 1, 2, 3, 4];
+            ds.check().unwrap();
+            ds
+        };
+        (
+            make(FeatureMatrix::dense(x).unwrap()),
+            make(FeatureMatrix::sparse(sparse).unwrap()),
+        )
+    }
+
+    #[test]
+    fn identifier_and_constant_columns_in_both_storages() {
+        let (d, s) = coded();
+        assert!(s.features.is_sparse());
+        for ds in [&d, &s] {
+            assert_eq!(ds.identifier_columns(), vec![0]);
+            assert_eq!(ds.constant_columns(), vec![2, 3]);
+            // only nominal columns can be identifiers
+            let mut numeric = ds.clone();
+            numeric.nominal_columns = vec![1, 2];
+            assert!(numeric.identifier_columns().is_empty());
+            assert_eq!(numeric.constant_columns(), vec![2, 3]);
+            // a repeated code (row 11 takes row 0's) makes column 0 an ordinary feature
+            let rows: Vec<usize> = (0..11).chain([0]).collect();
+            assert!(
+                ds.select_rows(&rows)
+                    .unwrap()
+                    .identifier_columns()
+                    .is_empty()
+            );
+            // rows 0..6, without the single non-zero of column 4, make it constant too
+            let first = ds.select_rows(&(0..7).collect::<Vec<_>>()).unwrap();
+            assert_eq!(first.constant_columns(), vec![2, 3, 4]);
+            // no rows: nothing to judge
+            assert!(ds.select_rows(&[]).unwrap().constant_columns().is_empty());
+        }
+        // a sparse column whose stored values all equal a non-zero value but that has an
+        // implicit zero is not constant; one stored everywhere is
+        let mut t = gimc_linalg::sprs::TriMat::new((3, 2));
+        for i in 0..3 {
+            t.add_triplet(i, 1, 4.0);
+        }
+        t.add_triplet(0, 0, 4.0);
+        t.add_triplet(2, 0, 4.0);
+        let m = FeatureMatrix::sparse(t.to_csr()).unwrap();
+        let ds = Dataset::new("t", m, Targets::None, Vec::new()).unwrap();
+        assert_eq!(ds.constant_columns(), vec![1]);
+    }
+
+    #[test]
+    fn nominal_columns_are_checked_and_stacked() {
+        let (d, _) = coded();
+        for bad in [vec![1, 0], vec![2, 2], vec![5]] {
+            let mut x = d.clone();
+            x.nominal_columns = bad.clone();
+            assert!(x.check().is_err(), "{bad:?}");
+        }
+        let mut other = d.clone();
+        other.nominal_columns = vec![3];
+        let mut one = d.clone();
+        one.nominal_columns = vec![0, 4];
+        let st = Dataset::vstack("both", &[&one, &other]).unwrap();
+        assert_eq!(st.nominal_columns, vec![0, 3, 4]);
+        // a stack of 24 rows repeats every code of column 0
+        assert!(st.identifier_columns().is_empty());
     }
 
     #[test]

@@ -166,6 +166,7 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
         missing: Vec::new(),
         unlabeled: Vec::new(),
         missing_labels: Vec::new(),
+        nominal_columns: Vec::new(),
     })
 }
 

@@ -182,6 +182,7 @@ fn parse_rows<R: BufRead>(
         missing: Vec::new(),
         unlabeled: Vec::new(),
         missing_labels: Vec::new(),
+        nominal_columns: Vec::new(),
     })
 }
 

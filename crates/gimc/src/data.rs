@@ -41,8 +41,10 @@ pub struct LabelData {
 
 impl LabelData {
     /// Multi-label data: `labels` is the n × L target matrix (CSR or CSC; stored values are the
-    /// targets, normally 1). Errors: no rows or no labels, row counts differ, NaN / Inf in the
-    /// features or labels (with the position).
+    /// targets, normally 1). Rows without a label are rows like any other (they count in
+    /// training and in P@k). Errors: no rows or no label columns, row counts differ, NaN / Inf
+    /// in the features or labels (with the position), and a label matrix in which no row has
+    /// a label (no non-zero stored value): there is nothing to learn.
     pub fn multi_label(features: FeatureMatrix, labels: CsMat<f64>) -> Result<Self> {
         let labels = if labels.is_csr() {
             labels
@@ -51,6 +53,16 @@ impl LabelData {
         };
         Self::check_common(&features, labels.rows(), labels.cols())?;
         csr_check_finite(&labels)?;
+        if labels.data().iter().all(|&v| v == 0.0) {
+            return Err(input_err(
+                "labels",
+                format!(
+                    "the data has no labels: none of its {} rows has one of the {} labels",
+                    labels.rows(),
+                    labels.cols()
+                ),
+            ));
+        }
         Ok(Self {
             features,
             labels,
@@ -205,6 +217,39 @@ mod tests {
     use gimc_linalg::faer::Mat;
 
     #[test]
+    fn rows_without_labels_count_in_p_at_k() {
+        use gimc_featmap::{FourierFamily, MapFamily};
+        use gimc_linalg::rng::{gaussian_mat, seeded};
+        // 8 rows, rows 1, 4 and 6 without a label
+        let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(5), 8, 3, 1.0)).unwrap();
+        let mut t = TriMat::new((8, 4));
+        for (i, j) in [(0, 1), (2, 0), (2, 3), (3, 2), (5, 1), (7, 0), (7, 2)] {
+            t.add_triplet(i, j, 1.0);
+        }
+        let data = LabelData::multi_label(x.clone(), t.to_csr()).unwrap();
+        let map = FourierFamily.build(&x, 4, 0.5, &mut seeded(6)).unwrap();
+        let w = gaussian_mat(&mut seeded(7), 8, 4, 1.0);
+        let model = crate::LabelModel::new(vec![map], w, Task::MultiLabel, 1.0).unwrap();
+        let top = model.top_k(&x, 2).unwrap();
+        let ev = model.evaluate(&data, &[1, 2]).unwrap();
+        for k in [1, 2] {
+            // hits over all 8 rows, the 3 label-less rows scoring 0 in the denominator
+            let hits: usize = (0..8)
+                .map(|i| {
+                    top[i][..k]
+                        .iter()
+                        .filter(|&&j| data.labels().get(i, j).is_some())
+                        .count()
+                })
+                .sum();
+            // (some hits, so that dropping the label-less rows would give another mean)
+            assert!(hits > 0, "P@{k}: no hit to tell the conventions apart");
+            let want = hits as f64 / (k * 8) as f64;
+            assert_eq!(ev.precision_at(k), Some(want), "P@{k}");
+        }
+    }
+
+    #[test]
     fn constructors_check_their_inputs() {
         let x = FeatureMatrix::dense(Mat::from_fn(3, 2, |i, j| (i + j) as f64)).unwrap();
         let d = LabelData::multi_class(x.clone(), &[0, 2, 1], 3).unwrap();
@@ -230,6 +275,18 @@ mod tests {
             .with_label_names(vec!["a".into(), "b".into(), "c".into(), "d".into()])
             .unwrap();
         assert_eq!(named.label_names()[3], "d");
+        // rows without labels stay rows; a label matrix without any label is refused
+        let mut one = TriMat::new((3, 4));
+        one.add_triplet(2, 0, 1.0);
+        let sparse_rows = LabelData::multi_label(x.clone(), one.to_csr()).unwrap();
+        assert_eq!((sparse_rows.nrows(), sparse_rows.labels().nnz()), (3, 1));
+        let mut zeros = TriMat::new((3, 4));
+        zeros.add_triplet(0, 1, 0.0);
+        for empty in [TriMat::<f64>::new((3, 4)).to_csr(), zeros.to_csr()] {
+            let e = LabelData::multi_label(x.clone(), empty).unwrap_err();
+            assert!(matches!(e, GimcError::InvalidInput { what: "labels", .. }));
+            assert!(e.to_string().contains("has no labels"), "{e}");
+        }
         let mut bad = TriMat::new((3, 4));
         bad.add_triplet(1, 1, f64::NAN);
         assert!(LabelData::multi_label(x.clone(), bad.to_csr()).is_err());

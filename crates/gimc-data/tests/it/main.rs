@@ -7,6 +7,7 @@
 
 #[cfg(feature = "fetch")]
 mod fetch;
+mod nominal;
 mod readers;
 mod real_data;
 mod splits;
