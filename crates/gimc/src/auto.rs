@@ -1103,8 +1103,8 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
     let linear =
         params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
     let mut trials = Vec::new();
-    let mut chosen: Option<AutoTrial> = None;
-    let mut win: Option<Winner> = None;
+    // stage 1 on every transform, then stage 2 on the best UNION_TRANSFORMS of them
+    let mut stage1: Vec<(Winner, AutoTrial)> = Vec::new();
     for &transform in &params.transforms {
         if !transform.applies_to(data.features()) {
             continue;
@@ -1119,21 +1119,37 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
                 Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
             })
             .collect::<Result<Vec<_>>>()?;
-        let (best, kinds) = search.transform_trials(transform, &folds, linear, &mut trials)?;
+        let (best, singles) = search.singles(transform, &folds, linear, &mut trials)?;
         if observer.interrupted() {
             return Err(GimcError::Interrupted);
         }
-        if let Some(t) = best {
-            if win.as_ref().is_none_or(|w| t.score > w.score) {
-                win = Some(Winner {
-                    transform,
-                    folds,
-                    singles: kinds,
-                    score: t.score,
-                });
-            }
-            chosen = better(chosen, &t);
+        if let Some(best) = best {
+            let w = Winner {
+                transform,
+                folds,
+                singles,
+                score: best.score,
+            };
+            stage1.push((w, best));
         }
+    }
+    // stable: the earlier transform first on ties
+    stage1.sort_by(|x, y| y.1.score.total_cmp(&x.1.score));
+    let mut chosen: Option<AutoTrial> = None;
+    let mut win: Option<Winner> = None;
+    for (rank, (mut w, best)) in stage1.into_iter().enumerate() {
+        let mut best = Some(best);
+        if rank < UNION_TRANSFORMS
+            && let Some(u) = search.unions(w.transform, &w.folds, &w.singles, &mut trials)?
+        {
+            best = better(best, &u);
+        }
+        let Some(t) = best else { continue };
+        if win.as_ref().is_none_or(|x| t.score > x.score) {
+            w.score = t.score;
+            win = Some(w);
+        }
+        chosen = better(chosen, &t);
     }
     let (Some(mut chosen), Some(win)) = (chosen, win) else {
         return Err(GimcError::Empty("auto search (no transform applies)"));
@@ -1213,11 +1229,14 @@ fn map_size(family: &str, m: usize, rows: usize) -> usize {
     }
 }
 
-/// The best union of one transform, and every single block with its best λ and score.
+/// The best single block of one transform, and every single block with its best λ and score.
 type TransformBest = (Option<AutoTrial>, Vec<(Spec, f64, f64)>);
 
 /// Outer iterations of the first round of the map learning's successive halving.
 const FIRST_ROUND: usize = 2;
+
+/// Row transforms (by their best single block) whose unions of blocks are scored.
+const UNION_TRANSFORMS: usize = 2;
 
 /// Candidates (map and learning λ) that enter the map learning's first round: the maps with the
 /// best fixed scores, each with every multiplier of [`LEARN_LAMBDAS`].
@@ -1309,9 +1328,10 @@ fn better(a: Option<AutoTrial>, b: &AutoTrial) -> Option<AutoTrial> {
 }
 
 impl Search<'_> {
-    /// Stages 1 and 2 on one transform: every block alone, then every union of the best block
-    /// of each kind; the trials are appended to `trials`.
-    fn transform_trials(
+    /// Stage 1 on one transform: every block alone (the linear part, each family at each γ);
+    /// the trials are appended to `trials`. Returns the best and every block's best λ and
+    /// score.
+    fn singles(
         &self,
         transform: RowTransform,
         folds: &[Fold],
@@ -1330,7 +1350,6 @@ impl Search<'_> {
         let one: Vec<Vec<Spec>> = singles.iter().map(|&s| vec![s]).collect();
         let scores = self.cv_scores(folds, &one)?;
         let mut best: Option<AutoTrial> = None;
-        // the best block of each kind: the linear part, and each family at its best γ
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
         for (set, sc) in one.iter().zip(&scores) {
             let t = self.trial(AutoStage::Fixed, transform, set, sc, &folds[0]);
@@ -1338,18 +1357,33 @@ impl Search<'_> {
             all.push((set[0], t.lambda, t.score));
             trials.push(t);
         }
+        // only the best block of each kind goes on to the unions
         let specs = best_of_each_kind(&all);
         for fold in folds {
             fold.keep_only(&specs);
         }
-        let sets = unions(&specs);
+        Ok((best, all))
+    }
+
+    /// Stage 2 on one transform: every union of two or more of the best block of each kind
+    /// (`singles` from [`Search::singles`]); the trials are appended to `trials`. Returns the
+    /// best union.
+    fn unions(
+        &self,
+        transform: RowTransform,
+        folds: &[Fold],
+        singles: &[(Spec, f64, f64)],
+        trials: &mut Vec<AutoTrial>,
+    ) -> Result<Option<AutoTrial>> {
+        let sets = unions(&best_of_each_kind(singles));
         let scores = self.cv_scores(folds, &sets)?;
+        let mut best = None;
         for (set, sc) in sets.iter().zip(&scores) {
             let t = self.trial(AutoStage::Combined, transform, set, sc, &folds[0]);
             best = better(best, &t);
             trials.push(t);
         }
-        Ok((best, all))
+        Ok(best)
     }
 
     /// Stage 3, successive halving over the maps with the best fixed scores (`singles`: every
