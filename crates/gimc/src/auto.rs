@@ -1238,9 +1238,9 @@ const FIRST_ROUND: usize = 2;
 /// Row transforms (by their best single block) whose unions of blocks are scored.
 const UNION_TRANSFORMS: usize = 2;
 
-/// Candidates (map and learning λ) that enter the map learning's first round: the maps with the
-/// best fixed scores, each with every multiplier of [`LEARN_LAMBDAS`].
-const LEARN_CANDIDATES: usize = 4;
+/// Maps (by their fixed scores) whose learning is tried on cross-validated (small) data, each
+/// with every multiplier of [`LEARN_LAMBDAS`]; on one split (large data) only the best map is.
+const LEARN_CANDIDATES: usize = 2;
 
 /// Multipliers of a map's best fixed λ that its learning tries.
 const LEARN_LAMBDAS: [f64; 2] = [1.0, 10.0];
@@ -1387,7 +1387,8 @@ impl Search<'_> {
     }
 
     /// Stage 3, successive halving over the maps with the best fixed scores (`singles`: every
-    /// single block with its best λ and score): the best [`LEARN_CANDIDATES`] maps are learned
+    /// single block with its best λ and score): the best [`LEARN_CANDIDATES`] maps (one on a single
+    /// split), each at its fixed λ and ten times it, are learned
     /// on every fold for [`FIRST_ROUND`] outer iterations, the better half by the best of
     /// their mean validation curve for 2·[`FIRST_ROUND`] + 1, and the better half of those to
     /// [`AutoParams::max_iter`]; each map's iteration count is the best of its mean curve over
@@ -1414,7 +1415,7 @@ impl Search<'_> {
         // stiffer W lets the map move further before it over-fits)
         let mut cands: Vec<(usize, usize, f64)> = ranked
             .iter()
-            .take(LEARN_CANDIDATES / LEARN_LAMBDAS.len())
+            .take(if folds.len() > 1 { LEARN_CANDIDATES } else { 1 })
             .flat_map(|&(f, g, l, _)| LEARN_LAMBDAS.iter().map(move |&x| (f, g, l * x)))
             .collect();
         // rounds of (iterations, candidates): every map for a few iterations, then the better
@@ -1426,7 +1427,11 @@ impl Search<'_> {
             if rounds.last().is_some_and(|r| r.0 >= iters) || keep == 0 {
                 break;
             }
-            rounds.push((iters, keep));
+            match rounds.last_mut() {
+                // the same candidates: one longer round instead of two
+                Some(last) if last.1 == keep => last.0 = iters,
+                _ => rounds.push((iters, keep)),
+            }
             keep = keep.div_ceil(2);
         }
         let total: usize = rounds.iter().map(|r| r.1).sum::<usize>() * folds.len();
