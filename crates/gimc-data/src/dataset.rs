@@ -413,41 +413,10 @@ impl Dataset {
             .collect()
     }
 
-    /// The feature columns that hold one value in every row (zero columns included), sorted.
-    /// Missing cells count as the 0 they are stored as. None without rows. O(nnz).
+    /// The feature columns that hold one value in every row (zero columns included), sorted
+    /// ([`FeatureMatrix::constant_columns`]). Missing cells count as the 0 they are stored as.
     pub fn constant_columns(&self) -> Vec<usize> {
-        let n = self.nrows();
-        if n == 0 {
-            return Vec::new();
-        }
-        match &self.features {
-            FeatureMatrix::Dense(m) => (0..m.ncols())
-                .filter(|&j| {
-                    let col = m.col_as_slice(j);
-                    col.iter().all(|&v| v == col[0])
-                })
-                .collect(),
-            FeatureMatrix::Sparse(m) => {
-                let d = m.cols();
-                // per column: stored entries, the first stored value, whether all are equal
-                let mut count = vec![0usize; d];
-                let mut first = vec![0.0f64; d];
-                let mut equal = vec![true; d];
-                for row in m.sparse_view().outer_iterator() {
-                    for (j, &v) in row.iter() {
-                        if count[j] == 0 {
-                            first[j] = v;
-                        } else if v != first[j] {
-                            equal[j] = false;
-                        }
-                        count[j] += 1;
-                    }
-                }
-                (0..d)
-                    .filter(|&j| count[j] == 0 || (equal[j] && (count[j] == n || first[j] == 0.0)))
-                    .collect()
-            }
-        }
+        self.features.constant_columns()
     }
 
     /// The name of feature column `j`: its recorded name, else its 0-based index.

@@ -171,6 +171,45 @@ impl FeatureMatrix {
         }
     }
 
+    /// The columns that hold one value in every row (zero columns included), sorted; none
+    /// without rows. O(n·d) dense, O(nnz) sparse.
+    pub fn constant_columns(&self) -> Vec<usize> {
+        let n = self.nrows();
+        if n == 0 {
+            return Vec::new();
+        }
+        match self {
+            Self::Dense(m) => (0..m.ncols())
+                .filter(|&j| {
+                    let col = m.col_as_slice(j);
+                    col.iter().all(|&v| v == col[0])
+                })
+                .collect(),
+            Self::Sparse(m) => {
+                let d = m.cols();
+                // per column: stored entries, the first stored value, whether all are equal
+                let mut count = vec![0usize; d];
+                let mut first = vec![0.0f64; d];
+                let mut equal = vec![true; d];
+                for row in m.outer_iterator() {
+                    for (j, &v) in row.iter() {
+                        if count[j] == 0 {
+                            first[j] = v;
+                        } else if v != first[j] {
+                            equal[j] = false;
+                        }
+                        count[j] += 1;
+                    }
+                }
+                // constant: nothing stored, or one value stored in every row, or only stored
+                // zeros (the implicit entries are zeros too)
+                (0..d)
+                    .filter(|&j| count[j] == 0 || (equal[j] && (count[j] == n || first[j] == 0.0)))
+                    .collect()
+            }
+        }
+    }
+
     /// `XᵀX` (d × d), exactly symmetric. Dense: one triangular GEMM, O(n·d²/2); sparse:
     /// O(Σ_i nnz(row i)²) without densifying.
     pub fn gram(&self) -> Mat<f64> {

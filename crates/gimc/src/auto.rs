@@ -698,45 +698,9 @@ fn solve_blocks(
     Ok(cholesky_solve(g.as_ref(), cross.as_ref())?)
 }
 
-/// Columns with one value over every row (zero columns included).
-pub fn constant_columns(x: &FeatureMatrix) -> Vec<usize> {
-    let n = x.nrows();
-    match x {
-        FeatureMatrix::Dense(m) => (0..m.ncols())
-            .filter(|&j| {
-                let c = m.col_as_slice(j);
-                c.iter().all(|&v| v == c[0])
-            })
-            .collect(),
-        FeatureMatrix::Sparse(s) => {
-            // a column is constant when it is all zero, or stored in every row with one value
-            let d = s.cols();
-            let mut count = vec![0usize; d];
-            let mut first = vec![f64::NAN; d];
-            let mut same = vec![true; d];
-            for row in s.outer_iterator() {
-                for (j, &v) in row.iter() {
-                    if v == 0.0 {
-                        continue;
-                    }
-                    if count[j] == 0 {
-                        first[j] = v;
-                    } else if v != first[j] {
-                        same[j] = false;
-                    }
-                    count[j] += 1;
-                }
-            }
-            (0..d)
-                .filter(|&j| count[j] == 0 || (count[j] == n && same[j]))
-                .collect()
-        }
-    }
-}
-
 /// The estimated peak memory of [`auto_fit`]: the data and its transformed copies, the blocks
-/// of the widest union (training and validation features, their Gram matrix and a factor of
-/// it), and the refit's features.
+/// of every transform's widest union (training and validation features), the widest Gram
+/// matrix and its factor, and the map learning's gradient buffers.
 pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEstimate> {
     let n = data.nrows();
     let d = data.features().ncols();
@@ -756,7 +720,11 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
     let mut t = Tally::new("auto fit", "m");
     t.bytes("process", PROCESS_BASE_BYTES)
         .bytes("X, its transformed and split copies", x.saturating_mul(4))
-        .f64s("block features (train, validation)", n, width)
+        .f64s(
+            "block features of every transform (train, validation)",
+            n,
+            width.saturating_mul(params.transforms.len().max(1)),
+        )
         .f64s("Gram matrix and its factor", width, width.saturating_mul(3))
         .f64s("block cross products and W", width, l.saturating_mul(3))
         .f64s(
@@ -1103,7 +1071,7 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
     let linear =
         params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
     let mut trials = Vec::new();
-    // stage 1 on every transform, then stage 2 on the best UNION_TRANSFORMS of them
+    // stage 1 on every transform, then stage 2 on each, the best transform first
     let mut stage1: Vec<(Winner, AutoTrial)> = Vec::new();
     for &transform in &params.transforms {
         if !transform.applies_to(data.features()) {
@@ -1137,11 +1105,9 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
     stage1.sort_by(|x, y| y.1.score.total_cmp(&x.1.score));
     let mut chosen: Option<AutoTrial> = None;
     let mut win: Option<Winner> = None;
-    for (rank, (mut w, best)) in stage1.into_iter().enumerate() {
+    for (mut w, best) in stage1 {
         let mut best = Some(best);
-        if rank < UNION_TRANSFORMS
-            && let Some(u) = search.unions(w.transform, &w.folds, &w.singles, &mut trials)?
-        {
+        if let Some(u) = search.unions(w.transform, &w.folds, &w.singles, &mut trials)? {
             best = better(best, &u);
         }
         let Some(t) = best else { continue };
@@ -1196,7 +1162,7 @@ fn drop_columns(
             format!("column {j} is out of range ({d} columns)"),
         ));
     }
-    let constant = constant_columns(data.features());
+    let constant = data.features().constant_columns();
     let mut excluded: Vec<usize> = exclude
         .iter()
         .copied()
@@ -1234,9 +1200,6 @@ type TransformBest = (Option<AutoTrial>, Vec<(Spec, f64, f64)>);
 
 /// Outer iterations of the first round of the map learning's successive halving.
 const FIRST_ROUND: usize = 2;
-
-/// Row transforms (by their best single block) whose unions of blocks are scored.
-const UNION_TRANSFORMS: usize = 2;
 
 /// Maps (by their fixed scores) whose learning is tried on cross-validated (small) data, each
 /// with every multiplier of [`LEARN_LAMBDAS`]; on one split (large data) only the best map is.
@@ -1761,9 +1724,9 @@ mod tests {
     fn constant_columns_dense_and_sparse() {
         let dense = Mat::from_fn(4, 3, |i, j| if j == 1 { 7.0 } else { (i * j) as f64 });
         let x = FeatureMatrix::dense(dense.clone()).unwrap();
-        assert_eq!(constant_columns(&x), vec![0, 1]);
+        assert_eq!(x.constant_columns(), vec![0, 1]);
         let s = FeatureMatrix::sparse(gimc_linalg::sparse::dense_to_csr(dense.as_ref()).unwrap())
             .unwrap();
-        assert_eq!(constant_columns(&s), vec![0, 1]);
+        assert_eq!(s.constant_columns(), vec![0, 1]);
     }
 }

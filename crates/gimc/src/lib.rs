@@ -93,7 +93,7 @@ mod streamed;
 
 pub use auto::{
     AutoParams, AutoSelection, AutoStage, AutoTrial, BlockChoice, LinearPart, RowTransform,
-    ValidAutoParams, auto_fit, constant_columns, estimate_auto,
+    ValidAutoParams, auto_fit, estimate_auto,
 };
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
