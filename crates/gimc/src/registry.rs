@@ -570,13 +570,21 @@ mod tests {
         );
         assert_eq!(
             reg.codec_kinds(),
-            ["identity", "nystrom", "random-cosine", "random-fourier"]
+            ["constant", "identity", "nystrom", "random-cosine", "random-fourier"]
         );
-        // the identity (plain IMC's maps) has no family but decodes
+        // the identity (plain IMC's maps) and the constant (an intercept) have no family but
+        // decode
         let id: BoxedMap = Box::new(Identity::new(4));
         let back = reg.decode(&id.encode().unwrap()).unwrap();
         assert_eq!((back.input_dim(), back.output_dim()), (4, 4));
         assert_eq!(back.kind(), "identity");
+        let one: BoxedMap = Box::new(Constant::new(4));
+        let back = reg.decode(&one.encode().unwrap()).unwrap();
+        assert_eq!((back.input_dim(), back.output_dim()), (4, 1));
+        assert_eq!(back.kind(), "constant");
+        let mut bad = one.encode().unwrap();
+        bad.output_dim = 2;
+        assert!(reg.decode(&bad).is_err());
         let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(1), 30, 4, 1.0)).unwrap();
         for name in reg.family_names() {
             let map = reg
