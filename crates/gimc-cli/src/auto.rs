@@ -8,16 +8,33 @@ use gimc::{AutoParams, AutoSelection, AutoTrial, RowTransform, Task, auto_fit, e
 use serde_json::json;
 
 use crate::common::{
-    Globals, Normalize, label_data, load_target, memory_budget, preflight, write_output,
+    Globals, Normalize, Standardize, label_data, load_target, memory_budget, preflight,
+    write_output,
 };
-use crate::fit::FitArgs;
+use crate::fit::{FitArgs, Stream};
 use crate::progress::FitProgress;
+use gimc::Precision;
 
 /// Rows of the validation table printed without `--json`.
 const SHOWN: usize = 8;
 
 /// Runs `gimc fit --method auto`.
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+    let single_fit_flags = [
+        (a.trace.is_some(), "--trace"),
+        (a.stream != Stream::Auto, "--stream"),
+        (a.block_rows > 0, "--block-rows"),
+        (a.precision != Precision::F64, "--precision"),
+        (a.max_step.is_some(), "--max-step"),
+        (a.proximal != 0.0, "--proximal"),
+        (a.standardize != Standardize::Auto, "--standardize"),
+    ];
+    if let Some((_, flag)) = single_fit_flags.iter().find(|(given, _)| *given) {
+        bail!(
+            "{flag} applies to one map family's fit: give --method gimc-NAME with it (the \
+             default search, --method auto, holds Φ whole and chooses the row transform itself)"
+        );
+    }
     let ds = load_target(a.target.as_deref(), &a.part, g)?;
     let name = ds.name.clone();
     let identifiers = ds.identifier_columns();

@@ -717,7 +717,7 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
     };
     let width = map_dim.saturating_add(lin);
     let x = crate::memory::feature_bytes(data.features());
-    let mut t = Tally::new("auto fit", "m");
+    let mut t = Tally::new("fit", "m");
     t.bytes("process", PROCESS_BASE_BYTES)
         .bytes("X, its transformed and split copies", x.saturating_mul(4))
         .f64s(

@@ -95,14 +95,15 @@ fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
 
     // a model from another version, a corrupted model, a NaN weight, a missing model
     let bytes = std::fs::read(&model).unwrap();
-    // the version digit after `\"version\":` in the JSON metadata (1 or 2)
+    // the version digit after `\"version\":` in the JSON metadata (1 or 2; 5 when the
+    // default search dropped a constant column and the model keeps the others)
     let needle = b"\\\"version\\\":";
     let at = bytes
         .windows(needle.len())
         .position(|w| w == needle)
         .expect("version field in the header");
     let mut v2 = bytes.clone();
-    assert!(matches!(v2[at + needle.len()], b'1' | b'2'));
+    assert!(matches!(v2[at + needle.len()], b'1' | b'2' | b'5'));
     v2[at + needle.len()] = b'7';
     let v2 = temp_file("v7.gimc", &v2);
     let trunc = temp_file("trunc.gimc", &bytes[..bytes.len() / 2]);
@@ -232,6 +233,8 @@ fn trace_then_plot_writes_an_svg() {
     let o = gimc(&[
         "-q",
         "fit",
+        "--method",
+        "gimc-lff",
         p(&data),
         "--m",
         "10",
@@ -260,6 +263,8 @@ fn trace_then_plot_writes_an_svg() {
     let o = gimc(&[
         "-q",
         "fit",
+        "--method",
+        "gimc-lff",
         p(&data),
         "--m",
         "10",
@@ -858,6 +863,8 @@ fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
         let o = gimc(&[
             "--json",
             "fit",
+            "--method",
+            "gimc-lff",
             p(&sparse),
             "--m",
             "10",
@@ -878,7 +885,14 @@ fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
         assert_eq!(stdout(&o).lines().count(), 60);
     }
     // a bad mode is a one-line clap error
-    let o = gimc(&["fit", p(&sparse), "--standardize", "maybe"]);
+    let o = gimc(&[
+        "fit",
+        "--method",
+        "gimc-lff",
+        p(&sparse),
+        "--standardize",
+        "maybe",
+    ]);
     assert_one_line_error(&o, "--standardize", "bad --standardize");
 }
 
@@ -908,6 +922,8 @@ fn row_normalisation_is_stored_in_the_model_and_applied_by_predict() {
     let data = direction_classes();
     let accuracy = |normalize: &str| {
         let args = [
+            "--method",
+            "gimc-lff",
             "--m",
             "30",
             "--gamma",
@@ -934,7 +950,7 @@ fn row_normalisation_is_stored_in_the_model_and_applied_by_predict() {
     let (raw, field, meta) = accuracy("none");
     assert!(field.is_null() && meta.normalize.is_none() && meta.version == 1);
     assert!(raw < l2, "raw {raw} vs unit rows {l2}");
-    let o = gimc(&["fit", p(&data), "--normalize", "l1"]);
+    let o = gimc(&["fit", "--method", "gimc-lff", p(&data), "--normalize", "l1"]);
     assert_one_line_error(&o, "--normalize", "bad --normalize");
 }
 
@@ -950,6 +966,8 @@ fn gamma_scale_is_computed_on_the_rows_the_map_sees() {
         let mut all = vec![
             "-q",
             "fit",
+            "--method",
+            "gimc-lff",
             p(&data),
             "--m",
             "8",
@@ -976,7 +994,7 @@ fn gamma_scale_is_computed_on_the_rows_the_map_sees() {
     // standardised columns have mean 0 and variance 1, so the rule gives 1 / d
     assert!(close(gamma_of(&["--standardize", "on"]), 0.5));
     assert_eq!(gamma_of(&["--gamma", "0.25"]), 0.25);
-    let o = gimc(&["fit", p(&data), "--gamma", "scales"]);
+    let o = gimc(&["fit", "--method", "gimc-lff", p(&data), "--gamma", "scales"]);
     assert_one_line_error(&o, "--gamma", "bad --gamma");
 }
 
@@ -1074,6 +1092,8 @@ fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
     let model = temp_file("progress.gimc", b"");
     let o = gimc(&[
         "fit",
+        "--method",
+        "gimc-lff",
         p(&data),
         "--m",
         "10",
@@ -1096,6 +1116,8 @@ fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
     let o = gimc(&[
         "-q",
         "fit",
+        "--method",
+        "gimc-lff",
         p(&data),
         "--m",
         "10",
@@ -1762,4 +1784,65 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
         "/nonexistent-dir/x.txt",
     ]);
     assert_one_line_error(&o, "/nonexistent-dir/x.txt", "unwritable output");
+}
+
+#[test]
+fn fit_with_no_flags_runs_the_auto_search_and_reports_it() {
+    let data = small_multiclass();
+    let model = temp_file("auto.gimc", b"");
+    let o = gimc(&["fit", p(&data), "-o", p(&model)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(out.starts_with("fitted auto (multi-class)"), "{out}");
+    assert!(
+        out.contains("\nchosen: ") && out.contains("settings tried"),
+        "{out}"
+    );
+    // column 4 holds 0.5 in every row
+    assert!(err.contains("dropped 1 constant column"), "{err}");
+    let o = gimc(&["--json", "fit", p(&data), "-o", p(&model)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["method"], "auto");
+    assert_eq!(v["dropped_constant_columns"], serde_json::json!([3]));
+    let tried = v["tried"].as_array().unwrap();
+    let best = tried
+        .iter()
+        .map(|t| t["validation_score"].as_f64().unwrap())
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(v["validation_score"].as_f64().unwrap(), best);
+    // the model predicts the training file through its stored transform
+    let pred = temp_file("auto.pred", b"");
+    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc(&["--json", "eval", p(&pred), p(&data)]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["metrics"]["accuracy"].as_f64().unwrap() > 0.9, "{v}");
+    // flags of one family's fit are refused rather than ignored
+    let trace = temp_file("auto-trace.csv", b"");
+    let o = gimc(&["fit", p(&data), "-o", p(&model), "--trace", p(&trace)]);
+    assert_one_line_error(
+        &o,
+        "--trace applies to one map family's fit",
+        "auto --trace",
+    );
+    let o = gimc(&["fit", p(&data), "-o", p(&model), "--m", "5,6"]);
+    assert_one_line_error(&o, "takes one value", "auto --m grid");
+}
+
+#[test]
+fn fit_drops_genbase_identifier_column_and_says_so() {
+    let Some(dir) = data_dir("genbase") else {
+        return;
+    };
+    let train = dir.join("genbase-train.arff");
+    let model = temp_file("genbase-auto.gimc", b"");
+    let o = gimc(&["fit", p(&train), "-o", p(&model), "--iters", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("dropped 1 identifier column (one value per row): protein"),
+        "{err}"
+    );
+    assert!(err.contains("constant columns"), "{err}");
 }

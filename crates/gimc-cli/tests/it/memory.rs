@@ -58,6 +58,8 @@ fn fit_with_a_huge_m_is_refused_at_once_naming_both_figures_and_the_option() {
         "-q",
         "fit",
         data.to_str().unwrap(),
+        "--method",
+        "gimc-lff",
         "--m",
         "3000000",
         "-o",
@@ -72,9 +74,21 @@ fn fit_with_a_huge_m_is_refused_at_once_naming_both_figures_and_the_option() {
     assert!(err.contains("line-search trial Φ block "), "{err}");
     // the memory detected on this machine: no machine has the 2.6 EiB of ΦᵀΦ at m = 3e8
     let mut huge = args;
-    huge[4] = "300000000";
+    huge[6] = "300000000";
     let (o, took) = run(&huge, None);
     assert_refused(&o, took, " available");
+    // the default search is refused the same way
+    let auto = [
+        "-q",
+        "fit",
+        data.to_str().unwrap(),
+        "--m",
+        "3000000",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let (o, took) = run(&auto, Some("8G"));
+    assert_refused(&o, took, "8.0 GiB available");
     // a malformed override is an error too
     let (o, _) = run(&args, Some("lots"));
     assert_eq!(o.status.code(), Some(1));
