@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
-    Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry, Precision,
-    SelectionObserver, SelectionParams, SelectionStage, SemiSupParams, Storage, auto_storage,
-    fit_semisupervised_observed, select_and_fit_observed,
+    AutoParams, AutoTrial, Gamma, GimcError, IterationRecord, LabelData, LabelModel, MapRegistry,
+    Precision, RowTransform, SelectionObserver, SelectionParams, SelectionStage, SemiSupParams,
+    Storage, auto_fit, auto_storage, fit_semisupervised_observed, select_and_fit_observed,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::MemoryBudget;
@@ -319,12 +319,7 @@ fn fit_labels<'py>(
     x: &Bound<'py, PyAny>,
     classes: Option<PyReadonlyArray1<'py, i64>>,
     n_classes: usize,
-    labels: Option<(
-        PyReadonlyArray1<'py, i64>,
-        PyReadonlyArray1<'py, i64>,
-        usize,
-        usize,
-    )>,
+    labels: Option<Indicator<'py>>,
     map: &str,
     m: Vec<usize>,
     gamma: Vec<String>,
@@ -377,21 +372,7 @@ fn fit_labels<'py>(
     let norm = row_norm(normalize)?;
     let (family, learn) = family_name(map)?;
     let gammas = parse_gammas(&gamma)?;
-    let target = match (classes, labels) {
-        (Some(c), None) => {
-            let c: Vec<usize> = c
-                .as_slice()?
-                .iter()
-                .map(|&v| usize::try_from(v).map_err(|_| value_err(format!("negative class {v}"))))
-                .collect::<PyResult<_>>()?;
-            Target::Classes(c, n_classes)
-        }
-        (None, Some((indptr, indices, n, l))) => {
-            let nnz = indices.len()?;
-            Target::Labels(csr(&indptr, &indices, vec![1.0; nnz], n, l)?)
-        }
-        _ => return Err(value_err("give exactly one of classes and labels")),
-    };
+    let target = Target::new(classes, n_classes, labels)?;
     let params = SelectionParams::default()
         .with_gammas(gammas)
         .with_lambdas(alpha)
@@ -411,10 +392,7 @@ fn fit_labels<'py>(
         } else {
             x.normalize_rows(norm)
         };
-        let data = match target {
-            Target::Classes(c, k) => LabelData::multi_class(x, &c, k)?,
-            Target::Labels(a) => LabelData::multi_label(x, a)?,
-        };
+        let data = target.data(x)?;
         let registry = MapRegistry::builtin();
         let fam = registry.family(family)?;
         let storage = match storage {
@@ -446,9 +424,155 @@ fn fit_labels<'py>(
     Ok((PyBytes::new(py, &bytes), info))
 }
 
+/// The targets of a label fit: class indices and their number, or a CSR label indicator.
 enum Target {
     Classes(Vec<usize>, usize),
     Labels(CsMat<f64>),
+}
+
+/// A CSR label indicator as the estimator passes it: `(indptr, indices, nrows, n_labels)`.
+type Indicator<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    usize,
+    usize,
+);
+
+impl Target {
+    /// The targets from exactly one of `classes` (int64, 0..n_classes) and `labels`.
+    fn new(
+        classes: Option<PyReadonlyArray1<'_, i64>>,
+        n_classes: usize,
+        labels: Option<Indicator<'_>>,
+    ) -> PyResult<Self> {
+        match (classes, labels) {
+            (Some(c), None) => {
+                let c: Vec<usize> = c
+                    .as_slice()?
+                    .iter()
+                    .map(|&v| {
+                        usize::try_from(v).map_err(|_| value_err(format!("negative class {v}")))
+                    })
+                    .collect::<PyResult<_>>()?;
+                Ok(Self::Classes(c, n_classes))
+            }
+            (None, Some((indptr, indices, n, l))) => {
+                let nnz = indices.len()?;
+                Ok(Self::Labels(csr(&indptr, &indices, vec![1.0; nnz], n, l)?))
+            }
+            _ => Err(value_err("give exactly one of classes and labels")),
+        }
+    }
+
+    /// The label data of the rows `x` with these targets.
+    fn data(self, x: FeatureMatrix) -> Result<LabelData, GimcError> {
+        match self {
+            Self::Classes(c, k) => LabelData::multi_class(x, &c, k),
+            Self::Labels(a) => LabelData::multi_label(x, a),
+        }
+    }
+}
+
+/// Fits a label model with the library's `auto` search (`gimc::auto_fit`, as `gimc fit` with
+/// no `--method`): the row transform, γ, λ, the maps (`lff`, `lnys`, their unions) and a
+/// linear part chosen on validation data from the training rows, the best maps learned, and
+/// the winner refitted on all rows. Targets as [`fit_labels`] takes them. `gamma`, `alpha`,
+/// `m`, `max_iter`, `normalize` (`"none"`: raw rows only, `"l2"`: unit rows only), `patience`
+/// and `select_k` narrow the search when given, as `gimc fit`'s `--gamma`, `--lambda`, `--m`,
+/// `--iters`, `--normalize`, `--patience` and `--select-k` do; `None` keeps the search's
+/// default. Returns the model file's bytes (with its input transform: kept columns, tf-idf
+/// weights, standardisation, row norm) and a dict of the chosen setting (`chosen`), every
+/// setting scored (`trials`) and the dropped constant columns (`constant_columns`).
+#[pyfunction]
+#[pyo3(signature = (x, classes, n_classes, labels, gamma, alpha, m, max_iter, normalize,
+                    patience, validation_fraction, select_k, seed, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_auto<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    classes: Option<PyReadonlyArray1<'py, i64>>,
+    n_classes: usize,
+    labels: Option<Indicator<'py>>,
+    gamma: Option<Vec<String>>,
+    alpha: Option<Vec<f64>>,
+    m: Option<usize>,
+    max_iter: Option<usize>,
+    normalize: Option<&str>,
+    patience: Option<usize>,
+    validation_fraction: f64,
+    select_k: Option<usize>,
+    seed: u64,
+    n_jobs: Option<usize>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let x = features(x)?;
+    let target = Target::new(classes, n_classes, labels)?;
+    let mut params = AutoParams::default()
+        .with_seed(seed)
+        .with_validation_fraction(validation_fraction);
+    if let Some(k) = select_k {
+        params = params.with_select_ks(vec![k]);
+    }
+    if let Some(g) = gamma {
+        params = params.with_gammas(parse_gammas(&g)?);
+    }
+    if let Some(a) = alpha {
+        params = params.with_lambdas(a);
+    }
+    if let Some(m) = m {
+        params = params.with_m(m);
+    }
+    if let Some(it) = max_iter {
+        params = params.with_max_iter(it);
+    }
+    if let Some(p) = patience {
+        params = params.with_patience(p);
+    }
+    match normalize.map(row_norm).transpose()? {
+        None => {}
+        Some(RowNorm::L2) => params = params.with_transforms(vec![RowTransform::L2]),
+        Some(_) => params = params.with_transforms(vec![RowTransform::Raw]),
+    }
+    let params = params.check().map_err(value_err)?;
+    let (bytes, sel) = run_interruptible(py, n_jobs, |cancel| {
+        let data = target.data(x)?;
+        let sel = auto_fit(&data, &MapRegistry::builtin(), &params, &mut Cancel(cancel))?;
+        let bytes = label_model_to_bytes_with_preprocess(&sel.model, &sel.preprocess)?;
+        Ok((bytes, sel))
+    })?;
+    let info = PyDict::new(py);
+    info.set_item("chosen", trial_dict(py, &sel.chosen)?)?;
+    let trials = sel
+        .trials
+        .iter()
+        .map(|t| trial_dict(py, t))
+        .collect::<PyResult<Vec<_>>>()?;
+    info.set_item("trials", trials)?;
+    info.set_item("constant_columns", sel.constant_columns.clone())?;
+    Ok((PyBytes::new(py, &bytes), info))
+}
+
+/// One setting of the `auto` search as a dict: stage, transform, blocks (name, gamma,
+/// gamma_factor, iterations), alpha and validation_score.
+fn trial_dict<'py>(py: Python<'py>, t: &AutoTrial) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("stage", t.stage.name())?;
+    d.set_item("transform", t.transform.name())?;
+    let blocks = t
+        .blocks
+        .iter()
+        .map(|b| {
+            let bd = PyDict::new(py);
+            bd.set_item("name", &b.name)?;
+            bd.set_item("gamma", b.gamma)?;
+            bd.set_item("gamma_factor", b.gamma_factor)?;
+            bd.set_item("iterations", b.iterations)?;
+            Ok(bd)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("blocks", blocks)?;
+    d.set_item("alpha", t.lambda)?;
+    d.set_item("validation_score", t.score)?;
+    Ok(d)
 }
 
 /// The model and its input transform from model-file bytes.
@@ -498,8 +622,9 @@ fn top_k<'py>(
     Ok(out.into_pyarray(py))
 }
 
-/// A dict of the model file's description: method, task, λ, input and label dimensions and
-/// the stored hyper-parameters.
+/// A dict of the model file's description: method, task, λ, input and label dimensions, the
+/// input transform (standardised, row norm, tf-idf, kept columns) and the stored
+/// hyper-parameters.
 #[pyfunction]
 fn model_info<'py>(py: Python<'py>, model: &[u8]) -> PyResult<Bound<'py, PyDict>> {
     let (model, pre) = load(model).map_err(value_err)?;
@@ -507,11 +632,14 @@ fn model_info<'py>(py: Python<'py>, model: &[u8]) -> PyResult<Bound<'py, PyDict>
     d.set_item("method", model.method())?;
     d.set_item("task", model.task().name())?;
     d.set_item("alpha", model.lambda())?;
-    d.set_item("n_features_in", model.input_dim())?;
+    // the raw width (the model's own input is narrower when the transform keeps some columns)
+    d.set_item("n_features_in", pre.input_dim.unwrap_or(model.input_dim()))?;
     d.set_item("n_labels", model.n_labels())?;
     d.set_item("feature_dim", model.feature_dim())?;
     d.set_item("standardized", pre.standardizer.is_some())?;
     d.set_item("normalize", pre.row_norm.name())?;
+    d.set_item("tfidf", pre.tfidf.is_some())?;
+    d.set_item("columns", pre.columns.clone())?;
     for (k, v) in model.hyper_parameters() {
         d.set_item(k, *v)?;
     }
@@ -1235,6 +1363,7 @@ fn load_file<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'
 #[pymodule]
 fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_auto, m)?)?;
     m.add_function(wrap_pyfunction!(fit_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(fit_okmf, m)?)?;
     m.add_function(wrap_pyfunction!(okmf_predict, m)?)?;

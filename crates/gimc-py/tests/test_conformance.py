@@ -67,8 +67,17 @@ _COMPLETION_CHECKS = [
     name for name in _SSC_CHECKS if name not in ("check_clustering", "check_non_transformer_estimators_n_iter")
 ] + ["check_estimators_unfitted", "check_fit1d"]
 
+# GIMCClassifier(map="auto") learns its maps only when learning beats their random draw on
+# validation data, and the check expects n_iter_ >= 1 on iris.
+_AUTO_N_ITER = (
+    "map='auto' keeps random maps when learning them does not pay on validation (iris: a "
+    "random Fourier map); n_iter_, the outer iterations of the final model's map learning, is "
+    "then 0"
+)
+
 EXPECTED_FAILED_CHECKS = {
-    "GIMCClassifier": {},
+    "GIMCClassifier": {"check_non_transformer_estimators_n_iter": _AUTO_N_ITER},
+    "GIMCClassifier(map=lff)": {},
     "OKMF": {},
     "MC1Transducer": {
         "check_methods_sample_order_invariance": _TRANSDUCTIVE,
@@ -80,8 +89,12 @@ EXPECTED_FAILED_CHECKS = {
     "InductiveMatrixCompletion": {name: _ENTRIES for name in _COMPLETION_CHECKS},
 }
 
+# Small models keep the checks fast: GIMCClassifier() with its default m = 500 spends 4-5 s on
+# every fit of the checks' tiny data sets (20-150 rows), 4.5 min for all of its checks (with the
+# same results), and the same search with m = 20 a tenth of a second.
 ESTIMATORS = [
-    GIMCClassifier(m=20, max_iter=2, random_state=0),
+    GIMCClassifier(m=20, max_iter=2, random_state=0),  # map="auto", the default
+    GIMCClassifier(map="lff", m=20, max_iter=2, random_state=0),
     OKMF(n_clusters=3, budget_size=20, epochs=2, random_state=0),
     MC1Transducer(alpha=(0.1, 1.0), folds=2, mu_count=3, random_state=0),
     SemiSupervisedClustering(m=20, max_iter=2, random_state=0),
@@ -90,8 +103,17 @@ ESTIMATORS = [
 ]
 
 
+def _key(estimator):
+    """The estimator's entry in EXPECTED_FAILED_CHECKS: its class name, with the map for a
+    GIMCClassifier with a fixed map."""
+    name = type(estimator).__name__
+    if name == "GIMCClassifier" and estimator.map != "auto":
+        return f"{name}(map={estimator.map})"
+    return name
+
+
 def _expected(estimator):
-    return EXPECTED_FAILED_CHECKS[type(estimator).__name__]
+    return EXPECTED_FAILED_CHECKS[_key(estimator)]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected)
@@ -107,4 +129,5 @@ def test_every_estimator_of_the_package_is_checked():
         for name in gimc.__all__
         if isinstance(getattr(gimc, name), type) and name[0].isupper()
     }
-    assert exported == {type(e).__name__ for e in ESTIMATORS} == set(EXPECTED_FAILED_CHECKS)
+    assert exported == {type(e).__name__ for e in ESTIMATORS}
+    assert {_key(e) for e in ESTIMATORS} == set(EXPECTED_FAILED_CHECKS)

@@ -39,7 +39,8 @@ def multiclass():
 
 
 def small(**kw):
-    params = dict(m=60, max_iter=4, random_state=3)
+    """A small GIMC-LFF estimator (the fixed-map path; ``auto`` has its own tests)."""
+    params = dict(map="lff", m=60, max_iter=4, random_state=3)
     params.update(kw)
     return GIMCClassifier(**params)
 
@@ -242,9 +243,9 @@ def test_bad_input_raises_python_errors(multiclass):
         clf.predict(X[:, :5])
 
 
-def _cli_decision(X, classes, Xt, tmp_path, *options):
-    """``gimc fit`` (seed 3, GIMC-LFF, m = 60) on ``X`` / ``classes`` written as CSV, with
-    ``options``; the CLI model's decision function on ``Xt``. Skips without ``GIMC_BIN``."""
+def _cli_model(X, classes, tmp_path, *args):
+    """``gimc fit`` (seed 3) with ``args`` on ``X`` / ``classes`` written as CSV; the model
+    file's bytes. Skips without ``GIMC_BIN``."""
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:
         pytest.skip("GIMC_BIN (the gimc command line) not set")
@@ -255,11 +256,18 @@ def _cli_decision(X, classes, Xt, tmp_path, *options):
             f.write(",".join(repr(float(v)) for v in row) + f",{c}\n")
     model = tmp_path / "cli.gimc"
     subprocess.run(
-        [gimc_bin, "-q", "--seed", "3", "--label-column", "last", "fit", str(csv),
-         "--method", "gimc-lff", "--m", "60", *options, "-o", str(model)],
+        [gimc_bin, "-q", "--seed", "3", "--label-column", "last", "fit", str(csv), *args,
+         "-o", str(model)],
         check=True,
     )
-    return _gimc.decision_function(model.read_bytes(), np.asarray(Xt, dtype=np.float64))
+    return model.read_bytes()
+
+
+def _cli_decision(X, classes, Xt, tmp_path, *options):
+    """``gimc fit`` (seed 3, GIMC-LFF, m = 60) on ``X`` / ``classes`` written as CSV, with
+    ``options``; the CLI model's decision function on ``Xt``. Skips without ``GIMC_BIN``."""
+    model = _cli_model(X, classes, tmp_path, "--method", "gimc-lff", "--m", "60", *options)
+    return _gimc.decision_function(model, np.asarray(Xt, dtype=np.float64))
 
 
 def test_same_model_as_the_rust_library_for_the_same_seed(multiclass, tmp_path):
@@ -286,13 +294,151 @@ def test_n_iter_no_change_is_the_cli_patience(multiclass, tmp_path):
     assert np.array_equal(cli, short.decision_function(Xt))
 
 
+def test_fixed_maps_keep_their_defaults(multiclass):
+    # m, gamma and alpha default to None, which a fixed map reads as 500, "scale" and 1.0, and
+    # normalize="auto" as no row normalisation: the model of the explicit values
+    X, y, Xt, _ = multiclass
+    default = GIMCClassifier(map="rff", random_state=0).fit(X, y)
+    explicit = GIMCClassifier(
+        map="rff", m=500, gamma="scale", alpha=1.0, normalize=None, random_state=0
+    ).fit(X, y)
+    assert default.best_params_ == explicit.best_params_
+    assert default.best_params_["m"] == 500 and default.best_params_["alpha"] == 1.0
+    assert np.array_equal(default.decision_function(Xt), explicit.decision_function(Xt))
+    info = _gimc.model_info(default.model_bytes_)
+    assert info["method"] == "imc-rff" and info["normalize"] == "none" and info["standardized"]
+
+
+def _auto_trials_hold(trials, **expected):
+    """Whether the trials of ``search_results_`` have exactly the given sets of ``stages``,
+    ``transforms``, ``alphas`` and ``factors`` (the scale-rule factors of their map blocks,
+    None for a fixed γ)."""
+    maps = [b for t in trials for b in t["blocks"] if b["gamma"] is not None]
+    got = {
+        "stages": {t["stage"] for t in trials},
+        "transforms": {t["transform"] for t in trials},
+        "alphas": {t["alpha"] for t in trials},
+        "factors": {b["gamma_factor"] for b in maps},
+    }
+    return {k: got[k] for k in expected} == expected
+
+
+def test_auto_is_the_default_and_reports_its_search(multilabel):
+    X, Y, Xt, Yt = multilabel
+    assert GIMCClassifier().map == "auto"
+    params = GIMCClassifier().get_params()
+    assert [params[k] for k in ("m", "gamma", "alpha", "normalize", "n_iter_no_change")] == [
+        None, None, None, "auto", None
+    ]
+    clf = GIMCClassifier(m=40, random_state=0).fit(X, Y)
+    best, trials = clf.best_params_, clf.search_results_
+    assert set(best) == {"stage", "transform", "blocks", "alpha", "validation_score"}
+    assert best in trials
+    assert all(set(t) == set(best) for t in trials)
+    for b in best["blocks"]:
+        assert set(b) == {"name", "gamma", "gamma_factor", "iterations"}
+    # the default search: raw and L2 rows (tf-idf needs sparse features), the linear part,
+    # lff and lnys at three multiples of the scale rule, five λ
+    assert _auto_trials_hold(
+        trials,
+        transforms={"raw", "l2"},
+        factors={0.0625, 0.25, 1.0},
+    )
+    assert {"linear", "lff", "lnys"} <= {b["name"] for t in trials for b in t["blocks"]}
+    assert {t["alpha"] for t in trials} <= {0.001, 0.01, 0.1, 1.0, 10.0}
+    assert {t["stage"] for t in trials} >= {"fixed", "combined"}
+    # the chosen setting is the best one scored (a learned one replaces it only by beating it)
+    if best["stage"] != "learned":
+        assert best["validation_score"] == max(t["validation_score"] for t in trials)
+    assert clf.validation_score_ == best["validation_score"]
+    assert clf.n_iter_ == max(b["iterations"] for b in best["blocks"])
+    assert clf.gamma_ == [b["gamma"] for b in best["blocks"] if b["gamma"] is not None]
+    assert clf.constant_columns_.tolist() == [] and not clf.streamed_
+    assert clf.score(Xt, Yt) > 0.6
+    info = _gimc.model_info(clf.model_bytes_)
+    assert info["method"] == "gimc-auto" and info["n_features_in"] == X.shape[1]
+    # a pickled estimator predicts through the same model file and input transform
+    assert np.array_equal(
+        pickle.loads(pickle.dumps(clf)).decision_function(Xt), clf.decision_function(Xt)
+    )
+
+
+def test_auto_parameters_narrow_its_search(multiclass):
+    X, y, Xt, _ = multiclass
+    narrow = GIMCClassifier(
+        m=30, gamma=[0.05, "0.5*scale"], alpha=0.5, normalize="l2", max_iter=0, random_state=0
+    ).fit(X, y)
+    trials = narrow.search_results_
+    assert _auto_trials_hold(
+        trials, stages={"fixed", "combined"}, transforms={"l2"}, alphas={0.5}, factors={None, 0.5}
+    )
+    assert {b["gamma"] for t in trials for b in t["blocks"] if b["gamma_factor"] is None} >= {0.05}
+    assert narrow.n_iter_ == 0  # max_iter=0: the maps keep their random draw
+    raw = GIMCClassifier(m=30, normalize=None, max_iter=0, random_state=0).fit(X, y)
+    assert _auto_trials_hold(raw.search_results_, transforms={"raw"})
+    assert {t["alpha"] for t in raw.search_results_} <= {0.001, 0.01, 0.1, 1.0, 10.0}
+    for bad, match in (
+        (dict(m=[20, 40]), "one m"),
+        (dict(standardize=False), "standardize"),
+        (dict(storage="whole"), "storage"),
+        (dict(precision="float32"), "precision"),
+        (dict(normalize="l1"), "normalize"),
+        (dict(alpha=0.0), "lambda"),
+        (dict(n_iter_no_change=0), "n_iter_no_change"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            GIMCClassifier(**bad).fit(X, y)
+
+
+def test_auto_tries_tf_idf_on_sparse_counts_and_drops_constant_columns(multilabel):
+    X, Y, Xt, _ = multilabel  # word counts: non-negative
+    Xc = np.c_[X, np.full(len(X), 2.0), np.zeros(len(X))]  # a constant and a zero column
+    Xtc = np.c_[Xt, np.full(len(Xt), 7.0), np.ones(len(Xt))]  # other values there: ignored
+    sparse = GIMCClassifier(m=40, max_iter=2, random_state=1).fit(sp.csr_matrix(Xc), Y)
+    assert _auto_trials_hold(sparse.search_results_, transforms={"raw", "l2", "tfidf-l2"})
+    assert sparse.constant_columns_.tolist() == [X.shape[1], X.shape[1] + 1]
+    info = _gimc.model_info(sparse.model_bytes_)
+    assert info["columns"] == list(range(X.shape[1])) and info["n_features_in"] == X.shape[1] + 2
+    assert sparse.n_features_in_ == X.shape[1] + 2
+    # the stored transform drops the constant columns of new rows, whatever they hold
+    on_sparse = sparse.decision_function(sp.csr_matrix(Xtc))
+    assert np.array_equal(on_sparse, sparse.decision_function(np.c_[Xt, np.zeros((len(Xt), 2))]))
+    # without the constant columns, the same search and model
+    plain = GIMCClassifier(m=40, max_iter=2, random_state=1).fit(sp.csr_matrix(X), Y)
+    assert plain.search_results_ == sparse.search_results_
+    assert np.array_equal(plain.decision_function(sp.csr_matrix(Xt)), on_sparse)
+    with pytest.raises(ValueError, match="features"):
+        sparse.predict(Xt)  # the raw width is checked
+
+
+def test_auto_equals_gimc_fit_for_the_same_seed(multiclass, tmp_path):
+    # gimc fit's default method is auto; the estimator's parameters are its flags
+    X, y, Xt, _ = multiclass
+    classes = np.unique(y, return_inverse=True)[1]
+    X = np.c_[X[:, :4], np.full(len(X), 3.0), X[:, 4:]]  # a constant column, dropped by both
+    Xt = np.c_[Xt[:, :4], np.full(len(Xt), 3.0), Xt[:, 4:]]
+    clf = GIMCClassifier(m=40, random_state=3).fit(X, classes)
+    cli = _cli_model(X, classes, tmp_path, "--m", "40")
+    assert np.array_equal(_gimc.decision_function(cli, Xt), clf.decision_function(Xt))
+    assert clf.constant_columns_.tolist() == [4]
+    narrow = dict(gamma=[0.05, "scale"], alpha=[0.1, 1.0], m=40, max_iter=3, normalize="l2",
+                  n_iter_no_change=1)
+    clf = GIMCClassifier(random_state=3, **narrow).fit(X, classes)
+    cli = _cli_model(X, classes, tmp_path, "--gamma", "0.05,scale", "--lambda", "0.1,1", "--m",
+                     "40", "--iters", "3", "--normalize", "l2", "--patience", "1")
+    assert np.array_equal(_gimc.decision_function(cli, Xt), clf.decision_function(Xt))
+    raw = GIMCClassifier(random_state=3, m=40, normalize=None, max_iter=0).fit(X, classes)
+    cli = _cli_model(X, classes, tmp_path, "--m", "40", "--normalize", "none", "--iters", "0")
+    assert np.array_equal(_gimc.decision_function(cli, Xt), raw.decision_function(Xt))
+
+
 def test_fit_releases_the_gil():
     X, y = make_classification(n_samples=4000, n_features=40, random_state=0)
     ticks = []
     done = threading.Event()
 
     def fit():
-        GIMCClassifier(m=300, max_iter=8, random_state=0, n_jobs=1).fit(X, y)
+        GIMCClassifier(map="lff", m=300, max_iter=8, random_state=0, n_jobs=1).fit(X, y)
         done.set()
 
     t = threading.Thread(target=fit)
@@ -317,7 +463,22 @@ def sigint():
 
 def test_ctrl_c_interrupts_a_long_fit(sigint):
     X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
-    clf = GIMCClassifier(m=[400, 800], alpha=[0.1, 1.0], max_iter=60, random_state=0)
+    clf = GIMCClassifier(map="lff", m=[400, 800], alpha=[0.1, 1.0], max_iter=60, random_state=0)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    elapsed = time.perf_counter() - start
+    timer.cancel()
+    assert elapsed < 15, elapsed
+    assert not hasattr(clf, "model_bytes_")
+
+
+def test_ctrl_c_interrupts_an_auto_fit(sigint):
+    # the search checks for a signal after each row transform and every map-learning iteration
+    X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
+    clf = GIMCClassifier(random_state=0)  # about 23 s uninterrupted on two cores
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.perf_counter()
     timer.start()

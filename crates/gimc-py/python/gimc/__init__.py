@@ -3,7 +3,8 @@
 A Rust-backed package with scikit-learn's estimator conventions::
 
     from gimc import GIMCClassifier
-    clf = GIMCClassifier(map="lff", m=500, random_state=0).fit(X_train, Y_train)
+    clf = GIMCClassifier(random_state=0).fit(X_train, Y_train)  # the `auto` model search
+    print(clf.best_params_)  # the chosen row transform, blocks (linear, maps), alpha
     top5 = clf.predict_top_k(X_test, 5)
 
 Sparse SciPy input stays sparse; fits release the GIL and stop on Ctrl-C; fitted estimators

@@ -1,5 +1,6 @@
-"""GIMCClassifier: multi-class and multi-label GIMC / IMC with model selection on a validation
-split, following scikit-learn's estimator conventions."""
+"""GIMCClassifier: multi-class and multi-label GIMC / IMC, chosen by the library's ``auto`` search
+or fitted with one map family and model selection on a validation split, following
+scikit-learn's estimator conventions."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from . import _gimc
 from ._convert import checked_features, features, indicator_csr
 
-_MAPS = ("lff", "lnys", "rff", "nys")
+_MAPS = ("auto", "lff", "lnys", "rff", "nys")
 
 
 def _grid(value, name, kind):
@@ -45,50 +46,85 @@ def _grid(value, name, kind):
 class GIMCClassifier(ClassifierMixin, BaseEstimator):
     """Goal-directed inductive matrix completion for multi-class and multi-label learning.
 
-    The rows are mapped by a kernel feature map (random Fourier features ``"rff"`` or Nyström
-    landmarks ``"nys"``), learned jointly with the model for ``"lff"`` / ``"lnys"`` (GIMC,
-    KDD 2016), and the labels are predicted from the mapped rows by a ridge-regularised linear
-    model. ``m``, ``gamma`` and ``alpha`` may be single values or lists: every combination is
-    fitted on a seeded split of the training rows and scored on the held-out part (accuracy for
-    classes, P@``select_k`` for labels) after every outer iteration, and the best setting and
-    iteration count are refitted on all rows.
+    The rows are mapped by kernel feature maps (random Fourier features or Nyström
+    landmarks, learned jointly with the model as in GIMC, KDD 2016), and the labels are
+    predicted from the mapped rows by a ridge-regularised linear model.
+
+    With ``map="auto"`` (the default) the model is chosen by the library's ``auto`` search,
+    the default of ``gimc fit`` (``gimc::auto_fit``): on validation data from the training
+    rows only (5-fold cross-validation up to 2,000 rows, one seeded split of
+    ``validation_fraction`` above) it tries the row transform (raw rows, standardised when
+    dense; unit L2 rows; tf-idf weights then unit rows, for sparse non-negative features), the
+    RBF width γ, the ridge penalty λ, and the blocks of features: a linear part (the rows
+    themselves, up to 4,096 columns), a random Fourier map ``lff`` and a Nyström map ``lnys``,
+    alone and in unions. It then learns the best maps (GIMC's map learning) and keeps a learned
+    map only where learning beats its random draw on validation, and refits the winner on all
+    rows. Constant feature columns are dropped first; the kept columns, tf-idf weights,
+    standardisation and row norm are stored with the model and applied to the rows given to
+    ``predict`` and ``decision_function``, as ``gimc predict`` applies them. ``gamma``,
+    ``alpha``, ``m``, ``max_iter``, ``normalize``, ``n_iter_no_change`` and ``select_k``
+    narrow the search when set, as ``gimc fit``'s ``--gamma``, ``--lambda``, ``--m``,
+    ``--iters``, ``--normalize``, ``--patience`` and ``--select-k`` do.
+
+    With a fixed map (``"lff"``, ``"lnys"``, ``"rff"``, ``"nys"``) ``m``, ``gamma`` and
+    ``alpha`` may be single values or lists: every combination is fitted on a seeded split of
+    the training rows and scored on the held-out part (accuracy for classes, P@``select_k``
+    for labels) after every outer iteration, and the best setting and iteration count are
+    refitted on all rows.
 
     Parameters
     ----------
-    map : {"lff", "lnys", "rff", "nys"}, default="lff"
-        The feature map; ``lff`` / ``lnys`` are learned, ``rff`` / ``nys`` fixed.
-    m : int or list of int, default=500
-        Random directions (the Fourier map has 2m features) or landmarks.
-    gamma : float, str or list, default="scale"
+    map : {"auto", "lff", "lnys", "rff", "nys"}, default="auto"
+        The model: ``"auto"`` searches it (above); ``lff`` / ``lnys`` are one learned Fourier /
+        Nyström map, ``rff`` / ``nys`` the same maps fixed at their random draw.
+    m : int, list of int or None, default=None
+        Random directions (the Fourier map has 2m features) or landmarks (capped at the
+        training rows by ``"auto"``). None: 500. ``"auto"`` takes one value, used by every map
+        of its search.
+    gamma : float, str, list or None, default=None
         RBF width. ``"scale"`` is scikit-learn's rule 1 / (n_features · X.var()) computed on
-        the features as the map sees them (after ``standardize`` and ``normalize``); ``"0.25*scale"``
-        multiplies it; a number fixes it.
-    alpha : float or list of float, default=1.0
-        Ridge penalty λ of the label model.
+        the features as the map sees them (after the row transform, or ``standardize`` and
+        ``normalize``); ``"0.25*scale"`` multiplies it; a number fixes it. None: ``"auto"``
+        searches ``0.0625*scale``, ``0.25*scale`` and ``scale``; a fixed map uses ``"scale"``.
+        Given, it is the list ``"auto"`` searches.
+    alpha : float, list of float or None, default=None
+        Ridge penalty λ of the label model. None: ``"auto"`` searches 0.001, 0.01, 0.1, 1 and
+        10; a fixed map uses 1.0. ``"auto"`` multiplies λ for each block of features (linear
+        part, each map) by its mean squared row norm.
     max_iter : int, default=10
-        Maximum outer iterations of the map learning (ignored for fixed maps).
+        Maximum outer iterations of the map learning (ignored for fixed maps; with ``"auto"``,
+        0 keeps the maps at their random draw).
     n_iter_no_change : int or None, default=None
-        Stop a setting's map learning once its validation score has not beaten its best for
-        this many outer iterations; None runs every setting to ``max_iter``.
-    normalize : {None, "l2"}, default=None
-        Scale every row to unit norm (after any standardisation).
+        Stop the map learning once its validation score has not beaten its best for this many
+        outer iterations. None: ``"auto"`` stops after 2; a fixed map runs every setting to
+        ``max_iter``.
+    normalize : {"auto", None, "l2"}, default="auto"
+        The row normalisation. ``"auto"``: ``map="auto"`` searches the row transform (raw,
+        l2, tf-idf + l2); a fixed map leaves rows unnormalised. None: rows as they are
+        (standardised when dense; ``"auto"`` then tries raw rows only). ``"l2"``: every row
+        scaled to unit norm (after any standardisation; ``"auto"`` then tries unit rows only).
     standardize : {"auto", True, False}, default="auto"
         Standardise feature columns with the training statistics; ``"auto"`` does so for dense
-        features only (sparse input is never densified).
+        features only (sparse input is never densified). ``map="auto"`` takes ``"auto"`` only
+        (its raw transform standardises dense features; its other transforms do not).
     validation_fraction : float, default=0.2
-        Fraction of the training rows held out to choose the setting and iteration count.
-    select_k : int, default=1
-        The k of the validation P@k (multi-label).
+        Fraction of the training rows held out to choose the setting and iteration count
+        (``"auto"``: when it searches on one split, above 2,000 rows).
+    select_k : int or None, default=None
+        The k of the validation P@k that decides (multi-label). None: a fixed map uses P@1;
+        ``"auto"`` the mean of P@1 and P@3.
     random_state : int, RandomState or None, default=None
         Seed of the split and of the maps' draws; an int gives the same model as
-        ``gimc fit --seed`` and the Rust library.
+        ``gimc fit --seed`` and the Rust library (``gimc fit``'s default seed is 0). None
+        draws a seed from NumPy's global generator.
     n_jobs : int or None, default=None
         Worker threads (None: all cores).
     storage : {"auto", "whole", "streamed"}, default="auto"
-        How the mapped rows Φ (n × 2m) are held: whole in memory, or formed in row blocks and
-        never held whole (memory O(m² + m·L + block·m) besides the data, one more pass over
-        the features per iteration). ``"auto"`` streams only when the whole fit would not fit
-        the memory available. The same fit either way, up to rounding.
+        How the mapped rows Φ (n × 2m) of a fixed map are held: whole in memory, or formed in
+        row blocks and never held whole (memory O(m² + m·L + block·m) besides the data, one
+        more pass over the features per iteration). ``"auto"`` streams only when the whole fit
+        would not fit the memory available. The same fit either way, up to rounding.
+        ``map="auto"`` holds Φ whole and takes ``"auto"`` only.
     block_rows : int or None, default=None
         Rows per streamed block (None: about 8 Mi entries of Φ).
     precision : {"float64", "float32"}, default="float64"
@@ -102,30 +138,46 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     multilabel_ : bool
     best_params_ : dict
-        The chosen ``m``, ``gamma`` (resolved), ``alpha`` and ``iterations``.
+        The chosen setting. A fixed map: ``m``, ``gamma`` (resolved), ``alpha`` and
+        ``iterations``. ``"auto"``: ``stage`` (``"fixed"``: one block with a random map or
+        the linear part alone, ``"combined"``: a union of blocks, ``"learned"``: the union
+        with its maps learned), ``transform`` (``"raw"``, ``"l2"`` or ``"tfidf-l2"``),
+        ``blocks`` (a list of dicts: ``name`` — ``"linear"``, ``"lff"`` or ``"lnys"`` —,
+        ``gamma`` resolved on the training rows, ``gamma_factor`` of the scale rule, both
+        None for the linear part, and ``iterations`` of the map learning, 0 for a random
+        map), ``alpha`` and ``validation_score``.
+    search_results_ : list of dict
+        ``"auto"`` only: every setting scored on validation, in search order, each as
+        ``best_params_`` describes it (its best λ as ``alpha``).
+    constant_columns_ : ndarray of int
+        ``"auto"`` only: the constant feature columns dropped before the search.
     validation_score_ : float
+        Validation accuracy (classes) or the validation P@k that decides (labels; see
+        ``select_k``) of the chosen setting.
     n_iter_ : int
-        Outer iterations of the final fit.
-    gamma_ : float
-        The RBF width used.
+        Outer iterations of the final fit's map learning (``"auto"``: the most of its maps).
+    gamma_ : float or list of float
+        The RBF width used; ``"auto"``: the list of the widths of its maps (empty when it
+        chose the linear part alone).
     model_bytes_ : bytes
-        The fitted model as a gimc model file (usable with ``gimc predict``).
+        The fitted model as a gimc model file with its input transform (usable with
+        ``gimc predict``).
     streamed_ : bool
         Whether Φ was streamed in row blocks.
     """
 
     def __init__(
         self,
-        map="lff",
-        m=500,
-        gamma="scale",
-        alpha=1.0,
+        map="auto",
+        m=None,
+        gamma=None,
+        alpha=None,
         max_iter=10,
         n_iter_no_change=None,
-        normalize=None,
+        normalize="auto",
         standardize="auto",
         validation_fraction=0.2,
-        select_k=1,
+        select_k=None,
         random_state=None,
         n_jobs=None,
         storage="auto",
@@ -161,26 +213,64 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         standardize = {"auto": "auto", True: "on", False: "off"}.get(self.standardize)
         if standardize is None:
             raise ValueError(f"standardize must be 'auto', True or False, got {self.standardize!r}")
-        normalize = {None: "none", "l2": "l2"}.get(self.normalize)
-        if normalize is None:
-            raise ValueError(f"normalize must be None or 'l2', got {self.normalize!r}")
+        if isinstance(self.normalize, str) and self.normalize in ("auto", "l2"):
+            normalize = self.normalize
+        elif self.normalize is None:
+            normalize = "none"
+        else:
+            raise ValueError(f"normalize must be 'auto', None or 'l2', got {self.normalize!r}")
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
             raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}")
         if self.n_iter_no_change is not None and (
-            not isinstance(self.n_iter_no_change, numbers.Integral) or self.n_iter_no_change < 1
+            not isinstance(self.n_iter_no_change, numbers.Integral)
+            or isinstance(self.n_iter_no_change, bool)
+            or self.n_iter_no_change < 1
         ):
             raise ValueError(
                 f"n_iter_no_change must be None or an integer >= 1, got {self.n_iter_no_change!r}"
             )
-        if not isinstance(self.select_k, numbers.Integral) or self.select_k < 1:
-            raise ValueError(f"select_k must be an integer >= 1, got {self.select_k!r}")
+        if self.select_k is not None and (
+            not isinstance(self.select_k, numbers.Integral)
+            or isinstance(self.select_k, bool)
+            or self.select_k < 1
+        ):
+            raise ValueError(f"select_k must be None or an integer >= 1, got {self.select_k!r}")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
             raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
         if self.block_rows is not None and (
             not isinstance(self.block_rows, numbers.Integral) or self.block_rows < 1
         ):
             raise ValueError(f"block_rows must be None or an integer >= 1, got {self.block_rows!r}")
+        if self.map == "auto":
+            if standardize != "auto":
+                raise ValueError(
+                    "standardize applies to the fixed maps; map='auto' standardises dense "
+                    "features in its raw row transform (narrow its transforms with normalize)"
+                )
+            if (self.storage, self.block_rows, self.precision) != ("auto", None, "float64"):
+                raise ValueError(
+                    "storage, block_rows and precision apply to the fixed maps; map='auto' "
+                    "holds its features whole in float64"
+                )
+        elif normalize == "auto":
+            normalize = "none"  # a fixed map: rows unnormalised unless normalize='l2'
         return standardize, normalize
+
+    def _auto_search(self):
+        """The narrowing of the ``auto`` search: ``(gamma, alpha, m)``, each None when
+        searched (or, for ``m``, left at the search's default)."""
+        gamma = None if self.gamma is None else _grid(self.gamma, "gamma", str)
+        alpha = None if self.alpha is None else _grid(self.alpha, "alpha", float)
+        m = None
+        if self.m is not None:
+            ms = _grid(self.m, "m", int)
+            if len(ms) != 1:
+                raise ValueError(
+                    f"map='auto' takes one m (every map of its search has m), got {self.m!r}; "
+                    "a grid over m needs a fixed map"
+                )
+            m = ms[0]
+        return gamma, alpha, m
 
     def fit(self, X, y):
         """Fit on features ``X`` (array or SciPy sparse, n × d) and targets ``y`` (a vector of
@@ -212,18 +302,20 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
             check_classification_targets(y)
             self.classes_, idx = np.unique(y, return_inverse=True)
             classes, n_classes = idx.astype(np.int64), len(self.classes_)
+        if self.map == "auto":
+            return self._fit_auto(x, classes, n_classes, labels, normalize)
         model, info = _gimc.fit_labels(
             x,
             classes,
             n_classes,
             labels,
             self.map,
-            _grid(self.m, "m", int),
-            _grid(self.gamma, "gamma", str),
-            _grid(self.alpha, "alpha", float),
+            _grid(500 if self.m is None else self.m, "m", int),
+            _grid("scale" if self.gamma is None else self.gamma, "gamma", str),
+            _grid(1.0 if self.alpha is None else self.alpha, "alpha", float),
             int(self.max_iter),
             float(self.validation_fraction),
-            int(self.select_k),
+            1 if self.select_k is None else int(self.select_k),
             self._seed(),
             standardize,
             normalize,
@@ -239,6 +331,35 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         self.validation_score_ = info["validation_score"]
         self.n_iter_ = info["iterations"]
         self.gamma_ = info["gamma"]
+        return self
+
+    def _fit_auto(self, x, classes, n_classes, labels, normalize):
+        gamma, alpha, m = self._auto_search()
+        model, info = _gimc.fit_auto(
+            x,
+            classes,
+            n_classes,
+            labels,
+            gamma,
+            alpha,
+            m,
+            int(self.max_iter),
+            None if normalize == "auto" else normalize,
+            None if self.n_iter_no_change is None else int(self.n_iter_no_change),
+            float(self.validation_fraction),
+            None if self.select_k is None else int(self.select_k),
+            self._seed(),
+            self.n_jobs,
+        )
+        chosen = info["chosen"]
+        self.model_bytes_ = bytes(model)
+        self.streamed_ = False
+        self.best_params_ = chosen
+        self.search_results_ = info["trials"]
+        self.constant_columns_ = np.asarray(info["constant_columns"], dtype=np.int64)
+        self.validation_score_ = chosen["validation_score"]
+        self.n_iter_ = max((b["iterations"] for b in chosen["blocks"]), default=0)
+        self.gamma_ = [b["gamma"] for b in chosen["blocks"] if b["gamma"] is not None]
         return self
 
     def __sklearn_tags__(self):

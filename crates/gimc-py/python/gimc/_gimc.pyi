@@ -30,6 +30,22 @@ def fit_labels(
     precision: str = "float64",
     patience: Optional[int] = None,
 ) -> Tuple[bytes, dict]: ...
+def fit_auto(
+    x: Features,
+    classes: Optional[npt.NDArray[np.int64]],
+    n_classes: int,
+    labels: Optional[Indicator],
+    gamma: Optional[Sequence[str]],
+    alpha: Optional[Sequence[float]],
+    m: Optional[int],
+    max_iter: Optional[int],
+    normalize: Optional[str],
+    patience: Optional[int],
+    validation_fraction: float,
+    select_k: Optional[int],
+    seed: int,
+    n_jobs: Optional[int] = None,
+) -> Tuple[bytes, dict]: ...
 def fit_clusters(
     x: Features,
     pairs: npt.NDArray[np.float64],
