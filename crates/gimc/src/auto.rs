@@ -1,27 +1,35 @@
 //! `auto`: the default model selection of `gimc fit`, `GIMCClassifier()` and
 //! [`AutoParams::default`]. It searches what decides accuracy on real multi-label and
-//! multi-class data — the row transform, γ, λ, which maps, and a linear part — on a validation
-//! split of the training rows only, and refits the winner on all of them.
+//! multi-class data — the row transform, γ, λ, which maps, a linear part and how long to learn
+//! the maps — on validation data drawn from the training rows only, and refits the winner on
+//! all of them.
 //!
-//! The features are blocks Φ = [X̃, φ₁(X̃), φ₂(X̃), …]: the transformed rows themselves (the
-//! linear part, when d ≤ [`AutoParams::linear_max_dim`]) and one map per family (`lff`,
-//! `lnys`, or a user's). A linear model is the special case Φ = X̃, so `auto` is never worse on
-//! validation than ridge on the same rows. Each block b is penalised by λ·s_b, s_b its mean
-//! squared row norm on the training part, so one λ grid serves blocks of any scale (the same as
-//! scaling every block to unit mean row norm).
+//! The features are blocks Φ = [X̃, φ₁(X̃), φ₂(X̃), …, 1]: the transformed rows themselves (the
+//! linear part, when d ≤ [`AutoParams::linear_max_dim`]), one map per family (`lff`, `lnys`,
+//! or a user's) and an intercept column. A linear model is the special case Φ = [X̃, 1], so
+//! `auto` is never worse on validation than ridge on the same rows. Each block b is penalised
+//! by λ·s_b, s_b its mean squared row norm on the training part, so one λ grid serves blocks of
+//! any scale (the same as scaling every block to unit mean row norm). A union wider than the
+//! training rows is solved in the dual form (O(n³) instead of O(D³)).
+//!
+//! Validation: data with at most [`AutoParams::cv_max_rows`] rows is searched by
+//! [`AutoParams::cv_folds`]-fold cross-validation (every score is the mean over the folds),
+//! larger data on one split of [`AutoParams::validation_fraction`]. The score is the mean of
+//! P@k over [`AutoParams::select_ks`] (default P@1 and P@3), or accuracy for classes.
 //!
 //! The search, cheapest first:
-//! 1. **Fixed maps.** For every row transform ([`RowTransform`]) and γ (multiples of the
+//! 1. **Single blocks.** For every row transform ([`RowTransform`]) and γ (multiples of the
 //!    `scale` rule on the rows as the maps see them), every block alone is one ridge solve per
-//!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Per transform, the best γ of each family is kept.
-//! 2. **Combinations.** Per transform, every union of two or more of those blocks (the linear
-//!    part with a map, two maps — the paper's combined LFF + LNYS model — or all of them), again
-//!    one ridge solve per λ from Gram blocks computed once.
-//! 3. **Learned maps.** The maps of the best combination are learned (GIMC, Algorithm 1) on the
-//!    training part, each with validation early stopping, and the combination is scored again
-//!    with the learned maps. The learned maps are kept only if they beat the fixed ones on
-//!    validation; otherwise the model keeps its random maps (iterations = 0).
-//! 4. **Refit** of the chosen transform, maps (learned for the chosen number of iterations)
+//!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Per transform, the best γ of each family goes on.
+//! 2. **Unions.** Per transform, every union of two or more of the best block of each kind (the
+//!    linear part with a map, two maps — the paper's combined LFF + LNYS model — or all of
+//!    them), again one ridge solve per λ from Gram blocks computed once.
+//! 3. **Learned maps**, on the transform whose best union scored highest: successive halving
+//!    over the maps with the best fixed scores, each at its fixed λ and ten times it (GIMC's map
+//!    learning, Algorithm 1, on every fold); each map's iteration count is the best of its mean
+//!    validation curve. The learned maps alone and in unions are scored like the fixed ones, and
+//!    they are chosen only if they score higher; otherwise the maps stay random.
+//! 4. **Refit** of the chosen transform, maps (learned for their chosen number of iterations)
 //!    and W on all training rows.
 //!
 //! Before all of this, constant feature columns and the columns the caller excludes (an
@@ -1071,7 +1079,7 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
     let linear =
         params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
     let mut trials = Vec::new();
-    // stage 1 on every transform, then stage 2 on each, the best transform first
+    // stage 1 on every transform, then stage 2 on each
     let mut stage1: Vec<(Winner, AutoTrial)> = Vec::new();
     for &transform in &params.transforms {
         if !transform.applies_to(data.features()) {

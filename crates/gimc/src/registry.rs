@@ -570,7 +570,13 @@ mod tests {
         );
         assert_eq!(
             reg.codec_kinds(),
-            ["constant", "identity", "nystrom", "random-cosine", "random-fourier"]
+            [
+                "constant",
+                "identity",
+                "nystrom",
+                "random-cosine",
+                "random-fourier"
+            ]
         );
         // the identity (plain IMC's maps) and the constant (an intercept) have no family but
         // decode

@@ -125,6 +125,24 @@ pub fn select_benches(only: &[String]) -> Result<Vec<Box<dyn Benchmark>>, Experi
         .collect())
 }
 
+/// `$GIMC_BIN`, else the `gimc` beside this executable (both live in target/release); the
+/// error names `build`, the command that makes it.
+pub(crate) fn gimc_binary(build: &str) -> Result<std::path::PathBuf, ExperimentError> {
+    if let Some(p) = std::env::var_os("GIMC_BIN") {
+        return Ok(std::path::PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(ExperimentError::io("the current executable"))?;
+    let sibling = exe.with_file_name("gimc");
+    if sibling.is_file() {
+        Ok(sibling)
+    } else {
+        Err(ExperimentError::Failed(format!(
+            "no gimc binary at {} ({build}, or set GIMC_BIN)",
+            sibling.display()
+        )))
+    }
+}
+
 /// The peer script `name` (e.g. `kmeans_sklearn.py`) from `$GIMC_PEERS`, else
 /// `../shared/peers` from the working directory, else `peers/` beside the data directory.
 pub(crate) fn peer_script(data_dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {

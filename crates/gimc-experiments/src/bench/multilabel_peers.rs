@@ -225,23 +225,6 @@ fn parse_topk(text: &str, n_labels: usize) -> Result<Vec<Vec<usize>>, Experiment
         .collect()
 }
 
-/// `$GIMC_BIN`, else the `gimc` beside this executable (both live in target/release).
-fn gimc_binary() -> Result<PathBuf, ExperimentError> {
-    if let Some(p) = std::env::var_os("GIMC_BIN") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(ExperimentError::io("the current executable"))?;
-    let sibling = exe.with_file_name("gimc");
-    if sibling.is_file() {
-        Ok(sibling)
-    } else {
-        Err(fail(format!(
-            "no gimc binary at {} (cargo build --release -p gimc-cli, or set GIMC_BIN)",
-            sibling.display()
-        )))
-    }
-}
-
 /// The Python interpreter of the peers: `$GIMC_PEERS_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("GIMC_PEERS_PYTHON")
@@ -774,7 +757,7 @@ impl Benchmark for MultilabelPeers {
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
         let sets = selected_sets(ctx.quick)?;
-        let gimc = gimc_binary()?;
+        let gimc = super::gimc_binary("cargo build --release -p gimc-cli")?;
         let python = python();
         let script = peer_script(&ctx.data_dir, "multilabel_peers.py");
         let mut out = Vec::new();

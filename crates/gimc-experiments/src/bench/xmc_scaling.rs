@@ -61,24 +61,6 @@ const CASES: [Case; 3] = [
     },
 ];
 
-/// `$GIMC_BIN`, else the `gimc` beside this executable (both live in target/release).
-fn gimc_binary() -> Result<PathBuf, ExperimentError> {
-    if let Some(p) = std::env::var_os("GIMC_BIN") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(ExperimentError::io("the current executable"))?;
-    let sibling = exe.with_file_name("gimc");
-    if sibling.is_file() {
-        Ok(sibling)
-    } else {
-        Err(fail(format!(
-            "no gimc binary at {} (cargo build --release -p gimc-cli --features mpi, or set \
-             GIMC_BIN)",
-            sibling.display()
-        )))
-    }
-}
-
 /// Fails unless `mpirun` runs and `gimc` was built with the `mpi` feature.
 fn check_mpi(gimc: &Path) -> Result<(), ExperimentError> {
     let mpirun = Command::new("mpirun").arg("--version").output();
@@ -194,7 +176,7 @@ impl Benchmark for XmcScaling {
     }
 
     fn run(&self, ctx: &Context) -> Result<Vec<Measurement>, ExperimentError> {
-        let gimc = gimc_binary()?;
+        let gimc = super::gimc_binary("cargo build --release -p gimc-cli --features mpi")?;
         check_mpi(&gimc)?;
         let iterations = if ctx.quick { 1 } else { ITERATIONS };
         let dir = std::env::temp_dir().join(format!("gimc-xmc-scaling-{}", std::process::id()));
