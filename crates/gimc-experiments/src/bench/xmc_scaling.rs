@@ -16,7 +16,7 @@
 //! (e.g. `1186239` for the full preset: about 47 minutes for 10 iterations, see
 //! docs/REPRODUCTION.md).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use super::{Benchmark, Measurement};
