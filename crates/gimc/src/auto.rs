@@ -452,8 +452,9 @@ impl Block {
 
     /// (ΦΦᵀ, Φ_valΦᵀ), formed once.
     fn kernels(&mut self) -> Result<&(Mat<f64>, Mat<f64>)> {
-        if self.kernels.is_none() {
-            let k = match &self.train {
+        let k = match self.kernels.take() {
+            Some(k) => k,
+            None => match &self.train {
                 BlockRows::Rows(x) => (
                     x.outer_gram(),
                     x.mul_dense(self.val.as_ref().transpose())?
@@ -464,10 +465,9 @@ impl Block {
                     gimc_linalg::dense::gram_nt(p.as_ref()),
                     gimc_linalg::dense::matmul_nt(self.val.as_ref(), p.as_ref())?,
                 ),
-            };
-            self.kernels = Some(k);
-        }
-        Ok(self.kernels.as_ref().expect("just formed"))
+            },
+        };
+        Ok(&*self.kernels.insert(k))
     }
 
     fn new(
@@ -569,11 +569,11 @@ impl Blocks {
 
     fn gram(&mut self, i: usize, j: usize) -> Result<&Mat<f64>> {
         let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-        if self.grams[lo][hi].is_none() {
-            let g = pair_gram(&self.blocks[lo], &self.blocks[hi])?;
-            self.grams[lo][hi] = Some(g);
-        }
-        Ok(self.grams[lo][hi].as_ref().expect("just filled"))
+        let g = match self.grams[lo][hi].take() {
+            Some(g) => g,
+            None => pair_gram(&self.blocks[lo], &self.blocks[hi])?,
+        };
+        Ok(&*self.grams[lo][hi].insert(g))
     }
 
     /// The validation score of the union of blocks `set` for every λ of `lambdas`, in order.
