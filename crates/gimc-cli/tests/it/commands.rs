@@ -1835,7 +1835,7 @@ fn fit_drops_genbase_identifier_column_and_says_so() {
     let Some(dir) = data_dir("genbase") else {
         return;
     };
-    let train = dir.join("genbase-train.arff");
+    let train = dir.join("genbase").join("genbase-train.arff");
     let model = temp_file("genbase-auto.gimc", b"");
     let o = gimc(&["fit", p(&train), "-o", p(&model), "--iters", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
