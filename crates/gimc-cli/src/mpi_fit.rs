@@ -182,12 +182,13 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     if a.triplets.is_some() {
         bail!("--mpi runs the multi-label / multi-class fast path, not --triplets completion");
     }
-    if a.method == "auto" {
-        bail!(
-            "--mpi fits one setting: give --method (gimc-lff, imc-rff, gimc-lff-phase or imc-rff-phase)"
-        );
-    }
-    let (family, learn) = map_method(&a.method, &g.registry)?;
+    // the default search runs on one process; --mpi fits GIMC-LFF unless --method names another
+    let method = if a.method == "auto" {
+        "gimc-lff"
+    } else {
+        a.method.as_str()
+    };
+    let (family, learn) = map_method(method, &g.registry)?;
     if !matches!(family.name(), "lff" | "lff-phase") {
         bail!(
             "--mpi needs a map drawn from the seed alone (gimc-lff, imc-rff, gimc-lff-phase, \
@@ -196,8 +197,11 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
         );
     }
     let (m, gamma, lambda) = match (a.m.as_slice(), a.gamma.as_slice(), a.lambda.as_slice()) {
-        ([m], [gamma], [lambda]) => (*m, *gamma, *lambda),
-        ([], [], []) => (500, Gamma::SCALE, 1.0),
+        (m @ ([] | [_]), g @ ([] | [_]), l @ ([] | [_])) => (
+            m.first().copied().unwrap_or(500),
+            g.first().copied().unwrap_or(Gamma::SCALE),
+            l.first().copied().unwrap_or(1.0),
+        ),
         _ => bail!("--mpi fits one setting: give one --m, one --gamma and one --lambda"),
     };
     let target = a.target.as_deref().context("missing the data argument")?;
@@ -299,7 +303,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     )?;
     say(&format!(
         "fitting {} (m = {m}, γ = {gamma}, λ = {lambda}, {} iterations, Φ {})",
-        a.method,
+        method,
         params.max_iter,
         if params.storage.is_streamed() {
             format!(
@@ -328,7 +332,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     let iterations = fit.history.len().saturating_sub(1);
     let objective = fit.history.last().map_or(f64::NAN, |h| h.objective);
     let mut model = fit.model;
-    model.set_method(a.method.clone());
+    model.set_method(method);
     let hp = model.hyper_parameters_mut();
     hp.insert("m".into(), m as f64);
     hp.insert("gamma".into(), gamma);
@@ -345,7 +349,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
     if g.json {
         let v = json!({
             "model": a.out.display().to_string(),
-            "method": a.method,
+            "method": method,
             "processes": size,
             "rows": rows,
             "features": model.input_dim(),
@@ -368,7 +372,7 @@ fn fit(a: &FitArgs, g: &Globals, world: &SimpleCommunicator) -> Result<()> {
             None,
             &format!(
                 "fitted {} on {rows} rows with {size} processes: {iterations} iterations in {seconds:.1} s, objective {objective:.6e}\nmodel: {}\n",
-                a.method,
+                method,
                 a.out.display()
             ),
         )?;
