@@ -1042,6 +1042,29 @@ fn fold_rows(
 /// data from the training rows and refits on all of them (see the module documentation).
 /// `registry` names the map families. `data` holds the raw rows; the returned
 /// [`AutoSelection::preprocess`] turns raw rows into the model's input.
+///
+/// ```
+/// use gimc::{AutoParams, LabelData, MapRegistry, NoObserver, auto_fit};
+/// use gimc_linalg::FeatureMatrix;
+/// use gimc_linalg::faer::Mat;
+/// use gimc_linalg::sprs::TriMat;
+///
+/// // 60 rows, 3 features; label 0 when the first feature is positive, else label 1
+/// let x = Mat::from_fn(60, 3, |i, j| ((i * 7 + j * 5) % 11) as f64 - 5.0);
+/// let mut y = TriMat::new((60, 2));
+/// for i in 0..60 {
+///     y.add_triplet(i, usize::from(x[(i, 0)] <= 0.0), 1.0);
+/// }
+/// let data = LabelData::multi_label(FeatureMatrix::dense(x).unwrap(), y.to_csr()).unwrap();
+/// // the default search, made small for the example
+/// let params = AutoParams::default().with_m(8).with_max_iter(2).check().unwrap();
+/// let sel = auto_fit(&data, &MapRegistry::builtin(), &params, &mut NoObserver).unwrap();
+/// println!("{} (validation {:.3})", sel.chosen.describe(), sel.chosen.score);
+/// // new raw rows go through the stored transform, then the model
+/// let rows = sel.preprocess.apply(data.features()).unwrap();
+/// let top = sel.model.top_k(&rows, 1).unwrap();
+/// assert_eq!(top.len(), 60);
+/// ```
 pub fn auto_fit<S: SelectionObserver + ?Sized>(
     data: &LabelData,
     registry: &MapRegistry,
