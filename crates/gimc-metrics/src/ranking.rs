@@ -56,6 +56,9 @@ pub fn top_k_indices(row: &[f64], k: usize) -> Vec<usize> {
     if k == 0 {
         return Vec::new();
     }
+    if k <= SCAN_MAX_K {
+        return top_k_by_scan(row, k);
+    }
     let mut idx: Vec<usize> = (0..row.len()).collect();
     let cmp = |a: &usize, b: &usize| rank_cmp(row, *a, *b);
     if k < idx.len() {
@@ -64,6 +67,25 @@ pub fn top_k_indices(row: &[f64], k: usize) -> Vec<usize> {
     }
     idx.sort_unstable_by(cmp);
     idx
+}
+
+/// Up to this k, [`top_k_indices`] keeps a sorted list of the k best while scanning the row once
+/// (about L comparisons against the k-th best); above it, a partial sort.
+const SCAN_MAX_K: usize = 16;
+
+/// [`top_k_indices`] by one scan: `best` holds the k best seen so far, best first, and an entry
+/// enters only when it ranks before the current k-th (insertion into a list of at most k).
+fn top_k_by_scan(row: &[f64], k: usize) -> Vec<usize> {
+    let mut best: Vec<usize> = Vec::with_capacity(k + 1);
+    for j in 0..row.len() {
+        if best.len() == k && rank_cmp(row, j, best[k - 1]) != Ordering::Less {
+            continue;
+        }
+        let at = best.partition_point(|&b| rank_cmp(row, b, j) == Ordering::Less);
+        best.insert(at, j);
+        best.truncate(k);
+    }
+    best
 }
 
 /// The top-k label lists (best first) of every row of an n × L score matrix.
@@ -307,6 +329,32 @@ mod tests {
         assert_eq!(top_k_indices(&row, 100).len(), 6);
         assert!(top_k_indices(&row, 0).is_empty());
         assert!(top_k_indices(&[], 3).is_empty());
+    }
+
+    #[test]
+    fn scan_and_partial_sort_agree() {
+        // Rows with many ties, NaN and infinities, from a fixed arithmetic sequence.
+        let values = [
+            0.25,
+            f64::NAN,
+            -1.0,
+            0.25,
+            f64::INFINITY,
+            3.0,
+            f64::NEG_INFINITY,
+            0.0,
+        ];
+        for len in [1usize, 2, 7, 40, 300] {
+            let row: Vec<f64> = (0..len)
+                .map(|j| values[(j * 7 + j / 3) % values.len()])
+                .collect();
+            let mut idx: Vec<usize> = (0..len).collect();
+            idx.sort_by(|&a, &b| rank_cmp(&row, a, b));
+            for k in [1, 2, 3, 5, SCAN_MAX_K, SCAN_MAX_K + 1, 50] {
+                let k = k.min(len);
+                assert_eq!(top_k_indices(&row, k), idx[..k].to_vec(), "len {len} k {k}");
+            }
+        }
     }
 
     #[test]
