@@ -67,6 +67,10 @@ pub enum LinalgError {
         /// Pivot index (Cholesky) or iteration (CG) at which it was found.
         index: usize,
     },
+    /// A structure sized from its input would not fit in the memory available (checked before
+    /// allocating it).
+    #[error(transparent)]
+    InsufficientMemory(#[from] crate::memory::InsufficientMemory),
     /// An iterative method produced NaN or an infinite value (the inputs were finite).
     #[error("{method} produced a non-finite value at iteration {iteration}")]
     NumericalBreakdown {

@@ -209,11 +209,16 @@ pub fn csr_bytes(rows: usize, nnz: usize) -> u64 {
         .saturating_add((rows as u64).saturating_add(1).saturating_mul(WORD))
 }
 
-/// `bytes` in binary units with one decimal, e.g. `58.1 GiB`, `512 B`.
+/// `bytes` in binary units with one decimal, e.g. `58.1 GiB`, `512 B`; a saturated estimate
+/// (`u64::MAX`) reads `more than 16 EiB`.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if bytes < 1024 {
         return format!("{bytes} B");
+    }
+    if bytes == u64::MAX {
+        // a saturated estimate: the true figure does not fit in 64 bits
+        return "more than 16 EiB".to_string();
     }
     let mut v = bytes as f64 / 1024.0;
     let mut unit = UNITS[0];
@@ -403,6 +408,7 @@ mod tests {
     #[test]
     fn human_and_parse() {
         assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(u64::MAX), "more than 16 EiB");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(58_100_000_000), "54.1 GiB");
         assert_eq!(parse_bytes("2G"), Some(2 << 30));

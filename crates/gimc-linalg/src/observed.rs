@@ -18,6 +18,7 @@ use sprs::CsMat;
 
 use crate::dense::{axpy_slice, dot, from_row_major, rows_contiguous};
 use crate::error::dim_err;
+use crate::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits, csr_bytes};
 use crate::sparse::{self, AsSparseView, Compressed, transpose_pattern};
 use crate::{LinalgError, Result};
 
@@ -48,8 +49,10 @@ impl Observed {
     /// Builds Ω from coordinate triplets (any order). Rejects mismatched slice lengths
     /// ([`LinalgError::DimensionMismatch`]), out-of-range indices
     /// ([`LinalgError::IndexOutOfBounds`]), duplicate (i, j) pairs
-    /// ([`LinalgError::InvalidParameter`] naming the pair) and NaN / infinite values
-    /// ([`LinalgError::NonFinite`]).
+    /// ([`LinalgError::InvalidParameter`] naming the pair), NaN / infinite values
+    /// ([`LinalgError::NonFinite`]), and dimensions whose pointer arrays would not fit in the
+    /// memory available ([`LinalgError::InsufficientMemory`], checked before allocating; see
+    /// [`Observed::estimate`]).
     pub fn from_triplets(
         nrows: usize,
         ncols: usize,
@@ -81,6 +84,10 @@ impl Observed {
                 });
             }
         }
+        check_fits(
+            &Self::estimate(nrows, ncols, rows.len()),
+            MemoryBudget::Detect,
+        )?;
         // counting sort by row, then sort each row by column
         let mut row_ptr = vec![0usize; nrows + 1];
         for &i in rows {
@@ -109,6 +116,27 @@ impl Observed {
         Ok(Self::from_sorted_parts(
             nrows, ncols, row_ptr, col_idx, vals,
         ))
+    }
+
+    /// The peak memory of [`Observed::from_triplets`] for an `nrows × ncols` matrix with `nnz`
+    /// entries: two row-pointer and two column-pointer arrays, and five per-entry arrays (the
+    /// CSR order, columns, values, CSC rows and the CSC → CSR permutation). The dimensions
+    /// count, not only the entries: one entry at row 4·10⁹ needs 64 GB of row pointers.
+    pub fn estimate(nrows: usize, ncols: usize, nnz: usize) -> MemoryEstimate {
+        let mut t = Tally::new("the observed-entry set", "the row and column indices");
+        t.bytes(
+            format!("row pointers {}", nrows.saturating_add(1)),
+            csr_bytes(nrows, 0).saturating_mul(2),
+        );
+        t.bytes(
+            format!("column pointers {}", ncols.saturating_add(1)),
+            csr_bytes(ncols, 0).saturating_mul(2),
+        );
+        t.bytes(
+            format!("{nnz} entries"),
+            (nnz as u64).saturating_mul(5 * std::mem::size_of::<usize>() as u64),
+        );
+        t.finish()
     }
 
     /// Builds Ω from the stored entries of a sparse matrix (either storage order; explicitly
@@ -612,6 +640,16 @@ mod tests {
             sub.iter().collect::<Vec<_>>(),
             vec![(0, 0, 1.0), (2, 3, 5.0)]
         );
+    }
+
+    #[test]
+    fn huge_dimensions_are_refused_before_allocating() {
+        // one entry at row 2⁵⁹: its row pointers alone would need 2⁶⁴ bytes
+        let (n, i) = (1usize << 60, 1usize << 59);
+        let err = Observed::from_triplets(n, 2, &[i], &[1], &[0.5]).unwrap_err();
+        assert!(matches!(err, LinalgError::InsufficientMemory(_)), "{err}");
+        assert!(err.to_string().contains("row pointers"), "{err}");
+        assert!(Observed::estimate(n, 2, 1).bytes > Observed::estimate(4, 2, 1).bytes);
     }
 
     #[test]
