@@ -84,7 +84,7 @@ pub struct ConstraintArgs {
     #[arg(long, default_value = "train")]
     pub part: String,
     /// Number of pairs to sample.
-    #[arg(long, short = 'n', default_value_t = 1000)]
+    #[arg(long, short = 'n', default_value_t = 1000, value_parser = crate::common::at_least_one)]
     pub count: usize,
     /// Output file.
     #[arg(long, short = 'o')]

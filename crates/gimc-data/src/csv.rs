@@ -551,9 +551,48 @@ pub fn parse_constraints(
             ));
         }
     }
+    if let Some((p, msg)) = contradiction(&t.entries, n) {
+        return Err(parse_err(line_of(p), msg));
+    }
     Ok(Constraints {
         n,
         pairs: t.entries,
+    })
+}
+
+/// The first cannot-link (label 0) whose two items are joined by must-links (label 1), as
+/// (entry position, message): a self cannot-link, a pair given both labels, or a chain
+/// i ~ … ~ j of must-links anywhere in the file. Union-find over the must-links, then one pass
+/// over the cannot-links.
+fn contradiction(pairs: &[(usize, usize, f64)], n: usize) -> Option<(usize, String)> {
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for &(i, j, s) in pairs {
+        if s == 1.0 {
+            let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    pairs.iter().enumerate().find_map(|(p, &(i, j, s))| {
+        if s != 0.0 {
+            return None;
+        }
+        let msg = if i == j {
+            format!("pair ({i}, {j}) says item {i} is dissimilar to itself")
+        } else if root(&mut parent, i) == root(&mut parent, j) {
+            format!(
+                "pair ({i}, {j}) is a cannot-link, but must-links elsewhere in the file join {i} and {j}"
+            )
+        } else {
+            return None;
+        };
+        Some((p, msg))
     })
 }
 
@@ -759,6 +798,19 @@ mod tests {
             other => panic!("expected a parse error, got {other:?}"),
         }
         assert!(parse_constraints("0 9 1\n", p, Some(4), false).is_err());
+        // contradictions name their line: a self cannot-link, a pair with both labels, a chain
+        let line = |text: &str| match parse_constraints(text, p, None, false) {
+            Err(DataError::Parse { line, msg, .. }) => (line, msg),
+            other => panic!("expected a parse error, got {other:?}"),
+        };
+        assert_eq!(line("0 1 1\n4 4 0\n").0, 2);
+        assert_eq!(line("0 1 0\n1 0 1\n").0, 1);
+        let (l, msg) = line("0 1 1\n# c\n1 2 1\n5 6 0\n2 0 0\n");
+        assert_eq!(l, 5, "{msg}");
+        assert!(msg.contains("must-links"), "{msg}");
+        // must-links alone, or cannot-links across components, are consistent
+        assert!(parse_constraints("0 1 1\n1 2 1\n2 3 0\n3 4 1\n", p, None, false).is_ok());
+        assert!(parse_constraints("2 2 1\n", p, None, false).is_ok());
         assert!(parse_constraints("# nothing\n", p, None, false).is_err());
         assert!(parse_constraints("0 1\n", p, None, false).is_err());
     }
