@@ -37,6 +37,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::collections::HashSet;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -173,6 +174,15 @@ pub enum FetchError {
         url: String,
         /// What went wrong.
         message: String,
+    },
+    /// The server's name did not resolve (no network, or no DNS): not retried, and the other
+    /// files from the same host are not attempted.
+    #[error("GET {url}: host `{host}` not found (no network?)")]
+    HostNotFound {
+        /// The URL requested.
+        url: String,
+        /// The host name that did not resolve.
+        host: String,
     },
     /// The downloaded (and unpacked) file does not have the manifest's size.
     #[error("{url}: expected {expected} bytes, received {actual}")]
@@ -397,16 +407,42 @@ pub fn fetch_all(
             .collect::<Result<_, _>>()?
     };
     let agent = agent(params);
+    let mut unresolved = HashSet::new();
     Ok(entries
         .into_iter()
-        .map(|e| fetch_set_with(&agent, data_dir, e, params))
+        .map(|e| fetch_set_with(&agent, data_dir, e, params, &mut unresolved))
         .collect())
+}
+
+/// Whether `e` is a failure to resolve the host name: ureq's own `HostNotFound` (the name
+/// resolved to no address), or the system resolver's error (`getaddrinfo`, reported as an I/O
+/// error that names the lookup).
+fn is_name_resolution(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::HostNotFound => true,
+        ureq::Error::Io(io) => {
+            let msg = io.to_string().to_lowercase();
+            msg.contains("lookup address") || msg.contains("name resolution")
+        }
+        _ => false,
+    }
+}
+
+/// The host of `url` (`scheme://host[:port]/…`), or the whole string when it has no scheme.
+fn url_host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    match host_port.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host_port,
+    }
 }
 
 /// Downloads every file of `entry` that is missing from `data_dir` or differs from the
 /// manifest; see the [module documentation](self).
 pub fn fetch_set(data_dir: &Path, entry: &SetEntry, params: &ValidFetchParams) -> SetFetch {
-    fetch_set_with(&agent(params), data_dir, entry, params)
+    fetch_set_with(&agent(params), data_dir, entry, params, &mut HashSet::new())
 }
 
 /// Downloads one file into `data_dir` unless it is already there with the manifest's sha256.
@@ -427,22 +463,39 @@ fn agent(params: &FetchParams) -> ureq::Agent {
         .into()
 }
 
+/// Fetches the files of `entry`; a file whose host is in `unresolved` (a host that did not
+/// resolve earlier in this call) is not attempted, and a host that does not resolve is added.
 fn fetch_set_with(
     agent: &ureq::Agent,
     data_dir: &Path,
     entry: &SetEntry,
     params: &FetchParams,
+    unresolved: &mut HashSet<String>,
 ) -> SetFetch {
+    let mut one = |f: &FileEntry| {
+        let host = source_url(f, params.mirror.as_deref())
+            .map(|u| url_host(&u).to_string())
+            .unwrap_or_default();
+        if unresolved.contains(&host) {
+            return FetchStatus::Failed {
+                reason: format!("not attempted: host `{host}` not found earlier"),
+            };
+        }
+        fetch_file_with(agent, data_dir, f, params).unwrap_or_else(|e| {
+            if let FetchError::HostNotFound { host, .. } = &e {
+                unresolved.insert(host.clone());
+            }
+            FetchStatus::Failed {
+                reason: e.to_string(),
+            }
+        })
+    };
     let files = entry
         .files
         .iter()
         .map(|f| FileFetch {
             path: f.path.clone(),
-            status: fetch_file_with(agent, data_dir, f, params).unwrap_or_else(|e| {
-                FetchStatus::Failed {
-                    reason: e.to_string(),
-                }
-            }),
+            status: one(f),
         })
         .collect();
     SetFetch {
@@ -541,7 +594,16 @@ fn attempt_download(
         url: url.to_string(),
         message: e.to_string(),
     };
-    let resp = agent.get(url).call().map_err(|e| transfer(&e))?;
+    let resp = agent.get(url).call().map_err(|e| {
+        if is_name_resolution(&e) {
+            FetchError::HostNotFound {
+                url: url.to_string(),
+                host: url_host(url).to_string(),
+            }
+        } else {
+            transfer(&e)
+        }
+    })?;
     let status = resp.status().as_u16();
     if status != 200 {
         return Err(FetchError::Status {

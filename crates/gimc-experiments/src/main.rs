@@ -9,6 +9,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// mimalloc, told to keep freed pages for reuse ([`gimc_linalg::memory::retain_freed_pages`]):
 /// the large, short-lived n × m blocks of a fit then cost no fresh page faults or unmap
@@ -18,7 +19,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
-use gimc_data::fetch::{FetchParams, fetch_all};
+use gimc_data::fetch::{FetchParams, FetchStatus, fetch_all};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
 use gimc_experiments::bench::{Measurement, peak_rss_bytes, render_markdown, select_benches};
 use gimc_experiments::{Context, Record, registry, render, reproduce, select, skipped_by_default};
@@ -488,6 +489,17 @@ fn run_fetch(data_dir: Option<PathBuf>, only: &[String]) -> Result<()> {
     )?;
     stdout.flush()?;
     if !failed.is_empty() {
+        let no_host = reports.iter().flat_map(|r| &r.files).any(
+            |f| matches!(&f.status, FetchStatus::Failed { reason } if reason.contains("not found")),
+        );
+        if no_host {
+            eprintln!(
+                "a download host was not found: without a network, set GIMC_DATA_MIRROR to a \
+                 mirror's base URL, or copy the files into {}/<set>/ (`cargo xtask datasets` \
+                 lists them and checks their sha256)",
+                data_dir.display()
+            );
+        }
         bail!("fetching failed for: {}", failed.join(", "));
     }
     Ok(())
@@ -508,9 +520,21 @@ fn run_render(files: &[PathBuf], out: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
+/// Runs the command; an error is printed on one line (its context chain joined by ": "), with
+/// no backtrace, and the exit code is 1.
+fn main() -> ExitCode {
     gimc_linalg::memory::retain_freed_pages();
-    match Cli::parse().command {
+    match run(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
         Command::Reproduce(args) => run_reproduce(args),
         Command::Datasets(DatasetsArgs { data_dir, action }) => match action {
             None => run_datasets(data_dir),

@@ -407,3 +407,44 @@ fn fetch_rejects_paths_outside_the_data_directory() {
         assert!(matches!(e, FetchError::Entry { .. }), "{path}: {e}");
     }
 }
+
+#[test]
+fn fetch_fails_fast_when_the_host_does_not_resolve() {
+    // `.invalid` never resolves (RFC 6761): the first file fails without retrying, and the
+    // other files from the same host are not attempted
+    let dir = temp_dir("fetch-no-dns");
+    let files: Vec<FileEntry> = (0..3)
+        .map(|i| {
+            let url = format!("http://gimc-test.invalid:8080/f{i}.bin");
+            entry(&format!("set/f{i}.bin"), b"abc", Some(url))
+        })
+        .collect();
+    let e = fetch_file(&dir, &files[0], &params()).unwrap_err();
+    assert!(
+        matches!(&e, FetchError::HostNotFound { host, .. } if host == "gimc-test.invalid"),
+        "{e}"
+    );
+    let set = SetEntry {
+        name: "set".into(),
+        description: String::new(),
+        task: "binary".into(),
+        source: String::new(),
+        citation: None,
+        preprocessing: String::new(),
+        notes: None,
+        bins: None,
+        files,
+        parts: vec![],
+    };
+    let reasons: Vec<String> = fetch_set(&dir, &set, &params())
+        .files
+        .iter()
+        .map(|f| f.status.to_string())
+        .collect();
+    assert!(reasons[0].contains("not found"), "{reasons:?}");
+    assert!(
+        reasons[1..].iter().all(|r| r.contains("not attempted")),
+        "{reasons:?}"
+    );
+    assert!(files_in(&dir).is_empty());
+}
