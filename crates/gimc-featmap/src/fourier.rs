@@ -37,12 +37,21 @@ impl RandomFourierParams {
         Self { m, gamma }
     }
 
-    /// Checks m ≥ 1 and γ finite and > 0.
+    /// Checks m ≥ 1 and γ finite and > 0, with 2γ finite (the directions' variance).
     pub fn check(&self) -> Result<ValidRandomFourierParams> {
         if self.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
         check_pos("gamma", self.gamma)?;
+        if !(2.0 * self.gamma).is_finite() {
+            return Err(param_err(
+                "gamma",
+                format!(
+                    "{} is too large: the directions' variance 2·gamma overflows",
+                    self.gamma
+                ),
+            ));
+        }
         Ok(ValidRandomFourierParams(*self))
     }
 }
@@ -291,5 +300,14 @@ mod tests {
             map.backward_add_at(&x, phi.as_ref(), g.as_ref(), acc.as_mut().subcols_mut(0, 1))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn check_refuses_a_gamma_whose_variance_overflows() {
+        assert!(RandomFourierParams::new(4, 1e300).check().is_ok());
+        let err = RandomFourierParams::new(4, 1e308).check().unwrap_err();
+        assert!(err.to_string().contains("gamma"), "{err}");
+        assert!(RandomFourierParams::new(4, f64::INFINITY).check().is_err());
+        assert!(RandomFourierParams::new(0, 1.0).check().is_err());
     }
 }
