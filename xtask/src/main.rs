@@ -4,6 +4,8 @@
 //! `$CARGO` (DESIGN §2): `datasets`, `reproduce`, `render` and `bench` run the
 //! `gimc-experiments` binary in release mode.
 
+mod fuzz;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -83,6 +85,19 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
+    /// Fuzz the readers and the model loader (coverage-guided, on stable): each target for
+    /// --seconds; corpus and findings in target/fuzz-out/TARGET/.
+    Fuzz {
+        /// How long to run each target.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Run only these targets (repeatable); default: every target.
+        #[arg(long)]
+        target: Vec<String>,
+        /// Seed of the mutations.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -156,6 +171,11 @@ fn run(cli: Cli) -> Result<()> {
             }
             run_experiments_bin(&root, &args)
         }
+        Cmd::Fuzz {
+            seconds,
+            target,
+            seed,
+        } => fuzz::run(&root, &target, seconds, seed),
         Cmd::Render { records, out } => {
             let mut args = vec!["render".to_string()];
             args.extend(records.iter().map(|p| p.display().to_string()));
