@@ -93,7 +93,8 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         .check()
         .and_then(|p| auto_fit(&data, &g.registry, &p, &mut progress));
     progress.finish();
-    let sel = sel?;
+    let mut sel = sel?;
+    crate::common::record_label_columns(&mut sel.model, g);
     if !id_names.is_empty() {
         g.info(&format!(
             "dropped {} identifier column{} (one value per row): {}",

@@ -1,9 +1,10 @@
 //! `gimc cluster`: k-means, mini-batch k-means, kernel k-means, OKMF, and constraint-based
-//! clustering (GIMC Algorithm 2 semi-supervised, or MCCC) from `--constraints FILE`. Writes one
-//! cluster index per row; prints inertia, and clustering accuracy when the data has classes.
-//! `gimc constraints` samples a constraint file from a labelled set.
+//! clustering (GIMC Algorithm 2 semi-supervised, or MCCC) from `--constraints FILE`. Writes the
+//! line `# gimc predictions: kind=clusters`, then one cluster index per row; prints inertia,
+//! and clustering accuracy when the data has classes. `gimc constraints` samples a constraint
+//! file from a labelled set.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -21,8 +22,8 @@ use gimc_linalg::{FeatureMatrix, Kernel};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Normalize, Standardize, load_input, memory_budget, normalize, preflight, standardize,
-    write_output,
+    Globals, Normalize, PredictionKind, Standardize, check_outputs, load_input, memory_budget,
+    normalize, preflight, standardize, write_output,
 };
 
 /// Arguments of `gimc cluster`.
@@ -93,6 +94,7 @@ pub struct ConstraintArgs {
 
 /// Runs `gimc constraints`: samples pairs uniformly and labels them from the classes.
 pub fn run_constraints(a: &ConstraintArgs, g: &Globals) -> Result<()> {
+    check_outputs(g, &[Some(&a.out)], &[Path::new(&a.target)])?;
     let ds = load_input(&a.target, &a.part, g)?;
     let Targets::Classes { classes, .. } = &ds.targets else {
         bail!(
@@ -106,7 +108,7 @@ pub fn run_constraints(a: &ConstraintArgs, g: &Globals) -> Result<()> {
     for (i, j, v) in &pairs {
         s.push_str(&format!("{i} {j} {v}\n"));
     }
-    std::fs::write(&a.out, s).with_context(|| format!("cannot write {}", a.out.display()))?;
+    write_output(Some(&a.out), &s)?;
     let same = pairs.iter().filter(|p| p.2 > 0.5).count();
     g.info(&format!(
         "wrote {} constraints ({same} must-link) over {} rows of {} to {}",
@@ -148,6 +150,11 @@ fn kmeans_estimate(method: &str, x: &FeatureMatrix, k: usize) -> Option<gimc::Me
 
 /// Runs `gimc cluster`.
 pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
+    let inputs: Vec<&Path> = [Some(Path::new(&a.target)), a.constraints.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    check_outputs(g, &[a.out.as_deref()], &inputs)?;
     #[cfg(feature = "mpi")]
     if a.mpi {
         return crate::mpi_fit::run_cluster(a, g);
@@ -286,7 +293,7 @@ pub(crate) fn report(
             gimc_metrics::pairwise_clustering_error(labels, classes)?,
         ));
     }
-    let mut s = String::new();
+    let mut s = PredictionKind::Clusters.header();
     for l in labels {
         s.push_str(&format!("{l}\n"));
     }

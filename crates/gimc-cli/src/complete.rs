@@ -17,7 +17,9 @@ use gimc_solvers::completion::{
 use gimc_solvers::{ImcModel, NoObserver, Side};
 use serde_json::json;
 
-use crate::common::{Globals, check_memory, load_input, memory_budget, write_output};
+use crate::common::{
+    Globals, PredictionKind, check_memory, check_outputs, load_input, memory_budget, write_output,
+};
 
 /// Arguments of `gimc complete`.
 #[derive(Args, Debug)]
@@ -175,8 +177,9 @@ pub(crate) fn estimate(
     t.finish()
 }
 
-/// Writes the predictions of `pairs`: `i j value` lines, or with `--json` the object `meta`
-/// with `"predictions": [[i, j, value], …]` added (indices 1-based with --one-based).
+/// Writes the predictions of `pairs`: the line `# gimc predictions: kind=values`, then `i j
+/// value` lines, or with `--json` the object `meta` with `"predictions": [[i, j, value], …]`
+/// added (indices 1-based with --one-based).
 pub(crate) fn write_predictions(
     a: &CompleteArgs,
     g: &Globals,
@@ -194,7 +197,7 @@ pub(crate) fn write_predictions(
         meta["predictions"] = json!(v);
         format!("{}\n", serde_json::to_string(&meta)?)
     } else {
-        let mut s = String::new();
+        let mut s = PredictionKind::Values.header();
         for (&(i, j), v) in pairs.iter().zip(pred) {
             s.push_str(&format!("{} {} {v}\n", i + off, j + off));
         }
@@ -338,6 +341,16 @@ impl Selected {
 
 /// Runs `gimc complete`.
 pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
+    let inputs: Vec<&Path> = [
+        Some(a.triplets.as_path()),
+        a.entries.as_deref(),
+        a.row_features.as_deref().map(Path::new),
+        a.col_features.as_deref().map(Path::new),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    check_outputs(g, &[a.out.as_deref(), a.save.as_deref()], &inputs)?;
     #[cfg(feature = "mpi")]
     if a.mpi {
         return crate::mpi_fit::run_complete(a, g);

@@ -159,7 +159,7 @@ pub fn predict(
             .collect();
         format!("{}\n", serde_json::to_string(&rows)?)
     } else {
-        let mut s = String::new();
+        let mut s = crate::common::PredictionKind::Values.header();
         for (&(i, j), p) in pairs.iter().zip(&v) {
             s.push_str(&format!("{i} {j} {p}\n"));
         }

@@ -1,17 +1,19 @@
 //! `gimc data …`: summaries of named sets and of users' files, and synthetic data.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use gimc_data::synth_xmc::{XmcSynthParams, XmcSynthSummary, write_xmc_synth};
 use gimc_data::{
-    DataError, Dataset, Manifest, NamedOptions, Summary, load_named_with, load_path,
-    resolve_data_dir,
+    DataError, Dataset, Manifest, MissingPolicy, NamedOptions, Summary, describe_named_targets,
+    load_named_with, resolve_data_dir,
 };
 use gimc_linalg::rng::seeded;
 use serde_json::{Value, json};
+
+use crate::common::{Globals, file_only_flags, load_file};
 
 /// Subcommands of `gimc data`.
 #[derive(Subcommand)]
@@ -90,13 +92,14 @@ pub struct XmcArgs {
 }
 
 /// Runs a `gimc data` subcommand.
-pub fn run(cmd: &DataCommand, data_dir: Option<&Path>, json: bool) -> Result<()> {
+pub fn run(cmd: &DataCommand, g: &Globals) -> Result<()> {
     let mut out = std::io::stdout().lock();
+    let json = g.json;
     match cmd {
         DataCommand::Info {
             target,
             bin_targets,
-        } => info(&mut out, target, data_dir, *bin_targets, json),
+        } => info(&mut out, target, g, *bin_targets),
         DataCommand::List => list(&mut out, json),
         DataCommand::Synth(SynthCommand::Xmc(a)) => synth_xmc(&mut out, a, json),
     }
@@ -129,17 +132,13 @@ fn synth_xmc(out: &mut impl Write, a: &XmcArgs, json: bool) -> Result<()> {
     // checked before the output file is created (or truncated)
     let p = p.check().map_err(flag_error)?;
     let path = &a.output;
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut writer = BufWriter::with_capacity(1 << 20, file);
+    // the output writer: a temporary file beside `path`, renamed over it once complete
+    let mut writer = gimc_data::OutputFile::create(path, &[])?;
     let s = write_xmc_synth(&p, &mut seeded(a.seed), &mut writer).map_err(|e| match e {
         DataError::Io { source, .. } => anyhow!("cannot write {}: {source}", path.display()),
         other => flag_error(other),
     })?;
-    // flushes the buffer
-    writer
-        .into_inner()
-        .map_err(|e| anyhow!("cannot write {}: {}", path.display(), e.error()))?;
+    writer.commit()?;
     if json {
         writeln!(
             out,
@@ -188,16 +187,19 @@ fn xmc_json(a: &XmcArgs, p: &XmcSynthParams, s: &XmcSynthSummary) -> Value {
     })
 }
 
-fn info(
-    out: &mut impl Write,
-    target: &str,
-    data_dir: Option<&Path>,
-    bin_targets: bool,
-    json: bool,
-) -> Result<()> {
+/// `gimc data info`: a named set's parts, or a file read as every command reads it (the
+/// global input options applied), with where the targets came from on stderr.
+fn info(out: &mut impl Write, target: &str, g: &Globals, bin_targets: bool) -> Result<()> {
+    let json = g.json;
     let manifest = Manifest::embedded()?;
     let parts: Vec<(String, Dataset)> = if manifest.entry(target).is_some() {
-        let dir = resolve_data_dir(data_dir);
+        if let Some(flag) = file_only_flags(g).first() {
+            bail!(
+                "{flag} applies to data files, and `{target}` is a named set (its targets are \
+                 fixed)"
+            );
+        }
+        let dir = resolve_data_dir(g.data_dir.as_deref());
         let set =
             load_named_with(&dir, target, &NamedOptions { bin_targets }).with_context(|| {
                 format!(
@@ -205,6 +207,10 @@ fn info(
                     dir.display()
                 )
             })?;
+        for (part, ds) in &set.parts {
+            let source = describe_named_targets(target, part, ds, bin_targets)?;
+            g.info(&format!("{}: {source}", ds.name));
+        }
         set.parts
     } else {
         let path = Path::new(target);
@@ -212,7 +218,8 @@ fn info(
             let names = manifest.names().join(", ");
             bail!("`{target}` is neither a file nor a named set (known sets: {names})");
         }
-        let ds = load_path(path, None).with_context(|| format!("reading {}", path.display()))?;
+        let (ds, source) = load_file(path, g, MissingPolicy::Error, &[])?;
+        g.info(&format!("{target}: {source}"));
         vec![("all".to_string(), ds)]
     };
     let summaries: Vec<(String, Summary)> = parts

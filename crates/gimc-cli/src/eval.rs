@@ -1,6 +1,10 @@
 //! `gimc eval`: metrics of a prediction file against the truth: P@1/3/5 for top-k label lists,
 //! accuracy for classes, RMSE for values, clustering accuracy and pairwise error for cluster
-//! assignments (`--clusters`).
+//! assignments. The first line of a file gimc wrote records what it holds (`# gimc predictions:
+//! kind=labels|classes|clusters|values`): the metric follows it, and a kind that does not fit
+//! the truth's targets (or `--clusters`) is refused. A file without that line (written by an
+//! older gimc or another program) is read by the targets alone, cluster assignments only with
+//! `--clusters`.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +13,7 @@ use clap::Args;
 use gimc_data::Targets;
 use serde_json::json;
 
-use crate::common::{Globals, load_input, write_output};
+use crate::common::{Globals, PredictionKind, load_input, write_output};
 
 /// Arguments of `gimc eval`: `gimc eval PREDICTIONS TRUTH`, or the same files named with
 /// `--pred` and `--truth` (a positional file then fills whichever of the two is not named).
@@ -29,7 +33,8 @@ pub struct EvalArgs {
     /// Part of a named set.
     #[arg(long, default_value = "test")]
     pub part: String,
-    /// The predictions are cluster assignments (clustering accuracy, pairwise error).
+    /// The predictions are cluster assignments (clustering accuracy, pairwise error); implied
+    /// by the first line of a `gimc cluster` output.
     #[arg(long)]
     pub clusters: bool,
     /// The ks of P@k (multi-label).
@@ -48,6 +53,10 @@ pub struct EvalArgs {
     /// the missing cells, against the truth's features.
     #[arg(long, value_name = "FILE", requires = "input")]
     pub imputed: Option<PathBuf>,
+    /// The model that made the predictions: a CSV truth's label columns are the ones it
+    /// records (`gimc fit --label-columns`), as `gimc predict` finds them.
+    #[arg(long, short = 'm', value_name = "FILE")]
+    pub model: Option<PathBuf>,
     /// With --input: the extra CSV tokens that mark a missing cell (as `gimc transduce
     /// --missing`).
     #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
@@ -190,11 +199,20 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
     write_output(None, &s)
 }
 
-/// Reads a prediction file into one list of label indices (or values) per row.
-fn read_predictions(path: &Path) -> Result<Vec<Vec<f64>>> {
+/// Reads a prediction file into the kind its first line records (if it has that line) and one
+/// list of label indices (or values) per row.
+fn read_predictions(path: &Path) -> Result<(Option<PredictionKind>, Vec<Vec<f64>>)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut lines = text.lines().enumerate().peekable();
+    let kind = match lines.peek() {
+        Some((_, first)) => PredictionKind::parse(first)
+            .map_err(|e| anyhow::anyhow!("{}:1: {e}", path.display()))?,
+        None => None,
+    };
+    if kind.is_some() {
+        lines.next();
+    }
     let csv = lines
         .peek()
         .is_some_and(|(_, l)| l.trim_start().starts_with("row,rank,label"));
@@ -247,7 +265,73 @@ fn read_predictions(path: &Path) -> Result<Vec<Vec<f64>>> {
     if rows.is_empty() {
         bail!("{}: no predictions in the file", path.display());
     }
-    Ok(rows)
+    Ok((kind, rows))
+}
+
+/// What predictions of `kind` are, in a message.
+fn kind_text(kind: PredictionKind) -> &'static str {
+    match kind {
+        PredictionKind::Labels => "the top labels of a multi-label model",
+        PredictionKind::Classes => "the classes of a multi-class model",
+        PredictionKind::Clusters => "cluster assignments",
+        PredictionKind::Values => "predicted matrix entries",
+    }
+}
+
+/// Refuses predictions whose recorded kind does not fit `--clusters` or the truth's targets:
+/// labels need multi-label truth, classes and clusters multi-class truth, and matrix entries
+/// are not compared row by row with a data set.
+fn check_kind(
+    kind: Option<PredictionKind>,
+    clusters_flag: bool,
+    path: &Path,
+    truth: &gimc_data::Dataset,
+) -> Result<()> {
+    let Some(kind) = kind else {
+        return Ok(());
+    };
+    let recorded = format!("its first line records kind={}", kind.name());
+    if clusters_flag && kind != PredictionKind::Clusters {
+        bail!(
+            "--clusters: {} holds {} ({recorded}), not cluster assignments",
+            path.display(),
+            kind_text(kind)
+        );
+    }
+    if kind == PredictionKind::Values {
+        bail!(
+            "{} holds {} (`i j value` lines; {recorded}), which are not one prediction per row \
+             of a data set: compare them with the held-out entries (gimc complete reports the \
+             held-out RMSE it chose by)",
+            path.display(),
+            kind_text(kind)
+        );
+    }
+    let truth_has = match &truth.targets {
+        Targets::Labels { .. } => "labels (multi-label)",
+        Targets::Classes { .. } => "classes (multi-class)",
+        Targets::Values(_) => "real values",
+        // the metric's own error names the missing targets
+        Targets::None => return Ok(()),
+    };
+    let fits = matches!(
+        (kind, &truth.targets),
+        (PredictionKind::Labels, Targets::Labels { .. })
+            | (
+                PredictionKind::Classes | PredictionKind::Clusters,
+                Targets::Classes { .. }
+            )
+    );
+    if !fits {
+        bail!(
+            "{} holds {} ({recorded}), but the truth {} has {truth_has}: evaluate them against \
+             a truth of the same task",
+            path.display(),
+            kind_text(kind),
+            truth.name
+        );
+    }
+    Ok(())
 }
 
 fn as_index(v: f64, path: &Path, row: usize) -> Result<usize> {
@@ -289,11 +373,19 @@ fn resolve_files(a: &EvalArgs) -> Result<(PathBuf, String)> {
 /// Runs `gimc eval`.
 pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
     let (predictions, truth_name) = resolve_files(a)?;
+    let g = &match &a.model {
+        Some(m) => crate::common::with_model_label_columns(g, m, &truth_name)?,
+        None => g.clone(),
+    };
     if a.transduction {
         return run_transduction(a, g, &predictions, &truth_name);
     }
-    let pred = read_predictions(&predictions)?;
+    let (kind, pred) = read_predictions(&predictions)?;
     let truth = load_input(&truth_name, &a.part, g)?;
+    check_kind(kind, a.clusters, &predictions, &truth)?;
+    let clusters = a.clusters || kind == Some(PredictionKind::Clusters);
+    // the file's line of row i: after the kind line, if any
+    let skip = usize::from(kind.is_some());
     let n = truth.nrows();
     if pred.len() != n {
         bail!(
@@ -308,14 +400,14 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
         pred.iter()
             .enumerate()
             .map(|(i, r)| match r.first() {
-                Some(&v) => as_index(v, p, i),
-                None => bail!("{}:{}: empty prediction line", p.display(), i + 1),
+                Some(&v) => as_index(v, p, i + skip),
+                None => bail!("{}:{}: empty prediction line", p.display(), i + 1 + skip),
             })
             .collect()
     };
     let mut metrics: Vec<(String, f64)> = Vec::new();
     match &truth.targets {
-        Targets::Classes { classes, .. } if a.clusters => {
+        Targets::Classes { classes, .. } if clusters => {
             let c = firsts()?;
             metrics.push((
                 "clustering_accuracy".into(),
@@ -336,16 +428,16 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
             for (i, r) in pred.iter().enumerate() {
                 let mut row = Vec::with_capacity(r.len());
                 for &v in r {
-                    let j = as_index(v, p, i)?;
+                    let j = as_index(v, p, i + skip)?;
                     if j >= l {
                         bail!(
                             "{}:{}: label {j} is not below the {l} labels of the truth",
                             p.display(),
-                            i + 1
+                            i + 1 + skip
                         );
                     }
                     if row.contains(&j) {
-                        bail!("{}:{}: label {j} repeated", p.display(), i + 1);
+                        bail!("{}:{}: label {j} repeated", p.display(), i + 1 + skip);
                     }
                     row.push(j);
                 }
@@ -369,13 +461,17 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
             let mut se = 0.0;
             for (i, r) in pred.iter().enumerate() {
                 let Some(&v) = r.first() else {
-                    bail!("{}:{}: empty prediction line", p.display(), i + 1);
+                    bail!("{}:{}: empty prediction line", p.display(), i + 1 + skip);
                 };
                 se += (v - y[i]).powi(2);
             }
             metrics.push(("rmse".into(), (se / n as f64).sqrt()));
         }
-        Targets::None => bail!("{}: the truth has no labels, classes or values", truth.name),
+        Targets::None => bail!(
+            "{}: the truth has no labels, classes or values (CSV: name its class column with \
+             --label-column, or its label columns with --label-columns or -m MODEL)",
+            truth.name
+        ),
     }
     let s = if g.json {
         let obj: serde_json::Map<String, serde_json::Value> =

@@ -4,7 +4,7 @@
 //! are then normalised on request (`--normalize l2`), and both are stored in the model for
 //! `gimc predict`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -16,8 +16,8 @@ use gimc_linalg::{Preprocess, RowNorm};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Normalize, Standardize, label_data, load_target, map_method, memory_budget, normalize,
-    preflight, standardize, write_output,
+    Globals, Normalize, Standardize, check_outputs, label_data, load_target, map_method,
+    memory_budget, normalize, preflight, standardize, write_output,
 };
 use crate::progress::FitProgress;
 
@@ -147,6 +147,18 @@ pub enum Stream {
 
 /// Runs `gimc fit`.
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+    // the model and the trace may replace neither an input nor each other (checked before the
+    // fit, not after it)
+    let inputs: Vec<&Path> = [
+        a.target.as_deref().map(Path::new),
+        a.triplets.as_deref(),
+        a.row_features.as_deref().map(Path::new),
+        a.col_features.as_deref().map(Path::new),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    check_outputs(g, &[Some(&a.out), a.trace.as_deref()], &inputs)?;
     #[cfg(feature = "mpi")]
     if a.mpi {
         return crate::mpi_fit::run(a, g);
@@ -283,6 +295,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     progress.finish();
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());
+    crate::common::record_label_columns(&mut sel.model, g);
     let preprocess = Preprocess {
         standardizer,
         row_norm,
@@ -372,7 +385,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
 /// Writes the refit's per-iteration trace; `validation_metric` is the selection fit's
 /// validation score after the same number of iterations.
 fn write_trace(
-    path: &PathBuf,
+    path: &Path,
     history: &[IterationInfo],
     val_scores: &[f64],
     task: Task,
@@ -415,5 +428,5 @@ fn write_trace(
         }
         s
     };
-    std::fs::write(path, s).with_context(|| format!("cannot write {}", path.display()))
+    write_output(Some(path), &s)
 }

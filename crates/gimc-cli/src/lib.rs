@@ -26,10 +26,14 @@
 //! run_with(fit.into_iter().chain(["--iters", "2", "-o", model]), &registry)?;
 //! run_with(["gimc", "-q", "predict", data, "-m", model, "-o", pred], &registry)?;
 //!
-//! // One predicted class index per line (classes `1`, `2`, `3` are 0, 1, 2).
+//! // A first line recording what the file holds, then one predicted class index per line
+//! // (classes `1`, `2`, `3` are 0, 1, 2).
 //! let predicted = std::fs::read_to_string(pred)?;
-//! assert_eq!(predicted.lines().count(), 60);
-//! let correct = predicted.lines().enumerate().filter(|(i, l)| *l == (i % 3).to_string());
+//! let mut lines = predicted.lines();
+//! assert_eq!(lines.next(), Some("# gimc predictions: kind=classes"));
+//! let rows: Vec<&str> = lines.collect();
+//! assert_eq!(rows.len(), 60);
+//! let correct = rows.iter().enumerate().filter(|(i, l)| **l == (i % 3).to_string());
 //! assert!(correct.count() >= 54);
 //!
 //! // Bad arguments are returned as an error, never printed or exited on.
@@ -118,7 +122,7 @@ struct Cli {
     /// No progress display or informational messages on stderr.
     #[arg(long, short = 'q', global = true)]
     quiet: bool,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores; at most 4 per core, and 1024).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
     /// Seed of every random draw (splits, maps, k-means seeding).
@@ -127,6 +131,28 @@ struct Cli {
     /// The label / class column of CSV inputs: a header name, a 0-based index, or `last`.
     #[arg(long, global = true, value_name = "COLUMN")]
     label_column: Option<String>,
+    /// The label columns of a multi-label CSV input, comma-separated: header names, 0-based
+    /// indices, or ranges with both ends included (`l0..l3`, `3..7`). A cell is a positive when
+    /// it is a non-zero number or `true`. `fit` stores them in the model, so `predict` (and
+    /// `eval -m MODEL`) find them again.
+    #[arg(long, global = true, value_name = "COLUMNS")]
+    label_columns: Option<String>,
+    /// A non-numeric CSV column to keep as features although it looks like a class (few
+    /// distinct values, or named class, label, species, target, y or category); repeat or
+    /// comma-separate for several. Without it such a column is refused when no target is
+    /// named.
+    #[arg(long, global = true, value_name = "COLUMN", value_delimiter = ',')]
+    keep_column: Vec<String>,
+    /// The Mulan XML label file of an ARFF input (default: found beside it: `NAME.xml` for
+    /// `NAME[-train|-test][-sparse].arff`, else the one XML file whose labels are all
+    /// attributes of the ARFF file).
+    #[arg(long, global = true, value_name = "FILE.xml")]
+    label_file: Option<PathBuf>,
+    /// The input is multi-label: a LIBSVM file's targets are comma-separated label lists even
+    /// if no row has more than one (by default any row with a list makes the file
+    /// multi-label); other formats must be multi-label by themselves.
+    #[arg(long, global = true)]
+    multi_label: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -159,9 +185,12 @@ enum Command {
 
 fn run(cli: &Cli, registry: &MapRegistry) -> anyhow::Result<()> {
     if let Some(t) = cli.threads {
-        if t == 0 {
-            anyhow::bail!("--threads: must be at least 1");
-        }
+        let t = gimc::threads::check_threads(t).map_err(|e| match e {
+            gimc::GimcError::InvalidParameter { reason, .. } => {
+                anyhow::anyhow!("--threads: {reason}")
+            }
+            other => other.into(),
+        })?;
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
             .build_global()
@@ -173,22 +202,59 @@ fn run(cli: &Cli, registry: &MapRegistry) -> anyhow::Result<()> {
         quiet: cli.quiet,
         seed: cli.seed,
         label_column: cli.label_column.clone(),
+        label_columns: cli
+            .label_columns
+            .as_deref()
+            .map(gimc_data::ColumnRange::parse_list)
+            .unwrap_or_default(),
+        keep_columns: cli.keep_column.clone(),
+        labels_file: cli.label_file.clone(),
+        multi_label: cli.multi_label,
         registry: registry.clone(),
     };
+    if cli.label_columns.is_some() && g.label_columns.is_empty() {
+        anyhow::bail!("--label-columns: no columns given");
+    }
     match &cli.command {
         Command::Fit(a) => fit::run(a, &g),
-        Command::Predict(a) => predict::run(a, &g),
+        Command::Predict(a) => {
+            // rows in the layout of the fit: the model's label columns are labels again (a
+            // model that cannot be read is reported by `predict` itself)
+            let g = match (&a.pairs, a.target.as_deref()) {
+                (None, Some(t)) => common::with_model_label_columns(&g, &a.model, t).unwrap_or(g),
+                _ => g,
+            };
+            predict::run(a, &g)
+        }
         Command::Cluster(a) => cluster::run(a, &g),
         Command::Complete(a) => complete::run(a, &g),
         Command::Transduce(a) => transduce::run(a, &g),
         Command::Constraints(a) => cluster::run_constraints(a, &g),
         Command::Eval(a) => eval::run(a, &g),
         Command::Plot(a) => plot::run(a, &g),
-        Command::Data(cmd) => data::run(cmd, cli.data_dir.as_deref(), cli.json),
+        Command::Data(cmd) => data::run(cmd, &g),
     }
 }
 
 /// Prints `gimc: error: <msg>` as one line on stderr (newlines inside `msg` flattened).
+/// One line for an error: its context chain joined by ": ", leaving out a cause whose text
+/// the line already holds (an error that prints its source and also returns it, as I/O errors
+/// often do, would otherwise repeat the OS message).
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn report_error(msg: &str) -> ExitCode {
     let msg = msg.trim().replace('\n', " ");
     #[allow(clippy::print_stderr)]
@@ -229,8 +295,7 @@ pub fn main_with(registry: MapRegistry) -> ExitCode {
     };
     match run(&cli, &registry) {
         Ok(()) => ExitCode::SUCCESS,
-        // one line: the context chain joined by ": "
-        Err(e) => report_error(&format!("{e:#}")),
+        Err(e) => report_error(&error_line(&e)),
     }
 }
 
@@ -244,4 +309,39 @@ where
 {
     let cli = Cli::try_parse_from(args).map_err(|e| anyhow::anyhow!(clap_message(&e)))?;
     run(&cli, registry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    /// An error that prints its source and also returns it.
+    #[derive(Debug)]
+    struct Repeats {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Repeats {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "i/o error on m.gimc: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for Repeats {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn error_line_joins_the_chain_without_repeating_a_cause() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::new(Repeats { source: io }).context("loading the model");
+        assert_eq!(
+            error_line(&e),
+            "loading the model: i/o error on m.gimc: No such file"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_line(&plain), "outer: inner");
+    }
 }

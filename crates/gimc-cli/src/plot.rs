@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc_plot::{LineChart, Series};
 
-use crate::common::Globals;
+use crate::common::{Globals, check_outputs, write_output};
 
 /// Arguments of `gimc plot`.
 #[derive(Args, Debug)]
@@ -95,6 +95,7 @@ fn read_trace(path: &PathBuf) -> Result<Vec<[Option<f64>; 6]>> {
 
 /// Runs `gimc plot`.
 pub fn run(a: &PlotArgs, g: &Globals) -> Result<()> {
+    check_outputs(g, &[Some(&a.out)], &[&a.trace])?;
     let rows = read_trace(&a.trace)?;
     let Some(c) = COLUMNS.iter().position(|c| *c == a.y) else {
         bail!(
@@ -114,10 +115,10 @@ pub fn run(a: &PlotArgs, g: &Globals) -> Result<()> {
     );
     chart.series.push(Series::new(a.y.clone(), points));
     chart.log_y = a.log_y;
-    // the plot error's message already holds its cause: flatten so it is printed once
-    chart
-        .write_svg(&a.out)
+    let svg = chart
+        .to_svg()
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
+    write_output(Some(&a.out), &svg)?;
     g.info(&format!("wrote {}", a.out.display()));
     Ok(())
 }

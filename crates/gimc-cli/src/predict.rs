@@ -1,16 +1,19 @@
 //! `gimc predict`: loads a model saved by `gimc fit` and writes the top-k labels (multi-label)
 //! or the class (multi-class) of every row of new data, or their scores. A model that stores an
 //! input transform (kept columns, tf-idf weights, standardisation, row normalisation, row scale)
-//! has it applied to the new rows first.
+//! has it applied to the new rows first. Sparse rows indexed by column number (LIBSVM, XMC)
+//! that never reach the model's last columns are widened with zero columns. Text and CSV output
+//! starts with the line `# gimc predictions: kind=labels` (or `kind=classes`), which `gimc
+//! eval` reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use gimc::Task;
 use serde_json::json;
 
-use crate::common::{Globals, load_target, write_output};
+use crate::common::{Globals, PredictionKind, check_outputs, load_target, write_output};
 
 /// Arguments of `gimc predict`.
 #[derive(Args, Debug)]
@@ -57,6 +60,17 @@ pub struct PredictArgs {
 
 /// Runs `gimc predict`.
 pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
+    let inputs: Vec<&Path> = [
+        a.target.as_deref().map(Path::new),
+        Some(a.model.as_path()),
+        a.pairs.as_deref(),
+        a.row_features.as_deref().map(Path::new),
+        a.col_features.as_deref().map(Path::new),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    check_outputs(g, &[a.out.as_deref()], &inputs)?;
     if let Some(pf) = &a.pairs {
         let features = a.row_features.as_deref().zip(a.col_features.as_deref());
         return crate::completion::predict(&a.model, pf, features, a.out.as_ref(), g);
@@ -66,8 +80,8 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
     let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
     // the raw width: the model's input dimension unless it keeps some of the input columns
     let width = preprocess.input_dim.unwrap_or(model.input_dim());
-    if preprocess.columns.is_some() && ds.features.is_sparse() && ds.ncols() < width {
-        // sparse rows (LIBSVM) that never use the last features: those columns are zero
+    if indexed_by_column_number(&ds) && ds.ncols() < width {
+        // sparse rows (LIBSVM, XMC) that never use the last features: those columns are zero
         ds.features = ds.features.widen(width)?;
     }
     if ds.ncols() != width {
@@ -92,6 +106,10 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         .top_k_scored(&ds.features, k.max(1))
         .with_context(|| ds.name.clone())?;
     let n = rows.len();
+    let kind = match model.task() {
+        Task::MultiLabel => PredictionKind::Labels,
+        Task::MultiClass => PredictionKind::Classes,
+    };
     let s = if g.json {
         let v: Vec<_> = rows
             .iter()
@@ -109,7 +127,8 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             .collect();
         format!("{}\n", serde_json::to_string(&v)?)
     } else if a.csv {
-        let mut s = String::from("row,rank,label,score\n");
+        let mut s = kind.header();
+        s.push_str("row,rank,label,score\n");
         for (i, r) in rows.iter().enumerate() {
             for (rank, &(j, sc)) in r.iter().enumerate() {
                 s.push_str(&format!("{i},{},{j},{sc}\n", rank + 1));
@@ -117,7 +136,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         }
         s
     } else {
-        let mut s = String::new();
+        let mut s = kind.header();
         for r in &rows {
             let line: Vec<String> = r
                 .iter()
@@ -141,4 +160,11 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         model.method()
     ));
     Ok(())
+}
+
+/// Whether the set's columns are known only by their numbers in sparse rows (LIBSVM, XMC: no
+/// feature names), so that a file whose rows never use the last columns reads narrower than the
+/// data the model was trained on, and the missing columns are zero.
+fn indexed_by_column_number(ds: &gimc_data::Dataset) -> bool {
+    ds.features.is_sparse() && ds.feature_names.is_empty()
 }

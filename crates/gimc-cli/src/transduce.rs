@@ -10,9 +10,9 @@
 //! class) with the scores of every label and, on request, the imputed feature matrix.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use gimc_data::{Dataset, MissingPolicy, Targets};
 use gimc_linalg::faer::Mat;
@@ -23,7 +23,7 @@ use gimc_solvers::{
 };
 use serde_json::json;
 
-use crate::common::{Globals, load_input_with, write_output};
+use crate::common::{Globals, check_outputs, load_input_with, write_output};
 
 /// The transductive method, or a baseline of the paper's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -198,6 +198,11 @@ fn estimate(n: usize, d: usize, t: usize, paths: usize) -> gimc::MemoryEstimate 
 
 /// Runs `gimc transduce`.
 pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
+    check_outputs(
+        g,
+        &[a.out.as_deref(), a.impute_out.as_deref()],
+        &[Path::new(&a.target)],
+    )?;
     let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask, &a.missing)?;
     let (n, d) = (ds.nrows(), ds.ncols());
     let LabelSide {
@@ -361,10 +366,8 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         .map(|u| u.iter().filter(|&&b| b).count())
         .sum();
     if let Some(path) = &a.impute_out {
-        let mut f = std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
-        );
+        // streamed row by row through the output writer, committed only when complete
+        let mut f = gimc_data::OutputFile::create(path, &[])?;
         let header: Vec<String> = (0..d)
             .map(|j| {
                 ds.feature_names
@@ -373,13 +376,16 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
                     .unwrap_or_else(|| format!("f{j}"))
             })
             .collect();
-        writeln!(f, "{}", header.join(","))?;
-        for i in 0..n {
-            let row: Vec<String> = (0..d).map(|j| format!("{}", out.imputed[(i, j)])).collect();
-            writeln!(f, "{}", row.join(","))?;
-        }
-        f.flush()
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let written = (|| -> std::io::Result<()> {
+            writeln!(f, "{}", header.join(","))?;
+            for i in 0..n {
+                let row: Vec<String> = (0..d).map(|j| format!("{}", out.imputed[(i, j)])).collect();
+                writeln!(f, "{}", row.join(","))?;
+            }
+            Ok(())
+        })();
+        written.map_err(|e| f.error(e))?;
+        f.commit()?;
     }
     g.info(&format!(
         "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {cv_error:.2} %; {unknown_cells} \

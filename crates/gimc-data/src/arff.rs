@@ -22,7 +22,7 @@ use std::path::Path;
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::shared::shared_csr;
 
-use crate::io::{CsrBuilder, Lines, Loc, open_text, split_fields, unescape};
+use crate::io::{CsrBuilder, Lines, Loc, open_text, split_fields, strip_bom, unescape};
 use crate::{Dataset, MissingPolicy, Result, Targets};
 
 /// Which ARFF attributes are targets.
@@ -74,45 +74,189 @@ pub fn read_mulan_labels(path: &Path) -> Result<Vec<String>> {
     parse_mulan_labels(open_text(path)?, path)
 }
 
-/// [`read_mulan_labels`] on any reader; `path` names the source in errors.
-pub fn parse_mulan_labels<R: BufRead>(reader: R, path: &Path) -> Result<Vec<String>> {
-    let loc = Loc::new(path);
-    let mut lines = Lines::new(reader, path);
-    let mut names: Vec<String> = Vec::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    while let Some((ln, line)) = lines.next_line()? {
-        let mut rest = line;
-        while let Some(pos) = rest.find("<label") {
-            let after = &rest[pos + "<label".len()..];
-            let is_label = after
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_whitespace() || c == '>' || c == '/');
-            if !is_label {
-                rest = after;
-                continue;
+/// [`read_mulan_labels`] on any reader; `path` names the source in errors. The whole document
+/// must parse: one `<labels>` root element, every element closed, and at least one `<label>`;
+/// a file cut short (e.g. before `</labels>`) is an error naming the unclosed element rather
+/// than a partial label list.
+pub fn parse_mulan_labels<R: BufRead>(mut reader: R, path: &Path) -> Result<Vec<String>> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|source| crate::DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let text = String::from_utf8_lossy(&bytes);
+    XmlScan {
+        text: strip_bom(&text),
+        pos: 0,
+        line: 1,
+        loc: Loc::new(path),
+    }
+    .labels()
+}
+
+/// A scan of a Mulan label document: tags, comments, processing instructions and text.
+struct XmlScan<'a> {
+    text: &'a str,
+    pos: usize,
+    line: usize,
+    loc: Loc,
+}
+
+impl XmlScan<'_> {
+    /// Moves to byte `to`, counting the lines passed.
+    fn advance(&mut self, to: usize) {
+        self.line += self.text[self.pos..to].matches('\n').count();
+        self.pos = to;
+    }
+
+    /// Skips to just after `end`, or fails naming `what` when the file ends first.
+    fn skip_past(&mut self, end: &str, what: &str) -> Result<()> {
+        match self.text[self.pos..].find(end) {
+            Some(i) => {
+                self.advance(self.pos + i + end.len());
+                Ok(())
             }
-            let end = after
-                .find('>')
-                .ok_or_else(|| loc.err(ln, "<label> tag not closed on its line"))?;
-            let tag = &after[..end];
-            let name = xml_attribute(tag, "name")
-                .ok_or_else(|| loc.err(ln, "<label> without a name attribute"))?;
-            let name = xml_unescape(&name).map_err(|m| loc.err(ln, m))?;
-            if let Some(prev) = seen.insert(name.clone(), ln) {
-                return Err(loc.err(
-                    ln,
-                    format!("label {name:?} listed twice (also on line {prev})"),
-                ));
-            }
-            names.push(name);
-            rest = &after[end..];
+            None => Err(self.loc.err(
+                self.line,
+                format!("{what} is not closed (the file ends inside it)"),
+            )),
         }
     }
-    if names.is_empty() {
-        return Err(loc.err(lines.count(), "no <label name=\"...\"> element found"));
+
+    /// The end of the start tag at `pos` (the index of its `>`, quotes respected).
+    fn tag_end(&self) -> Option<usize> {
+        let mut quote = None;
+        for (i, c) in self.text[self.pos..].char_indices() {
+            match (quote, c) {
+                (None, '"' | '\'') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, '>') => return Some(self.pos + i),
+                _ => {}
+            }
+        }
+        None
     }
-    Ok(names)
+
+    fn labels(mut self) -> Result<Vec<String>> {
+        let mut names: Vec<String> = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut open: Vec<(String, usize)> = Vec::new();
+        let mut root_done = false;
+        while let Some(i) = self.text[self.pos..].find('<') {
+            self.advance(self.pos + i);
+            let rest = &self.text[self.pos..];
+            if rest.starts_with("<!--") {
+                self.skip_past("-->", "a comment")?;
+            } else if rest.starts_with("<?") {
+                self.skip_past("?>", "a processing instruction")?;
+            } else if rest.starts_with("<!") {
+                self.skip_past(">", "a declaration")?;
+            } else if let Some(close) = rest.strip_prefix("</") {
+                let name = close.split('>').next().unwrap_or("").trim().to_string();
+                let ln = self.line;
+                self.skip_past(">", &format!("the end tag `</{name}`"))?;
+                match open.pop() {
+                    Some((o, _)) if o == name => root_done = open.is_empty(),
+                    Some((o, at)) => {
+                        return Err(self.loc.err(
+                            ln,
+                            format!("`</{name}>` does not close `<{o}>` (opened on line {at})"),
+                        ));
+                    }
+                    None => {
+                        return Err(self.loc.err(ln, format!("`</{name}>` closes nothing")));
+                    }
+                }
+            } else {
+                if root_done {
+                    return Err(self
+                        .loc
+                        .err(self.line, "an element after the end of `</labels>`"));
+                }
+                let ln = self.line;
+                let (name, closed) = self.start_tag(&mut names, &mut seen, open.is_empty())?;
+                if !closed {
+                    open.push((name, ln));
+                } else if open.is_empty() {
+                    root_done = true;
+                }
+            }
+        }
+        // the last line with content
+        let last = self.text.trim_end().matches('\n').count() + 1;
+        if let Some((name, at)) = open.last() {
+            return Err(self.loc.err(
+                last,
+                format!(
+                    "the file ends before `</{name}>` (`<{name}>` opened on line {at}): the label \
+                     list is incomplete"
+                ),
+            ));
+        }
+        if !root_done {
+            return Err(self
+                .loc
+                .err(last, "no `<labels>` element: not a Mulan label file"));
+        }
+        if names.is_empty() {
+            return Err(self.loc.err(last, "no <label name=\"...\"> element found"));
+        }
+        Ok(names)
+    }
+
+    /// Reads the start tag at `pos`: its name and whether it closes itself (`<x/>`); a
+    /// `<label>` adds its name to `names`. The root element must be `<labels>`.
+    fn start_tag(
+        &mut self,
+        names: &mut Vec<String>,
+        seen: &mut HashMap<String, usize>,
+        is_root: bool,
+    ) -> Result<(String, bool)> {
+        let ln = self.line;
+        let end = self.tag_end().ok_or_else(|| {
+            let head: String = self.text[self.pos..].chars().take(20).collect();
+            self.loc.err(
+                ln,
+                format!(
+                    "tag `{}` is not closed (the file ends inside it)",
+                    head.trim_end()
+                ),
+            )
+        })?;
+        let tag = &self.text[self.pos + 1..end];
+        let closed = tag.ends_with('/');
+        let tag = tag.strip_suffix('/').unwrap_or(tag);
+        let name = tag
+            .split(char::is_whitespace)
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let local = name.rsplit(':').next().unwrap_or("");
+        if is_root && local != "labels" {
+            return Err(self.loc.err(
+                ln,
+                format!(
+                    "the root element is `<{name}>`, expected `<labels>`: not a Mulan label file"
+                ),
+            ));
+        }
+        if local == "label" {
+            let label = xml_attribute(tag, "name")
+                .ok_or_else(|| self.loc.err(ln, "<label> without a name attribute"))?;
+            let label = xml_unescape(&label).map_err(|m| self.loc.err(ln, m))?;
+            if let Some(prev) = seen.insert(label.clone(), ln) {
+                return Err(self.loc.err(
+                    ln,
+                    format!("label {label:?} listed twice (also on line {prev})"),
+                ));
+            }
+            names.push(label);
+        }
+        self.advance(end + 1);
+        Ok((name, closed))
+    }
 }
 
 fn xml_attribute(tag: &str, key: &str) -> Option<String> {
@@ -284,6 +428,71 @@ fn find_attr(attrs: &[Attr], name: &str) -> Option<usize> {
         .position(|a| a.raw == name || a.name == name || a.name == un)
 }
 
+/// The attributes of an ARFF header and the line of its `@data`, the lines read up to it.
+fn parse_header<R: BufRead>(lines: &mut Lines<R>, loc: &Loc) -> Result<(Vec<Attr>, usize)> {
+    let mut attrs: Vec<Attr> = Vec::new();
+    while let Some((ln, line)) = lines.next_line()? {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('%') {
+            continue;
+        }
+        if !t.starts_with('@') {
+            return Err(loc.err(
+                ln,
+                "expected @relation, @attribute or @data in the ARFF header",
+            ));
+        }
+        let (kw, rest) = keyword(t);
+        match kw.to_ascii_lowercase().as_str() {
+            "@relation" => {}
+            "@attribute" => attrs.push(parse_attribute(rest, ln, loc)?),
+            "@data" if attrs.is_empty() => {
+                return Err(loc.err(ln, "no @attribute before @data"));
+            }
+            "@data" => return Ok((attrs, ln)),
+            other => return Err(loc.err(ln, format!("unknown ARFF keyword {other:?}"))),
+        }
+    }
+    Err(loc.err(lines.count(), "no @data section"))
+}
+
+/// The attributes declared in an ARFF file's header.
+#[derive(Debug)]
+pub(crate) struct ArffHeader {
+    attrs: Vec<Attr>,
+}
+
+impl ArffHeader {
+    /// Reads the header of the ARFF file at `path` (the lines up to `@data`).
+    pub(crate) fn read(path: &Path) -> Result<Self> {
+        let mut lines = Lines::new(open_text(path)?, path);
+        let (attrs, _) = parse_header(&mut lines, &Loc::new(path))?;
+        Ok(Self { attrs })
+    }
+
+    /// Whether `name` is an attribute (as written or with escapes resolved, as the reader
+    /// matches Mulan label names).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        find_attr(&self.attrs, name).is_some()
+    }
+
+    /// The name of the last attribute and whether it is nominal.
+    pub(crate) fn last(&self) -> Option<(&str, bool)> {
+        self.attrs
+            .last()
+            .map(|a| (a.name.as_str(), matches!(a.kind, Kind::Nominal(..))))
+    }
+
+    /// How many attributes at the end are nominal `{0,1}`: Mulan's label attributes look so.
+    pub(crate) fn trailing_binary(&self) -> usize {
+        self.attrs
+            .iter()
+            .rev()
+            .take_while(|a| matches!(&a.kind, Kind::Nominal(_, v) if v == &["0", "1"]))
+            .count()
+    }
+}
+
 /// State of the row being parsed.
 struct Row {
     features: Vec<(usize, f64)>,
@@ -300,36 +509,7 @@ struct Row {
 pub fn parse_arff<R: BufRead>(reader: R, path: &Path, opts: &ArffOptions) -> Result<Dataset> {
     let loc = Loc::new(path);
     let mut lines = Lines::new(reader, path);
-    let mut attrs: Vec<Attr> = Vec::new();
-    let mut data_line = None;
-    while let Some((ln, line)) = lines.next_line()? {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('%') {
-            continue;
-        }
-        if !t.starts_with('@') {
-            return Err(loc.err(
-                ln,
-                "expected @relation, @attribute or @data in the ARFF header",
-            ));
-        }
-        let (kw, rest) = keyword(t);
-        match kw.to_ascii_lowercase().as_str() {
-            "@relation" => {}
-            "@attribute" => attrs.push(parse_attribute(rest, ln, &loc)?),
-            "@data" => {
-                data_line = Some(ln);
-                break;
-            }
-            other => return Err(loc.err(ln, format!("unknown ARFF keyword {other:?}"))),
-        }
-    }
-    let Some(data_line) = data_line else {
-        return Err(loc.err(lines.count(), "no @data section"));
-    };
-    if attrs.is_empty() {
-        return Err(loc.err(data_line, "no @attribute before @data"));
-    }
+    let (attrs, data_line) = parse_header(&mut lines, &loc)?;
 
     // roles
     let n_attr = attrs.len();
@@ -927,5 +1107,49 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.line(), Some(3));
         assert!(parse_mulan_labels("<labels></labels>".as_bytes(), Path::new("x.xml")).is_err());
+    }
+
+    #[test]
+    fn xml_cut_short_is_an_error_not_a_partial_list() {
+        let whole = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- a > comment -->\n\
+                     <labels xmlns=\"http://mulan.sourceforge.net/labels\">\n\
+                     <label name=\"a\"></label>\n<label name=\"b\"></label>\n</labels>\n";
+        let names = parse_mulan_labels(whole.as_bytes(), Path::new("e.xml")).unwrap();
+        assert_eq!(names, vec!["a", "b"]);
+        // cut before </labels>, inside a tag, inside an end tag
+        for (cut, line) in [
+            (whole.find("</labels>").unwrap(), 5),
+            (whole.find("name=\"b\"").unwrap(), 5),
+            (whole.find("</label>\n<label name=\"b").unwrap() + 4, 4),
+        ] {
+            let err = parse_mulan_labels(&whole.as_bytes()[..cut], Path::new("e.xml")).unwrap_err();
+            assert_eq!(err.path(), Some(Path::new("e.xml")), "{err}");
+            assert_eq!(err.line(), Some(line), "cut at {cut}: {err}");
+            assert!(
+                err.to_string().contains("not closed") || err.to_string().contains("ends before"),
+                "{err}"
+            );
+        }
+        let err = parse_mulan_labels(
+            &whole.as_bytes()[..whole.find("</labels>").unwrap()],
+            Path::new("e.xml"),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("the file ends before `</labels>`"),
+            "{err}"
+        );
+        // mismatched and foreign documents
+        for bad in [
+            "<labels><label name=\"a\"></labels>",
+            "<project><label name=\"a\"/></project>",
+            "<labels><label name=\"a\"/></labels><labels/>",
+            "</labels>",
+        ] {
+            assert!(
+                parse_mulan_labels(bad.as_bytes(), Path::new("x.xml")).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

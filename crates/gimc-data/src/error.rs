@@ -42,6 +42,17 @@ pub enum DataError {
         /// The value read.
         value: f64,
     },
+    /// A non-numeric CSV column that looks like a class would become features
+    /// ([`crate::CsvOptions::refuse_class_like`]).
+    #[error("{}: column `{column}` looks like a class ({values} values)", path.display())]
+    ClassLikeColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column's name.
+        column: String,
+        /// Its number of distinct values.
+        values: usize,
+    },
     /// The data set name is not in the manifest.
     #[error("unknown data set {name:?} (known: {})", known.join(", "))]
     UnknownSet {
@@ -113,7 +124,8 @@ impl DataError {
             | Self::Parse { path, .. }
             | Self::NonFinite { path, .. }
             | Self::MissingFile { path, .. }
-            | Self::ShapeMismatch { path, .. } => Some(path),
+            | Self::ShapeMismatch { path, .. }
+            | Self::ClassLikeColumn { path, .. } => Some(path),
             _ => None,
         }
     }

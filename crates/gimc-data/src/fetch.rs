@@ -6,9 +6,9 @@
 //! [`FetchParams::mirror`] is set (the binaries read it from `$GIMC_DATA_MIRROR`), from
 //! `<mirror>/<manifest path>` (see [`source_url`]).
 //!
-//! Integrity: a file is downloaded into a temporary file in its destination directory, its
-//! size and sha256 are checked against the manifest, and only then is it renamed to the path
-//! the manifest names. An interrupted, truncated or corrupted download never leaves a file at
+//! Integrity: a file is downloaded through the output writer ([`crate::output`]) into a
+//! temporary file in its destination directory, its size and sha256 are checked against the
+//! manifest, and only then is it synced and renamed to the path the manifest names. An interrupted, truncated or corrupted download never leaves a file at
 //! the final path, and the temporary file is removed on every error. Failed attempts are
 //! retried with exponential backoff ([`FetchParams::attempts`], [`FetchParams::backoff`]);
 //! client errors such as 404 are not retried. Connections and every read have timeouts
@@ -39,17 +39,15 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::DataError;
 use crate::manifest::{FileEntry, Manifest, SetEntry};
 use crate::named::sha256_file;
+use crate::{DataError, OutputFile};
 
 /// How downloads are made. Start from [`FetchParams::default`] and the `with_*` methods;
 /// [`FetchParams::check`] validates them into the [`ValidFetchParams`] that [`fetch_all`],
@@ -242,6 +240,9 @@ pub enum FetchError {
     /// An error from the manifest (unknown set, invalid manifest).
     #[error(transparent)]
     Data(#[from] DataError),
+    /// The file could not be put in place (a directory at its path, or an I/O error).
+    #[error(transparent)]
+    Output(#[from] crate::OutputError),
 }
 
 impl FetchError {
@@ -545,42 +546,6 @@ fn fetch_file_with(
     }
 }
 
-/// A temporary file removed when dropped unless it was renamed into place.
-struct TempFile {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-fn temp_file(dest: &Path) -> Result<(TempFile, File), FetchError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!(".{name}.{}-{n}.part", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => return Ok((TempFile { path, keep: false }, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(source) => return Err(FetchError::Io { path, source }),
-        }
-    }
-}
-
 /// One attempt: GET, stream (unpacking if needed) into a temporary file while hashing, check
 /// size and sha256, rename into place. Returns the size written.
 fn attempt_download(
@@ -636,12 +601,8 @@ fn attempt_download(
         Box::new(counted)
     };
 
-    let (mut tmp, f) = temp_file(dest)?;
-    let io_err = |path: &Path, source| FetchError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut out = BufWriter::new(f);
+    // removed by the writer on every early return below
+    let mut out = OutputFile::create(dest, &[])?;
     let mut hasher = Sha256::new();
     let mut written = 0u64;
     let mut buf = vec![0u8; 1 << 16];
@@ -664,16 +625,11 @@ fn attempt_download(
             });
         }
         hasher.update(&buf[..n]);
-        out.write_all(&buf[..n]).map_err(|e| io_err(&tmp.path, e))?;
+        out.write_all(&buf[..n]).map_err(|e| out.error(e))?;
     }
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let f = out
-        .into_inner()
-        .map_err(|e| io_err(&tmp.path, e.into_error()))?;
-    f.sync_all().map_err(|e| io_err(&tmp.path, e))?;
-    drop(f);
     if written != file.bytes {
         return Err(FetchError::Size {
             url: url.to_string(),
@@ -693,8 +649,7 @@ fn attempt_download(
             actual,
         });
     }
-    std::fs::rename(&tmp.path, dest).map_err(|e| io_err(dest, e))?;
-    tmp.keep = true;
+    out.commit()?;
     Ok(written)
 }
 

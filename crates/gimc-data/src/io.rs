@@ -114,8 +114,17 @@ pub(crate) fn parse_num(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok()
 }
 
-/// Streams lines with their 1-based numbers, without the trailing `\n` / `\r\n`. Invalid UTF-8
-/// is replaced (lossy) rather than rejected, so Latin-1 attribute names still load.
+/// The UTF-8 byte-order mark some editors write at the start of a text file.
+pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `s` without a leading UTF-8 byte-order mark.
+pub(crate) fn strip_bom(s: &str) -> &str {
+    s.strip_prefix('\u{feff}').unwrap_or(s)
+}
+
+/// Streams lines with their 1-based numbers, without the trailing `\n` / `\r\n` and without a
+/// UTF-8 byte-order mark at the start of the first line. Invalid UTF-8 is replaced (lossy)
+/// rather than rejected, so Latin-1 attribute names still load.
 pub(crate) struct Lines<R> {
     reader: R,
     buf: Vec<u8>,
@@ -162,6 +171,9 @@ impl<R: BufRead> Lines<R> {
         }
         self.bytes += n as u64;
         self.line += 1;
+        if self.line == 1 && self.buf.starts_with(UTF8_BOM) {
+            self.buf.drain(..UTF8_BOM.len());
+        }
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
@@ -503,5 +515,15 @@ mod tests {
         assert!(s.ends_with('c'));
         assert_eq!(l.next_line().unwrap(), None);
         assert_eq!(l.count(), 3);
+    }
+
+    #[test]
+    fn lines_skip_a_byte_order_mark_on_the_first_line_only() {
+        let text = b"\xef\xbb\xbfa,b\n\xef\xbb\xbfc\n";
+        let mut l = Lines::new(&text[..], Path::new("mem"));
+        assert_eq!(l.next_line().unwrap(), Some((1, "a,b")));
+        assert_eq!(l.next_line().unwrap(), Some((2, "\u{feff}c")));
+        assert_eq!(strip_bom("\u{feff}x"), "x");
+        assert_eq!(strip_bom("x"), "x");
     }
 }

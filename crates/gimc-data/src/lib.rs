@@ -69,6 +69,7 @@ mod io;
 mod libsvm;
 mod manifest;
 mod named;
+pub mod output;
 pub mod split;
 pub mod synth;
 pub mod synth_xmc;
@@ -79,8 +80,9 @@ pub use arff::{
     read_mulan_labels,
 };
 pub use csv::{
-    ColumnRef, Constraints, CsvOptions, NominalEncoding, TargetKind, TripletOptions, Triplets,
-    parse_constraints, parse_csv, parse_triplets, read_constraints, read_csv, read_triplets,
+    ColumnRange, ColumnRef, Constraints, CsvOptions, NominalEncoding, TargetKind, TripletOptions,
+    Triplets, parse_constraints, parse_csv, parse_triplets, read_constraints, read_csv,
+    read_csv_columns, read_triplets,
 };
 pub use dataset::{Dataset, Summary, Targets};
 pub use error::DataError;
@@ -90,9 +92,11 @@ pub use io::open_text;
 pub use libsvm::{LibsvmOptions, LibsvmTarget, parse_libsvm, read_libsvm};
 pub use manifest::{Bins, FileEntry, Manifest, NotObtained, PartEntry, PartFormat, SetEntry};
 pub use named::{
-    FileReport, FileStatus, Format, NamedOptions, NamedSet, VerifyReport, guess_format, load_named,
+    FileReport, FileStatus, Format, NamedOptions, NamedSet, VerifyReport, describe_named_targets,
+    describe_targets, find_mulan_labels, guess_format, guess_format_with_labels, load_named,
     load_named_part, load_named_with, load_path, resolve_data_dir, sha256_file, verify, verify_all,
 };
+pub use output::{OutputError, OutputFile};
 pub use xmc::{parse_xmc, read_xmc, read_xmc_shard};
 
 /// Result alias of this crate.

@@ -4,13 +4,14 @@
 //! on request), `qid:` tokens and `#` comments are skipped, trailing spaces, CRLF line ends and
 //! a missing final newline are accepted. Features are kept sparse (CSR).
 
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::shared::shared_csr;
 
-use crate::io::{ClassInterner, CsrBuilder, Lines, Loc, open_text};
+use crate::io::{ClassInterner, CsrBuilder, Lines, Loc, open_text, parse_num};
 use crate::{Dataset, Result, Targets};
 
 /// How the first token of a LIBSVM row is read.
@@ -24,6 +25,10 @@ pub enum LibsvmTarget {
     Values,
     /// A comma-separated list of label indices (used as 0-based label columns as written).
     MultiLabel,
+    /// Decided from every row: multi-label ([`LibsvmTarget::MultiLabel`]) when any row's target
+    /// is a comma-separated list (`0,2`), else classes ([`LibsvmTarget::Classes`]). The file is
+    /// read once; the target tokens are kept until its end.
+    Auto,
 }
 
 /// Options of the LIBSVM reader.
@@ -60,13 +65,9 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
     let loc = Loc::new(path);
     let mut lines = Lines::new(reader, path);
     let mut feats = CsrBuilder::new(opts.n_features.unwrap_or(usize::MAX));
-    let mut labels = CsrBuilder::new(opts.n_labels.unwrap_or(usize::MAX));
+    let mut targets = TargetReader::new(opts);
     let mut max_feat = 0usize;
-    let mut max_label = 0usize;
-    let mut classes = ClassInterner::default();
-    let mut values = Vec::new();
     let mut row_f: Vec<(usize, f64)> = Vec::new();
-    let mut row_l: Vec<(usize, f64)> = Vec::new();
     while let Some((ln, line)) = lines.next_line()? {
         let content = line.split('#').next().unwrap_or("");
         if content.trim().is_empty() {
@@ -75,39 +76,13 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
         let r = feats.nrows();
         let mut tokens = content.split_ascii_whitespace().peekable();
         let starts_blank = content.starts_with(|c: char| c.is_ascii_whitespace());
-        row_l.clear();
         let first_is_feature = starts_blank || tokens.peek().is_some_and(|t| t.contains(':'));
-        match opts.target {
-            LibsvmTarget::MultiLabel => {
-                if !first_is_feature && let Some(tok) = tokens.next() {
-                    for l in tok.split(',') {
-                        let l = loc.index(ln, l, false, "label")?;
-                        if opts.n_labels.is_some_and(|nl| l >= nl) {
-                            return Err(loc.err(
-                                ln,
-                                format!(
-                                    "label {l} out of range ({} labels)",
-                                    opts.n_labels.unwrap_or(0)
-                                ),
-                            ));
-                        }
-                        max_label = max_label.max(l.saturating_add(1));
-                        row_l.push((l, 1.0));
-                    }
-                }
-            }
-            LibsvmTarget::Classes | LibsvmTarget::Values => {
-                if first_is_feature {
-                    return Err(loc.err(ln, "row has no target before its features"));
-                }
-                let tok = tokens.next().unwrap_or("");
-                if opts.target == LibsvmTarget::Classes {
-                    classes.push(tok);
-                } else {
-                    values.push(loc.number(ln, r, 0, tok, "target")?);
-                }
-            }
-        }
+        let target = if first_is_feature {
+            None
+        } else {
+            tokens.next()
+        };
+        targets.push(&loc, ln, r, target)?;
         row_f.clear();
         for tok in tokens {
             let (idx, val) = tok
@@ -131,30 +106,11 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
             row_f.push((j, v));
         }
         feats.push_row(&mut row_f).map_err(|m| loc.err(ln, m))?;
-        if opts.target == LibsvmTarget::MultiLabel {
-            labels.push_row(&mut row_l).map_err(|m| loc.err(ln, m))?;
-        }
     }
     let end = lines.count();
-    let n_features = opts.n_features.unwrap_or(max_feat);
-    feats.set_ncols(n_features);
+    feats.set_ncols(opts.n_features.unwrap_or(max_feat));
     let x = feats.finish().map_err(|m| loc.err(end, m))?;
-    let targets = match opts.target {
-        LibsvmTarget::Classes => {
-            let (classes, names) = classes.finish();
-            Targets::Classes { classes, names }
-        }
-        LibsvmTarget::Values => Targets::Values(values),
-        LibsvmTarget::MultiLabel => {
-            let n_labels = opts.n_labels.unwrap_or(max_label);
-            labels.set_ncols(n_labels);
-            let matrix = labels.finish().map_err(|m| loc.err(end, m))?;
-            Targets::Labels {
-                matrix,
-                names: Vec::new(),
-            }
-        }
-    };
+    let targets = targets.finish(&loc, end)?;
     let name = path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
@@ -168,6 +124,197 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
         missing_labels: Vec::new(),
         nominal_columns: Vec::new(),
     })
+}
+
+/// The targets of the rows as they are read, in the options' mode.
+enum TargetReader {
+    Classes(ClassInterner),
+    Values(Vec<f64>),
+    Labels(LabelRows),
+    Auto(AutoTargets),
+}
+
+/// Multi-label rows: the label matrix built row by row.
+struct LabelRows {
+    rows: CsrBuilder,
+    n_labels: Option<usize>,
+    max_label: usize,
+}
+
+/// The target tokens of [`LibsvmTarget::Auto`], interned with the line of their first use
+/// until the end of the file decides the task.
+#[derive(Default)]
+struct AutoTargets {
+    ids: HashMap<String, u32>,
+    tokens: Vec<(String, usize)>,
+    /// Per row the token's id, or `u32::MAX` for a row without a target.
+    rows: Vec<u32>,
+    /// The line of the first row without a target.
+    first_untargeted: Option<usize>,
+    /// A token holds a comma: the file is multi-label.
+    lists: bool,
+}
+
+const NO_TARGET: &str = "row has no target before its features";
+
+impl TargetReader {
+    fn new(opts: &LibsvmOptions) -> Self {
+        match opts.target {
+            LibsvmTarget::Classes => Self::Classes(ClassInterner::default()),
+            LibsvmTarget::Values => Self::Values(Vec::new()),
+            LibsvmTarget::MultiLabel => Self::Labels(LabelRows::new(opts.n_labels)),
+            LibsvmTarget::Auto => Self::Auto(AutoTargets::default()),
+        }
+    }
+
+    /// Records row `r`'s target token (`None`: the row starts with a feature).
+    fn push(&mut self, loc: &Loc, ln: usize, r: usize, token: Option<&str>) -> Result<()> {
+        match self {
+            Self::Classes(c) => {
+                let tok = token.ok_or_else(|| loc.err(ln, NO_TARGET))?;
+                check_class(loc, ln, tok)?;
+                c.push(tok);
+            }
+            Self::Values(v) => {
+                let tok = token.ok_or_else(|| loc.err(ln, NO_TARGET))?;
+                v.push(loc.number(ln, r, 0, tok, "target")?);
+            }
+            Self::Labels(l) => l.push(loc, ln, token)?,
+            Self::Auto(a) => a.push(ln, token),
+        }
+        Ok(())
+    }
+
+    fn finish(self, loc: &Loc, end: usize) -> Result<Targets> {
+        Ok(match self {
+            Self::Classes(c) => {
+                let (classes, names) = c.finish();
+                Targets::Classes { classes, names }
+            }
+            Self::Values(v) => Targets::Values(v),
+            Self::Labels(l) => l.finish(loc, end)?,
+            Self::Auto(a) => a.finish(loc, end)?,
+        })
+    }
+}
+
+/// Refuses a class token that reads as NaN or an infinity (`nan`, `inf`, `-Infinity`): it is
+/// a broken number, not a class name.
+fn check_class(loc: &Loc, ln: usize, tok: &str) -> Result<()> {
+    if parse_num(tok).is_some_and(|v| !v.is_finite()) {
+        return Err(loc.err(
+            ln,
+            format!("class {tok:?} is not a finite number (a class must be a number or a name)"),
+        ));
+    }
+    Ok(())
+}
+
+impl LabelRows {
+    fn new(n_labels: Option<usize>) -> Self {
+        Self {
+            rows: CsrBuilder::new(n_labels.unwrap_or(usize::MAX)),
+            n_labels,
+            max_label: 0,
+        }
+    }
+
+    fn push(&mut self, loc: &Loc, ln: usize, token: Option<&str>) -> Result<()> {
+        let mut row = match token {
+            Some(tok) => label_list(loc, ln, tok, self.n_labels)?,
+            None => Vec::new(),
+        };
+        for &(l, _) in &row {
+            self.max_label = self.max_label.max(l.saturating_add(1));
+        }
+        self.rows.push_row(&mut row).map_err(|m| loc.err(ln, m))
+    }
+
+    fn finish(mut self, loc: &Loc, end: usize) -> Result<Targets> {
+        self.rows.set_ncols(self.n_labels.unwrap_or(self.max_label));
+        let matrix = self.rows.finish().map_err(|m| loc.err(end, m))?;
+        Ok(Targets::Labels {
+            matrix,
+            names: Vec::new(),
+        })
+    }
+}
+
+/// The labels of a comma-separated list token, each below `n_labels` when given.
+fn label_list(
+    loc: &Loc,
+    ln: usize,
+    tok: &str,
+    n_labels: Option<usize>,
+) -> Result<Vec<(usize, f64)>> {
+    tok.split(',')
+        .map(|l| {
+            let l = loc.index(ln, l, false, "label")?;
+            match n_labels {
+                Some(nl) if l >= nl => {
+                    Err(loc.err(ln, format!("label {l} out of range ({nl} labels)")))
+                }
+                _ => Ok((l, 1.0)),
+            }
+        })
+        .collect()
+}
+
+impl AutoTargets {
+    fn push(&mut self, ln: usize, token: Option<&str>) {
+        let Some(tok) = token else {
+            self.first_untargeted.get_or_insert(ln);
+            self.rows.push(u32::MAX);
+            return;
+        };
+        let next = self.tokens.len() as u32;
+        let id = *self.ids.entry(tok.to_string()).or_insert_with(|| {
+            self.lists |= tok.contains(',');
+            self.tokens.push((tok.to_string(), ln));
+            next
+        });
+        self.rows.push(id);
+    }
+
+    fn finish(self, loc: &Loc, end: usize) -> Result<Targets> {
+        if self.lists {
+            let lists = self
+                .tokens
+                .iter()
+                .map(|(tok, ln)| label_list(loc, *ln, tok, None))
+                .collect::<Result<Vec<_>>>()?;
+            let mut labels = LabelRows::new(None);
+            for &id in &self.rows {
+                let mut row = lists.get(id as usize).cloned().unwrap_or_default();
+                for &(l, _) in &row {
+                    labels.max_label = labels.max_label.max(l.saturating_add(1));
+                }
+                labels
+                    .rows
+                    .push_row(&mut row)
+                    .map_err(|m| loc.err(end, m))?;
+            }
+            return labels.finish(loc, end);
+        }
+        if let Some(ln) = self.first_untargeted {
+            return Err(loc.err(
+                ln,
+                format!(
+                    "{NO_TARGET} (no row holds a comma-separated label list, so the file is \
+                     read as classes; read it as multi-label if its rows are label lists)"
+                ),
+            ));
+        }
+        let mut classes = ClassInterner::default();
+        for (tok, ln) in &self.tokens {
+            check_class(loc, *ln, tok)?;
+        }
+        for &id in &self.rows {
+            classes.push(&self.tokens[id as usize].0);
+        }
+        let (classes, names) = classes.finish();
+        Ok(Targets::Classes { classes, names })
+    }
 }
 
 fn parse_value(loc: &Loc, ln: usize, r: usize, j: usize, val: &str) -> Result<f64> {
@@ -238,6 +385,63 @@ mod tests {
             panic!()
         };
         assert_eq!(x.get(2, 1), Some(&1.0));
+    }
+
+    #[test]
+    fn auto_decides_the_task_from_every_row() {
+        let auto = LibsvmOptions {
+            target: LibsvmTarget::Auto,
+            ..LibsvmOptions::default()
+        };
+        // the first row has one label; a later row's list makes the file multi-label
+        let ds = parse("3 1:1\n0,2 2:1\n 1:2\n1 3:1\n", &auto).unwrap();
+        let Targets::Labels { matrix, .. } = &ds.targets else {
+            panic!("multi-label expected: {:?}", ds.targets)
+        };
+        assert_eq!((matrix.rows(), matrix.cols(), matrix.nnz()), (4, 4, 4));
+        assert_eq!(
+            (matrix.get(0, 3), matrix.get(1, 2)),
+            (Some(&1.0), Some(&1.0))
+        );
+        assert_eq!(matrix.outer_view(2).unwrap().nnz(), 0);
+        // no list anywhere: classes, as with LibsvmTarget::Classes
+        let text = "+1 1:1\n-1 2:1\n1 3:1\n";
+        let ds = parse(text, &auto).unwrap();
+        assert_eq!(
+            ds.targets,
+            parse(text, &LibsvmOptions::default()).unwrap().targets
+        );
+        // a bad label in a list is reported at its row
+        let e = parse("1 1:1\n0,x 1:1\n", &auto).unwrap_err();
+        assert_eq!(e.line(), Some(2), "{e}");
+        // a row without a target in a file of classes
+        let e = parse("1 1:1\n 2:1\n", &auto).unwrap_err();
+        assert_eq!(e.line(), Some(2), "{e}");
+        assert!(e.to_string().contains("no target"), "{e}");
+    }
+
+    #[test]
+    fn nan_and_infinity_are_not_class_names() {
+        for mode in [LibsvmTarget::Classes, LibsvmTarget::Auto] {
+            let opts = LibsvmOptions {
+                target: mode,
+                ..LibsvmOptions::default()
+            };
+            for bad in ["nan", "inf", "-Infinity", "NaN"] {
+                let e = parse(&format!("1 1:1\n{bad} 2:1\n"), &opts).unwrap_err();
+                assert_eq!(e.line(), Some(2), "{mode:?} {bad}: {e}");
+                assert!(e.to_string().contains("is not a finite number"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_class() {
+        let ds = parse("\u{feff}1 1:1\n2 1:2\n1 2:1\n", &LibsvmOptions::default()).unwrap();
+        let Targets::Classes { names, .. } = &ds.targets else {
+            panic!()
+        };
+        assert_eq!(names, &["1", "2"]);
     }
 
     #[test]

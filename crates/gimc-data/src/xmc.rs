@@ -267,6 +267,12 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_before_the_header_is_skipped() {
+        let ds = parse("\u{feff}2 3 2\n0 0:1\n1 2:1\n").unwrap();
+        assert_eq!((ds.nrows(), ds.ncols()), (2, 3));
+    }
+
+    #[test]
     fn errors_name_lines() {
         for (text, line) in [
             ("3 4\n", 1),

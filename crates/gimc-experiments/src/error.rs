@@ -17,6 +17,10 @@ pub enum ExperimentError {
         #[source]
         source: std::io::Error,
     },
+    /// An output file was not written (a directory at its path, or an I/O error; the file
+    /// at the path is left as it was).
+    #[error(transparent)]
+    Output(#[from] gimc_data::OutputError),
     /// Serialising the records failed.
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -59,7 +63,7 @@ pub enum ExperimentError {
 
 impl ExperimentError {
     /// The [`ExperimentError::Io`] of an I/O error on `path`, for `map_err`:
-    /// `std::fs::write(&p, s).map_err(ExperimentError::io(&p))?`.
+    /// `std::fs::create_dir_all(&p).map_err(ExperimentError::io(&p))?`.
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
         move |source| Self::Io { path, source }

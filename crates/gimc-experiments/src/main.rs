@@ -161,7 +161,8 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         } else {
             "cargo xtask bench"
         };
-        std::fs::write(path, render_markdown(&results, &machine, &date, command))?;
+        let report = render_markdown(&results, &machine, &date, command);
+        gimc_data::output::write_file(path, report.as_bytes(), &[])?;
         writeln!(stdout, "wrote {}", path.display())?;
     }
     if !failed.is_empty() {

@@ -333,9 +333,10 @@ impl Report {
     }
 }
 
-/// Writes one file, mapping the error to [`ExperimentError::Io`] with its path.
+/// Writes one file through the output writer ([`gimc_data::output`]: a temporary file synced
+/// and renamed over it) and returns its path.
 fn write_file(path: PathBuf, contents: &str) -> Result<PathBuf, ExperimentError> {
-    std::fs::write(&path, contents).map_err(ExperimentError::io(&path))?;
+    gimc_data::output::write_file(&path, contents.as_bytes(), &[])?;
     Ok(path)
 }
 
@@ -480,5 +481,31 @@ mod tests {
             let r = Report::new(name, "t");
             assert!(write_report(&r, &dir).is_err(), "{name:?}");
         }
+    }
+
+    #[test]
+    fn reports_are_replaced_whole_through_the_output_writer() {
+        let dir = std::env::temp_dir().join(format!("gimc-report-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut r = sample();
+        r.figures.push(("fig".into(), "<svg/>\n".into()));
+        write_report(&r, &dir).unwrap();
+        r.note("a second run");
+        let paths = write_report(&r, &dir).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        // no temporary file is left beside the reports
+        assert_eq!(names, ["t-fig.svg", "t.csv", "t.json", "t.md"]);
+        assert_eq!(std::fs::read_to_string(&paths[0]).unwrap(), r.to_markdown());
+        // a directory where a report goes is refused, naming it
+        std::fs::remove_file(dir.join("t.csv")).unwrap();
+        std::fs::create_dir(dir.join("t.csv")).unwrap();
+        let err = write_report(&r, &dir).unwrap_err();
+        assert!(matches!(err, ExperimentError::Output(_)), "{err}");
+        assert!(err.to_string().contains("t.csv: is a directory"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -18,8 +18,9 @@
 //! ```
 //!
 //! A [`LineChart`] holds named [`Series`] of `(x, y)` points and renders to a self-contained SVG
-//! string ([`LineChart::to_svg`]) or file ([`LineChart::write_svg`]) with axes, ticks (linear or
-//! logarithmic), a legend, and a distinct colour and marker per series.
+//! string ([`LineChart::to_svg`]) with axes, ticks (linear or logarithmic), a legend, and a
+//! distinct colour and marker per series. The crate writes no files: the gimc command line and
+//! the experiments write the string through their one output writer (`gimc_data::output`).
 //!
 //! Invalid input (no series, empty series, NaN or infinite coordinates, non-positive values on a
 //! log axis) is a typed [`PlotError`], never a panic. The same chart always renders to the same
@@ -61,7 +62,6 @@
 #![deny(missing_docs)]
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// Errors from building a chart.
 #[derive(Debug, thiserror::Error)]
@@ -95,14 +95,6 @@ pub enum PlotError {
         axis: &'static str,
         /// The offending value.
         value: f64,
-    },
-    /// Writing the SVG file failed.
-    #[error("cannot write {path}: {source}")]
-    Io {
-        /// Destination path.
-        path: String,
-        /// Underlying error.
-        source: std::io::Error,
     },
 }
 
@@ -1173,16 +1165,6 @@ impl LineChart {
         out.push_str("</svg>\n");
         Ok(out)
     }
-
-    /// Render and write the chart to `path`.
-    pub fn write_svg(&self, path: impl AsRef<Path>) -> Result<(), PlotError> {
-        let svg = self.to_svg()?;
-        let path = path.as_ref();
-        std::fs::write(path, svg).map_err(|source| PlotError::Io {
-            path: path.display().to_string(),
-            source,
-        })
-    }
 }
 
 #[cfg(test)]
@@ -1763,17 +1745,5 @@ mod tests {
         // a single point / constant series still renders
         let c = LineChart::default().with_series("one", vec![(1.0, 2.0)]);
         assert!(balanced(&c.to_svg().unwrap()));
-    }
-
-    #[test]
-    fn write_svg_reports_io_errors() {
-        let dir = std::env::temp_dir().join(format!("gimc-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("c.svg");
-        chart().write_svg(&path).unwrap();
-        assert!(std::fs::read_to_string(&path).unwrap().contains("<svg"));
-        let bad = dir.join("missing-dir").join("c.svg");
-        assert!(matches!(chart().write_svg(bad), Err(PlotError::Io { .. })));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -269,12 +269,21 @@ fn run_interruptible<T: Send>(
 ) -> PyResult<T> {
     let cancel = AtomicBool::new(false);
     let pool = match n_jobs {
-        Some(n) => Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| PyRuntimeError::new_err(format!("thread pool: {e}")))?,
-        ),
+        Some(n) => {
+            // the bound `gimc --threads` has too
+            let n = gimc::threads::check_threads(n).map_err(|e| match e {
+                GimcError::InvalidParameter { reason, .. } => {
+                    PyValueError::new_err(format!("n_jobs: {reason}"))
+                }
+                other => value_err(other),
+            })?;
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| PyRuntimeError::new_err(format!("thread pool: {e}")))?,
+            )
+        }
         None => None,
     };
     let (result, signal) = py.detach(|| {
@@ -1351,11 +1360,21 @@ fn load_named<'py>(
 
 /// A data file in any format gimc reads (guessed from its name and first lines: ARFF with its
 /// Mulan XML, LIBSVM, the extreme-classification repository's format, CSV): see
-/// [`dataset_dict`]. Malformed input is a `ValueError` naming the file and line.
+/// [`dataset_dict`]. `labels` names the Mulan XML label file of an ARFF file (default: found
+/// beside it, as the command line finds it). Malformed input is a `ValueError` naming the file
+/// and line.
 #[pyfunction]
-fn load_file<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (path, labels=None))]
+fn load_file<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    labels: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
     let set = py
-        .detach(|| gimc_data::load_path(&path, None))
+        .detach(|| {
+            let format = gimc_data::guess_format_with_labels(&path, labels.as_deref())?;
+            gimc_data::load_path(&path, Some(&format))
+        })
         .map_err(value_err)?;
     dataset_dict(py, set)
 }

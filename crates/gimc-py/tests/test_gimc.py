@@ -451,6 +451,15 @@ def test_fit_releases_the_gil():
     assert len(ticks) > 20, len(ticks)
 
 
+def test_n_jobs_is_bounded_by_the_machine(multiclass):
+    # at most 4 threads per core (and 1024), as `gimc --threads`: no pool of 100000 threads
+    X, y, _, _ = multiclass
+    clf = GIMCClassifier(map="lff", m=20, max_iter=0, random_state=0, n_jobs=100000)
+    with pytest.raises(ValueError, match=r"n_jobs: 100000 is more than the \d+ allowed"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "model_bytes_")
+
+
 @pytest.fixture
 def sigint():
     """Python's own SIGINT handler for the test, whatever the runner inherited: a shell that
@@ -598,7 +607,8 @@ def test_inductive_matrix_completion_recovers_and_generalises(tmp_path):
          "--entries", str(af)],
         check=True, capture_output=True, text=True,
     )
-    cli = np.array([float(l.split()[2]) for l in out.stdout.splitlines()])
+    # after the line `# gimc predictions: kind=values`, one `i j value` line per entry
+    cli = np.array([float(l.split()[2]) for l in out.stdout.splitlines() if not l.startswith("#")])
     assert np.allclose(cli, pred, rtol=1e-9, atol=1e-12)
 
 

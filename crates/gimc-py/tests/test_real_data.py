@@ -63,6 +63,44 @@ def test_loading_errors_are_python_errors(tmp_path):
         load_file(bad)
 
 
+_TOY_ARFF = (
+    "@relation toy\n@attribute f0 numeric\n@attribute f1 numeric\n"
+    "@attribute a {0,1}\n@attribute b {0,1}\n@data\n"
+    "0.5,1.5,1,0\n1.0,0.5,0,1\n2.0,2.5,1,1\n"
+)
+_TOY_XML = (
+    '<?xml version="1.0"?>\n<labels xmlns="http://mulan.sourceforge.net/labels">\n'
+    '<label name="a"></label>\n<label name="b"></label>\n</labels>\n'
+)
+
+
+def test_load_file_finds_or_takes_the_mulan_label_file(tmp_path):
+    arff = tmp_path / "toy-train-sparse.arff"
+    arff.write_text(_TOY_ARFF)
+    # no label file: a Weka ARFF whose last attribute is the class
+    assert load_file(arff).target_kind == "classes"
+    # named with labels=, from another folder
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    xml = elsewhere / "mine.xml"
+    xml.write_text(_TOY_XML)
+    bunch = load_file(arff, labels=xml)
+    assert bunch.target_kind == "labels" and bunch.target.shape == (3, 2)
+    assert list(bunch.target_names) == ["a", "b"] and bunch.data.shape == (3, 2)
+    # found beside it: `toy.xml` for `toy-train-sparse.arff`
+    (tmp_path / "toy.xml").write_text(_TOY_XML)
+    assert load_file(arff).target_kind == "labels"
+    # a label file cut before </labels> is an error naming it, not a partial list
+    (tmp_path / "toy.xml").write_text(_TOY_XML[: _TOY_XML.index("</labels>")])
+    with pytest.raises(ValueError, match="toy.xml"):
+        load_file(arff)
+    # labels= applies to ARFF files only
+    svm = tmp_path / "d.svm"
+    svm.write_text("1 1:0.5\n2 2:1\n")
+    with pytest.raises(ValueError, match="labels"):
+        load_file(svm, labels=xml)
+
+
 def test_bibtex_precision_at_k_equals_the_command_lines(bibtex, tmp_path):
     gimc_bin = os.environ.get("GIMC_BIN")
     if not gimc_bin:

@@ -97,6 +97,24 @@ pub enum GimcError {
         #[source]
         source: std::io::Error,
     },
+    /// A model file's contents disagree with the checksum stored in it: the file is damaged
+    /// or was edited.
+    #[error(
+        "{path}: checksum mismatch: the file is damaged or was edited (expected {expected}, \
+         found {found})"
+    )]
+    ModelChecksum {
+        /// The file (or `<memory>` for a byte buffer).
+        path: String,
+        /// The checksum stored in the file.
+        expected: String,
+        /// The checksum of the contents read.
+        found: String,
+    },
+    /// An output file was not written: a directory or an input at its path, or an I/O error
+    /// (the file at the path is left as it was).
+    #[error(transparent)]
+    Output(#[from] gimc_data::OutputError),
     /// The estimated peak memory of a fit exceeds the memory available (the pre-flight of
     /// issue 14, raised before anything large is allocated): names both figures and the
     /// parameter to lower.

@@ -59,9 +59,11 @@
 //! - [`fit_semisupervised`]: semi-supervised clustering from pairwise constraints (Algorithm 2:
 //!   eq. 13 on the constraint matrix with learned maps on both sides, top-k left singular
 //!   vectors of ΦW, k-means, λ by held-out constraint error).
-//! - [`persist`]: a versioned model file format (safetensors matrices plus JSON metadata).
+//! - [`persist`]: a versioned model file format (safetensors matrices plus JSON metadata,
+//!   with a checksum verified on load).
 //! - [`registry`]: the open map API — [`MapRegistry`] names map families and the
 //!   [`MapCodec`]s that store maps in model files.
+//! - [`threads`]: the bound on a requested worker-thread count.
 //!
 //! Feature maps and their families come from `gimc-featmap` (§3.1). [`fit_labels`] (and
 //! [`fit_labels_sharded`]) and [`fit_completion`] (and through it [`fit_semisupervised`]) run
@@ -90,6 +92,7 @@ mod select;
 mod semisup;
 mod shard;
 mod streamed;
+pub mod threads;
 
 pub use auto::{
     AutoParams, AutoSelection, AutoStage, AutoTrial, BlockChoice, LinearPart, RowTransform,

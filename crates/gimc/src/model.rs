@@ -59,6 +59,7 @@ pub struct LabelModel<M = BoxedMap> {
     task: Task,
     lambda: f64,
     label_names: Vec<String>,
+    label_columns: Vec<String>,
     method: String,
     hyper_parameters: BTreeMap<String, f64>,
 }
@@ -93,6 +94,7 @@ impl<M: FeatureMap> LabelModel<M> {
             task,
             lambda,
             label_names: Vec::new(),
+            label_columns: Vec::new(),
             method: String::from("gimc"),
             hyper_parameters: BTreeMap::new(),
         })
@@ -166,6 +168,18 @@ impl<M: FeatureMap> LabelModel<M> {
         }
         self.label_names = names;
         Ok(())
+    }
+
+    /// The input columns that held the labels when the model was fitted (a CSV file's label
+    /// columns, by header name, in label order), so that new rows of the same file layout have
+    /// them taken out again; empty when the labels were not columns of the input.
+    pub fn label_columns(&self) -> &[String] {
+        &self.label_columns
+    }
+
+    /// Sets the input columns that held the labels ([`LabelModel::label_columns`]).
+    pub fn set_label_columns(&mut self, columns: Vec<String>) {
+        self.label_columns = columns;
     }
 
     /// The method name stored in model files (e.g. `gimc-lff`, `imc-rff`, `gimc-combined`).

@@ -35,7 +35,20 @@
 //!   (version 4: `"normalize": "l2"`, rows scaled to unit norm after the standardisation), the
 //!   row scale if not 1 (version 5: `"row_scale"`, every row multiplied by it last), the raw
 //!   input width if recorded (version 5: `"input_dim"`, required with kept columns), the
-//!   shape of every tensor, label names, hyper-parameters and the writer.
+//!   shape of every tensor, label names (and the input columns that held them, if recorded:
+//!   `"label_columns"`), hyper-parameters and the writer; and `"checksum"`,
+//!   `sha256:` and the lower-case hex SHA-256 of the tensors (name, dtype, shape and data) and
+//!   of the other metadata entries (see "Checksum" below).
+//!
+//! # Checksum
+//! `sha256:` followed by the lower-case hex SHA-256 of this sequence, where every string or
+//! byte run is written as its length (u64, little-endian) and then its bytes: the number of
+//! tensors (u64, little-endian); for each tensor, in byte order of the names, its name, its
+//! dtype as in the header (`F64`), its shape (decimal dimensions joined by `,`, e.g. `3,4`) and
+//! its data; the number of `__metadata__` entries other than `checksum` (u64, little-endian);
+//! for each of them, in byte order of the keys, the key and the value. The layout of the
+//! header (its whitespace, the order of its entries, the data offsets) is not hashed; the
+//! loader checks it separately.
 //!
 //! A file is written with the oldest version that holds it: 1 with only `random-fourier` and
 //! `nystrom` maps, 2 with a random-phase map (`random-cosine`) or a stored standardisation, 3
@@ -51,8 +64,14 @@
 //! increasing integers below the raw input width), that every value is finite, idf weights
 //! and the row scale positive.
 //! A truncated, corrupted or foreign file is an error ([`GimcError::ModelFormat`]), never a
-//! panic. `crates/gimc/MODEL_FORMAT.md` repeats this description with a JSON example and a
-//! Python reader.
+//! panic. Every file this crate writes carries a checksum, verified on load before anything
+//! else is read from the file: a file whose bytes changed after it was written (a flipped bit,
+//! an edited metadata field) is refused with [`GimcError::ModelChecksum`]. Files written before
+//! checksums existed have none and load as before; the metadata holds no entries other than
+//! `format`, `format_version`, `gimc` and `checksum`, so a damaged `checksum` key is refused
+//! rather than read as an absent checksum. The checksum is not a signature: someone who edits
+//! a file on purpose can compute a new one. `crates/gimc/MODEL_FORMAT.md` repeats this
+//! description with a JSON example and Python readers of the matrices and of the checksum.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -64,6 +83,7 @@ use gimc_linalg::{Preprocess, RowNorm, Standardizer, TfIdf};
 use safetensors::tensor::{Dtype, SafeTensors, View};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map as JsonMap, Value};
+use sha2::{Digest, Sha256};
 
 use crate::completion::CompletionModel;
 use crate::data::Task;
@@ -85,6 +105,13 @@ pub const PREPROCESS_PREFIX: &str = "preprocess";
 const COLUMNS_TENSOR: &str = "preprocess.columns";
 /// The tensor of the tf-idf weights (version 5).
 const IDF_TENSOR: &str = "preprocess.idf";
+
+/// The `__metadata__` entry holding the checksum (see the module documentation).
+pub const CHECKSUM_KEY: &str = "checksum";
+/// The prefix of a checksum's value: the hash function.
+const CHECKSUM_PREFIX: &str = "sha256:";
+/// The `__metadata__` entries a model file may hold.
+const METADATA_KEYS: [&str; 4] = ["format", "format_version", "gimc", CHECKSUM_KEY];
 
 /// The JSON metadata of a model file (the `gimc` entry of the safetensors `__metadata__`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,6 +153,12 @@ pub struct ModelMeta {
     /// Label (class) names, one per column of W, or empty.
     #[serde(default)]
     pub label_names: Vec<String>,
+    /// The input columns that held the labels at fit time (a CSV file's label columns, by
+    /// header name, one per column of W), taken out of new rows again; absent when the labels
+    /// were not input columns. Optional in every version: a reader that ignores it refuses the
+    /// wider rows rather than mis-predicting them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_columns: Option<Vec<String>>,
     /// Hyper-parameters and fit facts (γ, m, iterations, …).
     #[serde(default)]
     pub hyper_parameters: BTreeMap<String, f64>,
@@ -201,6 +234,54 @@ impl View for &Tensor {
     fn data_len(&self) -> usize {
         self.bytes.len()
     }
+}
+
+/// One tensor as the checksum sees it.
+struct TensorEntry<'a> {
+    name: &'a str,
+    dtype: String,
+    shape: &'a [usize],
+    data: &'a [u8],
+}
+
+/// The header's name of a dtype (`F64`).
+fn dtype_name(dtype: Dtype) -> String {
+    format!("{dtype:?}")
+}
+
+/// The checksum of a model file's tensors and `__metadata__` entries (the `checksum` entry
+/// itself left out), as the module documentation defines it.
+fn model_checksum<'a>(
+    tensors: impl IntoIterator<Item = TensorEntry<'a>>,
+    metadata: &HashMap<String, String>,
+) -> String {
+    fn field(h: &mut Sha256, bytes: &[u8]) {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    let mut tensors: Vec<TensorEntry<'a>> = tensors.into_iter().collect();
+    tensors.sort_by(|a, b| a.name.cmp(b.name));
+    let mut h = Sha256::new();
+    h.update((tensors.len() as u64).to_le_bytes());
+    for t in &tensors {
+        field(&mut h, t.name.as_bytes());
+        field(&mut h, t.dtype.as_bytes());
+        let shape: Vec<String> = t.shape.iter().map(usize::to_string).collect();
+        field(&mut h, shape.join(",").as_bytes());
+        field(&mut h, t.data);
+    }
+    let entries: BTreeMap<&str, &str> = metadata
+        .iter()
+        .filter(|(k, _)| k.as_str() != CHECKSUM_KEY)
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    h.update((entries.len() as u64).to_le_bytes());
+    for (k, v) in entries {
+        field(&mut h, k.as_bytes());
+        field(&mut h, v.as_bytes());
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("{CHECKSUM_PREFIX}{hex}")
 }
 
 /// Collects tensors and map descriptions while saving.
@@ -319,13 +400,23 @@ impl Writer {
             what: "model metadata",
             reason: e.to_string(),
         })?;
-        let header: HashMap<String, String> = [
+        let mut header: HashMap<String, String> = [
             ("format".to_string(), FORMAT_NAME.to_string()),
             ("format_version".to_string(), meta.version.to_string()),
             ("gimc".to_string(), json),
         ]
         .into_iter()
         .collect();
+        let checksum = model_checksum(
+            self.tensors.iter().map(|(n, t)| TensorEntry {
+                name: n,
+                dtype: dtype_name(Dtype::F64),
+                shape: &t.shape,
+                data: &t.bytes,
+            }),
+            &header,
+        );
+        header.insert(CHECKSUM_KEY.to_string(), checksum);
         let bytes = safetensors::serialize(
             self.tensors.iter().map(|(n, t)| (n.clone(), t)),
             Some(header),
@@ -499,6 +590,7 @@ fn base_meta(kind: &str, method: &str, lambda: f64) -> ModelMeta {
         input_dim: None,
         tensors: BTreeMap::new(),
         label_names: Vec::new(),
+        label_columns: None,
         hyper_parameters: BTreeMap::new(),
         created_by: format!("gimc {}", env!("CARGO_PKG_VERSION")),
     }
@@ -536,6 +628,8 @@ pub fn label_model_to_bytes_with_preprocess<M: AnyMap>(
     }
     meta.task = Some(model.task().name().to_string());
     meta.label_names = model.label_names().to_vec();
+    meta.label_columns =
+        (!model.label_columns().is_empty()).then(|| model.label_columns().to_vec());
     meta.hyper_parameters = model.hyper_parameters().clone();
     wr.finish(meta)
 }
@@ -552,26 +646,37 @@ pub fn completion_model_to_bytes<MR: AnyMap, MC: AnyMap>(
     wr.finish(base_meta("completion", model.method(), model.lambda()))
 }
 
+/// Writes a model file through the one output writer ([`gimc_data::output`]): a temporary
+/// file created exclusively beside `path`, synced, then renamed over it.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |source: std::io::Error| GimcError::Io {
+    Ok(gimc_data::output::write_file(path, bytes, &[])?)
+}
+
+/// Reads a model file whole, after checking that it is a regular file (not a device such as
+/// `/dev/zero`, which would be read until memory runs out) small enough for the memory
+/// available.
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    let io = |source| GimcError::Io {
         path: path.display().to_string(),
         source,
     };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(GimcError::ModelFormat {
+            path: path.display().to_string(),
+            reason: "not a regular file".into(),
+        });
+    }
+    let mut t = gimc_linalg::memory::Tally::new("reading the model file", "the file");
+    t.bytes(format!("{} (its size)", path.display()), meta.len());
+    gimc_linalg::memory::check_fits(&t.finish(), gimc_linalg::memory::MemoryBudget::Detect)
+        .map_err(gimc_linalg::LinalgError::from)?;
+    std::fs::read(path).map_err(io)
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| GimcError::Io {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
-/// Saves a label model to `path` (written to `<path>.tmp`, then renamed).
+/// Saves a label model to `path`: written to a temporary file beside it, synced, then renamed
+/// over it, so `path` holds the old file or the whole new one, never a cut file; a directory
+/// at `path` is refused.
 pub fn save_label_model<M: AnyMap>(model: &LabelModel<M>, path: &Path) -> Result<()> {
     write_file(path, &label_model_to_bytes(model)?)
 }
@@ -695,6 +800,34 @@ impl<'a> Reader<'a> {
                 "format is {:?}, expected {FORMAT_NAME:?}: not a gimc model file",
                 md.get("format")
             )));
+        }
+        if let Some(key) = md
+            .keys()
+            .filter(|k| !METADATA_KEYS.contains(&k.as_str()))
+            .min()
+        {
+            return Err(bad(format!(
+                "unknown metadata entry {key:?}: the file is damaged or was not written by gimc"
+            )));
+        }
+        if let Some(expected) = md.get(CHECKSUM_KEY) {
+            let tensors = st.tensors();
+            let found = model_checksum(
+                tensors.iter().map(|(n, t)| TensorEntry {
+                    name: n,
+                    dtype: dtype_name(t.dtype()),
+                    shape: t.shape(),
+                    data: t.data(),
+                }),
+                md,
+            );
+            if *expected != found {
+                return Err(GimcError::ModelChecksum {
+                    path: name.to_string(),
+                    expected: expected.clone(),
+                    found,
+                });
+            }
         }
         let json = md
             .get("gimc")
@@ -926,6 +1059,16 @@ fn label_model_from_bytes_named(
     model
         .set_label_names(rd.meta.label_names.clone())
         .map_err(|e| rd.bad(e.to_string()))?;
+    if let Some(cols) = &rd.meta.label_columns {
+        if cols.len() != model.n_labels() {
+            return Err(rd.bad(format!(
+                "{} label columns for {} labels",
+                cols.len(),
+                model.n_labels()
+            )));
+        }
+        model.set_label_columns(cols.clone());
+    }
     model.set_method(rd.meta.method.clone());
     *model.hyper_parameters_mut() = rd.meta.hyper_parameters.clone();
     let pre = rd.preprocess(model.input_dim())?;

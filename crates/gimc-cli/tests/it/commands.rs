@@ -6,14 +6,17 @@ use std::process::Output;
 
 use crate::{data_dir, gimc, stderr, stdout, temp_file};
 
-/// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`.
+/// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`,
+/// the last line on stderr (informational lines, such as where the targets came from, may
+/// come before it).
 fn assert_one_line_error(o: &Output, needle: &str, what: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(1), "{what}: {err}");
     assert!(!err.contains("panicked"), "{what}: {err}");
-    assert!(err.starts_with("gimc: error:"), "{what}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
-    assert!(err.contains(needle), "{what}: `{err}` lacks `{needle}`");
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(last.starts_with("gimc: error:"), "{what}: {err}");
+    assert_eq!(err.matches("gimc: error:").count(), 1, "{what}: {err}");
+    assert!(last.contains(needle), "{what}: `{err}` lacks `{needle}`");
 }
 
 fn p(path: &Path) -> &str {
@@ -88,7 +91,7 @@ fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
     assert_eq!(v[0].as_array().unwrap().len(), 2);
     let o = gimc(&["predict", p(&data), "-m", p(&model), "--csv", "-q"]);
     assert!(
-        stdout(&o).starts_with("row,rank,label,score\n0,1,"),
+        stdout(&o).starts_with("# gimc predictions: kind=classes\nrow,rank,label,score\n0,1,"),
         "{}",
         stdout(&o)
     );
@@ -114,11 +117,16 @@ fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
     let nanw = temp_file("nanw.gimc", &nanw);
     let wrong_dim = temp_file("wide.svm", b"1 1:1 7:2\n2 2:1\n");
     let missing = PathBuf::from("/nonexistent-gimc/model.gimc");
+    // (an edited version or weight is a checksum mismatch: the file is not what was saved)
     for (m, d, needle) in [
-        (&v2, &data, "format version 7 is not supported"),
+        (
+            &v2,
+            &data,
+            "v7.gimc: checksum mismatch: the file is damaged or was edited",
+        ),
         (&trunc, &data, "trunc.gimc"),
         (&junk, &data, "not a readable safetensors file"),
-        (&nanw, &data, "non-finite value"),
+        (&nanw, &data, "nanw.gimc: checksum mismatch"),
         (&missing, &data, "model.gimc"),
         (&model, &wrong_dim, "7 feature columns, but the model"),
     ] {
@@ -483,6 +491,7 @@ fn complete_recovers_a_low_rank_matrix() {
     let out = stdout(&o);
     let pred: Vec<f64> = out
         .lines()
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
         .collect();
     assert_eq!(pred.len(), truth.len());
@@ -552,6 +561,7 @@ fn complete_nuclear_and_pu_methods() {
     assert!(o.status.success(), "{}", stderr(&o));
     let by_index: Vec<f64> = stdout(&o)
         .lines()
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
         .collect();
     let fitted = v["predictions"].as_array().unwrap();
@@ -619,6 +629,7 @@ fn complete_nuclear_and_pu_methods() {
     assert!(o.status.success(), "{}", stderr(&o));
     let again: Vec<f64> = stdout(&o)
         .lines()
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
         .collect();
     for (a, t) in again.iter().zip(v["predictions"].as_array().unwrap()) {
@@ -758,6 +769,7 @@ fn completion_with_side_features_fit_then_predict_pairs() {
     assert!(o.status.success(), "{}", stderr(&o));
     let pred: Vec<f64> = stdout(&o)
         .lines()
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
         .collect();
     assert_eq!(pred.len(), truth.len());
@@ -882,7 +894,10 @@ fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
         assert_eq!(v["standardized"], want, "--standardize {mode}");
         let o = gimc(&["-q", "predict", p(&sparse), "-m", p(&model)]);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(stdout(&o).lines().count(), 60);
+        assert_eq!(
+            stdout(&o).lines().filter(|l| !l.starts_with('#')).count(),
+            60
+        );
     }
     // a bad mode is a one-line clap error
     let o = gimc(&[
@@ -1111,7 +1126,12 @@ fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
     for s in [&out, &err] {
         assert!(!s.contains('\r') && !s.contains('\u{1b}'), "{s:?}");
     }
-    assert!(err.starts_with("fitting gimc-lff on small3"), "{err}");
+    assert!(
+        err.starts_with(
+            "small3.svm: 3 classes from the first token of each row\nfitting gimc-lff on small3"
+        ),
+        "{err}"
+    );
     assert!(out.starts_with("fitted gimc-lff (multi-class)"), "{out}");
     let o = gimc(&[
         "-q",
@@ -1590,6 +1610,7 @@ fn complete_with_learned_maps_selects_on_held_out_entries_and_saves_the_model() 
     assert!(o.status.success(), "{}", stderr(&o));
     let again: Vec<f64> = stdout(&o)
         .lines()
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
         .collect();
     // the same model, up to the last bit of the re-formed features

@@ -3,9 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod commands;
+mod inputs;
 mod memory;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod outputs;
 mod transform;
 
 use std::path::PathBuf;

@@ -8,7 +8,7 @@ use crate::csv::{ColumnRef, CsvOptions, NominalEncoding, TargetKind, read_csv};
 use crate::libsvm::{LibsvmOptions, LibsvmTarget, read_libsvm};
 use crate::manifest::{Manifest, PartEntry, PartFormat, SetEntry};
 use crate::xmc::read_xmc;
-use crate::{DataError, Dataset, MissingPolicy, Result};
+use crate::{DataError, Dataset, MissingPolicy, Result, Targets};
 
 /// Options of named-set loading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,6 +96,42 @@ pub fn load_named_part(
         parts: entry.parts.iter().map(|p| p.name.clone()).collect(),
     })?;
     load_part(data_dir, entry, p, opts)
+}
+
+/// Where the targets of `ds`, the part `part` of the named set `name` (its values `binned`
+/// into the set's classes or not, [`NamedOptions::bin_targets`]), came from, in words, as
+/// [`describe_targets`](super::format::describe_targets) says it for a file: e.g. `159 labels
+/// from bibtex/bibtex.xml`.
+pub fn describe_named_targets(
+    name: &str,
+    part: &str,
+    ds: &Dataset,
+    binned: bool,
+) -> Result<String> {
+    let manifest = Manifest::embedded()?;
+    let entry = manifest.require(name)?;
+    let Some(p) = entry.part(part) else {
+        return Ok(super::format::target_count(ds));
+    };
+    let count = super::format::target_count(ds);
+    if count.is_empty() {
+        return Ok("no target: every column is a feature".to_string());
+    }
+    let source = match (&p.format, &ds.targets) {
+        (_, Targets::Classes { .. }) if binned && entry.bins.is_some() => {
+            let column = p.target.as_deref().unwrap_or("the first token of each row");
+            format!("the set's bins of {column}")
+        }
+        (PartFormat::MulanArff, _) => p.labels_file.clone().unwrap_or_default(),
+        (PartFormat::WekaArff, _) => match &p.class {
+            Some(c) => format!("attribute `{c}`"),
+            None => "the last attribute".to_string(),
+        },
+        (PartFormat::Libsvm, _) => "the first token of each row".to_string(),
+        (PartFormat::Xmc, _) => "the label lists of the rows".to_string(),
+        (PartFormat::Csv, _) => format!("column `{}`", p.target.as_deref().unwrap_or("?")),
+    };
+    Ok(format!("{count} from {source}"))
 }
 
 fn present(data_dir: &Path, entry: &SetEntry, rel: &str) -> Result<PathBuf> {
@@ -206,7 +242,7 @@ pub(super) fn read_part(
                 drop: p.drop.iter().cloned().map(ColumnRef::Name).collect(),
                 nominal,
                 missing: MissingPolicy::Error,
-                missing_tokens: Vec::new(),
+                ..CsvOptions::default()
             };
             read_csv(&path, &csv)?
         }

@@ -9,8 +9,12 @@ mod format;
 mod load;
 mod verify;
 
-pub use format::{Format, guess_format, load_path};
-pub use load::{NamedOptions, NamedSet, load_named, load_named_part, load_named_with};
+pub use format::{
+    Format, describe_targets, find_mulan_labels, guess_format, guess_format_with_labels, load_path,
+};
+pub use load::{
+    NamedOptions, NamedSet, describe_named_targets, load_named, load_named_part, load_named_with,
+};
 pub use verify::{FileReport, FileStatus, VerifyReport, sha256_file, verify, verify_all};
 
 /// The data directory: `cli` if given, else `$GIMC_DATA` if set and non-empty, else `datasets`

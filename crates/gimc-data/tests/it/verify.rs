@@ -143,6 +143,11 @@ fn real_copy_ok_then_altered_then_missing() {
         ),
         "{r}"
     );
+    // loading with the altered list (`</labelS>`) is an error naming it; then it is restored
+    let e = load_named(&dir, "emotions").unwrap_err();
+    assert!(e.to_string().contains("emotions.xml:9"), "{e}");
+    bytes[last] ^= 0x20;
+    std::fs::write(&xml, &bytes).unwrap();
 
     // remove a data file: missing with its mirror; loading reports it without panicking
     std::fs::remove_file(dir.join("emotions/emotions-test.arff")).unwrap();

@@ -538,10 +538,9 @@ pub fn write_trial_mulan(
     let t = data.y.nrows();
     let x_seen = mask(d, n, &data.observed_x);
     let y_seen = mask(t, n, &data.observed_y);
-    let write = |path: std::path::PathBuf, text: &str| {
-        std::fs::write(&path, text)
-            .map_err(ExperimentError::io(&path))
-            .map(|()| path)
+    let write = |path: std::path::PathBuf, text: &str| -> Result<_, ExperimentError> {
+        gimc_data::output::write_file(&path, text.as_bytes(), &[])?;
+        Ok(path)
     };
     std::fs::create_dir_all(dir).map_err(ExperimentError::io(dir))?;
     let mut xml = String::from(

@@ -267,7 +267,7 @@ impl Experiment for OkmfScaling {
         let svg = render_svg(&okmf_times, &kkm_times, &epochs, &epochs_random);
         std::fs::create_dir_all(&ctx.out_dir).map_err(ExperimentError::io(&ctx.out_dir))?;
         let path = ctx.out_dir.join("okmf-scaling.svg");
-        std::fs::write(&path, svg).map_err(ExperimentError::io(&path))?;
+        gimc_data::output::write_file(&path, svg.as_bytes(), &[])?;
         report.note(format!("figure: {}", path.display()));
         Ok(report)
     }

@@ -69,9 +69,15 @@ def load_dataset(name, part="train", *, data_dir=None, return_X_y=False):
     )
 
 
-def load_file(path, *, return_X_y=False):
+def load_file(path, *, labels=None, return_X_y=False):
     """A data file in any format gimc reads: ARFF (with its Mulan XML for multi-label
     sets), LIBSVM, the extreme-classification repository's format, or CSV, guessed from the
-    name and the first lines. Returns what :func:`load_dataset` returns. Malformed input is a
-    ``ValueError`` naming the file and line."""
-    return _bunch(_gimc.load_file(str(path)), return_X_y)
+    name and the first lines. ``labels`` names the Mulan XML label file of an ARFF file; by
+    default it is found beside the file as ``gimc`` finds it (``NAME.xml`` for
+    ``NAME[-train|-test][-sparse].arff``, else the one XML file whose labels are all attributes
+    of the ARFF file). Returns what :func:`load_dataset` returns. Malformed input, a label file
+    that does not parse whole, and ``labels`` given for a file that is not ARFF are a
+    ``ValueError`` naming the file."""
+    return _bunch(
+        _gimc.load_file(str(path), None if labels is None else str(labels)), return_X_y
+    )

@@ -7,10 +7,12 @@
 )]
 
 mod auto;
+mod checksum;
 mod common;
 mod equivalence;
 mod fitting;
 mod gradients;
+mod label_columns;
 mod mccc;
 mod persist;
 mod select;

@@ -234,8 +234,15 @@ fn truncated_corrupted_and_foreign_files_are_errors() {
     let mut bad = bytes.clone();
     bad.extend_from_slice(&[0; 8]);
     assert!(is_format_error(label_model_from_bytes(&bad, &reg())));
-    // a NaN written into the data section
+    // a NaN written into the data section: the checksum no longer matches, and without a
+    // checksum the value itself is refused
     let mut bad = bytes.clone();
+    let n = bad.len();
+    bad[n - 8..].copy_from_slice(&f64::NAN.to_le_bytes());
+    let err = label_model_from_bytes(&bad, &reg()).unwrap_err();
+    assert!(matches!(err, GimcError::ModelChecksum { .. }), "{err}");
+    let unsigned = with_meta(&bytes, |_| {});
+    let mut bad = unsigned.clone();
     let n = bad.len();
     bad[n - 8..].copy_from_slice(&f64::NAN.to_le_bytes());
     let err = label_model_from_bytes(&bad, &reg()).unwrap_err();
@@ -262,11 +269,13 @@ fn truncated_corrupted_and_foreign_files_are_errors() {
     ));
 }
 
-/// Rewrites the `gimc` metadata of a model file through `edit`.
+/// Rewrites the `gimc` metadata of a model file through `edit`, without a checksum (as a
+/// file of a writer before checksums, so that the loader's own checks are what refuses it).
 fn with_meta(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
     let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
     let (_, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
     let mut md = header.metadata().clone().unwrap();
+    md.remove(gimc::persist::CHECKSUM_KEY);
     let mut json: serde_json::Value = serde_json::from_str(&md["gimc"]).unwrap();
     edit(&mut json);
     md.insert("gimc".into(), json.to_string());
@@ -950,11 +959,12 @@ fn inconsistent_version_5_transforms_are_refused_on_save_and_load() {
 }
 
 /// `bytes` with every tensor's values passed through `f` (dropped where it returns `None`),
-/// the metadata kept as it is.
+/// the metadata kept as it is but for the checksum, left out (as in [`with_meta`]).
 fn rewrite_tensors(bytes: &[u8], f: &TensorEdit) -> Vec<u8> {
     let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
     let (_, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
-    let md = header.metadata().clone().unwrap();
+    let mut md = header.metadata().clone().unwrap();
+    md.remove(gimc::persist::CHECKSUM_KEY);
     let mut owned: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     for (name, t) in st.tensors() {
         let vals: Vec<f64> = t
