@@ -138,8 +138,14 @@ pub fn check_memory(
     if let Some(a) = budget.resolve()
         && estimate.bytes > a
     {
+        // a parameter named by a phrase (the number of feature columns) is not a flag
+        let lower = if estimate.parameter.contains(' ') {
+            estimate.parameter
+        } else {
+            flag
+        };
         anyhow::bail!(
-            "{} needs about {}, {} available: lower {flag} (largest: {})",
+            "{} needs about {}, {} available: lower {lower} (largest: {})",
             estimate.what,
             human_bytes(estimate.bytes),
             human_bytes(a),

@@ -47,7 +47,7 @@ impl RandomFourierParams {
             return Err(param_err(
                 "gamma",
                 format!(
-                    "{} is too large: the directions' variance 2·gamma overflows",
+                    "{:e} is too large: the directions' variance 2·gamma overflows",
                     self.gamma
                 ),
             ));

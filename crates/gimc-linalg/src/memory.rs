@@ -136,7 +136,8 @@ pub fn check_fits(
 pub struct Tally {
     what: &'static str,
     parameter: &'static str,
-    terms: Vec<(String, u64)>,
+    /// (name, bytes, the parameter that lowers this term when it is not the estimate's own).
+    terms: Vec<(String, u64, Option<&'static str>)>,
 }
 
 impl Tally {
@@ -151,20 +152,31 @@ impl Tally {
 
     /// Adds `bytes` under `name`.
     pub fn bytes(&mut self, name: impl Into<String>, bytes: u64) -> &mut Self {
-        self.terms.push((name.into(), bytes));
+        self.terms.push((name.into(), bytes, None));
+        self
+    }
+
+    /// Names the parameter that lowers the term added last, when it is not the estimate's own
+    /// (e.g. the number of feature columns for a per-column array of a fit whose parameter is
+    /// `m`). The refusal names the parameter of the largest term.
+    pub fn lowered_by(&mut self, parameter: &'static str) -> &mut Self {
+        if let Some(t) = self.terms.last_mut() {
+            t.2 = Some(parameter);
+        }
         self
     }
 
     /// Adds a dense `rows × cols` matrix of `f64`.
     pub fn f64s(&mut self, name: &str, rows: usize, cols: usize) -> &mut Self {
         let b = mat_bytes(rows, cols);
-        self.terms.push((format!("{name} {rows} × {cols}"), b));
+        self.terms
+            .push((format!("{name} {rows} × {cols}"), b, None));
         self
     }
 
     /// Adds another estimate's terms (e.g. a sub-step's peak).
     pub fn add(&mut self, other: &MemoryEstimate) -> &mut Self {
-        self.terms.push((other.what.to_string(), other.bytes));
+        self.terms.push((other.what.to_string(), other.bytes, None));
         self
     }
 
@@ -172,23 +184,23 @@ impl Tally {
     pub fn total(&self) -> u64 {
         self.terms
             .iter()
-            .fold(0u64, |acc, (_, b)| acc.saturating_add(*b))
+            .fold(0u64, |acc, (_, b, _)| acc.saturating_add(*b))
     }
 
     /// The estimate.
     pub fn finish(&self) -> MemoryEstimate {
-        let mut top: Vec<&(String, u64)> = self.terms.iter().filter(|t| t.1 > 0).collect();
+        let mut top: Vec<_> = self.terms.iter().filter(|t| t.1 > 0).collect();
         top.sort_by_key(|t| std::cmp::Reverse(t.1));
         let detail = top
             .iter()
             .take(3)
-            .map(|(n, b)| format!("{n}: {}", human_bytes(*b)))
+            .map(|(n, b, _)| format!("{n}: {}", human_bytes(*b)))
             .collect::<Vec<_>>()
             .join(", ");
         MemoryEstimate {
             bytes: self.total(),
             what: self.what,
-            parameter: self.parameter,
+            parameter: top.first().and_then(|t| t.2).unwrap_or(self.parameter),
             detail,
         }
     }
@@ -439,6 +451,17 @@ mod tests {
         small.f64s("W", 10, 10);
         assert!(check_fits(&small.finish(), MemoryBudget::Bytes(800)).is_ok());
         assert!(check_fits(&small.finish(), MemoryBudget::Bytes(799)).is_err());
+    }
+
+    #[test]
+    fn the_refusal_names_the_parameter_of_the_largest_term() {
+        let mut t = Tally::new("fit", "m");
+        t.f64s("U", 1000, 50)
+            .bytes("per-column statistics", 1 << 40)
+            .lowered_by("the feature columns");
+        assert_eq!(t.finish().parameter, "the feature columns");
+        t.f64s("Φ", 1 << 20, 1 << 20);
+        assert_eq!(t.finish().parameter, "m");
     }
 
     #[test]

@@ -728,6 +728,17 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
     let mut t = Tally::new("fit", "m");
     t.bytes("process", PROCESS_BASE_BYTES)
         .bytes("X, its transformed and split copies", x.saturating_mul(4))
+        // the constant-column scan (count, first value, flag) and the column lists it returns
+        .bytes(
+            format!("per-column statistics of {d} columns"),
+            (d as u64).saturating_mul(COLUMN_STAT_BYTES),
+        )
+        .lowered_by("the number of feature columns")
+        .f64s(
+            "map parameters (Fourier directions, Nyström landmarks)",
+            d,
+            map_dim,
+        )
         .f64s(
             "block features of every transform (train, validation)",
             n,
@@ -742,6 +753,11 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
         );
     Ok(t.finish())
 }
+
+/// Bytes per input column of the column analysis of [`auto_fit`]: a count, a first value and a
+/// flag per column (`FeatureMatrix::constant_columns`), the constant and kept column lists,
+/// and the tf-idf weights.
+const COLUMN_STAT_BYTES: u64 = 8 + 8 + 1 + 8 + 8 + 8;
 
 /// Forwards the iterations of the map learning to a [`SelectionObserver`].
 struct Forward<'a, S: SelectionObserver + ?Sized>(&'a mut S);

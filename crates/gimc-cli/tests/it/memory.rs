@@ -119,3 +119,38 @@ fn fit_prints_its_estimate_unless_quiet() {
         "{err}"
     );
 }
+
+#[test]
+fn an_input_with_billions_of_columns_is_refused_naming_what_to_lower() {
+    // two rows, one of them with a feature index of 4·10⁹: the column analysis and the maps'
+    // parameters are sized before anything of that width is allocated
+    let data = temp_file("wide.svm", b"1 4000000000:1\n2 1:1\n");
+    let out = temp_file("wide.gimc", b"");
+    let fit = |m: &str| {
+        run(
+            &[
+                "-q",
+                "fit",
+                data.to_str().unwrap(),
+                "--m",
+                m,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            Some("8G"),
+        )
+        .0
+    };
+    let o = fit("500");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("lower --m") && err.contains("4000000000"),
+        "{err}"
+    );
+    // with one direction per map, the per-column arrays are the largest term
+    let o = fit("1");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("lower the number of feature columns"), "{err}");
+}
