@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::{data_dir, gimc, stderr, stdout, temp_file};
+use crate::{data_dir, fit_small_model, gimc, small_multiclass_text, stderr, stdout, temp_file};
 
 /// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`,
 /// the last line on stderr (informational lines, such as where the targets came from, may
@@ -25,40 +25,11 @@ fn p(path: &Path) -> &str {
 
 /// A small separable multi-class LIBSVM set (3 classes, 4 features, 60 rows).
 fn small_multiclass() -> PathBuf {
-    let mut s = String::new();
-    for i in 0..60 {
-        let c = i % 3;
-        let t = (i as f64) * 0.01;
-        s.push_str(&format!(
-            "{} 1:{} 2:{} 3:{} 4:{}\n",
-            c + 1,
-            if c == 0 { 1.0 + t } else { -t },
-            if c == 1 { 1.0 + t } else { t },
-            if c == 2 { 1.0 - t } else { 0.1 * t },
-            0.5
-        ));
-    }
-    temp_file("small3.svm", s.as_bytes())
+    temp_file("small3.svm", small_multiclass_text().as_bytes())
 }
 
 fn fit_small(model: &Path) {
-    let data = small_multiclass();
-    let o = gimc(&[
-        "-q",
-        "fit",
-        p(&data),
-        "--m",
-        "20",
-        "--gamma",
-        "0.5",
-        "--lambda",
-        "0.1",
-        "--iters",
-        "2",
-        "-o",
-        p(model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    fit_small_model(&small_multiclass(), model, &[]);
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod mpi;
 mod outputs;
 mod transform;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn gimc(args: &[&str]) -> Output {
@@ -134,4 +134,31 @@ fn bad_inputs_give_one_line_errors_not_panics() {
     ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("file missing"), "{}", stderr(&o));
+}
+
+/// A small separable multi-class LIBSVM text: 3 classes, 4 features (every row uses feature 4),
+/// 60 rows.
+fn small_multiclass_text() -> String {
+    let mut s = String::new();
+    for i in 0..60 {
+        let (c, t) = (i % 3, i as f64 * 0.01);
+        let x1 = if c == 0 { 1.0 + t } else { -t };
+        let x2 = if c == 1 { 1.0 + t } else { t };
+        let x3 = if c == 2 { 1.0 - t } else { 0.1 * t };
+        s.push_str(&format!("{} 1:{x1} 2:{x2} 3:{x3} 4:0.5\n", c + 1));
+    }
+    s
+}
+
+/// Fits a small model (m 20, γ 0.5, λ 0.1, 2 iterations, and `extra` flags) on `data` into
+/// `model`, asserting that it succeeds.
+fn fit_small_model(data: &Path, model: &Path, extra: &[&str]) {
+    let (data, model) = (data.to_str().unwrap(), model.to_str().unwrap());
+    let mut args = vec!["-q", "fit", data];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--m", "20", "--gamma", "0.5", "--lambda", "0.1", "--iters", "2", "-o", model,
+    ]);
+    let o = gimc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::{gimc, stderr, stdout};
+use crate::{fit_small_model, gimc, small_multiclass_text, stderr, stdout};
 
 /// A fresh empty directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -47,42 +47,16 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
-/// A separable multi-class LIBSVM set (3 classes, 4 features, every row using feature 4)
-/// written to `dir/name`.
+/// [`small_multiclass_text`] written to `dir/name`.
 fn multiclass(dir: &Path, name: &str) -> PathBuf {
-    let mut s = String::new();
-    for i in 0..60 {
-        let (c, t) = (i % 3, i as f64 * 0.01);
-        let x1 = if c == 0 { 1.0 + t } else { -t };
-        let x2 = if c == 1 { 1.0 + t } else { t };
-        let x3 = if c == 2 { 1.0 - t } else { 0.1 * t };
-        s.push_str(&format!("{} 1:{x1} 2:{x2} 3:{x3} 4:0.5\n", c + 1));
-    }
     let path = dir.join(name);
-    std::fs::write(&path, s).unwrap();
+    std::fs::write(&path, small_multiclass_text()).unwrap();
     path
 }
 
 /// Fits a small GIMC-LFF model (no column selection) on `data` into `model`.
 fn fit(data: &Path, model: &Path) {
-    let o = gimc(&[
-        "-q",
-        "fit",
-        p(data),
-        "--method",
-        "gimc-lff",
-        "--m",
-        "20",
-        "--gamma",
-        "0.5",
-        "--lambda",
-        "0.1",
-        "--iters",
-        "2",
-        "-o",
-        p(model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    fit_small_model(data, model, &["--method", "gimc-lff"]);
 }
 
 #[test]

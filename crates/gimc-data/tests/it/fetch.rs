@@ -137,6 +137,22 @@ fn entry(path: &str, content: &[u8], mirror: Option<String>) -> FileEntry {
     }
 }
 
+/// A set named `set` of `files`.
+fn set_of(files: Vec<FileEntry>) -> SetEntry {
+    SetEntry {
+        name: "set".into(),
+        description: String::new(),
+        task: "binary".into(),
+        source: String::new(),
+        citation: None,
+        preprocessing: String::new(),
+        notes: None,
+        bins: None,
+        files,
+        parts: vec![],
+    }
+}
+
 /// Tiny delays and timeouts so failing cases finish quickly.
 fn raw_params() -> FetchParams {
     FetchParams::default()
@@ -259,18 +275,7 @@ fn fetch_truncated_transfer_is_retried_and_leaves_nothing() {
     assert_eq!(server.hits("/a.bin"), 3);
     assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
     // a set report names the failure
-    let set = SetEntry {
-        name: "set".into(),
-        description: String::new(),
-        task: "binary".into(),
-        source: String::new(),
-        citation: None,
-        preprocessing: String::new(),
-        notes: None,
-        bins: None,
-        files: vec![f],
-        parts: vec![],
-    };
+    let set = set_of(vec![f]);
     let report = fetch_set(&dir, &set, &params());
     assert!(!report.is_ok());
     assert!(
@@ -424,18 +429,7 @@ fn fetch_fails_fast_when_the_host_does_not_resolve() {
         matches!(&e, FetchError::HostNotFound { host, .. } if host == "gimc-test.invalid"),
         "{e}"
     );
-    let set = SetEntry {
-        name: "set".into(),
-        description: String::new(),
-        task: "binary".into(),
-        source: String::new(),
-        citation: None,
-        preprocessing: String::new(),
-        notes: None,
-        bins: None,
-        files,
-        parts: vec![],
-    };
+    let set = set_of(files);
     let reasons: Vec<String> = fetch_set(&dir, &set, &params())
         .files
         .iter()
