@@ -970,7 +970,7 @@ pub fn parse_constraints(
             ));
         }
     }
-    if let Some((p, msg)) = contradiction(&t.entries, n) {
+    if let Some((p, msg)) = contradiction(&t.entries) {
         return Err(parse_err(line_of(p), msg));
     }
     Ok(Constraints {
@@ -981,10 +981,18 @@ pub fn parse_constraints(
 
 /// The first cannot-link (label 0) whose two items are joined by must-links (label 1), as
 /// (entry position, message): a self cannot-link, a pair given both labels, or a chain
-/// i ~ … ~ j of must-links anywhere in the file. Union-find over the must-links, then one pass
-/// over the cannot-links.
-fn contradiction(pairs: &[(usize, usize, f64)], n: usize) -> Option<(usize, String)> {
-    let mut parent: Vec<usize> = (0..n).collect();
+/// i ~ … ~ j of must-links anywhere in the file. Union-find over the items that appear in the
+/// file (O(pairs) memory, whatever the item numbers), then one pass over the cannot-links.
+fn contradiction(pairs: &[(usize, usize, f64)]) -> Option<(usize, String)> {
+    let mut id: HashMap<usize, usize> = HashMap::new();
+    let mut parent: Vec<usize> = Vec::new();
+    let mut node = |item: usize| {
+        *id.entry(item).or_insert_with(|| {
+            parent.push(parent.len());
+            parent.len() - 1
+        })
+    };
+    let nodes: Vec<(usize, usize)> = pairs.iter().map(|&(i, j, _)| (node(i), node(j))).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
             parent[i] = parent[parent[i]];
@@ -992,19 +1000,19 @@ fn contradiction(pairs: &[(usize, usize, f64)], n: usize) -> Option<(usize, Stri
         }
         i
     }
-    for &(i, j, s) in pairs {
+    for (&(a, b), &(_, _, s)) in nodes.iter().zip(pairs) {
         if s == 1.0 {
-            let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-            parent[a.max(b)] = a.min(b);
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            parent[ra.max(rb)] = ra.min(rb);
         }
     }
-    pairs.iter().enumerate().find_map(|(p, &(i, j, s))| {
+    pairs.iter().zip(&nodes).enumerate().find_map(|(p, (&(i, j, s), &(a, b)))| {
         if s != 0.0 {
             return None;
         }
         let msg = if i == j {
             format!("pair ({i}, {j}) says item {i} is dissimilar to itself")
-        } else if root(&mut parent, i) == root(&mut parent, j) {
+        } else if root(&mut parent, a) == root(&mut parent, b) {
             format!(
                 "pair ({i}, {j}) is a cannot-link, but must-links elsewhere in the file join {i} and {j}"
             )

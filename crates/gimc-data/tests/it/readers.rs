@@ -9,9 +9,9 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use gimc_data::{
     ArffOptions, ArffTarget, ColumnRef, CsvOptions, DataError, Format, LibsvmOptions, LibsvmTarget,
-    MissingPolicy, Result, Targets, TripletOptions, guess_format, load_path, parse_arff, parse_csv,
-    parse_libsvm, parse_mulan_labels, parse_triplets, parse_xmc, read_arff, read_libsvm,
-    read_triplets,
+    MissingPolicy, Result, Targets, TripletOptions, guess_format, load_path, parse_arff,
+    parse_constraints, parse_csv, parse_libsvm, parse_mulan_labels, parse_triplets, parse_xmc,
+    read_arff, read_libsvm, read_triplets,
 };
 use proptest::prelude::*;
 
@@ -88,6 +88,15 @@ fn run_all(bytes: &[u8]) {
     }
     results.push(parse_triplets(bytes, p, &TripletOptions::default()).map(|_| ()));
     results.push(parse_mulan_labels(bytes, p).map(|_| ()));
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        for one_based in [false, true] {
+            // an empty file is refused as a whole (line 0 is not a line): skip that case
+            match parse_constraints(text, p, None, one_based) {
+                Err(e) if e.to_string().contains("no constraints") => {}
+                r => results.push(r.map(|_| ())),
+            }
+        }
+    }
     for r in results {
         if let Err(e) = r {
             assert_eq!(e.path(), Some(p), "error without the file: {e}");
@@ -149,6 +158,10 @@ fn apply(text: &str, edits: &[Edit]) -> Vec<u8> {
 fn fuzz_findings_stay_fixed() {
     // a label list beside a label index of usize::MAX: the label count overflowed
     run_all(b"0,2 1:0.5 3:1.0\n1 2:2.0\n\n18446744073709551615 1:1.5 2:-10\n");
+    // constraint files naming items near 10^18 and 10^9: the contradiction check sized its
+    // union-find by the largest item (a capacity overflow, or gigabytes for two pairs)
+    run_all(b"0 1 1\n1000000000000000000 2 0\n");
+    run_all(b"1 \t 854775807 0\n\n");
 }
 
 proptest! {
