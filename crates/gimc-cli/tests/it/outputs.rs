@@ -438,3 +438,14 @@ fn the_thread_count_is_bounded_by_the_machine() {
     let o = gimc(&["--threads", "2", "data", "list"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_model_path_that_is_not_a_regular_file_is_refused_before_reading() {
+    // /dev/zero would otherwise be read until memory runs out; a directory cannot be a model
+    let dir = scratch("model-not-a-file");
+    let data = multiclass(&dir, "small.svm");
+    for model in ["/dev/zero", p(&dir)] {
+        let o = gimc(&["-q", "predict", p(&data), "-m", model]);
+        assert_refused(&o, &["not a regular file"], model);
+    }
+}
