@@ -204,10 +204,12 @@ fn precision_at_k(
     Ok(100.0 * total / topk.len() as f64)
 }
 
-/// A `gimc predict` text file: per row, the predicted label indices (`j` or `j:score`).
+/// A `gimc predict` text file: per row, the predicted label indices (`j` or `j:score`); lines
+/// starting with `#` (the `# gimc predictions: kind=labels` header) are not rows.
 fn parse_topk(text: &str, n_labels: usize) -> Result<Vec<Vec<usize>>, ExperimentError> {
     text.lines()
         .enumerate()
+        .filter(|(_, line)| !line.starts_with('#'))
         .map(|(no, line)| {
             line.split_whitespace()
                 .map(|tok| {
@@ -942,6 +944,11 @@ mod tests {
         assert_eq!(
             parse_topk("0 2 1\n1:0.5 0:0.25\n", 3).unwrap(),
             vec![vec![0, 2, 1], vec![1, 0]]
+        );
+        // the kind header `gimc predict` writes first is not a row
+        assert_eq!(
+            parse_topk("# gimc predictions: kind=labels\n0 2\n", 3).unwrap(),
+            vec![vec![0, 2]]
         );
         assert!(parse_topk("0 3\n", 3).is_err(), "label out of range");
         assert!(parse_topk("a\n", 3).is_err());
