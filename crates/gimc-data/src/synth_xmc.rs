@@ -1,5 +1,5 @@
 //! Extreme-multi-label (XMC) scale synthetic data, streamed to the Extreme Classification
-//! Repository text format row by row (issue 18).
+//! Repository text format row by row.
 //!
 //! ```
 //! use std::path::Path;

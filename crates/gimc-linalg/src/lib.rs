@@ -49,7 +49,7 @@
 //! - [`rng::seeded`], [`rng::child`]: seeded ChaCha8 generators ([`GimcRng`]) and independent
 //!   streams for parallel work ([`rng`]).
 //! - [`memory`]: the memory pre-flight: [`memory::available_bytes`], estimates and the
-//!   [`memory::InsufficientMemory`] refusal (issue 14).
+//!   [`memory::InsufficientMemory`] refusal.
 //! - [`simd::clear_upper_state`]: clears the dirty upper SIMD state faer's GEMMs leave, before
 //!   loops of libm calls (`exp`, `sin`, …) that it would otherwise slow down up to 30× ([`simd`]).
 //! - [`dense`] and [`sparse`]: dimension-checked dense helpers and the sprs ↔ faer products and

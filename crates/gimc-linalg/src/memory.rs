@@ -1,4 +1,4 @@
-//! Memory pre-flight (issue 14): the fitting paths estimate their peak memory from shapes and
+//! Memory pre-flight: the fitting paths estimate their peak memory from shapes and
 //! parameters *before* allocating, and refuse with a typed error naming both figures and the
 //! parameter to lower when the estimate exceeds the memory available, instead of being killed
 //! by the kernel half-way.

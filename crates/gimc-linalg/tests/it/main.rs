@@ -1,4 +1,4 @@
-//! Integration tests of gimc-linalg: the acceptance criteria of its issue (CG, the sampled
+//! Integration tests of gimc-linalg: what the crate promises (CG, the sampled
 //! product kernel, truncated SVD, thread-count independence, dense/sparse agreement, kernel
 //! blocks, the Nyström square root, typed errors).
 

@@ -9,6 +9,41 @@
 //!   binary and one-vs-rest.
 //!
 //! Sparse inputs stay sparse: rows of a CSR feature matrix are used as they are.
+//!
+//! ```
+//! use gimc_linalg::FeatureMatrix;
+//! use gimc_linalg::faer::Mat;
+//! use gimc_linalg::rng::{gaussian_mat, seeded};
+//! use gimc_solvers::NoObserver;
+//! use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic};
+//! use gimc_solvers::linear::regression::{RidgeParams, fit_ridge, reduced_rank_regression};
+//! use gimc_solvers::linear::Targets;
+//!
+//! // 300 rows of 6 features; 4 targets T = X B with B of rank 2, plus a little noise.
+//! let x = gaussian_mat(&mut seeded(1), 300, 6, 1.0);
+//! let b = &gaussian_mat(&mut seeded(2), 6, 2, 1.0) * &gaussian_mat(&mut seeded(3), 2, 4, 1.0);
+//! let noise = gaussian_mat(&mut seeded(4), 300, 4, 0.01);
+//! let t: Mat<f64> = &x * &b + &noise;
+//! let features = FeatureMatrix::dense(x.clone())?;
+//!
+//! // Ridge: W = (XᵀX + λI)⁻¹XᵀT recovers B.
+//! let ridge = fit_ridge(&features, Targets::Dense(t.as_ref()), &RidgeParams::default().check()?)?;
+//! assert!((&ridge.w - &b).norm_max() < 0.05);
+//!
+//! // Reduced-rank regression at the true rank 2 recovers B as well.
+//! let rrr = reduced_rank_regression(&features, Targets::Dense(t.as_ref()), 2)?;
+//! assert!((&rrr - &b).norm_max() < 0.05);
+//!
+//! // Logistic regression, one-vs-rest over the four sign patterns of the first two targets
+//! // (a class is an intersection of two half-spaces, so one-vs-rest is not exact; chance is 25 %).
+//! let classes: Vec<usize> =
+//!     (0..300).map(|i| usize::from(t[(i, 0)] > 0.0) + 2 * usize::from(t[(i, 1)] > 0.0)).collect();
+//! let model = fit_logistic(&features, &classes, 4, &LogisticParams::default().check()?, &mut NoObserver)?;
+//! let predicted = model.predict(&features)?;
+//! let correct = predicted.iter().zip(&classes).filter(|(p, c)| p == c).count();
+//! assert!(correct >= 240, "{correct} of 300");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod logistic;
 pub mod regression;
