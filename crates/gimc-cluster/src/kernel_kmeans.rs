@@ -45,96 +45,42 @@ pub const KERNEL_KMEANS_MAX_POINTS: usize = 10_000;
 /// Rows of X per kernel block (when building K and when predicting).
 const BLOCK: usize = 1024;
 
-/// Hyper-parameters of kernel k-means. Build with [`KernelKMeansParams::new`] (k and the kernel
-/// have no default) and the `with_*` methods; [`KernelKMeansParams::check`] validates them into
-/// the [`ValidKernelKMeansParams`] that [`fit_kernel_kmeans`] takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct KernelKMeansParams {
-    /// Number of clusters k ≥ 1.
-    pub k: usize,
-    /// The kernel (its parameters are checked by [`KernelKMeansParams::check`]).
-    pub kernel: Kernel,
-    /// Restarts ≥ 1 (lowest feature-space inertia kept). Default 3.
-    pub n_init: usize,
-    /// Maximum Lloyd iterations per restart, ≥ 1. Default 300.
-    pub max_iter: usize,
-    /// Relative centre-shift tolerance (module documentation), finite and ≥ 0. Default 1e-4.
-    pub tol: f64,
-    /// Seeding. Default [`KMeansInit::PlusPlus`].
-    pub init: KMeansInit,
-    /// Largest n accepted (the kernel matrix is n × n). Default [`KERNEL_KMEANS_MAX_POINTS`].
-    pub max_points: usize,
-}
-
-impl KernelKMeansParams {
-    /// `k` clusters with `kernel` and the defaults.
-    pub fn new(k: usize, kernel: Kernel) -> Self {
-        Self {
-            k,
-            kernel,
-            n_init: 3,
-            max_iter: 300,
-            tol: 1e-4,
-            init: KMeansInit::PlusPlus,
-            max_points: KERNEL_KMEANS_MAX_POINTS,
+gimc_linalg::params! {
+    /// Hyper-parameters of kernel k-means. Build with [`KernelKMeansParams::new`] (k and the kernel
+    /// have no default) and the `with_*` methods; [`KernelKMeansParams::check`] validates them into
+    /// the [`ValidKernelKMeansParams`] that [`fit_kernel_kmeans`] takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct KernelKMeansParams => ValidKernelKMeansParams {
+        /// `k` clusters with `kernel` and the defaults.
+        required {
+            /// Number of clusters k ≥ 1.
+            pub k: usize,
+            /// The kernel (its parameters are checked by [`KernelKMeansParams::check`]).
+            pub kernel: Kernel,
         }
+        /// Restarts ≥ 1 (lowest feature-space inertia kept). Default 3.
+        pub n_init: usize = 3 => with_n_init,
+        /// Maximum Lloyd iterations per restart, ≥ 1. Default 300.
+        pub max_iter: usize = 300 => with_max_iter,
+        /// Relative centre-shift tolerance (module documentation), finite and ≥ 0. Default 1e-4.
+        pub tol: f64 = 1e-4 => with_tol,
+        /// Seeding. Default [`KMeansInit::PlusPlus`].
+        pub init: KMeansInit = KMeansInit::PlusPlus => with_init,
+        /// Largest n accepted (the kernel matrix is n × n). Default [`KERNEL_KMEANS_MAX_POINTS`].
+        pub max_points: usize = KERNEL_KMEANS_MAX_POINTS => with_max_points,
     }
-
-    /// Sets the number of restarts.
-    pub fn with_n_init(mut self, n_init: usize) -> Self {
-        self.n_init = n_init;
-        self
-    }
-
-    /// Sets the maximum number of iterations per restart.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the relative tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the seeding.
-    pub fn with_init(mut self, init: KMeansInit) -> Self {
-        self.init = init;
-        self
-    }
-
-    /// Sets the largest accepted number of points.
-    pub fn with_max_points(mut self, max_points: usize) -> Self {
-        self.max_points = max_points;
-        self
-    }
-
     /// Checks k, n_init, max_iter ≥ 1, tol finite ≥ 0 and the kernel's parameters (k ≤ n and
     /// n ≤ `max_points` are checked by the fit).
-    pub fn check(&self) -> Result<ValidKernelKMeansParams> {
+    check |this| -> crate::ClusterError {
         crate::KMeansParams {
-            k: self.k,
-            n_init: self.n_init,
-            max_iter: self.max_iter,
-            tol: self.tol,
-            init: self.init,
+            k: this.k,
+            n_init: this.n_init,
+            max_iter: this.max_iter,
+            tol: this.tol,
+            init: this.init,
         }
         .check()?;
-        self.kernel.check()?;
-        Ok(ValidKernelKMeansParams(self.clone()))
-    }
-}
-
-/// [`KernelKMeansParams`] that passed [`KernelKMeansParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidKernelKMeansParams(KernelKMeansParams);
-
-impl std::ops::Deref for ValidKernelKMeansParams {
-    type Target = KernelKMeansParams;
-    fn deref(&self) -> &KernelKMeansParams {
-        &self.0
+        this.kernel.check()?;
     }
 }
 

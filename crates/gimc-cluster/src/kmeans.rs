@@ -55,87 +55,42 @@ pub enum KMeansInit {
     Random,
 }
 
-/// Hyper-parameters of k-means. Build with [`KMeansParams::new`] and the `with_*` methods;
-/// [`KMeansParams::check`] validates them into the [`ValidKMeansParams`] that [`fit_kmeans`]
-/// takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct KMeansParams {
-    /// Number of clusters k ≥ 1 (at most the number of points).
-    pub k: usize,
-    /// Number of restarts ≥ 1; the one with the lowest inertia is kept. Default 3.
-    pub n_init: usize,
-    /// Maximum Lloyd iterations per restart, ≥ 1. Default 300.
-    pub max_iter: usize,
-    /// Relative tolerance on the total squared centre shift, in units of the mean column
-    /// variance of X (scikit-learn's convention); finite and ≥ 0. Default 1e-4.
-    pub tol: f64,
-    /// Seeding method. Default [`KMeansInit::PlusPlus`].
-    pub init: KMeansInit,
-}
-
-impl KMeansParams {
-    /// `k` clusters with the default settings (3 restarts, 300 iterations, tol 1e-4, k-means++).
-    pub fn new(k: usize) -> Self {
-        Self {
-            k,
-            n_init: 3,
-            max_iter: 300,
-            tol: 1e-4,
-            init: KMeansInit::PlusPlus,
+gimc_linalg::params! {
+    /// Hyper-parameters of k-means. Build with [`KMeansParams::new`] and the `with_*` methods;
+    /// [`KMeansParams::check`] validates them into the [`ValidKMeansParams`] that [`fit_kmeans`]
+    /// takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct KMeansParams => ValidKMeansParams {
+        /// `k` clusters with the default settings (3 restarts, 300 iterations, tol 1e-4,
+        /// k-means++).
+        required {
+            /// Number of clusters k ≥ 1 (at most the number of points).
+            pub k: usize,
         }
+        /// Number of restarts ≥ 1; the one with the lowest inertia is kept. Default 3.
+        pub n_init: usize = 3 => with_n_init,
+        /// Maximum Lloyd iterations per restart, ≥ 1. Default 300.
+        pub max_iter: usize = 300 => with_max_iter,
+        /// Relative tolerance on the total squared centre shift, in units of the mean column
+        /// variance of X (scikit-learn's convention); finite and ≥ 0. Default 1e-4.
+        pub tol: f64 = 1e-4 => with_tol,
+        /// Seeding method. Default [`KMeansInit::PlusPlus`].
+        pub init: KMeansInit = KMeansInit::PlusPlus => with_init,
     }
-
-    /// Sets the number of restarts.
-    pub fn with_n_init(mut self, n_init: usize) -> Self {
-        self.n_init = n_init;
-        self
-    }
-
-    /// Sets the maximum number of Lloyd iterations per restart.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the relative centre-shift tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the seeding method.
-    pub fn with_init(mut self, init: KMeansInit) -> Self {
-        self.init = init;
-        self
-    }
-
     /// Checks the parameters that do not depend on the data: k ≥ 1, n_init ≥ 1, max_iter ≥ 1,
     /// tol finite and ≥ 0 (k ≤ n is checked by the fit).
-    pub fn check(&self) -> Result<ValidKMeansParams> {
+    check |this| -> crate::ClusterError {
         let bad = |name, reason: &str| Err(param_err(name, reason));
-        if self.k == 0 {
+        if this.k == 0 {
             return bad("k", "must be at least 1");
         }
-        if self.n_init == 0 {
+        if this.n_init == 0 {
             return bad("n_init", "must be at least 1");
         }
-        if self.max_iter == 0 {
+        if this.max_iter == 0 {
             return bad("max_iter", "must be at least 1");
         }
-        check_nonneg("tol", self.tol)?;
-        Ok(ValidKMeansParams(self.clone()))
-    }
-}
-
-/// [`KMeansParams`] that passed [`KMeansParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidKMeansParams(KMeansParams);
-
-impl std::ops::Deref for ValidKMeansParams {
-    type Target = KMeansParams;
-    fn deref(&self) -> &KMeansParams {
-        &self.0
+        check_nonneg("tol", this.tol)?;
     }
 }
 

@@ -28,88 +28,48 @@ use crate::error::param_err;
 use crate::kmeans::{KMeans, assign, check_features, cluster_sums, plus_plus};
 use crate::{ClusterError, Result};
 
-/// Hyper-parameters of mini-batch k-means. Build with [`MiniBatchKMeansParams::new`] and the
-/// `with_*` methods; [`MiniBatchKMeansParams::check`] validates them into the
-/// [`ValidMiniBatchKMeansParams`] that [`fit_minibatch_kmeans`] takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct MiniBatchKMeansParams {
-    /// Number of clusters k ≥ 1.
-    pub k: usize,
-    /// Rows per step ≥ 1. Default 1024 (scikit-learn's).
-    pub batch_size: usize,
-    /// Passes' worth of steps when `max_steps` is 0: ⌈epochs·n/batch_size⌉ steps. Default 10.
-    pub epochs: usize,
-    /// Number of steps; 0 (the default) means "from `epochs`".
-    pub max_steps: usize,
-    /// Rows sampled for seeding; 0 (the default) means 3·batch_size (at least 3k), capped at n.
-    pub init_size: usize,
-    /// Seedings tried (the best on its sample is kept) ≥ 1. Default 3.
-    pub n_init: usize,
+gimc_linalg::params! {
+    /// Hyper-parameters of mini-batch k-means. Build with [`MiniBatchKMeansParams::new`] and the
+    /// `with_*` methods; [`MiniBatchKMeansParams::check`] validates them into the
+    /// [`ValidMiniBatchKMeansParams`] that [`fit_minibatch_kmeans`] takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct MiniBatchKMeansParams => ValidMiniBatchKMeansParams {
+        /// `k` clusters with the defaults.
+        required {
+            /// Number of clusters k ≥ 1.
+            pub k: usize,
+        }
+        /// Rows per step ≥ 1. Default 1024 (scikit-learn's).
+        pub batch_size: usize = 1024 => with_batch_size,
+        /// Passes' worth of steps when `max_steps` is 0: ⌈epochs·n/batch_size⌉ steps. Default 10.
+        pub epochs: usize = 10 => with_epochs,
+        /// Number of steps; 0 (the default) means "from `epochs`".
+        pub max_steps: usize = 0 => with_max_steps,
+        /// Rows sampled for seeding; 0 (the default) means 3·batch_size (at least 3k), capped at n.
+        pub init_size: usize = 0 => with_init_size,
+        /// Seedings tried (the best on its sample is kept) ≥ 1. Default 3.
+        pub n_init: usize = 3 => with_n_init,
+    }
+    /// Checks k, batch_size, n_init ≥ 1 and that epochs or max_steps is positive (k ≤ n is
+    /// checked by the fit).
+    check |this| -> crate::ClusterError {
+        let bad = |name, reason: &str| Err(param_err(name, reason));
+        if this.k == 0 {
+            return bad("k", "must be at least 1");
+        }
+        if this.batch_size == 0 {
+            return bad("batch_size", "must be at least 1");
+        }
+        if this.n_init == 0 {
+            return bad("n_init", "must be at least 1");
+        }
+        if this.epochs == 0 && this.max_steps == 0 {
+            return bad("epochs", "epochs or max_steps must be positive");
+        }
+    }
 }
 
 impl MiniBatchKMeansParams {
-    /// `k` clusters with the defaults.
-    pub fn new(k: usize) -> Self {
-        Self {
-            k,
-            batch_size: 1024,
-            epochs: 10,
-            max_steps: 0,
-            init_size: 0,
-            n_init: 3,
-        }
-    }
-
-    /// Sets the batch size.
-    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
-        self.batch_size = batch_size;
-        self
-    }
-
-    /// Sets the number of epochs (used when `max_steps` is 0).
-    pub fn with_epochs(mut self, epochs: usize) -> Self {
-        self.epochs = epochs;
-        self
-    }
-
-    /// Sets the number of steps (overrides `epochs` when > 0).
-    pub fn with_max_steps(mut self, max_steps: usize) -> Self {
-        self.max_steps = max_steps;
-        self
-    }
-
-    /// Sets the seeding sample size.
-    pub fn with_init_size(mut self, init_size: usize) -> Self {
-        self.init_size = init_size;
-        self
-    }
-
-    /// Sets the number of seedings tried.
-    pub fn with_n_init(mut self, n_init: usize) -> Self {
-        self.n_init = n_init;
-        self
-    }
-
-    /// Checks k, batch_size, n_init ≥ 1 and that epochs or max_steps is positive (k ≤ n is
-    /// checked by the fit).
-    pub fn check(&self) -> Result<ValidMiniBatchKMeansParams> {
-        let bad = |name, reason: &str| Err(param_err(name, reason));
-        if self.k == 0 {
-            return bad("k", "must be at least 1");
-        }
-        if self.batch_size == 0 {
-            return bad("batch_size", "must be at least 1");
-        }
-        if self.n_init == 0 {
-            return bad("n_init", "must be at least 1");
-        }
-        if self.epochs == 0 && self.max_steps == 0 {
-            return bad("epochs", "epochs or max_steps must be positive");
-        }
-        Ok(ValidMiniBatchKMeansParams(self.clone()))
-    }
-
     /// The number of steps for n rows.
     fn steps(&self, n: usize) -> usize {
         if self.max_steps > 0 {
@@ -119,17 +79,6 @@ impl MiniBatchKMeansParams {
                 .div_ceil(self.batch_size)
                 .max(1)
         }
-    }
-}
-
-/// [`MiniBatchKMeansParams`] that passed [`MiniBatchKMeansParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidMiniBatchKMeansParams(MiniBatchKMeansParams);
-
-impl std::ops::Deref for ValidMiniBatchKMeansParams {
-    type Target = MiniBatchKMeansParams;
-    fn deref(&self) -> &MiniBatchKMeansParams {
-        &self.0
     }
 }
 

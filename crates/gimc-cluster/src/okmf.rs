@@ -123,140 +123,63 @@ impl Default for OkmfStep {
     }
 }
 
-/// Hyper-parameters of OKMF. Build with [`OkmfParams::new`] (k and the kernel have no default)
-/// and the `with_*` methods; [`OkmfParams::check`] validates them into the [`ValidOkmfParams`]
-/// that [`fit_okmf`] takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct OkmfParams {
-    /// Number of clusters = latent dimension r ≥ 1.
-    pub k: usize,
-    /// The kernel.
-    pub kernel: Kernel,
-    /// Budget size p ≥ k (capped at n). Default 500 (the paper's).
-    pub budget_size: usize,
-    /// Budget selection. Default [`OkmfBudget::Random`].
-    pub budget: OkmfBudget,
-    /// Rows sampled for the k-means budget; 0 (default) means 10·p. Capped at n.
-    pub budget_sample: usize,
-    /// Passes over the data ≥ 1. Default 10.
-    pub epochs: usize,
-    /// Rows per SGD step ≥ 1. Default 128.
-    pub batch_size: usize,
-    /// Step-size schedule. Default `Normalized { eta0: 0.1 }`.
-    pub step: OkmfStep,
-    /// λ ≥ 0, weight of (λ/2)‖W‖². Default 1e-4.
-    pub lambda: f64,
-    /// α > 0, weight of (α/2)‖h‖² (keeps WᵀK_B W + αI invertible). Default 1e-3.
-    pub alpha: f64,
-    /// Project W onto W ≥ 0 after every step. Default true.
-    pub nonnegative: bool,
-    /// Initial W. Default [`OkmfInit::KernelKMeans`].
-    pub init: OkmfInit,
-}
-
-impl OkmfParams {
-    /// `k` clusters with `kernel` and the defaults.
-    pub fn new(k: usize, kernel: Kernel) -> Self {
-        Self {
-            k,
-            kernel,
-            budget_size: 500,
-            budget: OkmfBudget::Random,
-            budget_sample: 0,
-            epochs: 10,
-            batch_size: 128,
-            step: OkmfStep::default(),
-            lambda: 1e-4,
-            alpha: 1e-3,
-            nonnegative: true,
-            init: OkmfInit::KernelKMeans,
+gimc_linalg::params! {
+    /// Hyper-parameters of OKMF. Build with [`OkmfParams::new`] (k and the kernel have no default)
+    /// and the `with_*` methods; [`OkmfParams::check`] validates them into the [`ValidOkmfParams`]
+    /// that [`fit_okmf`] takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct OkmfParams => ValidOkmfParams {
+        /// `k` clusters with `kernel` and the defaults.
+        required {
+            /// Number of clusters = latent dimension r ≥ 1.
+            pub k: usize,
+            /// The kernel.
+            pub kernel: Kernel,
         }
+        /// Budget size p ≥ k (capped at n). Default 500 (the paper's).
+        pub budget_size: usize = 500 => with_budget_size,
+        /// Budget selection. Default [`OkmfBudget::Random`].
+        pub budget: OkmfBudget = OkmfBudget::Random => with_budget,
+        /// Rows sampled for the k-means budget; 0 (default) means 10·p. Capped at n.
+        pub budget_sample: usize = 0 => with_budget_sample,
+        /// Passes over the data ≥ 1. Default 10.
+        pub epochs: usize = 10 => with_epochs,
+        /// Rows per SGD step ≥ 1. Default 128.
+        pub batch_size: usize = 128 => with_batch_size,
+        /// Step-size schedule. Default `Normalized { eta0: 0.1 }`.
+        pub step: OkmfStep = OkmfStep::default() => with_step,
+        /// λ ≥ 0, weight of (λ/2)‖W‖². Default 1e-4.
+        pub lambda: f64 = 1e-4 => with_lambda,
+        /// α > 0, weight of (α/2)‖h‖² (keeps WᵀK_B W + αI invertible). Default 1e-3.
+        pub alpha: f64 = 1e-3 => with_alpha,
+        /// Project W onto W ≥ 0 after every step. Default true.
+        pub nonnegative: bool = true => with_nonnegative,
+        /// Initial W. Default [`OkmfInit::KernelKMeans`].
+        pub init: OkmfInit = OkmfInit::KernelKMeans => with_init,
     }
-
-    /// Sets the budget size p.
-    pub fn with_budget_size(mut self, p: usize) -> Self {
-        self.budget_size = p;
-        self
-    }
-
-    /// Sets the budget selection.
-    pub fn with_budget(mut self, budget: OkmfBudget) -> Self {
-        self.budget = budget;
-        self
-    }
-
-    /// Sets the number of rows sampled for the k-means budget (0: 10·p).
-    pub fn with_budget_sample(mut self, budget_sample: usize) -> Self {
-        self.budget_sample = budget_sample;
-        self
-    }
-
-    /// Sets the number of epochs.
-    pub fn with_epochs(mut self, epochs: usize) -> Self {
-        self.epochs = epochs;
-        self
-    }
-
-    /// Sets the mini-batch size.
-    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
-        self.batch_size = batch_size;
-        self
-    }
-
-    /// Sets the step-size schedule.
-    pub fn with_step(mut self, step: OkmfStep) -> Self {
-        self.step = step;
-        self
-    }
-
-    /// Sets λ.
-    pub fn with_lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
-    }
-
-    /// Sets α.
-    pub fn with_alpha(mut self, alpha: f64) -> Self {
-        self.alpha = alpha;
-        self
-    }
-
-    /// Sets the non-negativity projection.
-    pub fn with_nonnegative(mut self, nonnegative: bool) -> Self {
-        self.nonnegative = nonnegative;
-        self
-    }
-
-    /// Sets the initialisation of W.
-    pub fn with_init(mut self, init: OkmfInit) -> Self {
-        self.init = init;
-        self
-    }
-
     /// Checks the data-independent constraints: k, budget_size, epochs, batch_size ≥ 1,
     /// budget_size ≥ k, λ finite ≥ 0, α finite > 0, the step parameters and the kernel (k ≤ n
     /// is checked by the fit).
-    pub fn check(&self) -> Result<ValidOkmfParams> {
+    check |this| -> crate::ClusterError {
         let bad = |name, reason: String| Err(param_err(name, reason));
-        if self.k == 0 {
+        if this.k == 0 {
             return bad("k", "must be at least 1".into());
         }
-        if self.budget_size < self.k {
+        if this.budget_size < this.k {
             return bad(
                 "budget_size",
-                format!("must be at least k = {}, got {}", self.k, self.budget_size),
+                format!("must be at least k = {}, got {}", this.k, this.budget_size),
             );
         }
-        if self.epochs == 0 {
+        if this.epochs == 0 {
             return bad("epochs", "must be at least 1".into());
         }
-        if self.batch_size == 0 {
+        if this.batch_size == 0 {
             return bad("batch_size", "must be at least 1".into());
         }
-        check_nonneg("lambda", self.lambda)?;
-        check_pos("alpha", self.alpha)?;
-        match self.step {
+        check_nonneg("lambda", this.lambda)?;
+        check_pos("alpha", this.alpha)?;
+        match this.step {
             OkmfStep::Normalized { eta0 } => {
                 if !(eta0.is_finite() && eta0 > 0.0 && eta0 < 2.0) {
                     return bad("eta0", format!("must be in (0, 2), got {eta0}"));
@@ -266,19 +189,7 @@ impl OkmfParams {
                 check_pos("gamma0", gamma0)?;
             }
         }
-        self.kernel.check()?;
-        Ok(ValidOkmfParams(self.clone()))
-    }
-}
-
-/// [`OkmfParams`] that passed [`OkmfParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidOkmfParams(OkmfParams);
-
-impl std::ops::Deref for ValidOkmfParams {
-    type Target = OkmfParams;
-    fn deref(&self) -> &OkmfParams {
-        &self.0
+        this.kernel.check()?;
     }
 }
 

@@ -49,106 +49,43 @@ use crate::manifest::{FileEntry, Manifest, SetEntry};
 use crate::named::sha256_file;
 use crate::{DataError, OutputFile};
 
-/// How downloads are made. Start from [`FetchParams::default`] and the `with_*` methods;
-/// [`FetchParams::check`] validates them into the [`ValidFetchParams`] that [`fetch_all`],
-/// [`fetch_set`] and [`fetch_file`] take.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct FetchParams {
-    /// Base URL replacing every file's manifest `mirror`: a file is fetched from
-    /// `<mirror>/<manifest path>` (the binaries take it from `$GIMC_DATA_MIRROR`).
-    pub mirror: Option<String>,
-    /// Attempts per file, at least 1 (default 3).
-    pub attempts: u32,
-    /// Wait before the first retry; it doubles before each further retry (default 1 s, so
-    /// 1 s, 2 s, 4 s, …).
-    pub backoff: Duration,
-    /// Timeout for establishing a connection (default 30 s).
-    pub connect_timeout: Duration,
-    /// Timeout for each read from the connection: a server that sends nothing for this long
-    /// (before or during the response) fails the attempt (default 60 s).
-    pub read_timeout: Duration,
-    /// Show a progress bar per file on standard error (default false; the binaries enable it
-    /// only when standard error is a terminal).
-    pub progress: bool,
-}
-
-impl Default for FetchParams {
-    fn default() -> Self {
-        Self {
-            mirror: None,
-            attempts: 3,
-            backoff: Duration::from_secs(1),
-            connect_timeout: Duration::from_secs(30),
-            read_timeout: Duration::from_secs(60),
-            progress: false,
-        }
+gimc_linalg::params! {
+    /// How downloads are made. Start from [`FetchParams::default`] and the `with_*` methods;
+    /// [`FetchParams::check`] validates them into the [`ValidFetchParams`] that [`fetch_all`],
+    /// [`fetch_set`] and [`fetch_file`] take.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct FetchParams => ValidFetchParams {
+        /// Base URL replacing every file's manifest `mirror`: a file is fetched from
+        /// `<mirror>/<manifest path>` (the binaries take it from `$GIMC_DATA_MIRROR`).
+        pub mirror: Option<String> = None => with_mirror,
+        /// Attempts per file, at least 1 (default 3).
+        pub attempts: u32 = 3 => with_attempts,
+        /// Wait before the first retry; it doubles before each further retry (default 1 s, so
+        /// 1 s, 2 s, 4 s, …).
+        pub backoff: Duration = Duration::from_secs(1) => with_backoff,
+        /// Timeout for establishing a connection (default 30 s).
+        pub connect_timeout: Duration = Duration::from_secs(30) => with_connect_timeout,
+        /// Timeout for each read from the connection: a server that sends nothing for this long
+        /// (before or during the response) fails the attempt (default 60 s).
+        pub read_timeout: Duration = Duration::from_secs(60) => with_read_timeout,
+        /// Show a progress bar per file on standard error (default false; the binaries enable it
+        /// only when standard error is a terminal).
+        pub progress: bool = false => with_progress,
     }
-}
-
-impl FetchParams {
-    /// Sets the mirror base URL (`None` for the manifest's sources).
-    pub fn with_mirror(mut self, mirror: Option<String>) -> Self {
-        self.mirror = mirror;
-        self
-    }
-
-    /// Sets the number of attempts per file.
-    pub fn with_attempts(mut self, attempts: u32) -> Self {
-        self.attempts = attempts;
-        self
-    }
-
-    /// Sets the wait before the first retry.
-    pub fn with_backoff(mut self, backoff: Duration) -> Self {
-        self.backoff = backoff;
-        self
-    }
-
-    /// Sets the connection timeout.
-    pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> Self {
-        self.connect_timeout = connect_timeout;
-        self
-    }
-
-    /// Sets the per-read timeout.
-    pub fn with_read_timeout(mut self, read_timeout: Duration) -> Self {
-        self.read_timeout = read_timeout;
-        self
-    }
-
-    /// Sets whether a progress bar is shown per file.
-    pub fn with_progress(mut self, progress: bool) -> Self {
-        self.progress = progress;
-        self
-    }
-
     /// Checks attempts ≥ 1 and positive connect and read timeouts.
-    pub fn check(&self) -> Result<ValidFetchParams, FetchError> {
-        if self.attempts == 0 {
+    check |this| -> FetchError {
+        if this.attempts == 0 {
             return Err(FetchError::InvalidParameter {
                 name: "attempts",
                 reason: "must be at least 1".into(),
             });
         }
-        if self.connect_timeout.is_zero() || self.read_timeout.is_zero() {
+        if this.connect_timeout.is_zero() || this.read_timeout.is_zero() {
             return Err(FetchError::InvalidParameter {
                 name: "timeout",
                 reason: "connect and read timeouts must be positive".into(),
             });
         }
-        Ok(ValidFetchParams(self.clone()))
-    }
-}
-
-/// [`FetchParams`] that passed [`FetchParams::check`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValidFetchParams(FetchParams);
-
-impl std::ops::Deref for ValidFetchParams {
-    type Target = FetchParams;
-    fn deref(&self) -> &FetchParams {
-        &self.0
     }
 }
 

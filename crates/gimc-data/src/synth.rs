@@ -55,76 +55,32 @@ fn check_variance(name: &'static str, v: f64) -> Result<()> {
     }
 }
 
-/// Parameters of the GIMC Fig. 1 toy problem (defaults: the paper's). Start from
-/// [`Fig1Params::default`] and the `with_*` methods; [`Fig1Params::check`] validates them into
-/// the [`ValidFig1Params`] that [`gimc_fig1_toy`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct Fig1Params {
-    /// Rows of A (and of X). Default 200.
-    pub n_rows: usize,
-    /// Columns of A (rows of Y). Default 200.
-    pub n_cols: usize,
-    /// Feature dimension of X and Y. Default 50.
-    pub dim: usize,
-    /// Variance of the noise entries N_ij. Default 0.1 (the paper's "N(0, 0.1)", read as
-    /// variance).
-    pub noise_variance: f64,
-    /// How the clean matrix depends on the features. Default [`Fig1Target::Bilinear`].
-    pub target: Fig1Target,
-}
-
-impl Default for Fig1Params {
-    fn default() -> Self {
-        Self {
-            n_rows: 200,
-            n_cols: 200,
-            dim: 50,
-            noise_variance: 0.1,
-            target: Fig1Target::Bilinear,
-        }
+gimc_linalg::params! {
+    /// Parameters of the GIMC Fig. 1 toy problem (defaults: the paper's). Start from
+    /// [`Fig1Params::default`] and the `with_*` methods; [`Fig1Params::check`] validates them into
+    /// the [`ValidFig1Params`] that [`gimc_fig1_toy`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct Fig1Params => ValidFig1Params {
+        /// Rows of A (and of X). Default 200.
+        pub n_rows: usize = 200 => with_n_rows,
+        /// Columns of A (rows of Y). Default 200.
+        pub n_cols: usize = 200 => with_n_cols,
+        /// Feature dimension of X and Y. Default 50.
+        pub dim: usize = 50 => with_dim,
+        /// Variance of the noise entries N_ij. Default 0.1 (the paper's "N(0, 0.1)", read as
+        /// variance).
+        pub noise_variance: f64 = 0.1 => with_noise_variance,
+        /// How the clean matrix depends on the features. Default [`Fig1Target::Bilinear`].
+        pub target: Fig1Target = Fig1Target::Bilinear => with_target,
     }
-}
-
-impl Fig1Params {
-    /// Sets the number of rows of A.
-    pub fn with_n_rows(mut self, n_rows: usize) -> Self {
-        self.n_rows = n_rows;
-        self
-    }
-
-    /// Sets the number of columns of A.
-    pub fn with_n_cols(mut self, n_cols: usize) -> Self {
-        self.n_cols = n_cols;
-        self
-    }
-
-    /// Sets the feature dimension.
-    pub fn with_dim(mut self, dim: usize) -> Self {
-        self.dim = dim;
-        self
-    }
-
-    /// Sets the noise variance.
-    pub fn with_noise_variance(mut self, noise_variance: f64) -> Self {
-        self.noise_variance = noise_variance;
-        self
-    }
-
-    /// Sets the clean-matrix target.
-    pub fn with_target(mut self, target: Fig1Target) -> Self {
-        self.target = target;
-        self
-    }
-
     /// Checks n_rows, n_cols, dim ≥ 1, a finite non-negative noise variance and, for
     /// [`Fig1Target::Tanh`], hidden ≥ 1 and a finite positive scale.
-    pub fn check(&self) -> Result<ValidFig1Params> {
-        check_nonzero("n_rows", self.n_rows)?;
-        check_nonzero("n_cols", self.n_cols)?;
-        check_nonzero("dim", self.dim)?;
-        check_variance("noise_variance", self.noise_variance)?;
-        if let Fig1Target::Tanh { hidden, scale } = self.target {
+    check |this| -> crate::DataError {
+        check_nonzero("n_rows", this.n_rows)?;
+        check_nonzero("n_cols", this.n_cols)?;
+        check_nonzero("dim", this.dim)?;
+        check_variance("noise_variance", this.noise_variance)?;
+        if let Fig1Target::Tanh { hidden, scale } = this.target {
             check_nonzero("hidden", hidden)?;
             if !(scale.is_finite() && scale > 0.0) {
                 return Err(param_err(
@@ -133,18 +89,6 @@ impl Fig1Params {
                 ));
             }
         }
-        Ok(ValidFig1Params(*self))
-    }
-}
-
-/// [`Fig1Params`] that passed [`Fig1Params::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidFig1Params(Fig1Params);
-
-impl std::ops::Deref for ValidFig1Params {
-    type Target = Fig1Params;
-    fn deref(&self) -> &Fig1Params {
-        &self.0
     }
 }
 
@@ -268,114 +212,44 @@ pub fn observe(
         .collect())
 }
 
-/// Parameters of the MC-1 synthetic generator (DESIGN §3.5; defaults: t = 10, d = 20, n = 100,
-/// r = 2, σ² = 0.01, ω = 10 %, W and b variance 10). Start from [`Mc1Params::default`] and the
-/// `with_*` methods; [`Mc1Params::check`] validates them into the [`ValidMc1Params`] that
-/// [`mc1_synthetic`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct Mc1Params {
-    /// Items n (columns).
-    pub n: usize,
-    /// Features d (rows of X).
-    pub d: usize,
-    /// Tasks / labels t (rows of Y).
-    pub t: usize,
-    /// Rank r of X0.
-    pub rank: usize,
-    /// Feature noise variance σ².
-    pub noise_variance: f64,
-    /// Fraction ω of feature entries and of label entries observed.
-    pub observed_fraction: f64,
-    /// Variance of the entries of W and b (10 in the paper).
-    pub wb_variance: f64,
-}
-
-impl Default for Mc1Params {
-    fn default() -> Self {
-        Self {
-            n: 100,
-            d: 20,
-            t: 10,
-            rank: 2,
-            noise_variance: 0.01,
-            observed_fraction: 0.1,
-            wb_variance: 10.0,
-        }
+gimc_linalg::params! {
+    /// Parameters of the MC-1 synthetic generator (DESIGN §3.5; defaults: t = 10, d = 20, n = 100,
+    /// r = 2, σ² = 0.01, ω = 10 %, W and b variance 10). Start from [`Mc1Params::default`] and the
+    /// `with_*` methods; [`Mc1Params::check`] validates them into the [`ValidMc1Params`] that
+    /// [`mc1_synthetic`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct Mc1Params => ValidMc1Params {
+        /// Items n (columns).
+        pub n: usize = 100 => with_n,
+        /// Features d (rows of X).
+        pub d: usize = 20 => with_d,
+        /// Tasks / labels t (rows of Y).
+        pub t: usize = 10 => with_t,
+        /// Rank r of X0.
+        pub rank: usize = 2 => with_rank,
+        /// Feature noise variance σ².
+        pub noise_variance: f64 = 0.01 => with_noise_variance,
+        /// Fraction ω of feature entries and of label entries observed.
+        pub observed_fraction: f64 = 0.1 => with_observed_fraction,
+        /// Variance of the entries of W and b (10 in the paper).
+        pub wb_variance: f64 = 10.0 => with_wb_variance,
     }
-}
-
-impl Mc1Params {
-    /// Sets the number of items n.
-    pub fn with_n(mut self, n: usize) -> Self {
-        self.n = n;
-        self
-    }
-
-    /// Sets the number of features d.
-    pub fn with_d(mut self, d: usize) -> Self {
-        self.d = d;
-        self
-    }
-
-    /// Sets the number of tasks t.
-    pub fn with_t(mut self, t: usize) -> Self {
-        self.t = t;
-        self
-    }
-
-    /// Sets the rank r of X0.
-    pub fn with_rank(mut self, rank: usize) -> Self {
-        self.rank = rank;
-        self
-    }
-
-    /// Sets the feature noise variance σ².
-    pub fn with_noise_variance(mut self, noise_variance: f64) -> Self {
-        self.noise_variance = noise_variance;
-        self
-    }
-
-    /// Sets the observed fraction ω.
-    pub fn with_observed_fraction(mut self, observed_fraction: f64) -> Self {
-        self.observed_fraction = observed_fraction;
-        self
-    }
-
-    /// Sets the variance of the entries of W and b.
-    pub fn with_wb_variance(mut self, wb_variance: f64) -> Self {
-        self.wb_variance = wb_variance;
-        self
-    }
-
     /// Checks n, d, t, rank ≥ 1, rank ≤ min(d, n), finite non-negative variances and an
     /// observed fraction in [0, 1].
-    pub fn check(&self) -> Result<ValidMc1Params> {
-        check_nonzero("n", self.n)?;
-        check_nonzero("d", self.d)?;
-        check_nonzero("t", self.t)?;
-        check_nonzero("rank", self.rank)?;
-        if self.rank > self.d.min(self.n) {
+    check |this| -> crate::DataError {
+        check_nonzero("n", this.n)?;
+        check_nonzero("d", this.d)?;
+        check_nonzero("t", this.t)?;
+        check_nonzero("rank", this.rank)?;
+        if this.rank > this.d.min(this.n) {
             return Err(param_err(
                 "rank",
-                format!("{} exceeds min(d, n) = {}", self.rank, self.d.min(self.n)),
+                format!("{} exceeds min(d, n) = {}", this.rank, this.d.min(this.n)),
             ));
         }
-        check_variance("noise_variance", self.noise_variance)?;
-        check_variance("wb_variance", self.wb_variance)?;
-        check_fraction("observed_fraction", self.observed_fraction)?;
-        Ok(ValidMc1Params(*self))
-    }
-}
-
-/// [`Mc1Params`] that passed [`Mc1Params::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidMc1Params(Mc1Params);
-
-impl std::ops::Deref for ValidMc1Params {
-    type Target = Mc1Params;
-    fn deref(&self) -> &Mc1Params {
-        &self.0
+        check_variance("noise_variance", this.noise_variance)?;
+        check_variance("wb_variance", this.wb_variance)?;
+        check_fraction("observed_fraction", this.observed_fraction)?;
     }
 }
 
@@ -459,131 +333,65 @@ pub fn mc1_synthetic(params: &ValidMc1Params, rng: &mut GimcRng) -> Result<Mc1Da
     })
 }
 
-/// Parameters of the planted Gaussian IMC problem. No field has a safe default: build with
-/// [`GaussianImcParams::new`] (and the `with_*` methods to change a field);
-/// [`GaussianImcParams::check`] validates them into the [`ValidGaussianImcParams`] that
-/// [`gaussian_imc`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct GaussianImcParams {
-    /// Rows n_x of A.
-    pub n_rows: usize,
-    /// Columns n_y of A.
-    pub n_cols: usize,
-    /// Row-feature dimension d_x.
-    pub d_rows: usize,
-    /// Column-feature dimension d_y.
-    pub d_cols: usize,
-    /// Rank k of Z.
-    pub rank: usize,
-    /// Number of observed entries |Ω|.
-    pub samples: usize,
-}
-
-impl GaussianImcParams {
-    /// An n_rows × n_cols problem with d_rows- and d_cols-dimensional features, rank `rank` and
-    /// `samples` observed entries.
-    pub fn new(
-        n_rows: usize,
-        n_cols: usize,
-        d_rows: usize,
-        d_cols: usize,
-        rank: usize,
-        samples: usize,
-    ) -> Self {
-        Self {
-            n_rows,
-            n_cols,
-            d_rows,
-            d_cols,
-            rank,
-            samples,
+gimc_linalg::params! {
+    /// Parameters of the planted Gaussian IMC problem. No field has a safe default: build with
+    /// [`GaussianImcParams::new`] (and the `with_*` methods to change a field);
+    /// [`GaussianImcParams::check`] validates them into the [`ValidGaussianImcParams`] that
+    /// [`gaussian_imc`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct GaussianImcParams => ValidGaussianImcParams {
+        /// An n_rows × n_cols problem with d_rows- and d_cols-dimensional features, rank `rank` and
+        /// `samples` observed entries.
+        required {
+            /// Rows n_x of A.
+            pub n_rows: usize => with_n_rows,
+            /// Columns n_y of A.
+            pub n_cols: usize => with_n_cols,
+            /// Row-feature dimension d_x.
+            pub d_rows: usize => with_d_rows,
+            /// Column-feature dimension d_y.
+            pub d_cols: usize => with_d_cols,
+            /// Rank k of Z.
+            pub rank: usize => with_rank,
+            /// Number of observed entries |Ω|.
+            pub samples: usize => with_samples,
         }
     }
-
-    /// Sets the number of rows n_x.
-    pub fn with_n_rows(mut self, n_rows: usize) -> Self {
-        self.n_rows = n_rows;
-        self
-    }
-
-    /// Sets the number of columns n_y.
-    pub fn with_n_cols(mut self, n_cols: usize) -> Self {
-        self.n_cols = n_cols;
-        self
-    }
-
-    /// Sets the row-feature dimension d_x.
-    pub fn with_d_rows(mut self, d_rows: usize) -> Self {
-        self.d_rows = d_rows;
-        self
-    }
-
-    /// Sets the column-feature dimension d_y.
-    pub fn with_d_cols(mut self, d_cols: usize) -> Self {
-        self.d_cols = d_cols;
-        self
-    }
-
-    /// Sets the rank k of Z.
-    pub fn with_rank(mut self, rank: usize) -> Self {
-        self.rank = rank;
-        self
-    }
-
-    /// Sets the number of observed entries |Ω|.
-    pub fn with_samples(mut self, samples: usize) -> Self {
-        self.samples = samples;
-        self
-    }
-
     /// Checks every size ≥ 1 (but `samples`), rank ≤ min(d_rows, d_cols) and
     /// samples ≤ n_rows·n_cols (the errors [`sample_count`] gives).
-    pub fn check(&self) -> Result<ValidGaussianImcParams> {
+    check |this| -> crate::DataError {
         for (name, v) in [
-            ("n_rows", self.n_rows),
-            ("n_cols", self.n_cols),
-            ("d_rows", self.d_rows),
-            ("d_cols", self.d_cols),
-            ("rank", self.rank),
+            ("n_rows", this.n_rows),
+            ("n_cols", this.n_cols),
+            ("d_rows", this.d_rows),
+            ("d_cols", this.d_cols),
+            ("rank", this.rank),
         ] {
             check_nonzero(name, v)?;
         }
-        if self.rank > self.d_rows.min(self.d_cols) {
+        if this.rank > this.d_rows.min(this.d_cols) {
             return Err(param_err(
                 "rank",
                 format!(
                     "{} exceeds min(d_rows, d_cols) = {}",
-                    self.rank,
-                    self.d_rows.min(self.d_cols)
+                    this.rank,
+                    this.d_rows.min(this.d_cols)
                 ),
             ));
         }
-        let total = self
+        let total = this
             .n_rows
-            .checked_mul(self.n_cols)
+            .checked_mul(this.n_cols)
             .ok_or_else(|| param_err::<DataError>("nrows", "matrix too large"))?;
-        if self.samples > total {
+        if this.samples > total {
             return Err(param_err(
                 "count",
                 format!(
                     "{} entries requested from a {} x {} matrix",
-                    self.samples, self.n_rows, self.n_cols
+                    this.samples, this.n_rows, this.n_cols
                 ),
             ));
         }
-        Ok(ValidGaussianImcParams(*self))
-    }
-}
-
-/// [`GaussianImcParams`] that passed [`GaussianImcParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidGaussianImcParams(GaussianImcParams);
-
-impl std::ops::Deref for ValidGaussianImcParams {
-    type Target = GaussianImcParams;
-    fn deref(&self) -> &GaussianImcParams {
-        &self.0
     }
 }
 

@@ -130,96 +130,79 @@ const PRESETS: [(&str, usize, usize, usize, f64, f64); 3] = [
 /// The preset names of [`XmcSynthParams::preset`].
 pub const PRESET_NAMES: [&str; 3] = [PRESETS[0].0, PRESETS[1].0, PRESETS[2].0];
 
-/// Parameters of the XMC generator (model in the [module docs](self)). Start from
-/// [`XmcSynthParams::default`] or [`XmcSynthParams::preset`] and the `with_*` methods;
-/// [`XmcSynthParams::check`] validates them into the [`ValidXmcSynthParams`] that
-/// [`write_xmc_synth`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct XmcSynthParams {
-    /// Rows n. Default 10,000.
-    pub rows: usize,
-    /// Features d. Default 10,000.
-    pub features: usize,
-    /// Labels L. Default 1,000.
-    pub labels: usize,
-    /// Mean non-zeros per row, in [1, features]. Default 50. Row counts are capped at
-    /// `features`, which lowers a mean close to it.
-    pub nnz_per_row: f64,
-    /// Mean labels per row, in [1, labels]. Default 5. Capped at `labels` like `nnz_per_row`.
-    pub labels_per_row: f64,
-    /// Zipf exponent of the feature frequencies (p_j ∝ (j + 1)^(−s)). Default 1.1.
-    pub feature_exponent: f64,
-    /// Zipf exponent of the label frequencies. Default 1.1.
-    pub label_exponent: f64,
-    /// Dimension r of the planted latent space. Default 32.
-    pub latent: usize,
-}
-
-impl Default for XmcSynthParams {
-    fn default() -> Self {
-        Self {
-            rows: 10_000,
-            features: 10_000,
-            labels: 1_000,
-            nnz_per_row: 50.0,
-            labels_per_row: 5.0,
-            feature_exponent: 1.1,
-            label_exponent: 1.1,
-            latent: 32,
+gimc_linalg::params! {
+    /// Parameters of the XMC generator (model in the [module docs](self)). Start from
+    /// [`XmcSynthParams::default`] or [`XmcSynthParams::preset`] and the `with_*` methods;
+    /// [`XmcSynthParams::check`] validates them into the [`ValidXmcSynthParams`] that
+    /// [`write_xmc_synth`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct XmcSynthParams => ValidXmcSynthParams {
+        /// Rows n. Default 10,000.
+        pub rows: usize = 10_000 => with_rows,
+        /// Features d. Default 10,000.
+        pub features: usize = 10_000 => with_features,
+        /// Labels L. Default 1,000.
+        pub labels: usize = 1_000 => with_labels,
+        /// Mean non-zeros per row, in [1, features]. Default 50. Row counts are capped at
+        /// `features`, which lowers a mean close to it.
+        pub nnz_per_row: f64 = 50.0 => with_nnz_per_row,
+        /// Mean labels per row, in [1, labels]. Default 5. Capped at `labels` like `nnz_per_row`.
+        pub labels_per_row: f64 = 5.0 => with_labels_per_row,
+        /// Zipf exponent of the feature frequencies (p_j ∝ (j + 1)^(−s)). Default 1.1.
+        pub feature_exponent: f64 = 1.1 => with_feature_exponent,
+        /// Zipf exponent of the label frequencies. Default 1.1.
+        pub label_exponent: f64 = 1.1 => with_label_exponent,
+        /// Dimension r of the planted latent space. Default 32.
+        pub latent: usize = 32 => with_latent,
+    }
+    /// Checks every field: positive sizes, `nnz_per_row` in [1, `features`], `labels_per_row`
+    /// in [1, `labels`] (every row has at least one of each), finite positive exponents, and a
+    /// planted model whose size fits in memory addressing.
+    check |this| -> crate::DataError {
+        for (name, v) in [
+            ("rows", this.rows),
+            ("features", this.features),
+            ("labels", this.labels),
+            ("latent", this.latent),
+        ] {
+            check_nonzero(name, v)?;
+        }
+        for (name, mean, max, what) in [
+            ("nnz_per_row", this.nnz_per_row, this.features, "features"),
+            ("labels_per_row", this.labels_per_row, this.labels, "labels"),
+        ] {
+            if !(mean.is_finite() && mean >= 1.0 && mean <= max as f64) {
+                return Err(param_err(
+                    name,
+                    format!("{mean} is not in [1, {max}] (1 to the number of {what})"),
+                ));
+            }
+        }
+        for (name, s) in [
+            ("feature_exponent", this.feature_exponent),
+            ("label_exponent", this.label_exponent),
+        ] {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(param_err(
+                    name,
+                    format!("{s} is not a finite positive exponent"),
+                ));
+            }
+        }
+        if model_floats(this).is_none_or(|f| f > isize::MAX as usize / 8) {
+            return Err(param_err(
+                "latent",
+                format!(
+                    "the planted model ({} features and {} labels in {} latent dimensions) is \
+                     too large to address",
+                    this.features, this.labels, this.latent
+                ),
+            ));
         }
     }
 }
 
 impl XmcSynthParams {
-    /// Sets the number of rows n.
-    pub fn with_rows(mut self, rows: usize) -> Self {
-        self.rows = rows;
-        self
-    }
-
-    /// Sets the number of features d.
-    pub fn with_features(mut self, features: usize) -> Self {
-        self.features = features;
-        self
-    }
-
-    /// Sets the number of labels L.
-    pub fn with_labels(mut self, labels: usize) -> Self {
-        self.labels = labels;
-        self
-    }
-
-    /// Sets the mean number of non-zeros per row.
-    pub fn with_nnz_per_row(mut self, nnz_per_row: f64) -> Self {
-        self.nnz_per_row = nnz_per_row;
-        self
-    }
-
-    /// Sets the mean number of labels per row.
-    pub fn with_labels_per_row(mut self, labels_per_row: f64) -> Self {
-        self.labels_per_row = labels_per_row;
-        self
-    }
-
-    /// Sets the Zipf exponent of the feature frequencies.
-    pub fn with_feature_exponent(mut self, feature_exponent: f64) -> Self {
-        self.feature_exponent = feature_exponent;
-        self
-    }
-
-    /// Sets the Zipf exponent of the label frequencies.
-    pub fn with_label_exponent(mut self, label_exponent: f64) -> Self {
-        self.label_exponent = label_exponent;
-        self
-    }
-
-    /// Sets the dimension r of the planted latent space.
-    pub fn with_latent(mut self, latent: usize) -> Self {
-        self.latent = latent;
-        self
-    }
-
     /// The shape and per-row means of a real set of the Extreme Classification Repository (its
     /// training split), other fields at their defaults: `amazoncat-13k` (1,186,239 × 203,882,
     /// 13,330 labels, 71.2 non-zeros and 5.04 labels per row), `eurlex-4k` (15,539 × 5,000,
@@ -245,64 +228,6 @@ impl XmcSynthParams {
             labels_per_row,
             ..Self::default()
         })
-    }
-
-    /// Checks every field: positive sizes, `nnz_per_row` in [1, `features`], `labels_per_row`
-    /// in [1, `labels`] (every row has at least one of each), finite positive exponents, and a
-    /// planted model whose size fits in memory addressing.
-    pub fn check(&self) -> Result<ValidXmcSynthParams> {
-        for (name, v) in [
-            ("rows", self.rows),
-            ("features", self.features),
-            ("labels", self.labels),
-            ("latent", self.latent),
-        ] {
-            check_nonzero(name, v)?;
-        }
-        for (name, mean, max, what) in [
-            ("nnz_per_row", self.nnz_per_row, self.features, "features"),
-            ("labels_per_row", self.labels_per_row, self.labels, "labels"),
-        ] {
-            if !(mean.is_finite() && mean >= 1.0 && mean <= max as f64) {
-                return Err(param_err(
-                    name,
-                    format!("{mean} is not in [1, {max}] (1 to the number of {what})"),
-                ));
-            }
-        }
-        for (name, s) in [
-            ("feature_exponent", self.feature_exponent),
-            ("label_exponent", self.label_exponent),
-        ] {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(param_err(
-                    name,
-                    format!("{s} is not a finite positive exponent"),
-                ));
-            }
-        }
-        if model_floats(self).is_none_or(|f| f > isize::MAX as usize / 8) {
-            return Err(param_err(
-                "latent",
-                format!(
-                    "the planted model ({} features and {} labels in {} latent dimensions) is \
-                     too large to address",
-                    self.features, self.labels, self.latent
-                ),
-            ));
-        }
-        Ok(ValidXmcSynthParams(*self))
-    }
-}
-
-/// [`XmcSynthParams`] that passed [`XmcSynthParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidXmcSynthParams(XmcSynthParams);
-
-impl std::ops::Deref for ValidXmcSynthParams {
-    type Target = XmcSynthParams;
-    fn deref(&self) -> &XmcSynthParams {
-        &self.0
     }
 }
 

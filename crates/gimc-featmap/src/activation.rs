@@ -63,64 +63,31 @@ fn sigmoid(t: f64) -> f64 {
     }
 }
 
-/// Hyper-parameters of [`ActivationMap`]. Build with [`ActivationParams::new`] (m and γ have no
-/// default) and the `with_*` methods; [`ActivationParams::check`] validates them into the
-/// [`ValidActivationParams`] that [`ActivationMap::new`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct ActivationParams {
-    /// Number of hidden units m ≥ 1 (the output dimension).
-    pub m: usize,
-    /// Weight scale: u_r ~ N(0, 2γ I); γ finite and > 0.
-    pub gamma: f64,
-    /// Bias scale: b_r ~ N(0, bias_std²); finite and ≥ 0. Default 1.
-    pub bias_std: f64,
-    /// The nonlinearity. Default tanh.
-    pub activation: Activation,
-}
-
-impl ActivationParams {
-    /// m tanh units with weights N(0, 2γ) and biases N(0, 1).
-    pub fn new(m: usize, gamma: f64) -> Self {
-        Self {
-            m,
-            gamma,
-            bias_std: 1.0,
-            activation: Activation::Tanh,
+gimc_linalg::params! {
+    /// Hyper-parameters of [`ActivationMap`]. Build with [`ActivationParams::new`] (m and γ have no
+    /// default) and the `with_*` methods; [`ActivationParams::check`] validates them into the
+    /// [`ValidActivationParams`] that [`ActivationMap::new`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct ActivationParams => ValidActivationParams {
+        /// m tanh units with weights N(0, 2γ) and biases N(0, 1).
+        required {
+            /// Number of hidden units m ≥ 1 (the output dimension).
+            pub m: usize,
+            /// Weight scale: u_r ~ N(0, 2γ I); γ finite and > 0.
+            pub gamma: f64,
         }
+        /// Bias scale: b_r ~ N(0, bias_std²); finite and ≥ 0. Default 1.
+        pub bias_std: f64 = 1.0 => with_bias_std,
+        /// The nonlinearity. Default tanh.
+        pub activation: Activation = Activation::Tanh => with_activation,
     }
-
-    /// Sets the nonlinearity.
-    pub fn with_activation(mut self, activation: Activation) -> Self {
-        self.activation = activation;
-        self
-    }
-
-    /// Sets the bias scale.
-    pub fn with_bias_std(mut self, bias_std: f64) -> Self {
-        self.bias_std = bias_std;
-        self
-    }
-
     /// Checks m ≥ 1, γ finite and > 0, bias_std finite and ≥ 0.
-    pub fn check(&self) -> Result<ValidActivationParams> {
-        if self.m == 0 {
+    check |this| -> crate::FeatMapError {
+        if this.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
-        check_pos("gamma", self.gamma)?;
-        check_nonneg("bias_std", self.bias_std)?;
-        Ok(ValidActivationParams(*self))
-    }
-}
-
-/// [`ActivationParams`] that passed [`ActivationParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidActivationParams(ActivationParams);
-
-impl std::ops::Deref for ValidActivationParams {
-    type Target = ActivationParams;
-    fn deref(&self) -> &ActivationParams {
-        &self.0
+        check_pos("gamma", this.gamma)?;
+        check_nonneg("bias_std", this.bias_std)?;
     }
 }
 

@@ -19,51 +19,35 @@ use crate::Result;
 use crate::error::{check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
-/// Hyper-parameters of [`RandomFourier`]. Build with [`RandomFourierParams::new`] (neither field
-/// has a default); [`RandomFourierParams::check`] validates them into the
-/// [`ValidRandomFourierParams`] that [`RandomFourier::new`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct RandomFourierParams {
-    /// Number of directions m ≥ 1 (output dimension D = 2m).
-    pub m: usize,
-    /// RBF inverse length scale γ > 0 (finite).
-    pub gamma: f64,
-}
-
-impl RandomFourierParams {
-    /// m directions for the kernel exp(−γ‖x − y‖²).
-    pub fn new(m: usize, gamma: f64) -> Self {
-        Self { m, gamma }
+gimc_linalg::params! {
+    /// Hyper-parameters of [`RandomFourier`]. Build with [`RandomFourierParams::new`] (neither
+    /// field has a default); [`RandomFourierParams::check`] validates them into the
+    /// [`ValidRandomFourierParams`] that [`RandomFourier::new`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct RandomFourierParams => ValidRandomFourierParams {
+        /// m directions for the kernel exp(−γ‖x − y‖²).
+        required {
+            /// Number of directions m ≥ 1 (output dimension D = 2m).
+            pub m: usize,
+            /// RBF inverse length scale γ > 0 (finite).
+            pub gamma: f64,
+        }
     }
-
     /// Checks m ≥ 1 and γ finite and > 0, with 2γ finite (the directions' variance).
-    pub fn check(&self) -> Result<ValidRandomFourierParams> {
-        if self.m == 0 {
+    check |this| -> crate::FeatMapError {
+        if this.m == 0 {
             return Err(param_err("m", "must be at least 1"));
         }
-        check_pos("gamma", self.gamma)?;
-        if !(2.0 * self.gamma).is_finite() {
+        check_pos("gamma", this.gamma)?;
+        if !(2.0 * this.gamma).is_finite() {
             return Err(param_err(
                 "gamma",
                 format!(
                     "{:e} is too large: the directions' variance 2·gamma overflows",
-                    self.gamma
+                    this.gamma
                 ),
             ));
         }
-        Ok(ValidRandomFourierParams(*self))
-    }
-}
-
-/// [`RandomFourierParams`] that passed [`RandomFourierParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidRandomFourierParams(RandomFourierParams);
-
-impl std::ops::Deref for ValidRandomFourierParams {
-    type Target = RandomFourierParams;
-    fn deref(&self) -> &RandomFourierParams {
-        &self.0
     }
 }
 

@@ -69,47 +69,29 @@ pub enum NystromNorm {
     Identity,
 }
 
-/// Hyper-parameters of [`Nystrom::fit`]. Build with [`NystromParams::new`] (m and the kernel have
-/// no default) and the `with_*` methods; [`NystromParams::check`] validates them into the
-/// [`ValidNystromParams`] that [`Nystrom::fit`] takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct NystromParams {
-    /// Number of landmarks m ≥ 1 (output dimension D = m; at most the number of rows).
-    pub m: usize,
-    /// The kernel k.
-    pub kernel: Kernel,
-    /// Landmark selection. Default [`LandmarkInit::Uniform`].
-    pub landmarks: LandmarkInit,
-    /// Normalisation M. Default [`NystromNorm::Whiten`] with [`DEFAULT_REL_TOL`].
-    pub normalization: NystromNorm,
+gimc_linalg::params! {
+    /// Hyper-parameters of [`Nystrom::fit`]. Build with [`NystromParams::new`] (m and the kernel
+    /// have no default) and the `with_*` methods; [`NystromParams::check`] validates them into the
+    /// [`ValidNystromParams`] that [`Nystrom::fit`] takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct NystromParams => ValidNystromParams {
+        /// m uniform landmarks for `kernel`, M Mᵀ = E^† ([`NystromNorm::Whiten`]).
+        required {
+            /// Number of landmarks m ≥ 1 (output dimension D = m; at most the number of rows).
+            pub m: usize,
+            /// The kernel k.
+            pub kernel: Kernel,
+        }
+        /// Landmark selection. Default [`LandmarkInit::Uniform`].
+        pub landmarks: LandmarkInit = LandmarkInit::Uniform => with_landmarks,
+        /// Normalisation M. Default [`NystromNorm::Whiten`] with [`DEFAULT_REL_TOL`].
+        pub normalization: NystromNorm = NystromNorm::Whiten { rel_tol: DEFAULT_REL_TOL }
+            => with_normalization,
+    }
+    check(manual) -> crate::FeatMapError;
 }
 
 impl NystromParams {
-    /// m uniform landmarks for `kernel`, M Mᵀ = E^† ([`NystromNorm::Whiten`]).
-    pub fn new(m: usize, kernel: Kernel) -> Self {
-        Self {
-            m,
-            kernel,
-            landmarks: LandmarkInit::Uniform,
-            normalization: NystromNorm::Whiten {
-                rel_tol: DEFAULT_REL_TOL,
-            },
-        }
-    }
-
-    /// Sets the landmark selection.
-    pub fn with_landmarks(mut self, landmarks: LandmarkInit) -> Self {
-        self.landmarks = landmarks;
-        self
-    }
-
-    /// Sets the normalisation.
-    pub fn with_normalization(mut self, normalization: NystromNorm) -> Self {
-        self.normalization = normalization;
-        self
-    }
-
     /// Checks m ≥ 1, the kernel's parameters, rel_tol ∈ [0, 1) and the k-means parameters (with
     /// k = m). m ≤ n is checked by the fit.
     pub fn check(&self) -> Result<ValidNystromParams> {

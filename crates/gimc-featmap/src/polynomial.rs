@@ -25,59 +25,38 @@ use crate::affine::{affine, affine_backward};
 use crate::error::{check_nonneg, check_pos, param_err};
 use crate::map::{FeatureMap, LearnableMap, check_grad, check_input, check_params};
 
-/// Hyper-parameters of [`RandomMaclaurin`]. Build with [`PolynomialParams::new`] (no field has a
-/// default); [`PolynomialParams::check`] validates them into the [`ValidPolynomialParams`] that
-/// [`RandomMaclaurin::new`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct PolynomialParams {
-    /// Number of features D ≥ 1 (the output dimension).
-    pub features: usize,
-    /// Scale γ > 0 of the inner product.
-    pub gamma: f64,
-    /// Offset c₀ ≥ 0 (finite).
-    pub coef0: f64,
-    /// Degree p ≥ 1.
-    pub degree: u32,
-}
-
-impl PolynomialParams {
-    /// D features for (γ x·y + c₀)^p.
-    pub fn new(features: usize, gamma: f64, coef0: f64, degree: u32) -> Self {
-        Self {
-            features,
-            gamma,
-            coef0,
-            degree,
+gimc_linalg::params! {
+    /// Hyper-parameters of [`RandomMaclaurin`]. Build with [`PolynomialParams::new`] (no field has
+    /// a default); [`PolynomialParams::check`] validates them into the [`ValidPolynomialParams`]
+    /// that [`RandomMaclaurin::new`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct PolynomialParams => ValidPolynomialParams {
+        /// D features for (γ x·y + c₀)^p.
+        required {
+            /// Number of features D ≥ 1 (the output dimension).
+            pub features: usize,
+            /// Scale γ > 0 of the inner product.
+            pub gamma: f64,
+            /// Offset c₀ ≥ 0 (finite).
+            pub coef0: f64,
+            /// Degree p ≥ 1.
+            pub degree: u32,
         }
     }
-
     /// Checks D ≥ 1, γ finite and > 0, c₀ finite and ≥ 0 (a negative offset has no
     /// homogenisation), 1 ≤ p ≤ 64.
-    pub fn check(&self) -> Result<ValidPolynomialParams> {
-        if self.features == 0 {
+    check |this| -> crate::FeatMapError {
+        if this.features == 0 {
             return Err(param_err("features", "must be at least 1"));
         }
-        check_pos("gamma", self.gamma)?;
-        check_nonneg("coef0", self.coef0)?;
-        if !(1..=64).contains(&self.degree) {
+        check_pos("gamma", this.gamma)?;
+        check_nonneg("coef0", this.coef0)?;
+        if !(1..=64).contains(&this.degree) {
             return Err(param_err(
                 "degree",
-                format!("must be in 1..=64, got {}", self.degree),
+                format!("must be in 1..=64, got {}", this.degree),
             ));
         }
-        Ok(ValidPolynomialParams(*self))
-    }
-}
-
-/// [`PolynomialParams`] that passed [`PolynomialParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidPolynomialParams(PolynomialParams);
-
-impl std::ops::Deref for ValidPolynomialParams {
-    type Target = PolynomialParams;
-    fn deref(&self) -> &PolynomialParams {
-        &self.0
     }
 }
 

@@ -140,55 +140,20 @@ impl LinearOperator for SylvesterOperator<'_> {
     }
 }
 
-/// Stopping rule of [`conjugate_gradient`]. Start from [`CgParams::default`] and the `with_*`
-/// methods; [`CgParams::check`] validates them into the [`ValidCgParams`] that
-/// [`conjugate_gradient`] and [`preconditioned_conjugate_gradient`] take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct CgParams {
-    /// Stop when ‖b − 𝒜x‖_F ≤ tol·‖b‖_F. Default 1e-6.
-    pub tol: f64,
-    /// Iteration cap (hitting it is reported, not an error). Default 100.
-    pub max_iter: usize,
-}
-
-impl Default for CgParams {
-    fn default() -> Self {
-        Self {
-            tol: 1e-6,
-            max_iter: 100,
-        }
+crate::params! {
+    /// Stopping rule of [`conjugate_gradient`]. Start from [`CgParams::default`] and the `with_*`
+    /// methods; [`CgParams::check`] validates them into the [`ValidCgParams`] that
+    /// [`conjugate_gradient`] and [`preconditioned_conjugate_gradient`] take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct CgParams => ValidCgParams {
+        /// Stop when ‖b − 𝒜x‖_F ≤ tol·‖b‖_F. Default 1e-6.
+        pub tol: f64 = 1e-6 => with_tol,
+        /// Iteration cap (hitting it is reported, not an error). Default 100.
+        pub max_iter: usize = 100 => with_max_iter,
     }
-}
-
-impl CgParams {
-    /// Sets the relative-residual tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the iteration cap.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
     /// Checks that `tol` is finite and non-negative.
-    pub fn check(&self) -> Result<ValidCgParams> {
-        check_nonneg("tol", self.tol)?;
-        Ok(ValidCgParams(*self))
-    }
-}
-
-/// [`CgParams`] that passed [`CgParams::check`]. Its default is [`CgParams::default`].
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ValidCgParams(CgParams);
-
-impl std::ops::Deref for ValidCgParams {
-    type Target = CgParams;
-    fn deref(&self) -> &CgParams {
-        &self.0
+    check |this| -> crate::LinalgError {
+        check_nonneg("tol", this.tol)?;
     }
 }
 

@@ -71,6 +71,7 @@ pub mod features;
 pub mod kernels;
 pub mod memory;
 pub mod observed;
+pub mod params;
 pub mod rng;
 pub mod shared;
 pub mod simd;

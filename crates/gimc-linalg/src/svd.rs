@@ -211,58 +211,22 @@ impl MatrixOperator for SparsePlusLowRank<'_> {
     }
 }
 
-/// Parameters of the randomized truncated SVD. Start from [`RsvdParams::default`] and the
-/// `with_*` methods; [`RsvdParams::check`] validates them into the [`ValidRsvdParams`] that
-/// [`top_k_svd_with`] and [`top_k_svd_op_with`] take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct RsvdParams {
-    /// Extra columns p of the sketch beyond k. Default 10.
-    pub oversampling: usize,
-    /// Power iterations q. Default 4.
-    pub power_iters: usize,
-}
-
-impl Default for RsvdParams {
-    fn default() -> Self {
-        Self {
-            oversampling: 10,
-            power_iters: 4,
-        }
+crate::params! {
+    /// Parameters of the randomized truncated SVD. Start from [`RsvdParams::default`] and the
+    /// `with_*` methods; [`RsvdParams::check`] validates them into the [`ValidRsvdParams`] that
+    /// [`top_k_svd_with`] and [`top_k_svd_op_with`] take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct RsvdParams => ValidRsvdParams {
+        /// Extra columns p of the sketch beyond k. Default 10.
+        pub oversampling: usize = 10 => with_oversampling,
+        /// Power iterations q. Default 4.
+        pub power_iters: usize = 4 => with_power_iters,
     }
-}
-
-impl RsvdParams {
-    /// Sets the oversampling p.
-    pub fn with_oversampling(mut self, oversampling: usize) -> Self {
-        self.oversampling = oversampling;
-        self
-    }
-
-    /// Sets the number of power iterations q.
-    pub fn with_power_iters(mut self, power_iters: usize) -> Self {
-        self.power_iters = power_iters;
-        self
-    }
-
-    /// Validates the parameters. Every value is accepted today (p = 0 and q = 0 are the plain
-    /// range finder; the sketch width k + p is capped at min(m, n) by the functions, and k is
-    /// checked against the matrix there); the `Result` keeps a future constraint from being a
-    /// breaking change.
-    pub fn check(&self) -> Result<ValidRsvdParams> {
-        Ok(ValidRsvdParams(*self))
-    }
-}
-
-/// [`RsvdParams`] that passed [`RsvdParams::check`]. Its default is [`RsvdParams::default`].
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ValidRsvdParams(RsvdParams);
-
-impl std::ops::Deref for ValidRsvdParams {
-    type Target = RsvdParams;
-    fn deref(&self) -> &RsvdParams {
-        &self.0
-    }
+    /// Validates the parameters. Every value is accepted (p = 0 and q = 0 are the plain range
+    /// finder; the sketch width k + p is capped at min(m, n) by the functions, and k is checked
+    /// against the matrix there); the `Result` keeps a future constraint from being a breaking
+    /// change.
+    check |_this| -> LinalgError {}
 }
 
 fn svd_err(e: faer::linalg::solvers::SvdError) -> LinalgError {

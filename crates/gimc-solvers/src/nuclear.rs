@@ -36,120 +36,50 @@ use crate::{ImcModel, ImcProblem, Side, SolverError};
 /// min(n_x, n_y)).
 pub const DENSE_ITERATE_LIMIT: usize = 4_000_000;
 
-/// Hyper-parameters of [`fit_nuclear_mc`] and [`fit_nuclear_imc`]. Start from
-/// [`FpcParams::default`] and the `with_*` methods; [`FpcParams::check`] validates them into the
-/// [`ValidFpcParams`] that the fits and the [`FpcMc`] / [`FpcImc`] solvers take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct FpcParams {
-    /// Target regularisation μ > 0 (the last continuation stage). Default 1e-3.
-    pub mu: f64,
-    /// Continuation factor η_μ ∈ (0, 1). Default 0.25 (DESIGN §3.2).
-    pub eta_mu: f64,
-    /// Initial step τ; `None` uses 1/L (L = 1 for MC; the power-iteration estimate of
-    /// ‖Z ↦ Φᵀ P_Ω(ΦZΨᵀ)Ψ‖ for IMC). For MC values above 1 lose the monotone decrease (FPC
-    /// converges for τ < 2); IMC halves τ whenever the sufficient-decrease test fails.
-    /// Default `None`.
-    pub tau: Option<f64>,
-    /// Stage stopping rule ‖Z_{t+1} − Z_t‖_F / max(1, ‖Z_t‖_F) < `xtol`. Default 1e-6.
-    pub xtol: f64,
-    /// Maximum proximal steps per μ stage. Default 500.
-    pub max_inner: usize,
-    /// Maximum proximal steps in total. Default 5,000.
-    pub max_iter: usize,
-    /// Upper bound on the rank of the iterate (singular triplets kept), `None` for no bound.
-    /// Default `None`.
-    pub max_rank: Option<usize>,
-}
-
-impl Default for FpcParams {
-    fn default() -> Self {
-        Self {
-            mu: 1e-3,
-            eta_mu: 0.25,
-            tau: None,
-            xtol: 1e-6,
-            max_inner: 500,
-            max_iter: 5000,
-            max_rank: None,
-        }
+gimc_linalg::params! {
+    /// Hyper-parameters of [`fit_nuclear_mc`] and [`fit_nuclear_imc`]. Start from
+    /// [`FpcParams::default`] and the `with_*` methods; [`FpcParams::check`] validates them into
+    /// the [`ValidFpcParams`] that the fits and the [`FpcMc`] / [`FpcImc`] solvers take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct FpcParams => ValidFpcParams {
+        /// Target regularisation μ > 0 (the last continuation stage). Default 1e-3.
+        pub mu: f64 = 1e-3 => with_mu,
+        /// Continuation factor η_μ ∈ (0, 1). Default 0.25 (DESIGN §3.2).
+        pub eta_mu: f64 = 0.25 => with_eta_mu,
+        /// Initial step τ; `None` uses 1/L (L = 1 for MC; the power-iteration estimate of
+        /// ‖Z ↦ Φᵀ P_Ω(ΦZΨᵀ)Ψ‖ for IMC). For MC values above 1 lose the monotone decrease (FPC
+        /// converges for τ < 2); IMC halves τ whenever the sufficient-decrease test fails.
+        /// Default `None`.
+        pub tau: Option<f64> = None => with_tau,
+        /// Stage stopping rule ‖Z_{t+1} − Z_t‖_F / max(1, ‖Z_t‖_F) < `xtol`. Default 1e-6.
+        pub xtol: f64 = 1e-6 => with_xtol,
+        /// Maximum proximal steps per μ stage. Default 500.
+        pub max_inner: usize = 500 => with_max_inner,
+        /// Maximum proximal steps in total. Default 5,000.
+        pub max_iter: usize = 5000 => with_max_iter,
+        /// Upper bound on the rank of the iterate (singular triplets kept), `None` for no bound.
+        /// Default `None`.
+        pub max_rank: Option<usize> = None => with_max_rank,
     }
-}
-
-/// [`FpcParams`] that passed [`FpcParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidFpcParams(FpcParams);
-
-impl std::ops::Deref for ValidFpcParams {
-    type Target = FpcParams;
-    fn deref(&self) -> &FpcParams {
-        &self.0
-    }
-}
-
-impl FpcParams {
-    /// Sets the target regularisation μ.
-    pub fn with_mu(mut self, mu: f64) -> Self {
-        self.mu = mu;
-        self
-    }
-
-    /// Sets the continuation factor η_μ.
-    pub fn with_eta_mu(mut self, eta_mu: f64) -> Self {
-        self.eta_mu = eta_mu;
-        self
-    }
-
-    /// Sets the initial step τ (`None` for 1/L).
-    pub fn with_tau(mut self, tau: Option<f64>) -> Self {
-        self.tau = tau;
-        self
-    }
-
-    /// Sets the stage stopping tolerance `xtol`.
-    pub fn with_xtol(mut self, xtol: f64) -> Self {
-        self.xtol = xtol;
-        self
-    }
-
-    /// Sets the maximum number of proximal steps per μ stage.
-    pub fn with_max_inner(mut self, max_inner: usize) -> Self {
-        self.max_inner = max_inner;
-        self
-    }
-
-    /// Sets the maximum number of proximal steps in total.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the bound on the rank of the iterate (`None` for no bound).
-    pub fn with_max_rank(mut self, max_rank: Option<usize>) -> Self {
-        self.max_rank = max_rank;
-        self
-    }
-
     /// Checks μ > 0, η_μ ∈ (0, 1), τ > 0, xtol ≥ 0, max_inner ≥ 1, max_rank ≥ 1.
-    pub fn check(&self) -> Result<ValidFpcParams, SolverError> {
-        check_pos("mu", self.mu)?;
-        if !(self.eta_mu > 0.0 && self.eta_mu < 1.0) {
+    check |this| -> crate::SolverError {
+        check_pos("mu", this.mu)?;
+        if !(this.eta_mu > 0.0 && this.eta_mu < 1.0) {
             return Err(param_err(
                 "eta_mu",
-                format!("must be in (0, 1), got {}", self.eta_mu),
+                format!("must be in (0, 1), got {}", this.eta_mu),
             ));
         }
-        if let Some(t) = self.tau {
+        if let Some(t) = this.tau {
             check_pos("tau", t)?;
         }
-        check_nonneg("xtol", self.xtol)?;
-        if self.max_inner == 0 {
+        check_nonneg("xtol", this.xtol)?;
+        if this.max_inner == 0 {
             return Err(param_err("max_inner", "must be >= 1"));
         }
-        if self.max_rank == Some(0) {
+        if this.max_rank == Some(0) {
             return Err(param_err("max_rank", "must be >= 1"));
         }
-        Ok(ValidFpcParams(*self))
     }
 }
 

@@ -30,37 +30,42 @@ pub enum ImcInit {
     Random,
 }
 
-/// Hyper-parameters of [`fit_imc`] / [`fit_mc_als`](super::fit_mc_als). Start from
-/// [`ImcParams::default`] and the `with_*` methods; [`ImcParams::check`] validates them into the
-/// [`ValidImcParams`] that the fits take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct ImcParams {
-    /// Rank k: 1 ≤ k < min(D_x, D_y). Default 10.
-    pub rank: usize,
-    /// Ridge weight λ ≥ 0 on ‖W‖² + ‖H‖². Default 0.1.
-    pub lambda: f64,
-    /// Maximum number of alternations (W-step + H-step). Default 20.
-    pub max_outer: usize,
-    /// Stop when the relative decrease of f over one alternation is ≤ `tol`. Default 1e-6.
-    pub tol: f64,
-    /// CG stopping rule for each half-step with features (warm-started). Default tol 1e-6,
-    /// 50 iterations.
-    pub cg: CgParams,
-    /// Initialisation when no warm start is passed. Default [`ImcInit::Spectral`].
-    pub init: ImcInit,
+gimc_linalg::params! {
+    /// Hyper-parameters of [`fit_imc`] / [`fit_mc_als`](super::fit_mc_als). Start from
+    /// [`ImcParams::default`] and the `with_*` methods; [`ImcParams::check`] validates them into
+    /// the [`ValidImcParams`] that the fits take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct ImcParams => ValidImcParams {
+        /// Rank k: 1 ≤ k < min(D_x, D_y). Default 10.
+        pub rank: usize = 10 => with_rank,
+        /// Ridge weight λ ≥ 0 on ‖W‖² + ‖H‖². Default 0.1.
+        pub lambda: f64 = 0.1 => with_lambda,
+        /// Maximum number of alternations (W-step + H-step). Default 20.
+        pub max_outer: usize = 20 => with_max_outer,
+        /// Stop when the relative decrease of f over one alternation is ≤ `tol`. Default 1e-6.
+        pub tol: f64 = 1e-6 => with_tol,
+        /// CG stopping rule for each half-step with features (warm-started). Default tol 1e-6,
+        /// 50 iterations.
+        pub cg: CgParams = CgParams::default().with_tol(1e-6).with_max_iter(50) => with_cg,
+        /// Initialisation when no warm start is passed. Default [`ImcInit::Spectral`].
+        pub init: ImcInit = ImcInit::Spectral => with_init,
+    }
+    check(manual) -> crate::SolverError;
 }
 
-impl Default for ImcParams {
-    fn default() -> Self {
-        Self {
-            rank: 10,
-            lambda: 0.1,
-            max_outer: 20,
-            tol: 1e-6,
-            cg: CgParams::default().with_tol(1e-6).with_max_iter(50),
-            init: ImcInit::Spectral,
+impl ImcParams {
+    /// Checks the parameters that do not depend on the data (the rank is also checked against
+    /// the problem's dimensions by the fit), the CG stopping rule included.
+    pub fn check(&self) -> Result<ValidImcParams, SolverError> {
+        if self.rank == 0 {
+            return Err(param_err("rank", "must be >= 1"));
         }
+        check_nonneg("lambda", self.lambda)?;
+        check_nonneg("tol", self.tol)?;
+        check_nonneg("cg.tol", self.cg.tol)?;
+        // cannot fail after the line above; named `cg.tol` there
+        let cg = self.cg.check()?;
+        Ok(ValidImcParams { params: *self, cg })
     }
 }
 
@@ -88,58 +93,6 @@ impl std::ops::Deref for ValidImcParams {
     type Target = ImcParams;
     fn deref(&self) -> &ImcParams {
         &self.params
-    }
-}
-
-impl ImcParams {
-    /// Sets the rank k.
-    pub fn with_rank(mut self, rank: usize) -> Self {
-        self.rank = rank;
-        self
-    }
-
-    /// Sets the ridge weight λ.
-    pub fn with_lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
-    }
-
-    /// Sets the maximum number of alternations.
-    pub fn with_max_outer(mut self, max_outer: usize) -> Self {
-        self.max_outer = max_outer;
-        self
-    }
-
-    /// Sets the relative-decrease stopping rule.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the CG stopping rule of the half-steps.
-    pub fn with_cg(mut self, cg: CgParams) -> Self {
-        self.cg = cg;
-        self
-    }
-
-    /// Sets the initialisation used without a warm start.
-    pub fn with_init(mut self, init: ImcInit) -> Self {
-        self.init = init;
-        self
-    }
-
-    /// Checks the parameters that do not depend on the data (the rank is also checked against
-    /// the problem's dimensions by the fit), the CG stopping rule included.
-    pub fn check(&self) -> Result<ValidImcParams, SolverError> {
-        if self.rank == 0 {
-            return Err(param_err("rank", "must be >= 1"));
-        }
-        check_nonneg("lambda", self.lambda)?;
-        check_nonneg("tol", self.tol)?;
-        check_nonneg("cg.tol", self.cg.tol)?;
-        // cannot fail after the line above; named `cg.tol` there
-        let cg = self.cg.check()?;
-        Ok(ValidImcParams { params: *self, cg })
     }
 }
 

@@ -13,25 +13,35 @@ use super::als::{ImcParams, ValidImcParams, fit_imc};
 use super::predict::ImcModel;
 use super::problem::ImcProblem;
 
-/// Parameters of PU-IMC: the IMC parameters and α. Start from [`PuImcParams::default`] and the
-/// `with_*` methods; [`PuImcParams::check`] validates them into the [`ValidPuImcParams`] that
-/// [`fit_pu_imc`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct PuImcParams {
-    /// The IMC parameters.
-    pub imc: ImcParams,
-    /// Weight α ∈ (0, 1] of observed positives (1 − α on unlabeled entries). Default 0.75,
-    /// i.e. (1 + ρ)/2 for ρ = 0.5.
-    pub alpha: f64,
+gimc_linalg::params! {
+    /// Parameters of PU-IMC: the IMC parameters and α. Start from [`PuImcParams::default`] and the
+    /// `with_*` methods; [`PuImcParams::check`] validates them into the [`ValidPuImcParams`] that
+    /// [`fit_pu_imc`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct PuImcParams => ValidPuImcParams {
+        /// The IMC parameters.
+        pub imc: ImcParams = ImcParams::default() => with_imc,
+        /// Weight α ∈ (0, 1] of observed positives (1 − α on unlabeled entries). Default 0.75,
+        /// i.e. (1 + ρ)/2 for ρ = 0.5.
+        pub alpha: f64 = 0.75 => with_alpha,
+    }
+    check(manual) -> crate::SolverError;
 }
 
-impl Default for PuImcParams {
-    fn default() -> Self {
-        Self {
-            imc: ImcParams::default(),
-            alpha: 0.75,
+impl PuImcParams {
+    /// Checks the IMC parameters and α ∈ (0, 1].
+    pub fn check(&self) -> Result<ValidPuImcParams, SolverError> {
+        let imc = self.imc.check()?;
+        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err(param_err(
+                "alpha",
+                format!("must be in (0, 1], got {}", self.alpha),
+            ));
         }
+        Ok(ValidPuImcParams {
+            imc,
+            alpha: self.alpha,
+        })
     }
 }
 
@@ -50,35 +60,6 @@ impl ValidPuImcParams {
     /// α.
     pub fn alpha(&self) -> f64 {
         self.alpha
-    }
-}
-
-impl PuImcParams {
-    /// Sets the IMC parameters.
-    pub fn with_imc(mut self, imc: ImcParams) -> Self {
-        self.imc = imc;
-        self
-    }
-
-    /// Sets the weight α of observed positives.
-    pub fn with_alpha(mut self, alpha: f64) -> Self {
-        self.alpha = alpha;
-        self
-    }
-
-    /// Checks the IMC parameters and α ∈ (0, 1].
-    pub fn check(&self) -> Result<ValidPuImcParams, SolverError> {
-        let imc = self.imc.check()?;
-        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 1.0) {
-            return Err(param_err(
-                "alpha",
-                format!("must be in (0, 1], got {}", self.alpha),
-            ));
-        }
-        Ok(ValidPuImcParams {
-            imc,
-            alpha: self.alpha,
-        })
     }
 }
 

@@ -15,92 +15,36 @@ use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
 
-/// Hyper-parameters of logistic regression. Start from [`LogisticParams::default`] and the
-/// `with_*` methods; [`LogisticParams::check`] validates them into the [`ValidLogisticParams`]
-/// that [`fit_logistic`], [`fit_logistic_binary`] and [`LogisticNewton::new`] take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct LogisticParams {
-    /// Cost C > 0 on the summed log-loss. Default 1.
-    pub c: f64,
-    /// Value of the constant feature (its weight is the bias), `None` for no bias. Default
-    /// `Some(1.0)`.
-    pub bias: Option<f64>,
-    /// Stop when ‖∇f(w)‖ ≤ tol·‖∇f(0)‖. Default 1e-6.
-    pub tol: f64,
-    /// Maximum Newton iterations. Default 100.
-    pub max_iter: usize,
-    /// CG iteration cap per Newton step. Default 100.
-    pub max_cg: usize,
-}
-
-impl Default for LogisticParams {
-    fn default() -> Self {
-        Self {
-            c: 1.0,
-            bias: Some(1.0),
-            tol: 1e-6,
-            max_iter: 100,
-            max_cg: 100,
-        }
+gimc_linalg::params! {
+    /// Hyper-parameters of logistic regression. Start from [`LogisticParams::default`] and the
+    /// `with_*` methods; [`LogisticParams::check`] validates them into the [`ValidLogisticParams`]
+    /// that [`fit_logistic`], [`fit_logistic_binary`] and [`LogisticNewton::new`] take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct LogisticParams => ValidLogisticParams {
+        /// Cost C > 0 on the summed log-loss. Default 1.
+        pub c: f64 = 1.0 => with_c,
+        /// Value of the constant feature (its weight is the bias), `None` for no bias. Default
+        /// `Some(1.0)`.
+        pub bias: Option<f64> = Some(1.0) => with_bias,
+        /// Stop when ‖∇f(w)‖ ≤ tol·‖∇f(0)‖. Default 1e-6.
+        pub tol: f64 = 1e-6 => with_tol,
+        /// Maximum Newton iterations. Default 100.
+        pub max_iter: usize = 100 => with_max_iter,
+        /// CG iteration cap per Newton step. Default 100.
+        pub max_cg: usize = 100 => with_max_cg,
     }
-}
-
-/// [`LogisticParams`] that passed [`LogisticParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidLogisticParams(LogisticParams);
-
-impl std::ops::Deref for ValidLogisticParams {
-    type Target = LogisticParams;
-    fn deref(&self) -> &LogisticParams {
-        &self.0
-    }
-}
-
-impl LogisticParams {
-    /// Sets the cost C.
-    pub fn with_c(mut self, c: f64) -> Self {
-        self.c = c;
-        self
-    }
-
-    /// Sets the value of the constant feature (`None` for no bias).
-    pub fn with_bias(mut self, bias: Option<f64>) -> Self {
-        self.bias = bias;
-        self
-    }
-
-    /// Sets the relative gradient tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the maximum number of Newton iterations.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the CG iteration cap per Newton step.
-    pub fn with_max_cg(mut self, max_cg: usize) -> Self {
-        self.max_cg = max_cg;
-        self
-    }
-
     /// Checks C > 0, tol > 0, a finite bias, max_iter ≥ 1, max_cg ≥ 1.
-    pub fn check(&self) -> Result<ValidLogisticParams, SolverError> {
-        check_pos("c", self.c)?;
-        check_pos("tol", self.tol)?;
-        if let Some(b) = self.bias
+    check |this| -> crate::SolverError {
+        check_pos("c", this.c)?;
+        check_pos("tol", this.tol)?;
+        if let Some(b) = this.bias
             && !b.is_finite()
         {
             return Err(param_err("bias", format!("must be finite, got {b}")));
         }
-        if self.max_iter == 0 || self.max_cg == 0 {
+        if this.max_iter == 0 || this.max_cg == 0 {
             return Err(param_err("max_iter", "iteration caps must be >= 1"));
         }
-        Ok(ValidLogisticParams(*self))
     }
 }
 

@@ -18,54 +18,20 @@ use super::{Targets, xt_targets};
 use crate::SolverError;
 use crate::error::{check_nonneg, dim_err, param_err};
 
-/// Parameters of [`fit_ridge`]. Start from [`RidgeParams::default`] and the `with_*` methods;
-/// [`RidgeParams::check`] validates them into the [`ValidRidgeParams`] that [`fit_ridge`] takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct RidgeParams {
-    /// λ ≥ 0 (λ = 0 needs XᵀX positive definite). Default 1.0.
-    pub lambda: f64,
-    /// Fit an unpenalised intercept per target. Default `false`.
-    pub fit_intercept: bool,
-}
-
-impl Default for RidgeParams {
-    fn default() -> Self {
-        Self {
-            lambda: 1.0,
-            fit_intercept: false,
-        }
+gimc_linalg::params! {
+    /// Parameters of [`fit_ridge`]. Start from [`RidgeParams::default`] and the `with_*` methods;
+    /// [`RidgeParams::check`] validates them into the [`ValidRidgeParams`] that [`fit_ridge`]
+    /// takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct RidgeParams => ValidRidgeParams {
+        /// λ ≥ 0 (λ = 0 needs XᵀX positive definite). Default 1.0.
+        pub lambda: f64 = 1.0 => with_lambda,
+        /// Fit an unpenalised intercept per target. Default `false`.
+        pub fit_intercept: bool = false => with_fit_intercept,
     }
-}
-
-/// [`RidgeParams`] that passed [`RidgeParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidRidgeParams(RidgeParams);
-
-impl std::ops::Deref for ValidRidgeParams {
-    type Target = RidgeParams;
-    fn deref(&self) -> &RidgeParams {
-        &self.0
-    }
-}
-
-impl RidgeParams {
-    /// Sets λ.
-    pub fn with_lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
-    }
-
-    /// Sets whether an unpenalised intercept is fitted per target.
-    pub fn with_fit_intercept(mut self, fit_intercept: bool) -> Self {
-        self.fit_intercept = fit_intercept;
-        self
-    }
-
     /// Checks λ finite and ≥ 0.
-    pub fn check(&self) -> Result<ValidRidgeParams, SolverError> {
-        check_nonneg("lambda", self.lambda)?;
-        Ok(ValidRidgeParams(*self))
+    check |this| -> crate::SolverError {
+        check_nonneg("lambda", this.lambda)?;
     }
 }
 

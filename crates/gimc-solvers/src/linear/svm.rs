@@ -34,92 +34,36 @@ pub enum SvmLoss {
     SquaredHinge,
 }
 
-/// Hyper-parameters of the linear SVM. Start from [`SvmParams::default`] and the `with_*`
-/// methods; [`SvmParams::check`] validates them into the [`ValidSvmParams`] that
-/// [`fit_linear_svm`], [`fit_linear_svm_binary`] and [`SvmDualCd::new`] take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct SvmParams {
-    /// Cost C > 0. Default 1.
-    pub c: f64,
-    /// Loss. Default [`SvmLoss::SquaredHinge`].
-    pub loss: SvmLoss,
-    /// Value of the constant feature appended to every row (its weight is the bias), `None` for
-    /// no bias. Default `Some(1.0)`.
-    pub bias: Option<f64>,
-    /// Stop when max PG − min PG ≤ eps. Default 0.1 (LIBLINEAR).
-    pub eps: f64,
-    /// Maximum epochs. Default 1,000.
-    pub max_epochs: usize,
-}
-
-impl Default for SvmParams {
-    fn default() -> Self {
-        Self {
-            c: 1.0,
-            loss: SvmLoss::SquaredHinge,
-            bias: Some(1.0),
-            eps: 0.1,
-            max_epochs: 1000,
-        }
+gimc_linalg::params! {
+    /// Hyper-parameters of the linear SVM. Start from [`SvmParams::default`] and the `with_*`
+    /// methods; [`SvmParams::check`] validates them into the [`ValidSvmParams`] that
+    /// [`fit_linear_svm`], [`fit_linear_svm_binary`] and [`SvmDualCd::new`] take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct SvmParams => ValidSvmParams {
+        /// Cost C > 0. Default 1.
+        pub c: f64 = 1.0 => with_c,
+        /// Loss. Default [`SvmLoss::SquaredHinge`].
+        pub loss: SvmLoss = SvmLoss::SquaredHinge => with_loss,
+        /// Value of the constant feature appended to every row (its weight is the bias), `None` for
+        /// no bias. Default `Some(1.0)`.
+        pub bias: Option<f64> = Some(1.0) => with_bias,
+        /// Stop when max PG − min PG ≤ eps. Default 0.1 (LIBLINEAR).
+        pub eps: f64 = 0.1 => with_eps,
+        /// Maximum epochs. Default 1,000.
+        pub max_epochs: usize = 1000 => with_max_epochs,
     }
-}
-
-/// [`SvmParams`] that passed [`SvmParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidSvmParams(SvmParams);
-
-impl std::ops::Deref for ValidSvmParams {
-    type Target = SvmParams;
-    fn deref(&self) -> &SvmParams {
-        &self.0
-    }
-}
-
-impl SvmParams {
-    /// Sets the cost C.
-    pub fn with_c(mut self, c: f64) -> Self {
-        self.c = c;
-        self
-    }
-
-    /// Sets the loss.
-    pub fn with_loss(mut self, loss: SvmLoss) -> Self {
-        self.loss = loss;
-        self
-    }
-
-    /// Sets the value of the constant feature (`None` for no bias).
-    pub fn with_bias(mut self, bias: Option<f64>) -> Self {
-        self.bias = bias;
-        self
-    }
-
-    /// Sets the projected-gradient stopping tolerance.
-    pub fn with_eps(mut self, eps: f64) -> Self {
-        self.eps = eps;
-        self
-    }
-
-    /// Sets the maximum number of epochs.
-    pub fn with_max_epochs(mut self, max_epochs: usize) -> Self {
-        self.max_epochs = max_epochs;
-        self
-    }
-
     /// Checks C > 0, eps > 0, a finite bias and max_epochs ≥ 1.
-    pub fn check(&self) -> Result<ValidSvmParams, SolverError> {
-        check_pos("c", self.c)?;
-        check_pos("eps", self.eps)?;
-        if let Some(b) = self.bias
+    check |this| -> crate::SolverError {
+        check_pos("c", this.c)?;
+        check_pos("eps", this.eps)?;
+        if let Some(b) = this.bias
             && !b.is_finite()
         {
             return Err(param_err("bias", format!("must be finite, got {b}")));
         }
-        if self.max_epochs == 0 {
+        if this.max_epochs == 0 {
             return Err(param_err("max_epochs", "must be >= 1"));
         }
-        Ok(ValidSvmParams(*self))
     }
 }
 

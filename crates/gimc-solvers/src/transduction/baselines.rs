@@ -63,69 +63,27 @@ fn observed_row_means(features: &Observed) -> Vec<f64> {
         .collect()
 }
 
-/// Settings of [`impute_em_gaussian`]. Build from [`Default`] with the `with_*` methods;
-/// [`EmParams::check`] validates them into the [`ValidEmParams`] the imputation takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct EmParams {
-    /// Maximum EM iterations. Default 200.
-    pub max_iter: usize,
-    /// Stop when the observed-data log-likelihood changes by less than `tol` relative.
-    /// Default 1e-6.
-    pub tol: f64,
-    /// Ridge added to the covariance after every M-step, relative to its mean diagonal
-    /// (keeps S positive definite when few entries are observed). Default 1e-3.
-    pub ridge: f64,
-}
-
-impl Default for EmParams {
-    fn default() -> Self {
-        Self {
-            max_iter: 200,
-            tol: 1e-6,
-            ridge: 1e-3,
-        }
+gimc_linalg::params! {
+    /// Settings of [`impute_em_gaussian`]. Build from [`Default`] with the `with_*` methods;
+    /// [`EmParams::check`] validates them into the [`ValidEmParams`] the imputation takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct EmParams => ValidEmParams {
+        /// Maximum EM iterations. Default 200.
+        pub max_iter: usize = 200 => with_max_iter,
+        /// Stop when the observed-data log-likelihood changes by less than `tol` relative.
+        /// Default 1e-6.
+        pub tol: f64 = 1e-6 => with_tol,
+        /// Ridge added to the covariance after every M-step, relative to its mean diagonal
+        /// (keeps S positive definite when few entries are observed). Default 1e-3.
+        pub ridge: f64 = 1e-3 => with_ridge,
     }
-}
-
-impl EmParams {
-    /// Sets the maximum number of EM iterations.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the relative log-likelihood tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the covariance ridge (relative to its mean diagonal).
-    pub fn with_ridge(mut self, ridge: f64) -> Self {
-        self.ridge = ridge;
-        self
-    }
-
     /// Checks tol > 0, ridge ≥ 0 and max_iter ≥ 1.
-    pub fn check(&self) -> Result<ValidEmParams, SolverError> {
-        check_pos("tol", self.tol)?;
-        check_nonneg("ridge", self.ridge)?;
-        if self.max_iter == 0 {
+    check |this| -> crate::SolverError {
+        check_pos("tol", this.tol)?;
+        check_nonneg("ridge", this.ridge)?;
+        if this.max_iter == 0 {
             return Err(param_err("max_iter", "must be >= 1"));
         }
-        Ok(ValidEmParams(*self))
-    }
-}
-
-/// [`EmParams`] that passed [`EmParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidEmParams(EmParams);
-
-impl std::ops::Deref for ValidEmParams {
-    type Target = EmParams;
-    fn deref(&self) -> &EmParams {
-        &self.0
     }
 }
 
@@ -289,85 +247,31 @@ pub fn impute_em_gaussian(
     })
 }
 
-/// Settings of [`impute_fpc_cv`]. Build from [`Default`] with the `with_*` methods;
-/// [`FpcImputeParams::check`] validates them into the [`ValidFpcImputeParams`] the imputation
-/// takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct FpcImputeParams {
-    /// Continuation factor η_μ. Default 0.25.
-    pub eta_mu: f64,
-    /// Stage tolerance on the relative objective change. Default 1e-5.
-    pub tol: f64,
-    /// Maximum FPC steps per stage. Default 2,000.
-    pub max_stage_iters: usize,
-    /// Folds of the μ cross-validation (≥ 2). Default 5.
-    pub folds: usize,
-    /// Length of the μ grid σ_1 η_μ^k, k = 1..=K. Default 8.
-    pub mu_count: usize,
-    /// Shrinkage SVD. Default [`ShrinkSvd::Auto`].
-    pub svd: ShrinkSvd,
-    /// Monotone-FISTA acceleration (see [`TransductionParams::accelerate`]). Default `false`.
-    pub accelerate: bool,
-}
-
-impl Default for FpcImputeParams {
-    fn default() -> Self {
-        Self {
-            eta_mu: 0.25,
-            tol: 1e-5,
-            max_stage_iters: 2000,
-            folds: 5,
-            mu_count: 8,
-            svd: ShrinkSvd::Auto,
-            accelerate: false,
-        }
+gimc_linalg::params! {
+    /// Settings of [`impute_fpc_cv`]. Build from [`Default`] with the `with_*` methods;
+    /// [`FpcImputeParams::check`] validates them into the [`ValidFpcImputeParams`] the imputation
+    /// takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct FpcImputeParams => ValidFpcImputeParams {
+        /// Continuation factor η_μ. Default 0.25.
+        pub eta_mu: f64 = 0.25 => with_eta_mu,
+        /// Stage tolerance on the relative objective change. Default 1e-5.
+        pub tol: f64 = 1e-5 => with_tol,
+        /// Maximum FPC steps per stage. Default 2,000.
+        pub max_stage_iters: usize = 2000 => with_max_stage_iters,
+        /// Folds of the μ cross-validation (≥ 2). Default 5.
+        pub folds: usize = 5 => with_folds,
+        /// Length of the μ grid σ_1 η_μ^k, k = 1..=K. Default 8.
+        pub mu_count: usize = 8 => with_mu_count,
+        /// Shrinkage SVD. Default [`ShrinkSvd::Auto`].
+        pub svd: ShrinkSvd = ShrinkSvd::Auto => with_svd,
+        /// Monotone-FISTA acceleration (see [`TransductionParams::accelerate`]). Default `false`.
+        pub accelerate: bool = false => with_accelerate,
     }
+    check(manual) -> crate::SolverError;
 }
 
 impl FpcImputeParams {
-    /// Sets the continuation factor η_μ.
-    pub fn with_eta_mu(mut self, eta_mu: f64) -> Self {
-        self.eta_mu = eta_mu;
-        self
-    }
-
-    /// Sets the stage tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the maximum FPC steps per stage.
-    pub fn with_max_stage_iters(mut self, max_stage_iters: usize) -> Self {
-        self.max_stage_iters = max_stage_iters;
-        self
-    }
-
-    /// Sets the folds of the μ cross-validation.
-    pub fn with_folds(mut self, folds: usize) -> Self {
-        self.folds = folds;
-        self
-    }
-
-    /// Sets the length of the μ grid.
-    pub fn with_mu_count(mut self, mu_count: usize) -> Self {
-        self.mu_count = mu_count;
-        self
-    }
-
-    /// Sets the shrinkage SVD.
-    pub fn with_svd(mut self, svd: ShrinkSvd) -> Self {
-        self.svd = svd;
-        self
-    }
-
-    /// Sets monotone-FISTA acceleration on or off.
-    pub fn with_accelerate(mut self, accelerate: bool) -> Self {
-        self.accelerate = accelerate;
-        self
-    }
-
     /// Checks folds ≥ 2 and mu_count ≥ 1, and the FPC settings as
     /// [`TransductionParams::check`] does (η_μ ∈ (0, 1), tol > 0, max_stage_iters ≥ 1).
     pub fn check(&self) -> Result<ValidFpcImputeParams, SolverError> {
@@ -488,48 +392,22 @@ pub fn impute_fpc_cv(
     })
 }
 
-/// Settings of [`svm_per_label_cv`]. Build from [`Default`] with the `with_*` methods;
-/// [`SvmCvParams::check`] validates them into the [`ValidSvmCvParams`] the fit takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct SvmCvParams {
-    /// C candidates (sorted ascending before use). Default 10^-8, 10^-7, …, 10^8.
-    pub cs: Vec<f64>,
-    /// Folds (≥ 2; fewer when a label has fewer training items). Default 5.
-    pub folds: usize,
-    /// The SVM (its `c` is replaced by each candidate). Default [`SvmParams::default`].
-    pub svm: SvmParams,
-}
-
-impl Default for SvmCvParams {
-    fn default() -> Self {
-        Self {
-            cs: (-8..=8).map(|e| 10f64.powi(e)).collect(),
-            folds: 5,
-            svm: SvmParams::default(),
-        }
+gimc_linalg::params! {
+    /// Settings of [`svm_per_label_cv`]. Build from [`Default`] with the `with_*` methods;
+    /// [`SvmCvParams::check`] validates them into the [`ValidSvmCvParams`] the fit takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SvmCvParams => ValidSvmCvParams {
+        /// C candidates (sorted ascending before use). Default 10^-8, 10^-7, …, 10^8.
+        pub cs: Vec<f64> = (-8..=8).map(|e| 10f64.powi(e)).collect() => with_cs,
+        /// Folds (≥ 2; fewer when a label has fewer training items). Default 5.
+        pub folds: usize = 5 => with_folds,
+        /// The SVM (its `c` is replaced by each candidate). Default [`SvmParams::default`].
+        pub svm: SvmParams = SvmParams::default() => with_svm,
     }
+    check(manual) -> crate::SolverError;
 }
 
 impl SvmCvParams {
-    /// Sets the C candidates.
-    pub fn with_cs(mut self, cs: Vec<f64>) -> Self {
-        self.cs = cs;
-        self
-    }
-
-    /// Sets the number of folds.
-    pub fn with_folds(mut self, folds: usize) -> Self {
-        self.folds = folds;
-        self
-    }
-
-    /// Sets the SVM (its `c` is replaced by each candidate).
-    pub fn with_svm(mut self, svm: SvmParams) -> Self {
-        self.svm = svm;
-        self
-    }
-
     /// Checks folds ≥ 2 and at least one C, each positive; the candidates are sorted ascending.
     pub fn check(&self) -> Result<ValidSvmCvParams, SolverError> {
         if self.folds < 2 || self.cs.is_empty() {

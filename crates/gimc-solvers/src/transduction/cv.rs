@@ -14,80 +14,38 @@ use super::{
     mu_grid,
 };
 
-/// Settings of [`cross_validate_transduction`]. Build from [`Default`] with the `with_*`
-/// methods; [`TransductionCvParams::check`] validates them into the
-/// [`ValidTransductionCvParams`] the cross-validation takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct TransductionCvParams {
-    /// Number of folds (≥ 2). Default 5.
-    pub folds: usize,
-    /// λ candidates. Default {1e-3, 1e-2, 1e-1, 1}.
-    pub lambdas: Vec<f64>,
-    /// Length K of the μ grid μ_k = σ_1 η_μ^k, k = 1..=K (σ_1 per λ on the whole problem).
-    /// Default 8.
-    pub mu_count: usize,
-}
-
-impl Default for TransductionCvParams {
-    fn default() -> Self {
-        Self {
-            folds: 5,
-            lambdas: vec![1e-3, 1e-2, 1e-1, 1.0],
-            mu_count: 8,
-        }
+gimc_linalg::params! {
+    /// Settings of [`cross_validate_transduction`]. Build from [`Default`] with the `with_*`
+    /// methods; [`TransductionCvParams::check`] validates them into the
+    /// [`ValidTransductionCvParams`] the cross-validation takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct TransductionCvParams => ValidTransductionCvParams {
+        /// Number of folds (≥ 2). Default 5.
+        pub folds: usize = 5 => with_folds,
+        /// λ candidates. Default {1e-3, 1e-2, 1e-1, 1}.
+        pub lambdas: Vec<f64> = vec![1e-3, 1e-2, 1e-1, 1.0] => with_lambdas,
+        /// Length K of the μ grid μ_k = σ_1 η_μ^k, k = 1..=K (σ_1 per λ on the whole problem).
+        /// Default 8.
+        pub mu_count: usize = 8 => with_mu_count,
     }
-}
-
-impl TransductionCvParams {
-    /// Sets the number of folds.
-    pub fn with_folds(mut self, folds: usize) -> Self {
-        self.folds = folds;
-        self
-    }
-
-    /// Sets the λ candidates.
-    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
-        self.lambdas = lambdas;
-        self
-    }
-
-    /// Sets the length of every λ's μ grid.
-    pub fn with_mu_count(mut self, mu_count: usize) -> Self {
-        self.mu_count = mu_count;
-        self
-    }
-
     /// Checks folds ≥ 2, at least one λ (each positive) and mu_count ≥ 1 (that the observed
     /// labels fill the folds is checked against the problem).
-    pub fn check(&self) -> Result<ValidTransductionCvParams, SolverError> {
-        if self.folds < 2 {
+    check |this| -> crate::SolverError {
+        if this.folds < 2 {
             return Err(param_err(
                 "folds",
-                format!("must be >= 2, got {}", self.folds),
+                format!("must be >= 2, got {}", this.folds),
             ));
         }
-        if self.lambdas.is_empty() || self.mu_count == 0 {
+        if this.lambdas.is_empty() || this.mu_count == 0 {
             return Err(param_err(
                 "lambdas / mu_count",
                 "need at least one λ and one μ",
             ));
         }
-        for &lambda in &self.lambdas {
+        for &lambda in &this.lambdas {
             crate::error::check_pos("lambda", lambda)?;
         }
-        Ok(ValidTransductionCvParams(self.clone()))
-    }
-}
-
-/// [`TransductionCvParams`] that passed [`TransductionCvParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidTransductionCvParams(TransductionCvParams);
-
-impl std::ops::Deref for ValidTransductionCvParams {
-    type Target = TransductionCvParams;
-    fn deref(&self) -> &TransductionCvParams {
-        &self.0
     }
 }
 

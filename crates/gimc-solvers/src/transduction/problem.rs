@@ -119,128 +119,51 @@ impl TransductionProblem {
     }
 }
 
-/// Hyper-parameters of MC-1 / MC-b by FPC. Build from [`Default`] with the `with_*` methods;
-/// [`TransductionParams::check`] validates them into the [`ValidTransductionParams`] the
-/// solvers take.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct TransductionParams {
-    /// MC-1 or MC-b. Default [`TransductionVariant::Mc1`].
-    pub variant: TransductionVariant,
-    /// Weight λ > 0 of the label loss. Default 1.
-    pub lambda: f64,
-    /// Continuation factor η_μ ∈ (0, 1). Default 0.25.
-    pub eta_mu: f64,
-    /// A μ stage ends when |F_k − F_{k−1}| / |F_{k−1}| < `tol`. Default 1e-5.
-    pub tol: f64,
-    /// Maximum FPC steps per μ stage. Default 2,000.
-    pub max_stage_iters: usize,
-    /// How the shrinkage gets its singular triplets. Default [`ShrinkSvd::Auto`].
-    pub svd: ShrinkSvd,
-    /// Take each gradient step from the monotone-FISTA extrapolated point (restarted at every
-    /// μ stage and adaptively, see [`TransductionFpc`]) instead of the iterate. Default `false`
-    /// (plain FPC, as in the paper).
-    ///
-    /// [`TransductionFpc`]: super::TransductionFpc
-    pub accelerate: bool,
-    /// Start every μ stage after the second from a secant prediction along the solution path
-    /// when it lowers the new stage's objective (predictor–corrector continuation, see
-    /// [`TransductionFpc`]): the same stopping rule, a closer start. Default `true`; `false`
-    /// with `accelerate = false` is the paper's FPC.
-    ///
-    /// [`TransductionFpc`]: super::TransductionFpc
-    pub secant_start: bool,
-}
-
-impl Default for TransductionParams {
-    fn default() -> Self {
-        Self {
-            variant: TransductionVariant::Mc1,
-            lambda: 1.0,
-            eta_mu: 0.25,
-            tol: 1e-5,
-            max_stage_iters: 2000,
-            svd: ShrinkSvd::Auto,
-            accelerate: false,
-            secant_start: true,
-        }
+gimc_linalg::params! {
+    /// Hyper-parameters of MC-1 / MC-b by FPC. Build from [`Default`] with the `with_*` methods;
+    /// [`TransductionParams::check`] validates them into the [`ValidTransductionParams`] the
+    /// solvers take.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct TransductionParams => ValidTransductionParams {
+        /// MC-1 or MC-b. Default [`TransductionVariant::Mc1`].
+        pub variant: TransductionVariant = TransductionVariant::Mc1 => with_variant,
+        /// Weight λ > 0 of the label loss. Default 1.
+        pub lambda: f64 = 1.0 => with_lambda,
+        /// Continuation factor η_μ ∈ (0, 1). Default 0.25.
+        pub eta_mu: f64 = 0.25 => with_eta_mu,
+        /// A μ stage ends when |F_k − F_{k−1}| / |F_{k−1}| < `tol`. Default 1e-5.
+        pub tol: f64 = 1e-5 => with_tol,
+        /// Maximum FPC steps per μ stage. Default 2,000.
+        pub max_stage_iters: usize = 2000 => with_max_stage_iters,
+        /// How the shrinkage gets its singular triplets. Default [`ShrinkSvd::Auto`].
+        pub svd: ShrinkSvd = ShrinkSvd::Auto => with_svd,
+        /// Take each gradient step from the monotone-FISTA extrapolated point (restarted at every
+        /// μ stage and adaptively, see [`TransductionFpc`]) instead of the iterate. Default `false`
+        /// (plain FPC, as in the paper).
+        ///
+        /// [`TransductionFpc`]: super::TransductionFpc
+        pub accelerate: bool = false => with_accelerate,
+        /// Start every μ stage after the second from a secant prediction along the solution path
+        /// when it lowers the new stage's objective (predictor–corrector continuation, see
+        /// [`TransductionFpc`]): the same stopping rule, a closer start. Default `true`; `false`
+        /// with `accelerate = false` is the paper's FPC.
+        ///
+        /// [`TransductionFpc`]: super::TransductionFpc
+        pub secant_start: bool = true => with_secant_start,
     }
-}
-
-/// [`TransductionParams`] that passed [`TransductionParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidTransductionParams(TransductionParams);
-
-impl std::ops::Deref for ValidTransductionParams {
-    type Target = TransductionParams;
-    fn deref(&self) -> &TransductionParams {
-        &self.0
-    }
-}
-
-impl TransductionParams {
-    /// Sets MC-1 or MC-b.
-    pub fn with_variant(mut self, variant: TransductionVariant) -> Self {
-        self.variant = variant;
-        self
-    }
-
-    /// Sets the label-loss weight λ.
-    pub fn with_lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
-    }
-
-    /// Sets the continuation factor η_μ.
-    pub fn with_eta_mu(mut self, eta_mu: f64) -> Self {
-        self.eta_mu = eta_mu;
-        self
-    }
-
-    /// Sets the stage tolerance.
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the maximum FPC steps per μ stage.
-    pub fn with_max_stage_iters(mut self, max_stage_iters: usize) -> Self {
-        self.max_stage_iters = max_stage_iters;
-        self
-    }
-
-    /// Sets how the shrinkage gets its singular triplets.
-    pub fn with_svd(mut self, svd: ShrinkSvd) -> Self {
-        self.svd = svd;
-        self
-    }
-
-    /// Sets monotone-FISTA acceleration on or off.
-    pub fn with_accelerate(mut self, accelerate: bool) -> Self {
-        self.accelerate = accelerate;
-        self
-    }
-
-    /// Sets the secant start of every μ stage after the second on or off.
-    pub fn with_secant_start(mut self, secant_start: bool) -> Self {
-        self.secant_start = secant_start;
-        self
-    }
-
     /// Checks λ > 0, η_μ ∈ (0, 1), tol > 0 and max_stage_iters ≥ 1.
-    pub fn check(&self) -> Result<ValidTransductionParams, SolverError> {
-        check_pos("lambda", self.lambda)?;
-        if !(self.eta_mu > 0.0 && self.eta_mu < 1.0) {
+    check |this| -> crate::SolverError {
+        check_pos("lambda", this.lambda)?;
+        if !(this.eta_mu > 0.0 && this.eta_mu < 1.0) {
             return Err(param_err(
                 "eta_mu",
-                format!("must be in (0, 1), got {}", self.eta_mu),
+                format!("must be in (0, 1), got {}", this.eta_mu),
             ));
         }
-        check_pos("tol", self.tol)?;
-        if self.max_stage_iters == 0 {
+        check_pos("tol", this.tol)?;
+        if this.max_stage_iters == 0 {
             return Err(param_err("max_stage_iters", "must be >= 1"));
         }
-        Ok(ValidTransductionParams(*self))
     }
 }
 
