@@ -6,11 +6,11 @@ use gimc_linalg::LinalgError;
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum ClusterError {
-    /// The caller's observer asked to stop after this epoch (e.g. Ctrl-C); no model.
-    #[error("interrupted after epoch {epoch}")]
+    /// The caller's observer asked to stop (e.g. Ctrl-C); no model.
+    #[error("interrupted after iteration {iteration}")]
     Interrupted {
-        /// The last epoch completed.
-        epoch: usize,
+        /// The last iteration completed: an epoch of OKMF, a Lloyd iteration of k-means.
+        iteration: usize,
     },
     /// A hyper-parameter is outside its valid range (reported by `check()`).
     #[error("invalid parameter {name}: {reason}")]

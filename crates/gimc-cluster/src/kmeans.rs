@@ -29,7 +29,10 @@
 //! after the other and every parallel kernel is thread-count independent, so the result depends
 //! only on the generator's state.
 
+use std::time::Instant;
+
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::observe::{IterationRecord, NoObserver, Observer, ObserverAction};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_linalg::sparse::{AsSparseView, csr_check_finite};
 use gimc_linalg::{FeatureMatrix, dense::check_finite};
@@ -94,23 +97,6 @@ gimc_linalg::params! {
     }
 }
 
-/// What the observer of [`fit_kmeans_observed`] sees after the initial assignment (iteration 0)
-/// and after every Lloyd iteration.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct KMeansStep {
-    /// Restart index (0-based).
-    pub restart: usize,
-    /// Lloyd iteration (0 = right after seeding).
-    pub iteration: usize,
-    /// Σ_i min_r ‖x_i − c_r‖² for the current centres; never increases within a restart
-    /// (up to rounding).
-    pub inertia: f64,
-    /// Total squared centre shift of this iteration (0 at iteration 0).
-    pub center_shift: f64,
-    /// Number of points whose label changed in this iteration (n at iteration 0).
-    pub n_changed: usize,
-}
-
 /// A fitted k-means model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KMeans {
@@ -141,25 +127,22 @@ impl KMeans {
 
 /// Fits k-means to the rows of `x`; see the module documentation for the algorithm.
 ///
+/// `observer` receives a record after the seeding of every restart (iteration 0) and after every
+/// Lloyd iteration: the objective is the inertia Σ_i min_r ‖x_i − c_r‖² (never increasing
+/// within a restart, up to rounding), with extras `restart` (0-based), `center_shift` (the total
+/// squared centre shift of the iteration, 0 at iteration 0) and `n_changed` (points whose label
+/// changed, n at iteration 0). [`ObserverAction::Stop`] ends the fit with
+/// [`ClusterError::Interrupted`].
+///
 /// Errors: k > n ([`ClusterError::TooFewPoints`]), NaN/Inf in `x` (with position), or overflow
 /// during the iterations.
 pub fn fit_kmeans(
     x: &FeatureMatrix,
     params: &ValidKMeansParams,
     rng: &mut GimcRng,
+    observer: &mut (impl Observer + ?Sized),
 ) -> Result<KMeans> {
-    fit_kmeans_observed(x, params, rng, &mut |_| {})
-}
-
-/// [`fit_kmeans`] calling `observer` after seeding and after every Lloyd iteration of every
-/// restart (for convergence plots and tests).
-pub fn fit_kmeans_observed(
-    x: &FeatureMatrix,
-    params: &ValidKMeansParams,
-    rng: &mut GimcRng,
-    observer: &mut dyn FnMut(&KMeansStep),
-) -> Result<KMeans> {
-    fit_kmeans_sharded_observed(x, params, rng, observer, &ONE_PROCESS)
+    fit_kmeans_on_shards(x, params, rng, observer, &ONE_PROCESS)
 }
 
 /// [`fit_kmeans`] on rows shared by several processes: `x` holds this process's rows, the
@@ -178,16 +161,17 @@ pub fn fit_kmeans_sharded(
     rng: &mut GimcRng,
     sums: &dyn RowSums,
 ) -> Result<KMeans> {
-    fit_kmeans_sharded_observed(x, params, rng, &mut |_| {}, sums)
+    fit_kmeans_on_shards(x, params, rng, &mut NoObserver, sums)
 }
 
-fn fit_kmeans_sharded_observed(
+fn fit_kmeans_on_shards(
     x: &FeatureMatrix,
     params: &ValidKMeansParams,
     rng: &mut GimcRng,
-    observer: &mut dyn FnMut(&KMeansStep),
+    observer: &mut (impl Observer + ?Sized),
     sums: &dyn RowSums,
 ) -> Result<KMeans> {
+    let start = Instant::now();
     let shard = if sums.processes() <= 1 {
         Shard::single(sums, x.nrows())
     } else {
@@ -221,8 +205,11 @@ fn fit_kmeans_sharded_observed(
             params,
             tol_abs,
             &mut stream,
-            restart,
-            observer,
+            Progress {
+                restart,
+                start,
+                observer: &mut *observer,
+            },
         )?;
         if best.as_ref().is_none_or(|b| run.inertia < b.inertia) {
             best = Some(run);
@@ -630,17 +617,48 @@ pub(crate) fn plus_plus_indices(
     Ok(chosen)
 }
 
+/// Where a restart reports its iterations: the observer, the restart's index and the fit's start.
+struct Progress<'a, O: Observer + ?Sized> {
+    restart: usize,
+    start: Instant,
+    observer: &'a mut O,
+}
+
+impl<O: Observer + ?Sized> Progress<'_, O> {
+    /// Hands the observer the record of `iteration`; a stop is [`ClusterError::Interrupted`].
+    fn report(
+        &mut self,
+        iteration: usize,
+        inertia: f64,
+        center_shift: f64,
+        n_changed: usize,
+    ) -> Result<()> {
+        let record = IterationRecord {
+            iteration,
+            objective: inertia,
+            elapsed_secs: self.start.elapsed().as_secs_f64(),
+            extras: vec![
+                ("restart", self.restart as f64),
+                ("center_shift", center_shift),
+                ("n_changed", n_changed as f64),
+            ],
+        };
+        match self.observer.observe(&record) {
+            ObserverAction::Continue => Ok(()),
+            ObserverAction::Stop => Err(ClusterError::Interrupted { iteration }),
+        }
+    }
+}
+
 /// One restart: seeding, then Lloyd iterations until a stopping rule holds.
-#[allow(clippy::too_many_arguments)]
-fn lloyd(
+fn lloyd<O: Observer + ?Sized>(
     x: &FeatureMatrix,
     xx: &[f64],
     shard: &Shard<'_>,
     params: &KMeansParams,
     tol_abs: f64,
     rng: &mut GimcRng,
-    restart: usize,
-    observer: &mut dyn FnMut(&KMeansStep),
+    mut progress: Progress<'_, O>,
 ) -> Result<KMeans> {
     let k = params.k;
     let mut centers = match params.init {
@@ -655,13 +673,7 @@ fn lloyd(
             iteration: 0,
         });
     }
-    observer(&KMeansStep {
-        restart,
-        iteration: 0,
-        inertia,
-        center_shift: 0.0,
-        n_changed: shard.total,
-    });
+    progress.report(0, inertia, 0.0, shard.total)?;
     let mut converged = false;
     let mut n_iter = 0;
     for iteration in 1..=params.max_iter {
@@ -686,13 +698,7 @@ fn lloyd(
                 iteration,
             });
         }
-        observer(&KMeansStep {
-            restart,
-            iteration,
-            inertia,
-            center_shift,
-            n_changed,
-        });
+        progress.report(iteration, inertia, center_shift, n_changed)?;
         if n_changed == 0 || center_shift <= tol_abs {
             converged = true;
             break;
@@ -754,7 +760,13 @@ mod tests {
     #[test]
     fn duplicate_points_do_not_break_seeding() {
         let x = fm(&[[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]);
-        let km = fit_kmeans(&x, &KMeansParams::new(3).check().unwrap(), &mut seeded(1)).unwrap();
+        let km = fit_kmeans(
+            &x,
+            &KMeansParams::new(3).check().unwrap(),
+            &mut seeded(1),
+            &mut NoObserver,
+        )
+        .unwrap();
         // all centres coincide; ties go to the lowest index
         assert_eq!(km.inertia, 0.0);
         assert_eq!(km.labels, vec![0, 0, 0]);
@@ -764,7 +776,13 @@ mod tests {
     #[test]
     fn single_cluster_is_the_mean() {
         let x = fm(&[[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]]);
-        let km = fit_kmeans(&x, &KMeansParams::new(1).check().unwrap(), &mut seeded(2)).unwrap();
+        let km = fit_kmeans(
+            &x,
+            &KMeansParams::new(1).check().unwrap(),
+            &mut seeded(2),
+            &mut NoObserver,
+        )
+        .unwrap();
         assert!((km.centers[(0, 0)] - 1.0).abs() < 1e-12);
         assert!((km.centers[(0, 1)] - 1.0).abs() < 1e-12);
         assert!((km.inertia - (2.0 + 2.0 + 4.0)).abs() < 1e-9);

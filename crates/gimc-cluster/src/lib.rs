@@ -10,6 +10,7 @@
 //! use gimc_cluster::{KMeansParams, fit_kmeans};
 //! use gimc_linalg::FeatureMatrix;
 //! use gimc_linalg::faer::Mat;
+//! use gimc_linalg::observe::Trace;
 //! use gimc_linalg::rng::{gaussian_mat, seeded};
 //!
 //! // 60 points around (0, 0), (10, 0) and (0, 10); point i belongs to blob i % 3
@@ -19,8 +20,11 @@
 //!
 //! // parameters are checked once, into the validated type the fit takes
 //! let params = KMeansParams::new(3).with_n_init(5).check()?;
-//! let model = fit_kmeans(&x, &params, &mut seeded(2))?;
+//! // the observer sees the inertia after each restart's seeding and each Lloyd iteration
+//! let mut trace = Trace::new();
+//! let model = fit_kmeans(&x, &params, &mut seeded(2), &mut trace)?;
 //! assert_eq!(model.k(), 3);
+//! assert!(trace.records.iter().any(|r| r.extra("restart") == Some(4.0)));
 //! // the clusters are the blobs (up to renaming)
 //! for i in 0..60 {
 //!     assert_eq!(model.labels[i] == model.labels[0], i % 3 == 0);
@@ -71,12 +75,12 @@ pub use kernel_kmeans::{
     fit_kernel_kmeans,
 };
 pub use kmeans::{
-    KMeans, KMeansInit, KMeansParams, KMeansStep, ValidKMeansParams, fit_kmeans,
-    fit_kmeans_observed, fit_kmeans_sharded, nearest_centers,
+    KMeans, KMeansInit, KMeansParams, ValidKMeansParams, fit_kmeans, fit_kmeans_sharded,
+    nearest_centers,
 };
 pub use minibatch::{MiniBatchKMeansParams, ValidMiniBatchKMeansParams, fit_minibatch_kmeans};
 pub use okmf::{
-    Okmf, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, ValidOkmfParams, fit_okmf,
-    fit_okmf_observed, fit_okmf_until, okmf_sample_gradient, okmf_sample_objective,
+    Okmf, OkmfBudget, OkmfInit, OkmfParams, OkmfStep, ValidOkmfParams, fit_okmf,
+    okmf_sample_gradient, okmf_sample_objective,
 };
 pub use spectral::{SpectralKMeans, constraint_matrix, spectral_kmeans};

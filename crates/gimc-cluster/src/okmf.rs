@@ -60,6 +60,7 @@ use std::time::Instant;
 
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::kernels::kernel_diag;
+use gimc_linalg::observe::{IterationRecord, NoObserver, Observer, ObserverAction};
 use gimc_linalg::rng::{FeistelPermutation, GimcRng, child, seeded};
 use gimc_linalg::solve::Cholesky;
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block, kernel_block_dense, sym_eig};
@@ -191,19 +192,6 @@ gimc_linalg::params! {
         }
         this.kernel.check()?;
     }
-}
-
-/// What the observer of [`fit_okmf_observed`] sees after every epoch.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OkmfEpoch {
-    /// Epoch number, from 1.
-    pub epoch: usize,
-    /// Mean progressive loss of the epoch (module documentation).
-    pub loss: f64,
-    /// The last step size γ_t used.
-    pub step_size: f64,
-    /// Seconds since the fit started (budget selection included).
-    pub seconds: f64,
 }
 
 /// A fitted OKMF model: budget, K_B and W. Its size does not depend on the number of rows it
@@ -491,32 +479,17 @@ fn batch_gradient(
 /// Fits OKMF to the rows of `x` (module documentation). Draws one seed from `rng`; budget,
 /// initialisation and the epochs' orders use child streams of it.
 ///
+/// `observer` receives a record after every epoch (iterations 1, 2, …): the objective is the
+/// epoch's mean loss plus (λ/2)‖W‖², with the extra `step_size` (the last step size γ).
+/// [`ObserverAction::Stop`] ends the fit with [`ClusterError::Interrupted`] (e.g. on Ctrl-C).
+///
 /// Errors: fewer than k rows, NaN/Inf in `x`, a singular h-system (only
 /// with α tiny against the kernel's scale) or a non-finite W.
-pub fn fit_okmf(x: &FeatureMatrix, params: &ValidOkmfParams, rng: &mut GimcRng) -> Result<Okmf> {
-    fit_okmf_observed(x, params, rng, &mut |_| {})
-}
-
-/// [`fit_okmf`] calling `observer` after every epoch.
-pub fn fit_okmf_observed(
+pub fn fit_okmf(
     x: &FeatureMatrix,
     params: &ValidOkmfParams,
     rng: &mut GimcRng,
-    observer: &mut dyn FnMut(&OkmfEpoch),
-) -> Result<Okmf> {
-    fit_okmf_until(x, params, rng, &mut |e| {
-        observer(e);
-        true
-    })
-}
-
-/// [`fit_okmf`] calling `observer` after every epoch; when it returns `false` the fit stops
-/// there with [`ClusterError::Interrupted`] (e.g. on Ctrl-C).
-pub fn fit_okmf_until(
-    x: &FeatureMatrix,
-    params: &ValidOkmfParams,
-    rng: &mut GimcRng,
-    observer: &mut dyn FnMut(&OkmfEpoch) -> bool,
+    observer: &mut (impl Observer + ?Sized),
 ) -> Result<Okmf> {
     let start = Instant::now();
     let n = x.nrows();
@@ -599,14 +572,14 @@ pub fn fit_okmf_until(
         }
         let loss = loss_sum / n as f64 + 0.5 * params.lambda * w.squared_norm_l2();
         loss_trace.push(loss);
-        let go_on = observer(&OkmfEpoch {
-            epoch,
-            loss,
-            step_size: gamma,
-            seconds: start.elapsed().as_secs_f64(),
-        });
-        if !go_on {
-            return Err(ClusterError::Interrupted { epoch });
+        let record = IterationRecord {
+            iteration: epoch,
+            objective: loss,
+            elapsed_secs: start.elapsed().as_secs_f64(),
+            extras: vec![("step_size", gamma)],
+        };
+        if observer.observe(&record) == ObserverAction::Stop {
+            return Err(ClusterError::Interrupted { iteration: epoch });
         }
     }
     Ok(Okmf {
@@ -665,6 +638,7 @@ fn select_budget(
                     .with_max_iter(20)
                     .check()?,
                 rng,
+                &mut NoObserver,
             )?;
             Ok(km.centers)
         }
@@ -713,7 +687,7 @@ mod tests {
             .with_epochs(3)
             .check()
             .unwrap();
-        let fit = fit_okmf(&x, &params, &mut seeded(5)).unwrap();
+        let fit = fit_okmf(&x, &params, &mut seeded(5), &mut NoObserver).unwrap();
         let back = Okmf::from_parts(
             fit.budget.clone(),
             fit.w.clone(),

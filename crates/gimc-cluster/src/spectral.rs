@@ -11,6 +11,7 @@
 //! the n × r matrix (O(nr²); never an n × n matrix) and runs k-means on their rows.
 
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Observed, thin_svd};
 
@@ -51,7 +52,7 @@ pub fn spectral_kmeans(
     let svd = thin_svd(p)?.truncate(kmeans.k);
     let embedding = svd.u;
     let fx = FeatureMatrix::dense(embedding.clone())?;
-    let km = fit_kmeans(&fx, kmeans, rng)?;
+    let km = fit_kmeans(&fx, kmeans, rng, &mut NoObserver)?;
     Ok(SpectralKMeans {
         embedding,
         singular_values: svd.s,

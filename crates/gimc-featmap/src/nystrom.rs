@@ -25,6 +25,7 @@
 use gimc_cluster::{KMeansParams, ValidKMeansParams, fit_kmeans};
 use gimc_linalg::dense::{self, check_finite};
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{
     FeatureMatrix, Kernel, kernel_block, kernel_block_dense, pinv_factor, pinv_sqrt,
@@ -174,7 +175,7 @@ impl Nystrom {
                 let rows = rand::seq::index::sample(rng, n, params.m).into_vec();
                 x.select_rows(&rows)?.to_dense()
             }
-            Some(kmeans) => fit_kmeans(x, kmeans, rng)?.centers,
+            Some(kmeans) => fit_kmeans(x, kmeans, rng, &mut NoObserver)?.centers,
         };
         Self::from_landmarks(params.kernel, landmarks, params.normalization)
     }

@@ -52,6 +52,10 @@
 //!   [`memory::InsufficientMemory`] refusal.
 //! - [`simd::clear_upper_state`]: clears the dirty upper SIMD state faer's GEMMs leave, before
 //!   loops of libm calls (`exp`, `sin`, …) that it would otherwise slow down up to 30× ([`simd`]).
+//! - [`params`]: the one parameters idiom, the [`params::Params`] trait and the [`params!`]
+//!   macro (struct, defaults, `with_*` setters, `check` into a valid form).
+//! - [`observe`]: the one observer shape of every iterative loop ([`observe::Observer`],
+//!   [`observe::IterationRecord`], continue or stop).
 //! - [`dense`] and [`sparse`]: dimension-checked dense helpers and the sprs ↔ faer products and
 //!   conversions; this is the only crate that converts between sprs and faer.
 //!
@@ -70,6 +74,7 @@ pub mod error;
 pub mod features;
 pub mod kernels;
 pub mod memory;
+pub mod observe;
 pub mod observed;
 pub mod params;
 pub mod rng;

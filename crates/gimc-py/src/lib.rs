@@ -871,9 +871,8 @@ fn fit_okmf<'py>(
             .with_epochs(epochs)
             .with_batch_size(batch_size)
             .check()?;
-        let model = gimc_cluster::fit_okmf_until(&x, &params, &mut seeded(seed), &mut |_| {
-            !cancel.load(Ordering::Relaxed)
-        })?;
+        let mut until_cancelled = StopOnSignal(cancel);
+        let model = gimc_cluster::fit_okmf(&x, &params, &mut seeded(seed), &mut until_cancelled)?;
         let labels = model.predict(&x)?;
         Ok((labels, model, st, g))
     })?;

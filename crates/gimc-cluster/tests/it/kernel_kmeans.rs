@@ -5,6 +5,7 @@ use gimc_cluster::{
     ClusterError, KMeansInit, KMeansParams, KernelKMeansParams, fit_kernel_kmeans, fit_kmeans,
 };
 use gimc_linalg::faer::Mat;
+use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel};
 use gimc_metrics::clustering_accuracy;
@@ -28,6 +29,7 @@ fn linear_kernel_matches_kmeans_from_the_same_seeds() {
                         .check()
                         .unwrap(),
                     &mut seeded(seed),
+                    &mut NoObserver,
                 )
                 .unwrap();
                 let kkm = fit_kernel_kmeans(
@@ -69,6 +71,7 @@ fn rbf_kernel_separates_the_rings_that_kmeans_cannot() {
         &d.features,
         &KMeansParams::new(2).check().unwrap(),
         &mut seeded(8),
+        &mut NoObserver,
     )
     .unwrap();
     assert!(clustering_accuracy(&km.labels, &truth).unwrap() < 0.7);

@@ -1,10 +1,11 @@
 //! k-means: invariants, planted blobs, dense = sparse, determinism, errors.
 
 use gimc_cluster::{
-    ClusterError, KMeans, KMeansInit, KMeansParams, KMeansStep, ValidKMeansParams, fit_kmeans,
-    fit_kmeans_observed, fit_kmeans_sharded, nearest_centers,
+    ClusterError, KMeans, KMeansInit, KMeansParams, ValidKMeansParams, fit_kmeans,
+    fit_kmeans_sharded, nearest_centers,
 };
 use gimc_linalg::faer::Mat;
+use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sums::ThreadSums;
 use gimc_linalg::{FeatureMatrix, LinalgError};
@@ -39,12 +40,13 @@ proptest! {
         let fx = FeatureMatrix::dense(x.clone()).unwrap();
         let init = if random { KMeansInit::Random } else { KMeansInit::PlusPlus };
         let params = KMeansParams::new(k).with_n_init(2).with_tol(0.0).with_init(init).check().unwrap();
-        let mut steps: Vec<KMeansStep> = vec![];
-        let km = fit_kmeans_observed(&fx, &params, &mut seeded(seed), &mut |s| steps.push(*s)).unwrap();
+        let mut trace = Trace::new();
+        let km = fit_kmeans(&fx, &params, &mut seeded(seed), &mut trace).unwrap();
+        let steps = &trace.records;
         for w in steps.windows(2) {
-            if w[0].restart == w[1].restart {
-                prop_assert!(w[1].inertia <= w[0].inertia + 1e-9 * (1.0 + w[0].inertia),
-                    "inertia rose {} -> {}", w[0].inertia, w[1].inertia);
+            if w[0].extra("restart") == w[1].extra("restart") {
+                prop_assert!(w[1].objective <= w[0].objective + 1e-9 * (1.0 + w[0].objective),
+                    "inertia rose {} -> {}", w[0].objective, w[1].objective);
             }
         }
         prop_assert_eq!(km.labels.len(), n);
@@ -52,9 +54,38 @@ proptest! {
         let direct = direct_inertia(&x, &km.centers, &km.labels);
         prop_assert!((direct - km.inertia).abs() <= 1e-9 * (1.0 + direct));
         // the kept restart is the best one
-        let finals: Vec<f64> = (0..2).map(|r| steps.iter().rev().find(|s| s.restart == r).unwrap().inertia).collect();
+        let finals: Vec<f64> = (0..2)
+            .map(|r| steps.iter().rev().find(|s| s.extra("restart") == Some(r as f64)).unwrap().objective)
+            .collect();
         prop_assert!(km.inertia <= finals[0].min(finals[1]) + 1e-12);
     }
+}
+
+#[test]
+fn an_observer_stopping_interrupts_the_fit() {
+    let centres = Mat::from_fn(3, 2, |r, j| 10.0 * ((r + j) % 3) as f64);
+    let (x, _) = blobs(&centres, 30, 1.0, 5);
+    let fx = FeatureMatrix::dense(x).unwrap();
+    let params = KMeansParams::new(3).with_n_init(2).check().unwrap();
+    let mut seen = Vec::new();
+    let mut stop_at_first_lloyd = FnObserver(|r: &IterationRecord| {
+        seen.push((r.extra("restart"), r.iteration, r.extra("n_changed")));
+        if r.iteration < 1 {
+            ObserverAction::Continue
+        } else {
+            ObserverAction::Stop
+        }
+    });
+    let err = fit_kmeans(&fx, &params, &mut seeded(2), &mut stop_at_first_lloyd).unwrap_err();
+    assert!(
+        matches!(err, ClusterError::Interrupted { iteration: 1 }),
+        "{err}"
+    );
+    // seeding of restart 0 (every one of the 90 points newly labelled), then its first Lloyd
+    // iteration, and nothing after the stop
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0], (Some(0.0), 0, Some(90.0)));
+    assert_eq!((seen[1].0, seen[1].1), (Some(0.0), 1));
 }
 
 #[test]
@@ -68,7 +99,7 @@ fn recovers_well_separated_blobs() {
             .with_init(init)
             .check()
             .unwrap();
-        let km = fit_kmeans(&fx, &params, &mut seeded(4)).unwrap();
+        let km = fit_kmeans(&fx, &params, &mut seeded(4), &mut NoObserver).unwrap();
         assert!(same_partition(&km.labels, &truth), "{init:?}");
         assert!(km.converged);
         // each fitted centre is within noise of a true centre
@@ -88,8 +119,8 @@ fn dense_and_sparse_give_the_same_clustering() {
     let (dense, sparse) = sparse_pair(&mut rng, 300, 25, 0.15);
     for init in [KMeansInit::PlusPlus, KMeansInit::Random] {
         let params = KMeansParams::new(6).with_init(init).check().unwrap();
-        let a = fit_kmeans(&dense, &params, &mut seeded(11)).unwrap();
-        let b = fit_kmeans(&sparse, &params, &mut seeded(11)).unwrap();
+        let a = fit_kmeans(&dense, &params, &mut seeded(11), &mut NoObserver).unwrap();
+        let b = fit_kmeans(&sparse, &params, &mut seeded(11), &mut NoObserver).unwrap();
         assert_eq!(a.labels, b.labels);
         assert_eq!(a.n_iter, b.n_iter);
         assert!((&a.centers - &b.centers).norm_max() < 1e-10);
@@ -108,17 +139,21 @@ fn deterministic_by_seed_and_thread_count() {
     let params = KMeansParams::new(7).with_n_init(2);
     let valid = params.check().unwrap();
     for data in [&fx, &sparse] {
-        let one = in_pool(1, || fit_kmeans(data, &valid, &mut seeded(5)).unwrap());
-        let two = in_pool(2, || fit_kmeans(data, &valid, &mut seeded(5)).unwrap());
-        let again = fit_kmeans(data, &valid, &mut seeded(5)).unwrap();
+        let one = in_pool(1, || {
+            fit_kmeans(data, &valid, &mut seeded(5), &mut NoObserver).unwrap()
+        });
+        let two = in_pool(2, || {
+            fit_kmeans(data, &valid, &mut seeded(5), &mut NoObserver).unwrap()
+        });
+        let again = fit_kmeans(data, &valid, &mut seeded(5), &mut NoObserver).unwrap();
         assert_eq!(one, two);
         assert_eq!(one, again);
     }
     // the generator advances: a second call from the same generator is a new draw
     let mut rng = seeded(6);
     let params = params.with_n_init(1).check().unwrap();
-    let a = fit_kmeans(&fx, &params, &mut rng).unwrap();
-    let b = fit_kmeans(&fx, &params, &mut rng).unwrap();
+    let a = fit_kmeans(&fx, &params, &mut rng, &mut NoObserver).unwrap();
+    let b = fit_kmeans(&fx, &params, &mut rng, &mut NoObserver).unwrap();
     assert_ne!(a.centers, b.centers);
 }
 
@@ -130,12 +165,14 @@ fn more_restarts_never_hurt() {
         &fx,
         &KMeansParams::new(9).with_n_init(1).check().unwrap(),
         &mut seeded(7),
+        &mut NoObserver,
     )
     .unwrap();
     let many = fit_kmeans(
         &fx,
         &KMeansParams::new(9).with_n_init(6).check().unwrap(),
         &mut seeded(7),
+        &mut NoObserver,
     )
     .unwrap();
     // restart 0 is the same stream in both runs, so the best of six is at least as good
@@ -146,7 +183,13 @@ fn more_restarts_never_hurt() {
 fn every_point_its_own_cluster() {
     let x = gaussian_mat(&mut seeded(31), 12, 3, 1.0);
     let fx = FeatureMatrix::dense(x).unwrap();
-    let km = fit_kmeans(&fx, &KMeansParams::new(12).check().unwrap(), &mut seeded(8)).unwrap();
+    let km = fit_kmeans(
+        &fx,
+        &KMeansParams::new(12).check().unwrap(),
+        &mut seeded(8),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert!(km.inertia < 1e-12); // rounding of the expansion ‖x‖² − 2x·c + ‖c‖²
     let mut l = km.labels.clone();
     l.sort_unstable();
@@ -159,7 +202,12 @@ fn error_cases() {
     let fx = FeatureMatrix::dense(x.clone()).unwrap();
     let mut rng = seeded(1);
     assert_eq!(
-        fit_kmeans(&fx, &KMeansParams::new(6).check().unwrap(), &mut rng),
+        fit_kmeans(
+            &fx,
+            &KMeansParams::new(6).check().unwrap(),
+            &mut rng,
+            &mut NoObserver
+        ),
         Err(ClusterError::TooFewPoints { k: 6, n: 5 })
     );
     assert!(matches!(
@@ -170,14 +218,25 @@ fn error_cases() {
     bad[(3, 1)] = f64::NAN;
     let fbad = FeatureMatrix::Dense(bad);
     assert!(matches!(
-        fit_kmeans(&fbad, &KMeansParams::new(2).check().unwrap(), &mut rng),
+        fit_kmeans(
+            &fbad,
+            &KMeansParams::new(2).check().unwrap(),
+            &mut rng,
+            &mut NoObserver
+        ),
         Err(ClusterError::Linalg(LinalgError::NonFinite {
             row: 3,
             col: 1,
             ..
         }))
     ));
-    let km = fit_kmeans(&fx, &KMeansParams::new(2).check().unwrap(), &mut rng).unwrap();
+    let km = fit_kmeans(
+        &fx,
+        &KMeansParams::new(2).check().unwrap(),
+        &mut rng,
+        &mut NoObserver,
+    )
+    .unwrap();
     let wide = FeatureMatrix::dense(Mat::zeros(3, 4)).unwrap();
     assert!(matches!(
         km.predict(&wide),
@@ -186,7 +245,12 @@ fn error_cases() {
     assert!(nearest_centers(&fx, Mat::<f64>::zeros(0, 2).as_ref()).is_err());
     let empty = FeatureMatrix::dense(Mat::zeros(0, 2)).unwrap();
     assert!(matches!(
-        fit_kmeans(&empty, &KMeansParams::new(1).check().unwrap(), &mut rng),
+        fit_kmeans(
+            &empty,
+            &KMeansParams::new(1).check().unwrap(),
+            &mut rng,
+            &mut NoObserver
+        ),
         Err(ClusterError::TooFewPoints { k: 1, n: 0 })
     ));
 }
@@ -239,7 +303,7 @@ fn sharded_fit_is_the_fit_on_the_union() {
     ];
     for (x, params, bounds) in cases {
         let params = params.check().unwrap();
-        let whole = fit_kmeans(x, &params, &mut seeded(9)).unwrap();
+        let whole = fit_kmeans(x, &params, &mut seeded(9), &mut NoObserver).unwrap();
         let parts = fit_on_shards(x, &bounds, &params, 9);
         let labels: Vec<usize> = parts.iter().flat_map(|p| p.labels.clone()).collect();
         assert_eq!(labels, whole.labels, "bounds {bounds:?}");

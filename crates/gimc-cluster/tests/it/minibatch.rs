@@ -5,6 +5,7 @@ use gimc_cluster::{
 };
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
+use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::seeded;
 
 use crate::common::{blobs, in_pool, same_partition, sparse_pair};
@@ -18,6 +19,7 @@ fn reaches_near_kmeans_inertia_on_blobs() {
         &fx,
         &KMeansParams::new(6).with_n_init(5).check().unwrap(),
         &mut seeded(1),
+        &mut NoObserver,
     )
     .unwrap();
     for seed in 0..4 {

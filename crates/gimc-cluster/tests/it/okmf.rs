@@ -2,10 +2,11 @@
 //! memory independent of n, clustering of blobs and rings, loss trace, determinism, errors.
 
 use gimc_cluster::{
-    ClusterError, KMeansParams, OkmfBudget, OkmfEpoch, OkmfInit, OkmfParams, OkmfStep, fit_kmeans,
-    fit_okmf, fit_okmf_observed, okmf_sample_gradient, okmf_sample_objective,
+    ClusterError, KMeansParams, OkmfBudget, OkmfInit, OkmfParams, OkmfStep, fit_kmeans, fit_okmf,
+    okmf_sample_gradient, okmf_sample_objective,
 };
 use gimc_linalg::faer::Mat;
+use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
 use gimc_linalg::rng::{gaussian_mat, gaussian_vec, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block_dense};
 use gimc_metrics::clustering_accuracy;
@@ -106,7 +107,13 @@ fn model_size_does_not_depend_on_n() {
     for per in [100, 1000] {
         let (x, _) = blobs(&centres, per, 1.0, 5);
         let fx = FeatureMatrix::dense(x).unwrap();
-        let model = fit_okmf(&fx, &params.check().unwrap(), &mut seeded(6)).unwrap();
+        let model = fit_okmf(
+            &fx,
+            &params.check().unwrap(),
+            &mut seeded(6),
+            &mut NoObserver,
+        )
+        .unwrap();
         // the model: budget (p × d), K_B (p × p), W (p × r) and one loss per epoch, nothing
         // with n rows
         assert_eq!(model.budget.shape(), (40, 4));
@@ -134,7 +141,13 @@ fn clusters_well_separated_blobs_perfectly() {
                     .with_budget_size(100)
                     .with_budget(budget)
                     .with_init(init);
-                let model = fit_okmf(&fx, &params.check().unwrap(), &mut seeded(8)).unwrap();
+                let model = fit_okmf(
+                    &fx,
+                    &params.check().unwrap(),
+                    &mut seeded(8),
+                    &mut NoObserver,
+                )
+                .unwrap();
                 let labels = model.predict(&fx).unwrap();
                 let acc = clustering_accuracy(&labels, &truth).unwrap();
                 if init == OkmfInit::KernelKMeans {
@@ -160,12 +173,19 @@ fn rbf_okmf_beats_kmeans_on_the_rings() {
         &d.features,
         &KMeansParams::new(2).check().unwrap(),
         &mut seeded(10),
+        &mut NoObserver,
     )
     .unwrap();
     let km_acc = clustering_accuracy(&km.labels, truth).unwrap();
     let params = OkmfParams::new(2, Kernel::Rbf { gamma: 0.5 });
     for seed in 0..3 {
-        let model = fit_okmf(&d.features, &params.check().unwrap(), &mut seeded(seed)).unwrap();
+        let model = fit_okmf(
+            &d.features,
+            &params.check().unwrap(),
+            &mut seeded(seed),
+            &mut NoObserver,
+        )
+        .unwrap();
         let acc = clustering_accuracy(&model.predict(&d.features).unwrap(), truth).unwrap();
         assert!(acc > km_acc + 0.3, "OKMF {acc} vs k-means {km_acc}");
     }
@@ -181,19 +201,18 @@ fn loss_trace_observer_and_objective() {
         .with_epochs(6)
         .with_init(OkmfInit::Random)
         .with_step(OkmfStep::Normalized { eta0: 0.5 });
-    let mut seen: Vec<OkmfEpoch> = Vec::new();
-    let model = fit_okmf_observed(&fx, &params.check().unwrap(), &mut seeded(12), &mut |e| {
-        seen.push(*e)
-    })
-    .unwrap();
-    assert_eq!(seen.len(), 6);
+    let mut seen = Trace::new();
+    let model = fit_okmf(&fx, &params.check().unwrap(), &mut seeded(12), &mut seen).unwrap();
+    assert_eq!(seen.records.len(), 6);
     assert_eq!(
-        seen.iter().map(|e| e.epoch).collect::<Vec<_>>(),
+        seen.records.iter().map(|e| e.iteration).collect::<Vec<_>>(),
         (1..=6).collect::<Vec<_>>()
     );
-    assert_eq!(
-        seen.iter().map(|e| e.loss).collect::<Vec<_>>(),
-        model.loss_trace
+    assert_eq!(seen.objectives(), model.loss_trace);
+    assert!(
+        seen.records
+            .iter()
+            .all(|e| e.extra("step_size").is_some_and(|g| g > 0.0))
     );
     // from a random W the SGD lowers the loss
     assert!(model.loss_trace[5] < model.loss_trace[0]);
@@ -210,7 +229,15 @@ fn loss_trace_observer_and_objective() {
     }
     // the authors' schedule runs too
     let paper = params.with_step(OkmfStep::InverseScaling { gamma0: 0.01 });
-    assert!(fit_okmf(&fx, &paper.check().unwrap(), &mut seeded(13)).is_ok());
+    assert!(
+        fit_okmf(
+            &fx,
+            &paper.check().unwrap(),
+            &mut seeded(13),
+            &mut NoObserver
+        )
+        .is_ok()
+    );
 }
 
 #[test]
@@ -220,13 +247,31 @@ fn deterministic_sparse_input_and_thread_count() {
         .with_budget_size(50)
         .with_epochs(2);
     let a = in_pool(1, || {
-        fit_okmf(&sparse, &params.check().unwrap(), &mut seeded(15)).unwrap()
+        fit_okmf(
+            &sparse,
+            &params.check().unwrap(),
+            &mut seeded(15),
+            &mut NoObserver,
+        )
+        .unwrap()
     });
     let b = in_pool(2, || {
-        fit_okmf(&sparse, &params.check().unwrap(), &mut seeded(15)).unwrap()
+        fit_okmf(
+            &sparse,
+            &params.check().unwrap(),
+            &mut seeded(15),
+            &mut NoObserver,
+        )
+        .unwrap()
     });
     assert_eq!(a, b);
-    let c = fit_okmf(&dense, &params.check().unwrap(), &mut seeded(15)).unwrap();
+    let c = fit_okmf(
+        &dense,
+        &params.check().unwrap(),
+        &mut seeded(15),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert!((&a.w - &c.w).norm_max() < 1e-8);
     assert_eq!(a.predict(&sparse).unwrap(), c.predict(&dense).unwrap());
     let k_budget = fit_okmf(
@@ -237,6 +282,7 @@ fn deterministic_sparse_input_and_thread_count() {
             .check()
             .unwrap(),
         &mut seeded(16),
+        &mut NoObserver,
     )
     .unwrap();
     assert_eq!(k_budget.budget.shape(), (50, 15));
@@ -269,7 +315,12 @@ fn errors() {
     );
     let tiny = FeatureMatrix::dense(Mat::zeros(2, 4)).unwrap();
     assert!(matches!(
-        fit_okmf(&tiny, &OkmfParams::new(3, rbf).check().unwrap(), &mut rng),
+        fit_okmf(
+            &tiny,
+            &OkmfParams::new(3, rbf).check().unwrap(),
+            &mut rng,
+            &mut NoObserver
+        ),
         Err(ClusterError::TooFewPoints { k: 3, n: 2 })
     ));
     let mut m = dense.to_dense();
@@ -278,7 +329,8 @@ fn errors() {
         fit_okmf(
             &FeatureMatrix::Dense(m),
             &OkmfParams::new(2, rbf).check().unwrap(),
-            &mut rng
+            &mut rng,
+            &mut NoObserver
         ),
         Err(ClusterError::Linalg(gimc_linalg::LinalgError::NonFinite {
             row: 7,
@@ -286,7 +338,13 @@ fn errors() {
             ..
         }))
     ));
-    let model = fit_okmf(&dense, &OkmfParams::new(2, rbf).check().unwrap(), &mut rng).unwrap();
+    let model = fit_okmf(
+        &dense,
+        &OkmfParams::new(2, rbf).check().unwrap(),
+        &mut rng,
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(model.budget.nrows(), 30); // budget capped at n
     let wide = FeatureMatrix::dense(Mat::zeros(3, 5)).unwrap();
     assert!(matches!(
@@ -299,7 +357,7 @@ fn errors() {
 }
 
 #[test]
-fn an_observer_returning_false_stops_the_fit_after_that_epoch() {
+fn an_observer_stopping_ends_the_fit_after_that_epoch() {
     let centres = Mat::from_fn(3, 2, |r, j| 4.0 * ((r + j) % 3) as f64);
     let (x, _) = blobs(&centres, 200, 0.7, 13);
     let fx = FeatureMatrix::dense(x).unwrap();
@@ -307,14 +365,25 @@ fn an_observer_returning_false_stops_the_fit_after_that_epoch() {
         .with_budget_size(60)
         .with_epochs(6);
     let mut epochs = Vec::new();
-    let err =
-        gimc_cluster::fit_okmf_until(&fx, &params.check().unwrap(), &mut seeded(3), &mut |e| {
-            epochs.push(e.epoch);
-            e.epoch < 2
-        })
-        .unwrap_err();
+    let err = fit_okmf(
+        &fx,
+        &params.check().unwrap(),
+        &mut seeded(3),
+        &mut FnObserver(|e: &IterationRecord| {
+            epochs.push(e.iteration);
+            if e.iteration < 2 {
+                ObserverAction::Continue
+            } else {
+                ObserverAction::Stop
+            }
+        }),
+    )
+    .unwrap_err();
     assert!(
-        matches!(err, gimc_cluster::ClusterError::Interrupted { epoch: 2 }),
+        matches!(
+            err,
+            gimc_cluster::ClusterError::Interrupted { iteration: 2 }
+        ),
         "{err}"
     );
     assert_eq!(epochs, vec![1, 2]);

@@ -9,6 +9,7 @@ use gimc_featmap::{
     RandomFourierParams, RandomMaclaurin,
 };
 use gimc_linalg::faer::Mat;
+use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel, LinalgError, pinv_sqrt};
 
@@ -254,7 +255,13 @@ fn nystrom_landmarks_uniform_rows_or_kmeans_centres() {
     let nys = Nystrom::fit(&dense, &params, &mut seeded(16)).unwrap();
     let mut km6 = km_params;
     km6.k = 6;
-    let km = fit_kmeans(&dense, &km6.check().unwrap(), &mut seeded(16)).unwrap();
+    let km = fit_kmeans(
+        &dense,
+        &km6.check().unwrap(),
+        &mut seeded(16),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(nys.landmarks().to_owned(), km.centers);
 }
 
