@@ -85,11 +85,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map as JsonMap, Value};
 use sha2::{Digest, Sha256};
 
-use crate::completion::CompletionModel;
-use crate::data::Task;
-use crate::model::LabelModel;
+use crate::completion::fit::CompletionModel;
+use crate::error::{GimcError, Result};
+use crate::labels::data::Task;
+use crate::labels::model::LabelModel;
 use crate::registry::{AnyMap, BoxedMap, MapCodec, MapRecord, MapRegistry};
-use crate::{GimcError, Result};
 
 /// The format name stored in every model file.
 pub const FORMAT_NAME: &str = "gimc-model";

@@ -14,6 +14,7 @@ mod fitting;
 mod gradients;
 mod label_columns;
 mod mccc;
+mod memory;
 mod persist;
 mod select;
 mod semisup;

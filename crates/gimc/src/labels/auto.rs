@@ -50,14 +50,15 @@ use gimc_linalg::sparse::csr_tr_mul_dense;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Gamma, Preprocess, RowNorm, StandardizeMode, TfIdf};
 
-use crate::data::LabelData;
 use crate::error::param_err;
-use crate::fit::{LabelParams, fit_labels};
+use crate::error::{GimcError, Result};
+use crate::labels::data::LabelData;
+use crate::labels::fit::{LabelParams, fit_labels};
+use crate::labels::model::{LabelModel, PhiSource, evaluate_phi};
+use crate::labels::select::{SelectionObserver, SelectionStage, validation_split};
 use crate::memory::PROCESS_BASE_BYTES;
-use crate::model::{LabelModel, PhiSource, evaluate_phi};
 use crate::registry::{BoxedMap, DynFamily, MapRegistry};
-use crate::select::{SelectionObserver, SelectionStage, validation_split};
-use crate::{GimcError, IterationRecord, Observer, ObserverAction, Result};
+use gimc_solvers::{IterationRecord, Observer, ObserverAction};
 use rand::seq::SliceRandom;
 
 /// A row transform [`auto_fit`] tries: what the rows look like before the maps.
@@ -1257,7 +1258,7 @@ const LEARN_LAMBDAS: [f64; 2] = [1.0, 10.0];
 
 /// The validation score after each iteration of a fit (iteration 0 first).
 fn validation_curve(
-    history: &[crate::fit::IterationInfo],
+    history: &[crate::labels::fit::IterationInfo],
     val: &LabelData,
     ks: &[usize],
 ) -> Vec<f64> {
@@ -1272,10 +1273,16 @@ fn validation_curve(
 }
 
 /// The score that decides: accuracy (multi-class), or the mean P@k over `ks` (multi-label).
-fn select_score(e: &crate::model::Evaluation, task: crate::data::Task, ks: &[usize]) -> f64 {
+fn select_score(
+    e: &crate::labels::model::Evaluation,
+    task: crate::labels::data::Task,
+    ks: &[usize],
+) -> f64 {
     let scores: Option<Vec<f64>> = ks.iter().map(|&k| e.score(task, k)).collect();
     match (task, scores) {
-        (crate::data::Task::MultiClass, Some(s)) => s.first().copied().unwrap_or(f64::NEG_INFINITY),
+        (crate::labels::data::Task::MultiClass, Some(s)) => {
+            s.first().copied().unwrap_or(f64::NEG_INFINITY)
+        }
         (_, Some(s)) if !s.is_empty() => s.iter().sum::<f64>() / s.len() as f64,
         _ => f64::NEG_INFINITY,
     }
@@ -1551,7 +1558,7 @@ impl Search<'_> {
         fold: &Fold,
         patience: Option<usize>,
         observer: &mut S,
-    ) -> Result<crate::fit::LabelFit<BoxedMap>> {
+    ) -> Result<crate::labels::fit::LabelFit<BoxedMap>> {
         let ks = &self.params.select_ks;
         let lp = LabelParams {
             lambda,
@@ -1592,7 +1599,7 @@ impl Search<'_> {
             .unwrap_or(0);
         observer.fit_started(
             &SelectionStage::Refit {
-                chosen: crate::select::Chosen {
+                chosen: crate::labels::select::Chosen {
                     family: "auto".into(),
                     m: self.params.m,
                     gamma: f64::NAN,

@@ -34,10 +34,10 @@ use gimc_metrics::constraint_error;
 use gimc_solvers::{NoObserver, Observer};
 use rand::seq::SliceRandom;
 
-use crate::Gamma;
-use crate::completion::{CompletionData, CompletionModel, CompletionParams, fit_completion};
+use crate::completion::fit::{CompletionData, CompletionModel, CompletionParams, fit_completion};
+use crate::error::{GimcError, Result};
 use crate::error::{input_err, param_err};
-use crate::{GimcError, Result};
+use gimc_linalg::Gamma;
 
 /// The λ grid of the paper (GIMC §5.2).
 pub const DEFAULT_LAMBDAS: [f64; 5] = [0.1, 0.5, 1.0, 5.0, 10.0];

@@ -28,17 +28,17 @@ use gimc_linalg::faer::{Mat, MatRef, Scale};
 use gimc_linalg::memory::{MemoryEstimate, Tally};
 use gimc_solvers::{IterationRecord, Observer};
 
-use crate::data::{LabelData, Task};
+use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, dim_err, param_err};
-use crate::fastpath::{LabelFeatures, LabelProblem};
+use crate::labels::data::{LabelData, Task};
+use crate::labels::fastpath::{LabelFeatures, LabelProblem};
+use crate::labels::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
+use crate::labels::shard::{ONE_PROCESS, RowSums};
+use crate::labels::streamed::{Storage, row_block};
 use crate::linesearch::LineSearchParams;
-use crate::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
 use crate::outer::{
-    Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
+    FitStop, Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
 };
-use crate::shard::{ONE_PROCESS, RowSums};
-use crate::streamed::{Storage, row_block};
-use crate::{GimcError, Result};
 
 /// How the line search treats W (DESIGN §3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -235,22 +235,6 @@ pub struct IterationInfo {
     pub train: Option<Evaluation>,
     /// Validation-set metrics (when a validation set was given).
     pub validation: Option<Evaluation>,
-}
-
-/// Why a fit stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FitStop {
-    /// `max_iter` outer iterations were done.
-    MaxIterations,
-    /// The relative decrease fell to `tol`, or the gradient vanished.
-    Converged,
-    /// No step satisfied the Armijo condition within the halving budget; the last good iterate
-    /// is kept.
-    LineSearchFailed,
-    /// The observer asked to stop.
-    Observer,
-    /// The validation score did not improve on its best for `patience` iterations in a row.
-    NoValidationGain,
 }
 
 /// The iterate with the best validation score: its map parameters and W (a snapshot, so the

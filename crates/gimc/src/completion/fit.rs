@@ -32,14 +32,13 @@ use gimc_solvers::{
 };
 use rayon::prelude::*;
 
+use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, dim_err, input_err, param_err};
-use crate::fit::FitStop;
 use crate::linesearch::LineSearchParams;
 use crate::outer::{
-    Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
+    FitStop, Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
 };
 use crate::registry::BoxedMap;
-use crate::{GimcError, Result};
 
 /// A partially observed matrix with row and column features: A on Ω (n_x × n_y), X (n_x × d_x),
 /// Y (n_y × d_y).
