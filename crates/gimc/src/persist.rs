@@ -85,7 +85,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map as JsonMap, Value};
 use sha2::{Digest, Sha256};
 
-use crate::completion::fit::CompletionModel;
+use crate::completion::model::CompletionModel;
 use crate::error::{GimcError, Result};
 use crate::labels::data::Task;
 use crate::labels::model::LabelModel;

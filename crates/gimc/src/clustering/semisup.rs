@@ -34,7 +34,10 @@ use gimc_metrics::constraint_error;
 use gimc_solvers::{NoObserver, Observer};
 use rand::seq::SliceRandom;
 
-use crate::completion::fit::{CompletionData, CompletionModel, CompletionParams, fit_completion};
+use crate::completion::data::CompletionData;
+use crate::completion::fit::fit_completion;
+use crate::completion::model::CompletionModel;
+use crate::completion::params::CompletionParams;
 use crate::error::{GimcError, Result};
 use crate::error::{input_err, param_err};
 use gimc_linalg::Gamma;

@@ -43,7 +43,10 @@ use gimc_linalg::{FeatureMatrix, Gamma, Observed};
 use gimc_solvers::NoObserver;
 use rand::seq::SliceRandom;
 
-use crate::completion::fit::{CompletionData, CompletionModel, CompletionParams, fit_completion};
+use crate::completion::data::CompletionData;
+use crate::completion::fit::fit_completion;
+use crate::completion::model::CompletionModel;
+use crate::completion::params::CompletionParams;
 use crate::error::Result;
 use crate::error::{input_err, param_err};
 use crate::registry::DynFamily;
