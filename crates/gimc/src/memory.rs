@@ -1,4 +1,4 @@
-//! Memory pre-flight of the fitting paths (issue 14): peak-memory estimates from shapes and
+//! Memory pre-flight of the fitting paths: peak-memory estimates from shapes and
 //! parameters, checked before anything large is allocated (see [`gimc_linalg::memory`]).
 //!
 //! The estimates count the arrays a path holds at its peak, 8 bytes per `f64` (CSR: 16 bytes
