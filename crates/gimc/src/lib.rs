@@ -45,6 +45,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Modules
+//!
+//! - [`labels`]: the multi-label / multi-class path — data, fit, model, selection and the
+//!   default search [`auto_fit`].
+//! - [`completion`]: GIMC on any observed set Ω — data, fit, model and the selection of its
+//!   settings on held-out entries.
+//! - [`clustering`]: semi-supervised clustering from pairwise constraints (GIMC's Algorithm 2
+//!   and its linear baseline [`mccc`]).
+//! - Shared by all three: [`persist`] (model files), [`registry`] (map families and codecs),
+//!   [`memory`] (peak-memory estimates), [`threads`], the errors ([`GimcError`]), the feature
+//!   concatenation [`concat_features`] and the crate-private outer loop and line search.
+//!
+//! The root re-exports the types and functions of every path.
+//!
 //! # Contents
 //!
 //! - [`fit_labels`]: the multi-label / multi-class fast path of GIMC eq. 12 on [`LabelData`] —

@@ -8,7 +8,7 @@ use super::model::CompletionModel;
 use crate::error::Result;
 use crate::outer::FitStop;
 
-/// One outer iteration of [`fit_completion`] (iteration 0: the IMC start).
+/// One outer iteration of [`fit_completion`](crate::fit_completion) (iteration 0: the IMC start).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletionIteration {
     /// Iteration number.
@@ -64,7 +64,7 @@ impl BestCompletion {
     }
 }
 
-/// The result of [`fit_completion`].
+/// The result of [`fit_completion`](crate::fit_completion).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletionFit<MR, MC> {
     /// The final model.
@@ -73,7 +73,7 @@ pub struct CompletionFit<MR, MC> {
     pub history: Vec<CompletionIteration>,
     /// The lowest-validation-error iterate (when a validation set was given).
     pub best: Option<BestCompletion>,
-    /// The IMC start, iteration 0 (with [`CompletionParams::keep_start`]); its `error` is the
+    /// The IMC start, iteration 0 (with [`CompletionParams::keep_start`](crate::CompletionParams::keep_start)); its `error` is the
     /// validation error there (NaN without a validation set).
     pub start: Option<BestCompletion>,
     /// Why the fit stopped.

@@ -9,9 +9,9 @@ use crate::error::{check_nonneg, param_err};
 use crate::linesearch::LineSearchParams;
 use crate::outer::{NoStep, OuterSettings};
 
-/// Hyper-parameters of [`fit_completion`]. Build with [`CompletionParams::default`] and the
+/// Hyper-parameters of [`fit_completion`](crate::fit_completion). Build with [`CompletionParams::default`] and the
 /// `with_*` methods; [`CompletionParams::check`] validates them into the
-/// [`ValidCompletionParams`] that [`fit_completion`] takes.
+/// [`ValidCompletionParams`] that [`fit_completion`](crate::fit_completion) takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct CompletionParams {
@@ -39,14 +39,14 @@ pub struct CompletionParams {
     /// Default 0.
     pub tol: f64,
     /// Stop once the validation error has not beaten its best for this many outer iterations
-    /// in a row ([`FitStop::NoValidationGain`]); acts only when a validation set is given.
+    /// in a row ([`FitStop::NoValidationGain`](crate::FitStop::NoValidationGain)); acts only when a validation set is given.
     /// Default `None` (run to `max_iter`).
     pub patience: Option<usize>,
     /// Keep a copy of the IMC start (iteration 0: the unlearned IMC-RFF / IMC-NYS fit) in
-    /// [`CompletionFit::start`], so one fit serves as both the unlearned baseline and GIMC.
+    /// [`CompletionFit::start`](crate::CompletionFit::start), so one fit serves as both the unlearned baseline and GIMC.
     /// Default false.
     pub keep_start: bool,
-    /// The memory pre-flight: [`estimate_completion`] is checked against it before Φ and Ψ
+    /// The memory pre-flight: [`estimate_completion`](crate::estimate_completion) is checked against it before Φ and Ψ
     /// are formed. Default [`MemoryBudget::Detect`] (the memory available now).
     pub memory: MemoryBudget,
 }
@@ -145,7 +145,7 @@ impl CompletionParams {
         self
     }
 
-    /// Sets whether the fit keeps a copy of its IMC start ([`CompletionFit::start`]).
+    /// Sets whether the fit keeps a copy of its IMC start ([`CompletionFit::start`](crate::CompletionFit::start)).
     pub fn with_keep_start(mut self, keep_start: bool) -> Self {
         self.keep_start = keep_start;
         self

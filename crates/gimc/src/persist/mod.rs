@@ -2,7 +2,7 @@
 //! [safetensors](https://github.com/huggingface/safetensors) file, readable by any safetensors
 //! reader (Python `safetensors`, NumPy, PyTorch, Rust).
 //!
-//! Maps are stored through their [`MapCodec`]: a registered kind name, the
+//! Maps are stored through their [`MapCodec`](crate::MapCodec): a registered kind name, the
 //! map's tensors and its JSON metadata. Saving works for any map that implements
 //! [`AnyMap`] (every `MapCodec` does); loading takes the [`MapRegistry`] whose codecs rebuild
 //! the maps, so a user's map round-trips once its codec is registered, and a kind that is not

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::labels::data::LabelData;
 use crate::memory::PROCESS_BASE_BYTES;
 
-/// The estimated peak memory of [`auto_fit`]: the data and its transformed copies, the blocks
+/// The estimated peak memory of [`auto_fit`](crate::auto_fit): the data and its transformed copies, the blocks
 /// of every transform's widest union (training and validation features), the widest Gram
 /// matrix and its factor, and the map learning's gradient buffers.
 pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEstimate> {

@@ -8,7 +8,7 @@ use gimc_linalg::memory::MemoryBudget;
 use crate::error::param_err;
 use crate::error::{GimcError, Result};
 
-/// Whether [`auto_fit`] may put the rows themselves in Φ (the linear part).
+/// Whether [`auto_fit`](crate::auto_fit) may put the rows themselves in Φ (the linear part).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinearPart {
     /// Searched, when the row width is at most [`AutoParams::linear_max_dim`].
@@ -17,9 +17,9 @@ pub enum LinearPart {
     Off,
 }
 
-/// The search of [`auto_fit`]. [`AutoParams::default`] is what `gimc fit` does with no flags;
+/// The search of [`auto_fit`](crate::auto_fit). [`AutoParams::default`] is what `gimc fit` does with no flags;
 /// the `with_*` methods narrow it (a fixed γ, one map family, …), and [`AutoParams::check`]
-/// validates it into the [`ValidAutoParams`] that [`auto_fit`] takes.
+/// validates it into the [`ValidAutoParams`] that [`auto_fit`](crate::auto_fit) takes.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AutoParams {
@@ -60,7 +60,7 @@ pub struct AutoParams {
     pub select_ks: Vec<usize>,
     /// Seed of the split and of every map draw. Default 0.
     pub seed: u64,
-    /// The memory pre-flight ([`estimate_auto`]). Default [`MemoryBudget::Detect`].
+    /// The memory pre-flight ([`estimate_auto`](crate::estimate_auto)). Default [`MemoryBudget::Detect`].
     pub memory: MemoryBudget,
     /// Feature columns to drop before anything else (e.g. an identifier attribute with one
     /// value per row). Default none.

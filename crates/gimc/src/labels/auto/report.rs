@@ -72,7 +72,7 @@ pub struct AutoTrial {
     pub blocks: Vec<BlockChoice>,
     /// The best λ of this setting.
     pub lambda: f64,
-    /// Its validation score (the mean P@k over [`AutoParams::select_ks`], or accuracy).
+    /// Its validation score (the mean P@k over [`AutoParams::select_ks`](crate::AutoParams::select_ks), or accuracy).
     pub score: f64,
 }
 
@@ -92,7 +92,7 @@ impl AutoTrial {
     }
 }
 
-/// The result of [`auto_fit`].
+/// The result of [`auto_fit`](crate::auto_fit).
 #[derive(Debug)]
 pub struct AutoSelection {
     /// The model refitted on all training rows (its maps: the linear part as an identity map,

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::error::param_err;
 use crate::labels::data::LabelData;
 
-/// A row transform [`auto_fit`] tries: what the rows look like before the maps.
+/// A row transform [`auto_fit`](crate::auto_fit) tries: what the rows look like before the maps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowTransform {
     /// The rows as they are, standardised (training mean and standard deviation) when dense.
