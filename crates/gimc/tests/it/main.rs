@@ -16,6 +16,7 @@ mod label_columns;
 mod mccc;
 mod memory;
 mod persist;
+mod persist_transforms;
 mod select;
 mod semisup;
 mod streamed;
