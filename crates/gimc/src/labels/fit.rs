@@ -368,9 +368,9 @@ pub fn estimate_fit_labels<M: LearnableMap + ?Sized>(
         t.bytes("validation X", crate::memory::feature_bytes(v.features()))
             .bytes("validation A", crate::memory::sparse_bytes(v.labels()));
     }
-    crate::memory::add_fit(
+    crate::labels::estimate::add_fit(
         &mut t,
-        &crate::memory::FitShape {
+        &crate::labels::estimate::FitShape {
             rows: data.nrows(),
             validation_rows,
             features: d,

@@ -6,6 +6,7 @@
 
 pub(crate) mod auto;
 pub(crate) mod data;
+pub(crate) mod estimate;
 pub(crate) mod fastpath;
 pub(crate) mod fit;
 pub(crate) mod model;

@@ -25,13 +25,14 @@ use rand::seq::SliceRandom;
 use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, param_err};
 use crate::labels::data::{LabelData, Task};
+use crate::labels::estimate::{FitShape, add_fit};
 use crate::labels::fastpath::LabelProblem;
 use crate::labels::fit::{IterationInfo, LabelParams, Scheme, ValidLabelParams, fit_labels};
 use crate::labels::model::{LabelModel, PhiSource, evaluate_phi};
 use crate::labels::streamed::Storage;
 use crate::linesearch::LineSearchParams;
 use crate::maps::concat_features;
-use crate::memory::{FitShape, PROCESS_BASE_BYTES, add_fit, feature_bytes, sparse_bytes};
+use crate::memory::{PROCESS_BASE_BYTES, feature_bytes, sparse_bytes};
 use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction};
 
 /// The grid and protocol of [`select_and_fit`]. Build with [`SelectionParams::default`] and the
