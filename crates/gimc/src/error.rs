@@ -115,9 +115,9 @@ pub enum GimcError {
     /// (the file at the path is left as it was).
     #[error(transparent)]
     Output(#[from] gimc_data::OutputError),
-    /// The estimated peak memory of a fit exceeds the memory available (the pre-flight of
-    /// issue 14, raised before anything large is allocated): names both figures and the
-    /// parameter to lower.
+    /// The estimated peak memory of a fit exceeds the memory available (the memory pre-flight,
+    /// raised before anything large is allocated): names both figures and the parameter to
+    /// lower.
     #[error(transparent)]
     InsufficientMemory(#[from] gimc_linalg::memory::InsufficientMemory),
     /// An error from the linear-algebra layer.

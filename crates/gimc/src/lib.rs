@@ -45,6 +45,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Modules
+//!
+//! - [`labels`]: the multi-label / multi-class path — data, fit, model, selection and the
+//!   default search [`auto_fit`].
+//! - [`completion`]: GIMC on any observed set Ω — data, fit, model and the selection of its
+//!   settings on held-out entries.
+//! - [`clustering`]: semi-supervised clustering from pairwise constraints (GIMC's Algorithm 2
+//!   and its linear baseline [`mccc`]).
+//! - Shared by all three: [`persist`] (model files), [`registry`] (map families and codecs),
+//!   [`memory`] (peak-memory estimates), [`threads`], the errors ([`GimcError`]), the feature
+//!   concatenation [`concat_features`] and the crate-private outer loop and line search.
+//!
+//! The root re-exports the types and functions of every path.
+//!
 //! # Contents
 //!
 //! - [`fit_labels`]: the multi-label / multi-class fast path of GIMC eq. 12 on [`LabelData`] —
@@ -73,68 +87,48 @@
 
 #![deny(missing_docs)]
 
-mod auto;
-mod completion;
-mod completion_select;
-mod data;
+pub mod clustering;
+pub mod completion;
 mod error;
-mod fastpath;
-mod fit;
+pub mod labels;
 mod linesearch;
 mod maps;
-pub mod mccc;
 pub mod memory;
-mod model;
 mod outer;
 pub mod persist;
 pub mod registry;
-mod select;
-mod semisup;
-mod shard;
-mod streamed;
 pub mod threads;
 
-pub use auto::{
-    AutoParams, AutoSelection, AutoStage, AutoTrial, BlockChoice, LinearPart, RowTransform,
-    ValidAutoParams, auto_fit, estimate_auto,
+pub use clustering::mccc;
+pub use clustering::{
+    DEFAULT_LAMBDAS, LambdaScore, MccParams, Mccc, SemiSupFit, SemiSupPair, SemiSupParams,
+    ValidMccParams, ValidSemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
+    fit_semisupervised, fit_semisupervised_observed, fit_semisupervised_with_start,
 };
 pub use completion::{
     BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
-    CompletionParams, ValidCompletionParams, estimate_completion, estimate_completion_family,
-    fit_completion,
+    CompletionParams, CompletionScore, CompletionSelection, CompletionSelectionParams,
+    ValidCompletionParams, ValidCompletionSelectionParams, estimate_completion,
+    estimate_completion_family, fit_completion, select_completion,
 };
-pub use completion_select::{
-    CompletionScore, CompletionSelection, CompletionSelectionParams,
-    ValidCompletionSelectionParams, select_completion,
-};
-pub use data::{LabelData, Task};
 pub use error::{GimcError, Result};
-pub use fastpath::{LabelFeatures, LabelProblem};
-pub use fit::{
-    BestIterate, FitStop, IterationInfo, LabelFit, LabelParams, Scheme, ValidLabelParams,
-    estimate_fit_labels, fit_labels, fit_labels_sharded,
-};
 pub use gimc_linalg::Gamma;
 pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
+pub use labels::{
+    AutoParams, AutoSelection, AutoStage, AutoTrial, BestIterate, BlockChoice, Candidate, Chosen,
+    CombinedSelection, DEFAULT_BLOCK_ENTRIES, Evaluation, IterationInfo, LabelData, LabelFeatures,
+    LabelFit, LabelModel, LabelParams, LabelProblem, LinearPart, OneProcess, Precision, RowSums,
+    RowTransform, Scheme, Selection, SelectionObserver, SelectionParams, SelectionStage, Storage,
+    Task, ValidAutoParams, ValidLabelParams, ValidSelectionParams, auto_fit, auto_storage,
+    estimate_auto, estimate_fit_labels, estimate_selection, fit_labels, fit_labels_sharded,
+    select_and_fit, select_and_fit_observed, select_combined, validation_split,
+};
 pub use linesearch::{LineSearchParams, ValidLineSearchParams};
 pub use maps::concat_features;
-pub use mccc::{MccParams, Mccc, ValidMccParams, estimate_mccc, fit_mccc};
-pub use model::{Evaluation, LabelModel};
+pub use outer::FitStop;
 pub use registry::{
     AnyMap, BoxedFamily, BoxedMap, DynFamily, KernelMeta, MapCodec, MapRecord, MapRegistry,
 };
-pub use select::{
-    Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
-    SelectionStage, ValidSelectionParams, auto_storage, estimate_selection, select_and_fit,
-    select_and_fit_observed, select_combined, validation_split,
-};
-pub use semisup::{
-    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupPair, SemiSupParams, ValidSemiSupParams,
-    estimate_semisupervised, fit_semisupervised, fit_semisupervised_observed,
-    fit_semisupervised_with_start,
-};
-pub use shard::{OneProcess, RowSums};
-pub use streamed::{DEFAULT_BLOCK_ENTRIES, Precision, Storage};
 
 /// Re-exported observer types (the shared iterative-solver shape of DESIGN §2).
 pub use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction, Trace};

@@ -3,7 +3,7 @@
 //! halving, with a bounded number of halvings; when none is accepted the iterate is kept (the
 //! caller keeps the last good iterate, DESIGN §7).
 
-use crate::Result;
+use crate::error::Result;
 use crate::error::{check_pos, param_err};
 
 /// Parameters of the Armijo line search. Build with [`LineSearchParams::default`] and the

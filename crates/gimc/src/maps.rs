@@ -6,13 +6,13 @@ use gimc_featmap::FeatureMap;
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
 
-use crate::Result;
+use crate::error::Result;
 
 /// Φ = [φ_1(X), φ_2(X), …] (n × Σ D_i): the features of several maps side by side (the
 /// combined LFF + LNYS features of DESIGN §3.3). One map gives its own forward pass.
 pub fn concat_features<M: FeatureMap>(maps: &[M], x: &FeatureMatrix) -> Result<Mat<f64>> {
     match maps {
-        [] => Err(crate::GimcError::Empty("feature maps")),
+        [] => Err(crate::error::GimcError::Empty("feature maps")),
         [one] => Ok(one.forward(x)?),
         many => {
             let total: usize = many.iter().map(FeatureMap::output_dim).sum();

@@ -39,9 +39,24 @@ use std::time::Instant;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_solvers::{IterationRecord, Observer, ObserverAction};
 
-use crate::fit::FitStop;
+use crate::error::{GimcError, Result};
 use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
-use crate::{GimcError, Result};
+
+/// Why a fit stopped (the stop of the outer loop, on either path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitStop {
+    /// `max_iter` outer iterations were done.
+    MaxIterations,
+    /// The relative decrease fell to `tol`, or the gradient vanished.
+    Converged,
+    /// No step satisfied the Armijo condition within the halving budget; the last good iterate
+    /// is kept.
+    LineSearchFailed,
+    /// The observer asked to stop.
+    Observer,
+    /// The validation score did not improve on its best for `patience` iterations in a row.
+    NoValidationGain,
+}
 
 /// Relative slack allowed by the monotonicity check (rounding in the Cholesky solves, the CG
 /// half-steps and the Gram-form objective).

@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map as JsonMap, Value};
 
 use crate::error::param_err;
-use crate::{GimcError, Result};
+use crate::error::{GimcError, Result};
 
 /// A map as a model file stores it: its registered kind, its input and output dimensions, its
 /// tensors (part name → matrix; the file names them `<prefix>.<part>`) and its JSON metadata

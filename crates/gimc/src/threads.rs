@@ -12,7 +12,7 @@
 //! # Ok::<(), gimc::GimcError>(())
 //! ```
 
-use crate::{GimcError, Result};
+use crate::error::{GimcError, Result};
 
 /// The most worker threads a count may ask for on any machine.
 pub const THREAD_CAP: usize = 1024;

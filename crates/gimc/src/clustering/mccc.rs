@@ -61,7 +61,7 @@ use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
 use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, ValidImcParams, fit_imc};
 
-use crate::Result;
+use crate::error::Result;
 
 /// Hyper-parameters of MCCC. Build with [`MccParams::new`] (k has no default) and the `with_*`
 /// methods; [`MccParams::check`] validates them into the [`ValidMccParams`] that [`fit_mccc`]

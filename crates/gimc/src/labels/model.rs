@@ -14,13 +14,13 @@ use gimc_linalg::faer::{Accum, Mat, MatRef};
 use gimc_metrics::{accuracy, precision_at_k_from_topk, top_k_indices};
 use rayon::prelude::*;
 
-use crate::data::{LabelData, Task};
+use crate::error::{GimcError, Result};
 use crate::error::{dim_err, param_err};
-use crate::fastpath::{BLOCK_ENTRIES, LabelProblem};
+use crate::labels::data::{LabelData, Task};
+use crate::labels::fastpath::{BLOCK_ENTRIES, LabelProblem};
+use crate::labels::streamed::{DEFAULT_BLOCK_ENTRIES, blocks, row_block};
 use crate::maps::concat_features;
 use crate::registry::BoxedMap;
-use crate::streamed::{DEFAULT_BLOCK_ENTRIES, blocks, row_block};
-use crate::{GimcError, Result};
 
 /// Scores of a labelled set: P@k for the requested k (multi-label) or accuracy (multi-class),
 /// as fractions in [0, 1].
@@ -470,6 +470,37 @@ mod tests {
     use super::*;
     use gimc_featmap::{FourierFamily, MapFamily};
     use gimc_linalg::rng::{gaussian_mat, seeded};
+
+    #[test]
+    fn rows_without_labels_count_in_p_at_k() {
+        // 8 rows, rows 1, 4 and 6 without a label
+        let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(5), 8, 3, 1.0)).unwrap();
+        let mut t = gimc_linalg::sprs::TriMat::new((8, 4));
+        for (i, j) in [(0, 1), (2, 0), (2, 3), (3, 2), (5, 1), (7, 0), (7, 2)] {
+            t.add_triplet(i, j, 1.0);
+        }
+        let data = LabelData::multi_label(x.clone(), t.to_csr()).unwrap();
+        let map = FourierFamily.build(&x, 4, 0.5, &mut seeded(6)).unwrap();
+        let w = gaussian_mat(&mut seeded(7), 8, 4, 1.0);
+        let model = LabelModel::new(vec![map], w, Task::MultiLabel, 1.0).unwrap();
+        let top = model.top_k(&x, 2).unwrap();
+        let ev = model.evaluate(&data, &[1, 2]).unwrap();
+        for k in [1, 2] {
+            // hits over all 8 rows, the 3 label-less rows scoring 0 in the denominator
+            let hits: usize = (0..8)
+                .map(|i| {
+                    top[i][..k]
+                        .iter()
+                        .filter(|&&j| data.labels().get(i, j).is_some())
+                        .count()
+                })
+                .sum();
+            // (some hits, so that dropping the label-less rows would give another mean)
+            assert!(hits > 0, "P@{k}: no hit to tell the conventions apart");
+            let want = hits as f64 / (k * 8) as f64;
+            assert_eq!(ev.precision_at(k), Some(want), "P@{k}");
+        }
+    }
 
     #[test]
     fn blocked_predictions_match_dense_scores() {

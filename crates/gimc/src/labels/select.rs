@@ -22,16 +22,18 @@ use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use rand::seq::SliceRandom;
 
-use crate::data::{LabelData, Task};
+use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, param_err};
-use crate::fastpath::LabelProblem;
-use crate::fit::{IterationInfo, LabelParams, Scheme, ValidLabelParams, fit_labels};
+use crate::labels::data::{LabelData, Task};
+use crate::labels::estimate::{FitShape, add_fit};
+use crate::labels::fastpath::LabelProblem;
+use crate::labels::fit::{IterationInfo, LabelParams, Scheme, ValidLabelParams, fit_labels};
+use crate::labels::model::{LabelModel, PhiSource, evaluate_phi};
+use crate::labels::streamed::Storage;
 use crate::linesearch::LineSearchParams;
 use crate::maps::concat_features;
-use crate::memory::{FitShape, PROCESS_BASE_BYTES, add_fit, feature_bytes, sparse_bytes};
-use crate::model::{LabelModel, PhiSource, evaluate_phi};
-use crate::streamed::Storage;
-use crate::{GimcError, IterationRecord, NoObserver, Observer, ObserverAction, Result};
+use crate::memory::{PROCESS_BASE_BYTES, feature_bytes, sparse_bytes};
+use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction};
 
 /// The grid and protocol of [`select_and_fit`]. Build with [`SelectionParams::default`] and the
 /// `with_*` methods; [`SelectionParams::check`] validates them into the

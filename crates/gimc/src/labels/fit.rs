@@ -28,17 +28,17 @@ use gimc_linalg::faer::{Mat, MatRef, Scale};
 use gimc_linalg::memory::{MemoryEstimate, Tally};
 use gimc_solvers::{IterationRecord, Observer};
 
-use crate::data::{LabelData, Task};
+use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, dim_err, param_err};
-use crate::fastpath::{LabelFeatures, LabelProblem};
+use crate::labels::data::{LabelData, Task};
+use crate::labels::fastpath::{LabelFeatures, LabelProblem};
+use crate::labels::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
+use crate::labels::shard::{ONE_PROCESS, RowSums};
+use crate::labels::streamed::{Storage, row_block};
 use crate::linesearch::LineSearchParams;
-use crate::model::{Evaluation, LabelModel, PhiSource, evaluate_phi};
 use crate::outer::{
-    Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
+    FitStop, Goal, NoStep, OuterIteration, OuterProblem, OuterRun, OuterSettings, run_outer,
 };
-use crate::shard::{ONE_PROCESS, RowSums};
-use crate::streamed::{Storage, row_block};
-use crate::{GimcError, Result};
 
 /// How the line search treats W (DESIGN §3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -237,22 +237,6 @@ pub struct IterationInfo {
     pub validation: Option<Evaluation>,
 }
 
-/// Why a fit stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FitStop {
-    /// `max_iter` outer iterations were done.
-    MaxIterations,
-    /// The relative decrease fell to `tol`, or the gradient vanished.
-    Converged,
-    /// No step satisfied the Armijo condition within the halving budget; the last good iterate
-    /// is kept.
-    LineSearchFailed,
-    /// The observer asked to stop.
-    Observer,
-    /// The validation score did not improve on its best for `patience` iterations in a row.
-    NoValidationGain,
-}
-
 /// The iterate with the best validation score: its map parameters and W (a snapshot, so the
 /// map itself need not be `Clone`; [`LabelFit::into_chosen`] restores it).
 #[derive(Debug, Clone, PartialEq)]
@@ -384,9 +368,9 @@ pub fn estimate_fit_labels<M: LearnableMap + ?Sized>(
         t.bytes("validation X", crate::memory::feature_bytes(v.features()))
             .bytes("validation A", crate::memory::sparse_bytes(v.labels()));
     }
-    crate::memory::add_fit(
+    crate::labels::estimate::add_fit(
         &mut t,
-        &crate::memory::FitShape {
+        &crate::labels::estimate::FitShape {
             rows: data.nrows(),
             validation_rows,
             features: d,

@@ -30,12 +30,12 @@ use gimc_linalg::solve::ridge_solve;
 use gimc_linalg::sparse::{csr_frob_sq, csr_mul_dense, csr_tr_mul_dense};
 use gimc_linalg::sprs::CsMat;
 
-use crate::data::LabelData;
+use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, dim_err};
+use crate::labels::data::LabelData;
+use crate::labels::shard::{ONE_PROCESS, RowSums, sum_mat, sum_scalar};
+use crate::labels::streamed::{Storage, streamed_gradient, streamed_products};
 use crate::maps::concat_features;
-use crate::shard::{ONE_PROCESS, RowSums, sum_mat, sum_scalar};
-use crate::streamed::{Storage, streamed_gradient, streamed_products};
-use crate::{GimcError, Result};
 
 /// Entries of the largest row-block buffer (block rows × L) used by the blocked products.
 pub(crate) const BLOCK_ENTRIES: usize = 1 << 20;

@@ -43,9 +43,13 @@ use gimc_linalg::{FeatureMatrix, Gamma, Observed};
 use gimc_solvers::NoObserver;
 use rand::seq::SliceRandom;
 
+use crate::completion::data::CompletionData;
+use crate::completion::fit::fit_completion;
+use crate::completion::model::CompletionModel;
+use crate::completion::params::CompletionParams;
+use crate::error::Result;
 use crate::error::{input_err, param_err};
 use crate::registry::DynFamily;
-use crate::{CompletionData, CompletionModel, CompletionParams, Result, fit_completion};
 
 /// The grid and settings of [`select_completion`]. Build from [`Default`] with the `with_*`
 /// methods; [`CompletionSelectionParams::check`] validates them into the
@@ -328,7 +332,7 @@ pub fn select_completion(
                 best
             }
         })
-        .ok_or_else(|| param_err::<crate::GimcError>("grid", "is empty"))?;
+        .ok_or_else(|| param_err::<crate::error::GimcError>("grid", "is empty"))?;
     let (rm, cm) = build(chosen.m, chosen.gamma)?;
     let data = CompletionData::new(omega, x, y)?;
     let fit = fit_completion(

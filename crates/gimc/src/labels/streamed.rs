@@ -29,9 +29,9 @@ use gimc_linalg::faer::{Accum, Mat, MatRef};
 use gimc_linalg::sparse::{csr_mul_dense, csr_tr_mul_dense};
 use gimc_linalg::sprs::CsMat;
 
+use crate::error::{GimcError, Result};
 use crate::error::{dim_err, param_err};
 use crate::maps::concat_features;
-use crate::{GimcError, Result};
 
 /// Entries of Φ in one block by default (8 Mi entries: 64 MiB in f64).
 pub const DEFAULT_BLOCK_ENTRIES: usize = 1 << 23;

@@ -34,10 +34,13 @@ use gimc_metrics::constraint_error;
 use gimc_solvers::{NoObserver, Observer};
 use rand::seq::SliceRandom;
 
-use crate::Gamma;
-use crate::completion::{CompletionData, CompletionModel, CompletionParams, fit_completion};
+use crate::completion::data::CompletionData;
+use crate::completion::fit::fit_completion;
+use crate::completion::model::CompletionModel;
+use crate::completion::params::CompletionParams;
+use crate::error::{GimcError, Result};
 use crate::error::{input_err, param_err};
-use crate::{GimcError, Result};
+use gimc_linalg::Gamma;
 
 /// The λ grid of the paper (GIMC §5.2).
 pub const DEFAULT_LAMBDAS: [f64; 5] = [0.1, 0.5, 1.0, 5.0, 10.0];
@@ -536,46 +539,13 @@ fn fit_both<F: MapFamily + ?Sized>(
         stopped: false,
     };
     let observer = &mut latch;
-    let n = x.nrows();
-    if n == 0 {
-        return Err(GimcError::Empty("items (rows of X)"));
-    }
-    if params.k > n {
-        return Err(param_err(
-            "k",
-            format!("cannot form {} clusters from {n} items", params.k),
-        ));
-    }
-    check_pairs(n, pairs)?;
-    check_features(x)?;
     // the baseline from the learned fits' starts: each fit keeps a copy of its start
     let shares = with_start && params.learn;
-    let estimated = SemiSupParams {
-        completion: CompletionParams {
-            keep_start: params.completion.keep_start || shares,
-            ..params.completion
-        },
-        ..params.params.clone()
-    };
-    check_fits(
-        &estimate_semisupervised(x, pairs.len(), family, &estimated)?,
-        params.completion.memory,
-    )?;
-    // conflicting duplicates are reported here, before any work
-    constraint_matrix(n, pairs)?;
+    check_inputs(x, pairs, family, params, shares)?;
     let base = child(rng, 0x5353_4331);
     let gamma = params.gamma.resolve(x);
     let draw = || -> Result<F::Map> { Ok(family.build(x, params.m, gamma, &mut child(&base, 0))?) };
-    let dim = family.output_dim(params.m)?;
-    if params.completion.rank >= dim {
-        return Err(param_err(
-            "completion.rank",
-            format!(
-                "must be below the map's output dimension {}, got {}",
-                dim, params.completion.rank
-            ),
-        ));
-    }
+    check_rank(family, params)?;
     // the baseline's parameters: the same, unlearned
     let start_params = shares.then(|| ValidSemiSupParams {
         params: SemiSupParams {
@@ -584,67 +554,31 @@ fn fit_both<F: MapFamily + ?Sized>(
         },
         kmeans: params.kmeans.clone(),
     });
-    let max_iter = params.completion.max_iter;
+    let run = Run {
+        x,
+        pairs,
+        draw: &draw,
+        base: &base,
+    };
     // the selection fits on the training constraints, scored on the held-out ones
-    let mut learned = Selection::default();
-    let mut start = Selection::default();
-    if params.needs_selection() {
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order.shuffle(&mut child(&base, 1));
-        let n_val = ((pairs.len() as f64 * params.holdout).round() as usize).max(1);
-        if n_val >= pairs.len() {
-            return Err(input_err(
-                "constraints",
-                format!(
-                    "{} pairs are too few to hold out a fraction {} for choosing λ",
-                    pairs.len(),
-                    params.holdout
-                ),
-            ));
-        }
-        let val: Vec<_> = order[..n_val].iter().map(|&p| pairs[p]).collect();
-        let train: Vec<_> = order[n_val..].iter().map(|&p| pairs[p]).collect();
-        for &lambda in &params.lambdas {
-            let (one, start_one) = fit_one(
-                x,
-                &train,
-                Some(&val),
-                &draw,
-                params,
-                lambda,
-                max_iter,
-                start_params.is_some(),
-                &child(&base, 2),
-                &mut *observer,
-            )?;
-            if observer.stopped {
-                return Err(GimcError::Interrupted);
-            }
-            learned.score(lambda, one, &val)?;
-            if let (Some(sp), Some((one, secs))) = (&start_params, start_one)
-                && sp.needs_selection()
-            {
-                start.seconds += secs;
-                start.score(lambda, one, &val)?;
-            }
-        }
-    }
+    let (mut learned, mut start) = if params.needs_selection() {
+        run.select(params, start_params.as_ref(), observer)?
+    } else {
+        (Selection::default(), Selection::default())
+    };
     let (lambda, iterations) = learned.choice(params)?;
     // the refits on all constraints (or the selection fits kept)
     let mut start_refit = None;
     let (model, spectral) = match learned.best.take() {
         Some((_, one)) if !params.refit => (one.model, one.spectral),
         _ => {
-            let (one, start_one) = fit_one(
-                x,
+            let (one, start_one) = run.fit(
                 pairs,
                 None,
-                &draw,
                 params,
-                lambda,
-                iterations,
+                (lambda, iterations),
                 start_params.is_some(),
-                &child(&base, 3),
+                3,
                 &mut *observer,
             )?;
             if observer.stopped {
@@ -668,18 +602,7 @@ fn fit_both<F: MapFamily + ?Sized>(
         }
         _ => {
             let t = std::time::Instant::now();
-            let (one, _) = fit_one(
-                x,
-                pairs,
-                None,
-                &draw,
-                &sp,
-                s_lambda,
-                0,
-                false,
-                &child(&base, 3),
-                &mut NoObserver,
-            )?;
+            let (one, _) = run.fit(pairs, None, &sp, (s_lambda, 0), false, 3, &mut NoObserver)?;
             start.seconds += t.elapsed().as_secs_f64();
             (one.model, one.spectral)
         }
@@ -687,6 +610,157 @@ fn fit_both<F: MapFamily + ?Sized>(
     let seconds = start.seconds;
     let start_fit = finish(pairs, gamma, (s_lambda, 0), start, model, spectral)?;
     Ok((learned_fit, Some((start_fit, seconds))))
+}
+
+/// The checks before any work: items, k, the pairs, the features, the memory estimate (with
+/// the copies of the starts when the baseline `shares` the learned fits) and conflicting
+/// duplicate constraints.
+fn check_inputs<F: MapFamily + ?Sized>(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    family: &F,
+    params: &ValidSemiSupParams,
+    shares: bool,
+) -> Result<()> {
+    let n = x.nrows();
+    if n == 0 {
+        return Err(GimcError::Empty("items (rows of X)"));
+    }
+    if params.k > n {
+        return Err(param_err(
+            "k",
+            format!("cannot form {} clusters from {n} items", params.k),
+        ));
+    }
+    check_pairs(n, pairs)?;
+    check_features(x)?;
+    let estimated = SemiSupParams {
+        completion: CompletionParams {
+            keep_start: params.completion.keep_start || shares,
+            ..params.completion
+        },
+        ..params.params.clone()
+    };
+    check_fits(
+        &estimate_semisupervised(x, pairs.len(), family, &estimated)?,
+        params.completion.memory,
+    )?;
+    // conflicting duplicates are reported here, before any work
+    constraint_matrix(n, pairs)?;
+    Ok(())
+}
+
+/// The completion rank must be below the map's output dimension.
+fn check_rank<F: MapFamily + ?Sized>(family: &F, params: &ValidSemiSupParams) -> Result<()> {
+    let dim = family.output_dim(params.m)?;
+    if params.completion.rank >= dim {
+        return Err(param_err(
+            "completion.rank",
+            format!(
+                "must be below the map's output dimension {}, got {}",
+                dim, params.completion.rank
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What every fit of one [`fit_both`] shares: the items, all constraints, the map draw and the
+/// base stream (child 1 shuffles the constraints, 2 seeds the selection fits, 3 the refits).
+struct Run<'a, D> {
+    x: &'a FeatureMatrix,
+    pairs: &'a [(usize, usize, f64)],
+    draw: &'a D,
+    base: &'a GimcRng,
+}
+
+impl<M: LearnableMap, D: Fn() -> Result<M>> Run<'_, D> {
+    /// [`fit_one`] on `train` at (λ, iteration budget) from child `stream` of the base stream.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn fit(
+        &self,
+        train: &[(usize, usize, f64)],
+        val: Option<&[(usize, usize, f64)]>,
+        params: &ValidSemiSupParams,
+        (lambda, max_iter): (f64, usize),
+        keep_start: bool,
+        stream: u64,
+        observer: &mut dyn Observer,
+    ) -> Result<(OneFit<M>, Option<(OneFit<M>, f64)>)> {
+        fit_one(
+            self.x,
+            train,
+            val,
+            self.draw,
+            params,
+            lambda,
+            max_iter,
+            keep_start,
+            &child(self.base, stream),
+            observer,
+        )
+    }
+
+    /// The held-out constraints (a seeded fraction `params.holdout` of them) and the rest.
+    #[allow(clippy::type_complexity)]
+    fn holdout(
+        &self,
+        params: &ValidSemiSupParams,
+    ) -> Result<(Vec<(usize, usize, f64)>, Vec<(usize, usize, f64)>)> {
+        let pairs = self.pairs;
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.shuffle(&mut child(self.base, 1));
+        let n_val = ((pairs.len() as f64 * params.holdout).round() as usize).max(1);
+        if n_val >= pairs.len() {
+            return Err(input_err(
+                "constraints",
+                format!(
+                    "{} pairs are too few to hold out a fraction {} for choosing λ",
+                    pairs.len(),
+                    params.holdout
+                ),
+            ));
+        }
+        let val = order[..n_val].iter().map(|&p| pairs[p]).collect();
+        let train = order[n_val..].iter().map(|&p| pairs[p]).collect();
+        Ok((val, train))
+    }
+
+    /// The selection over the λ grid: every λ fitted on the training constraints and scored on
+    /// the held-out ones, for the learned maps and (with `start_params`) for the baseline from
+    /// the same fits' starts.
+    fn select(
+        &self,
+        params: &ValidSemiSupParams,
+        start_params: Option<&ValidSemiSupParams>,
+        observer: &mut StopLatch<'_>,
+    ) -> Result<(Selection<M>, Selection<M>)> {
+        let mut learned = Selection::default();
+        let mut start = Selection::default();
+        let (val, train) = self.holdout(params)?;
+        for &lambda in &params.lambdas {
+            let (one, start_one) = self.fit(
+                &train,
+                Some(&val),
+                params,
+                (lambda, params.completion.max_iter),
+                start_params.is_some(),
+                2,
+                &mut *observer,
+            )?;
+            if observer.stopped {
+                return Err(GimcError::Interrupted);
+            }
+            learned.score(lambda, one, &val)?;
+            if let (Some(sp), Some((one, secs))) = (start_params, start_one)
+                && sp.needs_selection()
+            {
+                start.seconds += secs;
+                start.score(lambda, one, &val)?;
+            }
+        }
+        Ok((learned, start))
+    }
 }
 
 /// One method's selection over the λ grid: the scores in grid order and the best fit so far.

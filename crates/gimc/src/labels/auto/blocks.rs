@@ -1,0 +1,313 @@
+//! The feature blocks of a candidate on one fold and the block-penalised ridge solves that
+//! score unions of them (primal, or dual when a union is wider than the rows).
+
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::dense::{gram_tn, matmul_tn};
+use gimc_linalg::faer::Mat;
+use gimc_linalg::solve::cholesky_solve;
+use gimc_linalg::sparse::csr_tr_mul_dense;
+use gimc_linalg::sprs::CsMat;
+
+use crate::error::Result;
+use crate::labels::data::LabelData;
+use crate::labels::model::{PhiSource, evaluate_phi};
+use crate::registry::BoxedMap;
+
+/// The features of one block on the training and validation parts.
+pub(super) struct Block {
+    /// Training-part features: the rows themselves (linear part) or Φ_b.
+    pub(super) train: BlockRows,
+    /// Validation-part features, dense.
+    pub(super) val: Mat<f64>,
+    /// Φ_bᵀA (D_b × L).
+    pub(super) cross: Mat<f64>,
+    /// Mean squared row norm on the training part (its λ multiplier).
+    pub(super) sq: f64,
+    /// The map (None for the linear part).
+    pub(super) map: Option<BoxedMap>,
+    /// ΦΦᵀ on the training part and Φ_valΦᵀ (the dual form, for unions wider than the rows),
+    /// formed on first use.
+    pub(super) kernels: Option<(Mat<f64>, Mat<f64>)>,
+}
+
+pub(super) enum BlockRows {
+    Rows(FeatureMatrix),
+    Phi(Mat<f64>),
+}
+
+impl Block {
+    pub(super) fn dim(&self) -> usize {
+        self.val.ncols()
+    }
+
+    /// (ΦΦᵀ, Φ_valΦᵀ), formed once.
+    pub(super) fn kernels(&mut self) -> Result<&(Mat<f64>, Mat<f64>)> {
+        let k = match self.kernels.take() {
+            Some(k) => k,
+            None => match &self.train {
+                BlockRows::Rows(x) => (
+                    x.outer_gram(),
+                    x.mul_dense(self.val.as_ref().transpose())?
+                        .transpose()
+                        .to_owned(),
+                ),
+                BlockRows::Phi(p) => (
+                    gimc_linalg::dense::gram_nt(p.as_ref()),
+                    gimc_linalg::dense::matmul_nt(self.val.as_ref(), p.as_ref())?,
+                ),
+            },
+        };
+        Ok(&*self.kernels.insert(k))
+    }
+
+    pub(super) fn new(
+        train: BlockRows,
+        val: Mat<f64>,
+        labels: &CsMat<f64>,
+        map: Option<BoxedMap>,
+    ) -> Result<Self> {
+        let n = labels.rows().max(1) as f64;
+        let (cross, sq) = match &train {
+            BlockRows::Rows(x) => (rows_cross(x, labels)?, x.frob_sq() / n),
+            BlockRows::Phi(p) => (
+                csr_tr_mul_dense(labels, p.as_ref())?.transpose().to_owned(),
+                p.squared_norm_l2() / n,
+            ),
+        };
+        Ok(Self {
+            train,
+            val,
+            cross,
+            sq: if sq > 0.0 && sq.is_finite() { sq } else { 1.0 },
+            map,
+            kernels: None,
+        })
+    }
+}
+
+/// XᵀA (d × L) for the rows X and the sparse labels A, without an n × L matrix.
+pub(super) fn rows_cross(x: &FeatureMatrix, labels: &CsMat<f64>) -> Result<Mat<f64>> {
+    match x {
+        FeatureMatrix::Dense(m) => Ok(csr_tr_mul_dense(labels, m.as_ref())?.transpose().to_owned()),
+        FeatureMatrix::Sparse(s) => {
+            let mut out = Mat::zeros(x.ncols(), labels.cols());
+            for (xi, ai) in s.outer_iterator().zip(labels.outer_iterator()) {
+                for (j, &v) in xi.iter() {
+                    for (l, &a) in ai.iter() {
+                        out[(j, l)] += v * a;
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Φ_aᵀΦ_b on the training part.
+pub(super) fn pair_gram(a: &Block, b: &Block) -> Result<Mat<f64>> {
+    Ok(match (&a.train, &b.train) {
+        (BlockRows::Rows(x), BlockRows::Rows(_)) => x.gram(),
+        (BlockRows::Rows(x), BlockRows::Phi(p)) => x.tr_mul_dense(p.as_ref())?,
+        (BlockRows::Phi(p), BlockRows::Rows(x)) => {
+            x.tr_mul_dense(p.as_ref())?.transpose().to_owned()
+        }
+        (BlockRows::Phi(p), BlockRows::Phi(q)) => {
+            if std::ptr::eq(a, b) {
+                gram_tn(p.as_ref())
+            } else {
+                matmul_tn(p.as_ref(), q.as_ref())?
+            }
+        }
+    })
+}
+
+/// The blocks of one transform with their pairwise Gram matrices (computed on first use).
+pub(super) struct Blocks {
+    pub(super) blocks: Vec<Block>,
+    pub(super) grams: Vec<Vec<Option<Mat<f64>>>>,
+}
+
+impl Blocks {
+    pub(super) fn new() -> Self {
+        Self {
+            blocks: Vec::new(),
+            grams: Vec::new(),
+        }
+    }
+
+    pub(super) fn push(&mut self, b: Block) -> usize {
+        self.blocks.push(b);
+        for row in &mut self.grams {
+            row.push(None);
+        }
+        self.grams.push(vec![None; self.blocks.len()]);
+        self.blocks.len() - 1
+    }
+
+    /// Frees block `i`'s features once the search has moved past it.
+    pub(super) fn release(&mut self, i: usize) {
+        let b = &mut self.blocks[i];
+        b.train = BlockRows::Phi(Mat::zeros(0, 0));
+        b.val = Mat::zeros(0, 0);
+        b.map = None;
+        b.kernels = None;
+        for j in 0..self.blocks.len() {
+            self.grams[i][j] = None;
+            self.grams[j][i] = None;
+        }
+    }
+
+    pub(super) fn gram(&mut self, i: usize, j: usize) -> Result<&Mat<f64>> {
+        let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
+        let g = match self.grams[lo][hi].take() {
+            Some(g) => g,
+            None => pair_gram(&self.blocks[lo], &self.blocks[hi])?,
+        };
+        Ok(&*self.grams[lo][hi].insert(g))
+    }
+
+    /// The validation score of the union of blocks `set` for every λ of `lambdas`, in order.
+    pub(super) fn scores(
+        &mut self,
+        set: &[usize],
+        lambdas: &[f64],
+        train: &LabelData,
+        val: &LabelData,
+        ks: &[usize],
+    ) -> Result<Vec<f64>> {
+        let width: usize = set.iter().map(|&i| self.blocks[i].dim()).sum();
+        if train.nrows() < width {
+            return self.dual_scores(set, lambdas, train, val, ks);
+        }
+        let (gram, cross, penalty) = self.system(set)?;
+        let phi_val = self.val_features(set);
+        lambdas
+            .iter()
+            .map(|&lambda| {
+                let w = solve_blocks(&gram, &cross, &penalty, lambda)?;
+                let e = evaluate_phi(PhiSource::Whole(phi_val.as_ref()), w.as_ref(), val, ks)?;
+                Ok(select_score(&e, val.task(), ks))
+            })
+            .collect()
+    }
+
+    /// [`Blocks::scores`] in the dual form, for a union wider than the training rows: with
+    /// M = Σ_b Φ_bΦ_bᵀ/s_b and K_val = Σ_b Φ_val,bΦ_bᵀ/s_b the validation scores of the
+    /// block-penalised ridge solution are K_val(M + λI)⁻¹A (O(n³) instead of O(D³)).
+    pub(super) fn dual_scores(
+        &mut self,
+        set: &[usize],
+        lambdas: &[f64],
+        train: &LabelData,
+        val: &LabelData,
+        ks: &[usize],
+    ) -> Result<Vec<f64>> {
+        let (n, nv) = (train.nrows(), val.nrows());
+        let mut m = Mat::<f64>::zeros(n, n);
+        let mut kv = Mat::<f64>::zeros(nv, n);
+        for &i in set {
+            let s = self.blocks[i].sq;
+            let (k, v) = self.blocks[i].kernels()?;
+            m += k * (1.0 / s);
+            kv += v * (1.0 / s);
+        }
+        let a = gimc_linalg::sparse::csr_to_dense(train.labels());
+        lambdas
+            .iter()
+            .map(|&lambda| {
+                let mut ml = m.clone();
+                for j in 0..n {
+                    ml[(j, j)] += lambda;
+                }
+                let z = cholesky_solve(ml.as_ref(), a.as_ref())?;
+                let e = evaluate_phi(PhiSource::Whole(kv.as_ref()), z.as_ref(), val, ks)?;
+                Ok(select_score(&e, val.task(), ks))
+            })
+            .collect()
+    }
+
+    /// ΦᵀΦ, ΦᵀA and the per-coordinate penalty multipliers of the union `set`.
+    pub(super) fn system(&mut self, set: &[usize]) -> Result<(Mat<f64>, Mat<f64>, Vec<f64>)> {
+        let dims: Vec<usize> = set.iter().map(|&i| self.blocks[i].dim()).collect();
+        let total: usize = dims.iter().sum();
+        let l = self.blocks[set[0]].cross.ncols();
+        let mut gram = Mat::zeros(total, total);
+        let mut cross = Mat::zeros(total, l);
+        let mut penalty = Vec::with_capacity(total);
+        let mut off_a = 0;
+        for (ia, &a) in set.iter().enumerate() {
+            let mut off_b = 0;
+            for (ib, &b) in set.iter().enumerate() {
+                let g = self.gram(a, b)?;
+                let g = if a <= b {
+                    g.as_ref()
+                } else {
+                    g.as_ref().transpose()
+                };
+                gram.as_mut()
+                    .submatrix_mut(off_a, off_b, dims[ia], dims[ib])
+                    .copy_from(g);
+                off_b += dims[ib];
+            }
+            cross
+                .as_mut()
+                .subrows_mut(off_a, dims[ia])
+                .copy_from(self.blocks[a].cross.as_ref());
+            penalty.extend(std::iter::repeat_n(self.blocks[a].sq, dims[ia]));
+            off_a += dims[ia];
+        }
+        Ok((gram, cross, penalty))
+    }
+
+    pub(super) fn val_features(&self, set: &[usize]) -> Mat<f64> {
+        if let [one] = set {
+            return self.blocks[*one].val.clone();
+        }
+        let parts: Vec<&Mat<f64>> = set.iter().map(|&i| &self.blocks[i].val).collect();
+        hstack(&parts)
+    }
+}
+
+pub(super) fn hstack(parts: &[&Mat<f64>]) -> Mat<f64> {
+    let n = parts.first().map_or(0, |p| p.nrows());
+    let total: usize = parts.iter().map(|p| p.ncols()).sum();
+    let mut out = Mat::zeros(n, total);
+    let mut off = 0;
+    for p in parts {
+        out.as_mut()
+            .subcols_mut(off, p.ncols())
+            .copy_from(p.as_ref());
+        off += p.ncols();
+    }
+    out
+}
+
+/// W = (G + λ·diag(s))⁻¹C (the block-penalised ridge solve).
+pub(super) fn solve_blocks(
+    gram: &Mat<f64>,
+    cross: &Mat<f64>,
+    penalty: &[f64],
+    lambda: f64,
+) -> Result<Mat<f64>> {
+    let mut g = gram.clone();
+    for (i, &s) in penalty.iter().enumerate() {
+        g[(i, i)] += lambda * s;
+    }
+    Ok(cholesky_solve(g.as_ref(), cross.as_ref())?)
+}
+
+/// The score that decides: accuracy (multi-class), or the mean P@k over `ks` (multi-label).
+pub(super) fn select_score(
+    e: &crate::labels::model::Evaluation,
+    task: crate::labels::data::Task,
+    ks: &[usize],
+) -> f64 {
+    let scores: Option<Vec<f64>> = ks.iter().map(|&k| e.score(task, k)).collect();
+    match (task, scores) {
+        (crate::labels::data::Task::MultiClass, Some(s)) => {
+            s.first().copied().unwrap_or(f64::NEG_INFINITY)
+        }
+        (_, Some(s)) if !s.is_empty() => s.iter().sum::<f64>() / s.len() as f64,
+        _ => f64::NEG_INFINITY,
+    }
+}

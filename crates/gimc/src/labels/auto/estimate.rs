@@ -1,0 +1,62 @@
+//! The memory estimate of the search ([`estimate_auto`]).
+
+use super::params::{AutoParams, LinearPart};
+
+use gimc_linalg::memory::{MemoryEstimate, Tally};
+
+use crate::error::Result;
+use crate::labels::data::LabelData;
+use crate::memory::PROCESS_BASE_BYTES;
+
+/// The estimated peak memory of [`auto_fit`](crate::auto_fit): the data and its transformed copies, the blocks
+/// of every transform's widest union (training and validation features), the widest Gram
+/// matrix and its factor, and the map learning's gradient buffers.
+pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEstimate> {
+    let n = data.nrows();
+    let d = data.features().ncols();
+    let l = data.n_labels();
+    let n_val = ((n as f64) * params.validation_fraction).round() as usize;
+    let map_dim = params
+        .families
+        .len()
+        .saturating_mul(params.m.saturating_mul(2));
+    let lin = if params.linear == LinearPart::Auto && d <= params.linear_max_dim {
+        d
+    } else {
+        0
+    };
+    let width = map_dim.saturating_add(lin);
+    let x = crate::memory::feature_bytes(data.features());
+    let mut t = Tally::new("fit", "m");
+    t.bytes("process", PROCESS_BASE_BYTES)
+        .bytes("X, its transformed and split copies", x.saturating_mul(4))
+        // the constant-column scan (count, first value, flag) and the column lists it returns
+        .bytes(
+            format!("per-column statistics of {d} columns"),
+            (d as u64).saturating_mul(COLUMN_STAT_BYTES),
+        )
+        .lowered_by("the number of feature columns")
+        .f64s(
+            "map parameters (Fourier directions, Nyström landmarks)",
+            d,
+            map_dim,
+        )
+        .f64s(
+            "block features of every transform (train, validation)",
+            n,
+            width.saturating_mul(params.transforms.len().max(1)),
+        )
+        .f64s("Gram matrix and its factor", width, width.saturating_mul(3))
+        .f64s("block cross products and W", width, l.saturating_mul(3))
+        .f64s(
+            "map gradient buffers",
+            n.saturating_sub(n_val),
+            params.m.saturating_mul(4),
+        );
+    Ok(t.finish())
+}
+
+/// Bytes per input column of the column analysis of [`auto_fit`]: a count, a first value and a
+/// flag per column (`FeatureMatrix::constant_columns`), the constant and kept column lists,
+/// and the tf-idf weights.
+pub(super) const COLUMN_STAT_BYTES: u64 = 8 + 8 + 1 + 8 + 8 + 8;

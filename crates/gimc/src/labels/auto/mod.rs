@@ -1,0 +1,207 @@
+//! `auto`: the default model selection of `gimc fit`, `GIMCClassifier()` and
+//! [`AutoParams::default`]. It searches what decides accuracy on real multi-label and
+//! multi-class data — the row transform, γ, λ, which maps, a linear part and how long to learn
+//! the maps — on validation data drawn from the training rows only, and refits the winner on
+//! all of them.
+//!
+//! The features are blocks Φ = [X̃, φ₁(X̃), φ₂(X̃), …, 1]: the transformed rows themselves (the
+//! linear part, when d ≤ [`AutoParams::linear_max_dim`]), one map per family (`lff`, `lnys`,
+//! or a user's) and an intercept column. A linear model is the special case Φ = [X̃, 1], so
+//! `auto` is never worse on validation than ridge on the same rows. Each block b is penalised
+//! by λ·s_b, s_b its mean squared row norm on the training part, so one λ grid serves blocks of
+//! any scale (the same as scaling every block to unit mean row norm). A union wider than the
+//! training rows is solved in the dual form (O(n³) instead of O(D³)).
+//!
+//! Validation: data with at most [`AutoParams::cv_max_rows`] rows is searched by
+//! [`AutoParams::cv_folds`]-fold cross-validation (every score is the mean over the folds),
+//! larger data on one split of [`AutoParams::validation_fraction`]. The score is the mean of
+//! P@k over [`AutoParams::select_ks`] (default P@1 and P@3), or accuracy for classes.
+//!
+//! The search, cheapest first:
+//! 1. **Single blocks.** For every row transform ([`RowTransform`]) and γ (multiples of the
+//!    `scale` rule on the rows as the maps see them), every block alone is one ridge solve per
+//!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Per transform, the best γ of each family goes on.
+//! 2. **Unions.** Per transform, every union of two or more of the best block of each kind (the
+//!    linear part with a map, two maps — the paper's combined LFF + LNYS model — or all of
+//!    them), again one ridge solve per λ from Gram blocks computed once.
+//! 3. **Learned maps**, on the transform whose best union scored highest: successive halving
+//!    over the maps with the best fixed scores, each at its fixed λ and ten times it (GIMC's map
+//!    learning, Algorithm 1, on every fold); each map's iteration count is the best of its mean
+//!    validation curve. The learned maps alone and in unions are scored like the fixed ones, and
+//!    they are chosen only if they score higher; otherwise the maps stay random.
+//! 4. **Refit** of the chosen transform, maps (learned for their chosen number of iterations)
+//!    and W on all training rows.
+//!
+//! Before all of this, constant feature columns and the columns the caller excludes (an
+//! identifier attribute, [`AutoParams::exclude_columns`]) are dropped; the kept columns are part
+//! of the returned [`Preprocess`], which `gimc predict` applies to new rows.
+
+mod blocks;
+mod estimate;
+mod params;
+mod report;
+mod search;
+mod stages;
+#[cfg(test)]
+mod tests;
+mod transform;
+
+pub use estimate::estimate_auto;
+pub use params::{AutoParams, LinearPart, ValidAutoParams};
+pub use report::{AutoSelection, AutoStage, AutoTrial, BlockChoice};
+pub use transform::RowTransform;
+
+use search::{Fold, Search, Winner, better, fold_rows, map_size};
+use std::collections::HashMap;
+use std::time::Instant;
+use transform::drop_columns;
+
+use gimc_featmap::MapFamily;
+use gimc_linalg::Preprocess;
+use gimc_linalg::memory::check_fits;
+use gimc_linalg::rng::{child, seeded};
+
+use crate::error::{GimcError, Result};
+use crate::labels::data::LabelData;
+use crate::labels::select::SelectionObserver;
+use crate::registry::MapRegistry;
+
+/// Chooses the row transform, γ, λ, maps, linear part and learning iterations on validation
+/// data from the training rows and refits on all of them (see the module documentation).
+/// `registry` names the map families. `data` holds the raw rows; the returned
+/// [`AutoSelection::preprocess`] turns raw rows into the model's input.
+///
+/// ```
+/// use gimc::{AutoParams, LabelData, MapRegistry, NoObserver, auto_fit};
+/// use gimc_linalg::FeatureMatrix;
+/// use gimc_linalg::faer::Mat;
+/// use gimc_linalg::sprs::TriMat;
+///
+/// // 60 rows, 3 features; label 0 when the first feature is positive, else label 1
+/// let x = Mat::from_fn(60, 3, |i, j| ((i * 7 + j * 5) % 11) as f64 - 5.0);
+/// let mut y = TriMat::new((60, 2));
+/// for i in 0..60 {
+///     y.add_triplet(i, usize::from(x[(i, 0)] <= 0.0), 1.0);
+/// }
+/// let data = LabelData::multi_label(FeatureMatrix::dense(x).unwrap(), y.to_csr()).unwrap();
+/// // the default search, made small for the example
+/// let params = AutoParams::default().with_m(8).with_max_iter(2).check().unwrap();
+/// let sel = auto_fit(&data, &MapRegistry::builtin(), &params, &mut NoObserver).unwrap();
+/// println!("{} (validation {:.3})", sel.chosen.describe(), sel.chosen.score);
+/// // new raw rows go through the stored transform, then the model
+/// let rows = sel.preprocess.apply(data.features()).unwrap();
+/// let top = sel.model.top_k(&rows, 1).unwrap();
+/// assert_eq!(top.len(), 60);
+/// ```
+pub fn auto_fit<S: SelectionObserver + ?Sized>(
+    data: &LabelData,
+    registry: &MapRegistry,
+    params: &ValidAutoParams,
+    observer: &mut S,
+) -> Result<AutoSelection> {
+    let started = Instant::now();
+    check_fits(&estimate_auto(data, params)?, params.memory)?;
+    let d_raw = data.features().ncols();
+    let (data, columns, constant, excluded) = drop_columns(data, &params.exclude_columns)?;
+    let families = params
+        .families
+        .iter()
+        .map(|f| registry.family(f))
+        .collect::<Result<Vec<_>>>()?;
+    let root = seeded(params.seed);
+    let k = if data.nrows() <= params.cv_max_rows {
+        params.cv_folds
+    } else {
+        1
+    };
+    let split = fold_rows(&data, k, params.validation_fraction, &mut child(&root, 0))?;
+    let fewest = split.iter().map(|(tr, _)| tr.len()).min().unwrap_or(0);
+    let sizes = families
+        .iter()
+        .map(|f| map_size(f.name(), params.m, fewest))
+        .collect();
+    let mut search = Search {
+        params,
+        families,
+        root,
+        sizes,
+        learned: HashMap::new(),
+    };
+    let linear =
+        params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
+    let mut trials = Vec::new();
+    // stage 1 on every transform, then stage 2 on each
+    let mut stage1: Vec<(Winner, AutoTrial)> = Vec::new();
+    for &transform in &params.transforms {
+        if !transform.applies_to(data.features()) {
+            continue;
+        }
+        let folds = split
+            .iter()
+            .map(|(tr, va)| {
+                let train = data.select_rows(tr)?;
+                let (pre, xt) = transform.fit(train.features())?;
+                let val = data.select_rows(va)?;
+                let xv = pre.apply(val.features())?;
+                Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (best, singles) = search.singles(transform, &folds, linear, &mut trials)?;
+        if observer.interrupted() {
+            return Err(GimcError::Interrupted);
+        }
+        if let Some(best) = best {
+            let w = Winner {
+                transform,
+                folds,
+                singles,
+                score: best.score,
+            };
+            stage1.push((w, best));
+        }
+    }
+    // stable: the earlier transform first on ties
+    stage1.sort_by(|x, y| y.1.score.total_cmp(&x.1.score));
+    let mut chosen: Option<AutoTrial> = None;
+    let mut win: Option<Winner> = None;
+    for (mut w, best) in stage1 {
+        let mut best = Some(best);
+        if let Some(u) = search.unions(w.transform, &w.folds, &w.singles, &mut trials)? {
+            best = better(best, &u);
+        }
+        let Some(t) = best else { continue };
+        if win.as_ref().is_none_or(|x| t.score > x.score) {
+            w.score = t.score;
+            win = Some(w);
+        }
+        chosen = better(chosen, &t);
+    }
+    let (Some(mut chosen), Some(win)) = (chosen, win) else {
+        return Err(GimcError::Empty("auto search (no transform applies)"));
+    };
+    if params.max_iter > 0 {
+        for t in search.learn(win.transform, &win.folds, &win.singles, observer)? {
+            if t.score > chosen.score {
+                chosen = t.clone();
+            }
+            trials.push(t);
+        }
+    }
+    let select_secs = started.elapsed().as_secs_f64();
+    let refit_started = Instant::now();
+    let (model, pre) = search.refit(&data, &chosen, observer)?;
+    let preprocess = Preprocess {
+        columns,
+        input_dim: Some(d_raw),
+        ..pre
+    };
+    Ok(AutoSelection {
+        model,
+        preprocess,
+        chosen,
+        trials,
+        constant_columns: constant,
+        excluded_columns: excluded,
+        seconds: (select_secs, refit_started.elapsed().as_secs_f64()),
+    })
+}

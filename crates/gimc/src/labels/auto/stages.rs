@@ -1,0 +1,359 @@
+//! The stages of the search on one transform: single blocks, unions, learned maps, and the
+//! refit of the choice on all training rows.
+
+use super::blocks::{Blocks, solve_blocks};
+use super::report::{AutoStage, AutoTrial};
+use super::search::{
+    FIRST_ROUND, Fold, Forward, LEARN_CANDIDATES, LEARN_LAMBDAS, Search, Spec, TransformBest,
+    best_of_each_kind, best_of_mean, better, unions, validation_curve,
+};
+use super::transform::RowTransform;
+use std::collections::HashMap;
+
+use gimc_featmap::{Constant, FeatureMap, Identity, MapFamily};
+use gimc_linalg::{Gamma, Preprocess};
+
+use crate::error::param_err;
+use crate::error::{GimcError, Result};
+use crate::labels::data::LabelData;
+use crate::labels::fit::{LabelParams, fit_labels};
+use crate::labels::model::LabelModel;
+use crate::labels::select::{SelectionObserver, SelectionStage};
+use crate::registry::BoxedMap;
+
+impl Search<'_> {
+    /// Stage 1 on one transform: every block alone (the linear part, each family at each γ);
+    /// the trials are appended to `trials`. Returns the best and every block's best λ and
+    /// score.
+    pub(super) fn singles(
+        &self,
+        transform: RowTransform,
+        folds: &[Fold],
+        linear: bool,
+        trials: &mut Vec<AutoTrial>,
+    ) -> Result<TransformBest> {
+        let mut singles: Vec<Spec> = Vec::new();
+        if linear {
+            singles.push(Spec::Linear);
+        }
+        for family in 0..self.families.len() {
+            for gamma in 0..self.params.gammas.len() {
+                singles.push(Spec::Map { family, gamma });
+            }
+        }
+        let one: Vec<Vec<Spec>> = singles.iter().map(|&s| vec![s]).collect();
+        let scores = self.cv_scores(folds, &one)?;
+        let mut best: Option<AutoTrial> = None;
+        let mut all: Vec<(Spec, f64, f64)> = Vec::new();
+        for (set, sc) in one.iter().zip(&scores) {
+            let t = self.trial(AutoStage::Fixed, transform, set, sc, &folds[0]);
+            best = better(best, &t);
+            all.push((set[0], t.lambda, t.score));
+            trials.push(t);
+        }
+        // only the best block of each kind goes on to the unions
+        let specs = best_of_each_kind(&all);
+        for fold in folds {
+            fold.keep_only(&specs);
+        }
+        Ok((best, all))
+    }
+
+    /// Stage 2 on one transform: every union of two or more of the best block of each kind
+    /// (`singles` from [`Search::singles`]); the trials are appended to `trials`. Returns the
+    /// best union.
+    pub(super) fn unions(
+        &self,
+        transform: RowTransform,
+        folds: &[Fold],
+        singles: &[(Spec, f64, f64)],
+        trials: &mut Vec<AutoTrial>,
+    ) -> Result<Option<AutoTrial>> {
+        let sets = unions(&best_of_each_kind(singles));
+        let scores = self.cv_scores(folds, &sets)?;
+        let mut best = None;
+        for (set, sc) in sets.iter().zip(&scores) {
+            let t = self.trial(AutoStage::Combined, transform, set, sc, &folds[0]);
+            best = better(best, &t);
+            trials.push(t);
+        }
+        Ok(best)
+    }
+
+    /// Stage 3, successive halving over the maps with the best fixed scores (`singles`: every
+    /// single block with its best λ and score): the best [`LEARN_CANDIDATES`] maps (one on a single
+    /// split), each at its fixed λ and ten times it, are learned
+    /// on every fold for [`FIRST_ROUND`] outer iterations, the better half by the best of
+    /// their mean validation curve for 2·[`FIRST_ROUND`] + 1, and the better half of those to
+    /// [`AutoParams::max_iter`]; each map's iteration count is the best of its mean curve over
+    /// the folds (0: the random map stays). Every learned map alone, and every union
+    /// of the best block of each kind holding a learned map, is then scored; returns those
+    /// trials (stage [`AutoStage::Learned`]).
+    pub(super) fn learn<S: SelectionObserver + ?Sized>(
+        &mut self,
+        transform: RowTransform,
+        folds: &[Fold],
+        singles: &[(Spec, f64, f64)],
+        observer: &mut S,
+    ) -> Result<Vec<AutoTrial>> {
+        // the maps with the best fixed scores start (the earliest on ties)
+        let mut ranked: Vec<(usize, usize, f64, f64)> = singles
+            .iter()
+            .filter_map(|&(s, l, score)| match s {
+                Spec::Map { family, gamma } => Some((family, gamma, l, score)),
+                _ => None,
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.3.total_cmp(&a.3));
+        // the learning's own λ is searched too: the fixed map's best λ, and ten times it (a
+        // stiffer W lets the map move further before it over-fits)
+        let mut cands: Vec<(usize, usize, f64)> = ranked
+            .iter()
+            .take(if folds.len() > 1 { LEARN_CANDIDATES } else { 1 })
+            .flat_map(|&(f, g, l, _)| LEARN_LAMBDAS.iter().map(move |&x| (f, g, l * x)))
+            .collect();
+        // rounds of (iterations, candidates): every map for a few iterations, then the better
+        // half for more, then the best quarter to the end
+        let mut rounds: Vec<(usize, usize)> = Vec::new();
+        let mut keep = cands.len();
+        for iters in [FIRST_ROUND, 2 * FIRST_ROUND + 1, self.params.max_iter] {
+            let iters = iters.min(self.params.max_iter);
+            if rounds.last().is_some_and(|r| r.0 >= iters) || keep == 0 {
+                break;
+            }
+            match rounds.last_mut() {
+                // the same candidates: one longer round instead of two
+                Some(last) if last.1 == keep => last.0 = iters,
+                _ => rounds.push((iters, keep)),
+            }
+            keep = keep.div_ceil(2);
+        }
+        let total: usize = rounds.iter().map(|r| r.1).sum::<usize>() * folds.len();
+        let mut started = 0;
+        let mut results: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::new();
+        for (round, &(iters, keep)) in rounds.iter().enumerate() {
+            cands.truncate(keep);
+            results.clear();
+            for &(family, gamma, lambda) in &cands {
+                let mut curves = Vec::with_capacity(folds.len());
+                let mut maps = Vec::with_capacity(folds.len());
+                for fold in folds {
+                    let map = self.draw(
+                        family,
+                        self.params.gammas[gamma].resolve(fold.train.features()),
+                        fold.train.features(),
+                    )?;
+                    let sq = map.forward(fold.train.features())?.squared_norm_l2()
+                        / fold.train.nrows().max(1) as f64;
+                    let lambda = lambda * if sq > 0.0 { sq } else { 1.0 };
+                    observer.fit_started(
+                        &SelectionStage::Candidate {
+                            index: started.min(total - 1),
+                            total,
+                            m: self.sizes[family],
+                            gamma: self.params.gammas[gamma].resolve(fold.train.features()),
+                            lambda,
+                        },
+                        iters,
+                    );
+                    started += 1;
+                    // the last round of one split stops on patience
+                    let patience = (folds.len() == 1 && round + 1 == rounds.len())
+                        .then_some(self.params.patience);
+                    let fit = self.learn_map(map, lambda, iters, fold, patience, observer)?;
+                    curves.push(validation_curve(
+                        &fit.history,
+                        &fold.val,
+                        &self.params.select_ks,
+                    ));
+                    maps.push(
+                        fit.into_chosen()?
+                            .into_maps()
+                            .pop()
+                            .ok_or(GimcError::Empty("feature maps"))?,
+                    );
+                }
+                let (t, score) = best_of_mean(&curves);
+                results.push((t, score, maps));
+            }
+            // the better half (by the best of the mean curve) goes on
+            let mut order: Vec<usize> = (0..cands.len()).collect();
+            order.sort_by(|&a, &b| results[b].1.total_cmp(&results[a].1));
+            cands = order.iter().map(|&i| cands[i]).collect();
+            let mut sorted: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::new();
+            let mut taken: Vec<Option<(usize, f64, Vec<BoxedMap>)>> =
+                results.drain(..).map(Some).collect();
+            for &i in &order {
+                sorted.extend(taken[i].take());
+            }
+            results = sorted;
+        }
+        let mut best_score: HashMap<(usize, usize), f64> = HashMap::new();
+        for (&(family, gamma, _), (t, score, maps)) in cands.iter().zip(results) {
+            let key = (family, gamma);
+            if t > 0 && best_score.get(&key).is_none_or(|&b| score > b) {
+                best_score.insert(key, score);
+                self.learned.insert(key, (t, maps));
+            }
+        }
+        if self.learned.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut keys: Vec<(usize, usize)> = self.learned.keys().copied().collect();
+        keys.sort_unstable();
+        let one: Vec<Vec<Spec>> = keys
+            .iter()
+            .map(|&(family, gamma)| vec![Spec::Learned { family, gamma }])
+            .collect();
+        let scores = self.cv_scores(folds, &one)?;
+        let mut trials: Vec<AutoTrial> = Vec::new();
+        let mut scored = singles.to_vec();
+        for (set, sc) in one.iter().zip(&scores) {
+            let t = self.trial(AutoStage::Learned, transform, set, sc, &folds[0]);
+            scored.push((set[0], t.lambda, t.score));
+            trials.push(t);
+        }
+        let specs = best_of_each_kind(&scored);
+        let sets: Vec<Vec<Spec>> = unions(&specs)
+            .into_iter()
+            .filter(|u| u.iter().any(|s| matches!(s, Spec::Learned { .. })))
+            .collect();
+        let scores = self.cv_scores(folds, &sets)?;
+        for (set, sc) in sets.iter().zip(&scores) {
+            trials.push(self.trial(AutoStage::Learned, transform, set, sc, &folds[0]));
+        }
+        Ok(trials)
+    }
+
+    /// Learns `map` on a fold's training part for at most `max_iter` outer iterations,
+    /// scoring its validation part when `patience` is given or a curve is wanted.
+    pub(super) fn learn_map<S: SelectionObserver + ?Sized>(
+        &self,
+        map: BoxedMap,
+        lambda: f64,
+        max_iter: usize,
+        fold: &Fold,
+        patience: Option<usize>,
+        observer: &mut S,
+    ) -> Result<crate::labels::fit::LabelFit<BoxedMap>> {
+        let ks = &self.params.select_ks;
+        let lp = LabelParams {
+            lambda,
+            max_iter,
+            eval_ks: ks.clone(),
+            select_k: ks[0],
+            eval_train: false,
+            patience,
+            ..LabelParams::default()
+        }
+        .check()?;
+        let fit = fit_labels(
+            &fold.train,
+            map,
+            &lp,
+            Some(&fold.val),
+            &mut Forward(&mut *observer),
+        )?;
+        if observer.interrupted() {
+            return Err(GimcError::Interrupted);
+        }
+        Ok(fit)
+    }
+
+    /// Stage 4: the chosen transform, maps (learned for their chosen iterations) and W on
+    /// every row of `data`.
+    pub(super) fn refit<S: SelectionObserver + ?Sized>(
+        &self,
+        data: &LabelData,
+        chosen: &AutoTrial,
+        observer: &mut S,
+    ) -> Result<(LabelModel<BoxedMap>, Preprocess)> {
+        let iterations = chosen
+            .blocks
+            .iter()
+            .map(|b| b.iterations)
+            .max()
+            .unwrap_or(0);
+        observer.fit_started(
+            &SelectionStage::Refit {
+                chosen: crate::labels::select::Chosen {
+                    family: "auto".into(),
+                    m: self.params.m,
+                    gamma: f64::NAN,
+                    lambda: chosen.lambda,
+                    iterations,
+                    validation_score: chosen.score,
+                },
+            },
+            iterations,
+        );
+        let (pre, xt) = chosen.transform.fit(data.features())?;
+        let all = data.with_features(xt)?;
+        let fold = Fold::new(all.clone(), all.select_rows(&[0])?);
+        let mut maps: Vec<BoxedMap> = Vec::new();
+        let mut blocks = Blocks::new();
+        let mut set = Vec::new();
+        for b in &chosen.blocks {
+            if b.name == "linear" {
+                set.push(blocks.push(self.build(Spec::Linear, &fold, 0)?));
+                maps.push(Box::new(Identity::new(all.features().ncols())));
+                continue;
+            }
+            let family = self
+                .families
+                .iter()
+                .position(|f| f.name() == b.name)
+                .ok_or_else(|| {
+                    param_err::<GimcError>("families", format!("unknown family {}", b.name))
+                })?;
+            let gamma = match b.gamma_factor {
+                Some(f) => Gamma::Scale(f).resolve(all.features()),
+                None => b.gamma.unwrap_or(1.0),
+            };
+            let mut map = self.draw(family, gamma, all.features())?;
+            if b.iterations > 0 {
+                let sq = map.forward(all.features())?.squared_norm_l2() / all.nrows().max(1) as f64;
+                let lp = LabelParams {
+                    lambda: chosen.lambda * if sq > 0.0 { sq } else { 1.0 },
+                    max_iter: b.iterations,
+                    eval_ks: vec![self.params.select_ks[0]],
+                    select_k: self.params.select_ks[0],
+                    eval_train: false,
+                    ..LabelParams::default()
+                }
+                .check()?;
+                let fit = fit_labels(&all, map, &lp, None, &mut Forward(&mut *observer))?;
+                if observer.interrupted() {
+                    return Err(GimcError::Interrupted);
+                }
+                map = fit
+                    .model
+                    .into_maps()
+                    .pop()
+                    .ok_or(GimcError::Empty("feature maps"))?;
+            }
+            let mut block = self.map_block(map, &fold)?;
+            maps.push(block.map.take().ok_or(GimcError::Empty("feature maps"))?);
+            set.push(blocks.push(block));
+        }
+        set.push(blocks.push(self.build(Spec::Bias, &fold, 0)?));
+        maps.push(Box::new(Constant::new(all.features().ncols())));
+        let (gram, cross, penalty) = blocks.system(&set)?;
+        let w = solve_blocks(&gram, &cross, &penalty, chosen.lambda)?;
+        let mut model = LabelModel::new(maps, w, data.task(), chosen.lambda)?;
+        if !data.label_names().is_empty() {
+            model.set_label_names(data.label_names().to_vec())?;
+        }
+        model.set_method("gimc-auto");
+        let hp = model.hyper_parameters_mut();
+        hp.insert("lambda".into(), chosen.lambda);
+        hp.insert("validation_score".into(), chosen.score);
+        for b in &chosen.blocks {
+            if let Some(g) = b.gamma {
+                hp.insert(format!("{}.gamma", b.name), g);
+                hp.insert(format!("{}.iterations", b.name), b.iterations as f64);
+            }
+        }
+        Ok((model, pre))
+    }
+}

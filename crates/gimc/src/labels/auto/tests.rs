@@ -1,0 +1,106 @@
+use super::blocks::{Block, BlockRows, Blocks, solve_blocks};
+use super::search::fold_rows;
+use crate::labels::data::LabelData;
+use crate::labels::model::{PhiSource, evaluate_phi};
+use gimc_linalg::FeatureMatrix;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::gaussian_mat;
+use gimc_linalg::rng::seeded;
+use gimc_linalg::solve::cholesky_solve;
+use gimc_linalg::sprs::TriMat;
+
+fn data(n: usize, d: usize, seed: u64) -> LabelData {
+    let x = gaussian_mat(&mut seeded(seed), n, d, 1.0);
+    let mut t = TriMat::new((n, 3));
+    for i in 0..n {
+        t.add_triplet(i, usize::from(x[(i, 0)] > 0.0), 1.0);
+        if x[(i, 1)] > 0.5 {
+            t.add_triplet(i, 2, 1.0);
+        }
+    }
+    LabelData::multi_label(FeatureMatrix::dense(x).unwrap(), t.to_csr()).unwrap()
+}
+
+#[test]
+fn dual_and_primal_scores_agree() {
+    let train = data(40, 6, 1);
+    let val = data(25, 6, 2);
+    let labels = train.labels();
+    let phi = |seed| gaussian_mat(&mut seeded(seed), 40, 30, 0.5);
+    let phi_val = |seed| gaussian_mat(&mut seeded(seed), 25, 30, 0.5);
+    let mut blocks = Blocks::new();
+    let lin = blocks.push(
+        Block::new(
+            BlockRows::Rows(train.features().clone()),
+            val.features().to_dense(),
+            labels,
+            None,
+        )
+        .unwrap(),
+    );
+    let map = blocks.push(Block::new(BlockRows::Phi(phi(3)), phi_val(4), labels, None).unwrap());
+    let set = [lin, map];
+    // 36 columns > 40 rows is false: force each form on the same union
+    let lambdas = [0.01, 0.3, 2.0];
+    let dual = blocks
+        .dual_scores(&set, &lambdas, &train, &val, &[1])
+        .unwrap();
+    let (gram, cross, penalty) = blocks.system(&set).unwrap();
+    let phi_v = blocks.val_features(&set);
+    for (&lambda, &d) in lambdas.iter().zip(&dual) {
+        let w = solve_blocks(&gram, &cross, &penalty, lambda).unwrap();
+        let p = evaluate_phi(PhiSource::Whole(phi_v.as_ref()), w.as_ref(), &val, &[1])
+            .unwrap()
+            .score(val.task(), 1)
+            .unwrap();
+        assert_eq!(p, d, "λ = {lambda}");
+    }
+    // the scores themselves: K_val (M + λI)⁻¹A against Φ_val W
+    let w = solve_blocks(&gram, &cross, &penalty, 0.3).unwrap();
+    let primal = &phi_v * &w;
+    let mut m = Mat::<f64>::zeros(40, 40);
+    let mut kv = Mat::<f64>::zeros(25, 40);
+    for &i in &set {
+        let s = blocks.blocks[i].sq;
+        let (k, v) = blocks.blocks[i].kernels().unwrap();
+        m += k * (1.0 / s);
+        kv += v * (1.0 / s);
+    }
+    for j in 0..40 {
+        m[(j, j)] += 0.3;
+    }
+    let a = gimc_linalg::sparse::csr_to_dense(labels);
+    let dual = &kv * cholesky_solve(m.as_ref(), a.as_ref()).unwrap();
+    assert!((&primal - &dual).norm_max() < 1e-8);
+}
+
+#[test]
+fn folds_partition_the_rows_and_stratify_classes() {
+    let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(1), 50, 2, 1.0)).unwrap();
+    let classes: Vec<usize> = (0..50).map(|i| usize::from(i % 5 == 0)).collect();
+    let d = LabelData::multi_class(x, &classes, 2).unwrap();
+    let folds = fold_rows(&d, 5, 0.2, &mut seeded(3)).unwrap();
+    assert_eq!(folds.len(), 5);
+    let mut seen = [0; 50];
+    for (tr, va) in &folds {
+        assert_eq!(tr.len() + va.len(), 50);
+        assert!(va.iter().all(|v| tr.binary_search(v).is_err()));
+        for &v in va {
+            seen[v] += 1;
+        }
+        // 10 rows of class 1 over 5 folds: 2 in each validation part
+        assert_eq!(va.iter().filter(|&&i| classes[i] == 1).count(), 2);
+    }
+    assert!(seen.iter().all(|&c| c == 1));
+    assert_eq!(fold_rows(&d, 1, 0.2, &mut seeded(3)).unwrap().len(), 1);
+}
+
+#[test]
+fn constant_columns_dense_and_sparse() {
+    let dense = Mat::from_fn(4, 3, |i, j| if j == 1 { 7.0 } else { (i * j) as f64 });
+    let x = FeatureMatrix::dense(dense.clone()).unwrap();
+    assert_eq!(x.constant_columns(), vec![0, 1]);
+    let s =
+        FeatureMatrix::sparse(gimc_linalg::sparse::dense_to_csr(dense.as_ref()).unwrap()).unwrap();
+    assert_eq!(s.constant_columns(), vec![0, 1]);
+}

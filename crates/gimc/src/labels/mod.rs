@@ -1,0 +1,34 @@
+//! The multi-label / multi-class path (DESIGN §3.3, GIMC eq. 12): the training data
+//! ([`LabelData`]), the objective and its pieces ([`LabelProblem`]), the fit
+//! ([`fit_labels`], on shards [`fit_labels_sharded`], row-streamed by [`Storage`]), the fitted
+//! model ([`LabelModel`]), the model selection on a validation split ([`select_and_fit`],
+//! [`select_combined`]) and the default search ([`auto_fit`]).
+
+pub(crate) mod auto;
+pub(crate) mod data;
+pub(crate) mod estimate;
+pub(crate) mod fastpath;
+pub(crate) mod fit;
+pub(crate) mod model;
+pub(crate) mod select;
+pub(crate) mod shard;
+pub(crate) mod streamed;
+
+pub use auto::{
+    AutoParams, AutoSelection, AutoStage, AutoTrial, BlockChoice, LinearPart, RowTransform,
+    ValidAutoParams, auto_fit, estimate_auto,
+};
+pub use data::{LabelData, Task};
+pub use fastpath::{LabelFeatures, LabelProblem};
+pub use fit::{
+    BestIterate, IterationInfo, LabelFit, LabelParams, Scheme, ValidLabelParams,
+    estimate_fit_labels, fit_labels, fit_labels_sharded,
+};
+pub use model::{Evaluation, LabelModel};
+pub use select::{
+    Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
+    SelectionStage, ValidSelectionParams, auto_storage, estimate_selection, select_and_fit,
+    select_and_fit_observed, select_combined, validation_split,
+};
+pub use shard::{OneProcess, RowSums};
+pub use streamed::{DEFAULT_BLOCK_ENTRIES, Precision, Storage};
