@@ -6,108 +6,52 @@
 use crate::error::Result;
 use crate::error::{check_pos, param_err};
 
-/// Parameters of the Armijo line search. Build with [`LineSearchParams::default`] and the
-/// `with_*` methods; [`LineSearchParams::check`] validates them into a
-/// [`ValidLineSearchParams`]. The fits check them as part of their own parameters
-/// ([`LabelParams`](crate::LabelParams), [`SelectionParams`](crate::SelectionParams),
-/// [`CompletionParams`](crate::CompletionParams)).
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct LineSearchParams {
-    /// Sufficient-decrease constant σ ∈ (0, 1). Default 1e-4.
-    pub sigma: f64,
-    /// The first trial step η₀ of the first outer iteration. `None` (the default) uses
-    /// η₀ = min(‖U‖_F / ‖g‖_F, 0.1·|f| / ‖g‖²_F): no longer than the parameters themselves and
-    /// predicting (to first order) at most a 10 % decrease of f; both terms scale correctly
-    /// when f or U is rescaled. 1 when neither is defined.
-    pub initial_step: Option<f64>,
-    /// Factor applied to the last accepted step to get the next first trial. Default 2.
-    pub growth: f64,
-    /// Maximum number of halvings per search (so at most `max_halvings + 1` trials).
-    /// Default 30.
-    pub max_halvings: usize,
-    /// Step control on the map update: every first trial is capped so that the move
-    /// ‖η g‖_F is at most this fraction ρ of ‖U‖_F (a trust region relative to the map's own
-    /// size). `None` (the default) caps only the first search, at ρ = 1.
-    pub max_relative_step: Option<f64>,
-}
-
-impl Default for LineSearchParams {
-    fn default() -> Self {
-        Self {
-            sigma: 1e-4,
-            initial_step: None,
-            growth: 2.0,
-            max_halvings: 30,
-            max_relative_step: None,
-        }
+gimc_linalg::params! {
+    /// Parameters of the Armijo line search. Build with [`LineSearchParams::default`] and the
+    /// `with_*` methods; [`LineSearchParams::check`] validates them into a
+    /// [`ValidLineSearchParams`]. The fits check them as part of their own parameters
+    /// ([`LabelParams`](crate::LabelParams), [`SelectionParams`](crate::SelectionParams),
+    /// [`CompletionParams`](crate::CompletionParams)).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct LineSearchParams => ValidLineSearchParams {
+        /// Sufficient-decrease constant σ ∈ (0, 1). Default 1e-4.
+        pub sigma: f64 = 1e-4 => with_sigma,
+        /// The first trial step η₀ of the first outer iteration. `None` (the default) uses
+        /// η₀ = min(‖U‖_F / ‖g‖_F, 0.1·|f| / ‖g‖²_F): no longer than the parameters themselves and
+        /// predicting (to first order) at most a 10 % decrease of f; both terms scale correctly
+        /// when f or U is rescaled. 1 when neither is defined.
+        pub initial_step: Option<f64> = None => with_initial_step,
+        /// Factor applied to the last accepted step to get the next first trial. Default 2.
+        pub growth: f64 = 2.0 => with_growth,
+        /// Maximum number of halvings per search (so at most `max_halvings + 1` trials).
+        /// Default 30.
+        pub max_halvings: usize = 30 => with_max_halvings,
+        /// Step control on the map update: every first trial is capped so that the move
+        /// ‖η g‖_F is at most this fraction ρ of ‖U‖_F (a trust region relative to the map's own
+        /// size). `None` (the default) caps only the first search, at ρ = 1.
+        pub max_relative_step: Option<f64> = None => with_max_relative_step,
     }
-}
-
-impl LineSearchParams {
-    /// Sets the sufficient-decrease constant σ.
-    pub fn with_sigma(mut self, sigma: f64) -> Self {
-        self.sigma = sigma;
-        self
-    }
-
-    /// Sets the first trial step of the first outer iteration (`None`: the scale rule).
-    pub fn with_initial_step(mut self, initial_step: Option<f64>) -> Self {
-        self.initial_step = initial_step;
-        self
-    }
-
-    /// Sets the growth factor of the first trial.
-    pub fn with_growth(mut self, growth: f64) -> Self {
-        self.growth = growth;
-        self
-    }
-
-    /// Sets the maximum number of halvings per search.
-    pub fn with_max_halvings(mut self, max_halvings: usize) -> Self {
-        self.max_halvings = max_halvings;
-        self
-    }
-
-    /// Sets the step control ρ on the map update (`None`: cap only the first search, at 1).
-    pub fn with_max_relative_step(mut self, max_relative_step: Option<f64>) -> Self {
-        self.max_relative_step = max_relative_step;
-        self
-    }
-
     /// Checks σ ∈ (0, 1), growth ≥ 1, and a positive finite initial step and relative step
     /// when given.
-    pub fn check(&self) -> Result<ValidLineSearchParams> {
-        if !(self.sigma > 0.0 && self.sigma < 1.0) {
+    check |this| -> crate::GimcError {
+        if !(this.sigma > 0.0 && this.sigma < 1.0) {
             return Err(param_err(
                 "line_search.sigma",
-                format!("must be in (0, 1), got {}", self.sigma),
+                format!("must be in (0, 1), got {}", this.sigma),
             ));
         }
-        if !(self.growth.is_finite() && self.growth >= 1.0) {
+        if !(this.growth.is_finite() && this.growth >= 1.0) {
             return Err(param_err(
                 "line_search.growth",
-                format!("must be finite and >= 1, got {}", self.growth),
+                format!("must be finite and >= 1, got {}", this.growth),
             ));
         }
-        if let Some(s) = self.initial_step {
+        if let Some(s) = this.initial_step {
             check_pos("line_search.initial_step", s)?;
         }
-        if let Some(r) = self.max_relative_step {
+        if let Some(r) = this.max_relative_step {
             check_pos("line_search.max_relative_step", r)?;
         }
-        Ok(ValidLineSearchParams(*self))
-    }
-}
-
-/// [`LineSearchParams`] that passed [`LineSearchParams::check`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ValidLineSearchParams(LineSearchParams);
-
-impl std::ops::Deref for ValidLineSearchParams {
-    type Target = LineSearchParams;
-    fn deref(&self) -> &LineSearchParams {
-        &self.0
     }
 }
 

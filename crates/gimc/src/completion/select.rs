@@ -51,141 +51,68 @@ use crate::error::Result;
 use crate::error::{input_err, param_err};
 use crate::registry::DynFamily;
 
-/// The grid and settings of [`select_completion`]. Build from [`Default`] with the `with_*`
-/// methods; [`CompletionSelectionParams::check`] validates them into the
-/// [`ValidCompletionSelectionParams`] it takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct CompletionSelectionParams {
-    /// Random directions / landmarks m of both maps. Default {200}.
-    pub ms: Vec<usize>,
-    /// RBF widths γ, resolved on each side's features. Default {`scale`}.
-    pub gammas: Vec<Gamma>,
-    /// Ridge weights λ. Default {0.1}.
-    pub lambdas: Vec<f64>,
-    /// Rank k of the factors. Default 10.
-    pub rank: usize,
-    /// Most outer iterations (the count is chosen on the held-out entries; 0 when the maps are
-    /// not learned). Default 30.
-    pub max_iter: usize,
-    /// Whether the row map is learned (when learning). Default true.
-    pub learn_rows: bool,
-    /// Whether the column map is learned (when learning). Default true.
-    pub learn_cols: bool,
-    /// Fraction of the observed entries held out to score the grid, in (0, 1). Default 0.1.
-    pub holdout: f64,
-    /// Validation patience of every grid point's fit ([`CompletionParams::patience`]): its
-    /// learning stops once the held-out error has not beaten its best for this many outer
-    /// iterations. Default `None` (every fit runs to `max_iter`).
-    pub patience: Option<usize>,
-    /// Seed of the split and of the maps' draws. Default 0.
-    pub seed: u64,
-    /// Memory budget of every fit. Default: the machine's.
-    pub memory: MemoryBudget,
-}
-
-impl Default for CompletionSelectionParams {
-    fn default() -> Self {
-        Self {
-            ms: vec![200],
-            gammas: vec![Gamma::Scale(1.0)],
-            lambdas: vec![0.1],
-            rank: 10,
-            max_iter: 30,
-            learn_rows: true,
-            learn_cols: true,
-            holdout: 0.1,
-            patience: None,
-            seed: 0,
-            memory: MemoryBudget::default(),
-        }
+gimc_linalg::params! {
+    /// The grid and settings of [`select_completion`]. Build from [`Default`] with the `with_*`
+    /// methods; [`CompletionSelectionParams::check`] validates them into the
+    /// [`ValidCompletionSelectionParams`] it takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct CompletionSelectionParams => ValidCompletionSelectionParams {
+        /// Random directions / landmarks m of both maps. Default {200}.
+        pub ms: Vec<usize> = vec![200] => with_ms,
+        /// RBF widths γ, resolved on each side's features. Default {`scale`}.
+        pub gammas: Vec<Gamma> = vec![Gamma::Scale(1.0)] => with_gammas,
+        /// Ridge weights λ. Default {0.1}.
+        pub lambdas: Vec<f64> = vec![0.1] => with_lambdas,
+        /// Rank k of the factors. Default 10.
+        pub rank: usize = 10 => with_rank,
+        /// Most outer iterations (the count is chosen on the held-out entries; 0 when the maps are
+        /// not learned). Default 30.
+        pub max_iter: usize = 30 => with_max_iter,
+        /// Whether the row map is learned (when learning). Default true.
+        pub learn_rows: bool = true,
+        /// Whether the column map is learned (when learning). Default true.
+        pub learn_cols: bool = true,
+        /// Fraction of the observed entries held out to score the grid, in (0, 1). Default 0.1.
+        pub holdout: f64 = 0.1 => with_holdout,
+        /// Validation patience of every grid point's fit ([`CompletionParams::patience`]): its
+        /// learning stops once the held-out error has not beaten its best for this many outer
+        /// iterations. Default `None` (every fit runs to `max_iter`).
+        pub patience: Option<usize> = None => with_patience,
+        /// Seed of the split and of the maps' draws. Default 0.
+        pub seed: u64 = 0 => with_seed,
+        /// Memory budget of every fit. Default: the machine's.
+        pub memory: MemoryBudget = MemoryBudget::default() => with_memory,
     }
-}
-
-impl CompletionSelectionParams {
-    /// Sets the m grid.
-    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
-        self.ms = ms;
-        self
-    }
-
-    /// Sets the γ grid.
-    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
-        self.gammas = gammas;
-        self
-    }
-
-    /// Sets the λ grid.
-    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
-        self.lambdas = lambdas;
-        self
-    }
-
-    /// Sets the rank.
-    pub fn with_rank(mut self, rank: usize) -> Self {
-        self.rank = rank;
-        self
-    }
-
-    /// Sets the most outer iterations.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets which maps are learned.
-    pub fn with_learn(mut self, rows: bool, cols: bool) -> Self {
-        self.learn_rows = rows;
-        self.learn_cols = cols;
-        self
-    }
-
-    /// Sets the held-out fraction.
-    pub fn with_holdout(mut self, holdout: f64) -> Self {
-        self.holdout = holdout;
-        self
-    }
-
-    /// Sets the validation patience of the grid's fits (`None`: run to `max_iter`).
-    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
-        self.patience = patience;
-        self
-    }
-
-    /// Sets the seed.
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Sets the memory budget.
-    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
-        self.memory = memory;
-        self
-    }
-
     /// Checks non-empty grids, every fit's parameters ([`CompletionParams::check`] at each λ)
     /// and holdout ∈ (0, 1).
-    pub fn check(&self) -> Result<ValidCompletionSelectionParams> {
-        if self.ms.is_empty() || self.gammas.is_empty() || self.lambdas.is_empty() {
+    check |this| -> crate::GimcError {
+        if this.ms.is_empty() || this.gammas.is_empty() || this.lambdas.is_empty() {
             return Err(param_err(
                 "m / gamma / lambda",
                 "give at least one value each",
             ));
         }
-        if self.ms.contains(&0) {
+        if this.ms.contains(&0) {
             return Err(param_err("m", "must be at least 1"));
         }
-        if !(self.holdout > 0.0 && self.holdout < 1.0) {
+        if !(this.holdout > 0.0 && this.holdout < 1.0) {
             return Err(param_err(
                 "holdout",
-                format!("must be in (0, 1), got {}", self.holdout),
+                format!("must be in (0, 1), got {}", this.holdout),
             ));
         }
-        for &lambda in &self.lambdas {
-            self.fit_params(lambda, self.max_iter, true).check()?;
+        for &lambda in &this.lambdas {
+            this.fit_params(lambda, this.max_iter, true).check()?;
         }
-        Ok(ValidCompletionSelectionParams(self.clone()))
+    }
+}
+
+impl CompletionSelectionParams {
+    /// Sets which maps are learned.
+    pub fn with_learn(mut self, rows: bool, cols: bool) -> Self {
+        self.learn_rows = rows;
+        self.learn_cols = cols;
+        self
     }
 
     /// One fit's parameters at λ with at most `iters` outer iterations.
@@ -198,17 +125,6 @@ impl CompletionSelectionParams {
             .with_learn_cols(learn && self.learn_cols)
             .with_patience(self.patience)
             .with_memory(self.memory)
-    }
-}
-
-/// [`CompletionSelectionParams`] that passed [`CompletionSelectionParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidCompletionSelectionParams(CompletionSelectionParams);
-
-impl std::ops::Deref for ValidCompletionSelectionParams {
-    type Target = CompletionSelectionParams;
-    fn deref(&self) -> &CompletionSelectionParams {
-        &self.0
     }
 }
 

@@ -60,146 +60,61 @@ impl Scheme {
     }
 }
 
-/// Hyper-parameters of [`fit_labels`]. Build with [`LabelParams::default`] and the `with_*`
-/// methods; [`LabelParams::check`] validates them into the [`ValidLabelParams`] that
-/// [`fit_labels`] takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct LabelParams {
-    /// Ridge weight λ ≥ 0 on ‖W‖². Default 1.
-    pub lambda: f64,
-    /// Maximum number of outer iterations (0: just the IMC start). Default 10.
-    pub max_iter: usize,
-    /// Alternating or variable projection. Default [`Scheme::Alternating`].
-    pub scheme: Scheme,
-    /// The Armijo line search. Default σ = 1e-4, growth 2, 30 halvings.
-    pub line_search: LineSearchParams,
-    /// Stop when the relative decrease of f over one outer iteration is ≤ `tol` (0 disables
-    /// the test). Default 0.
-    pub tol: f64,
-    /// The k of the P@k recorded per iteration (multi-label). Default `[1, 3, 5]`.
-    pub eval_ks: Vec<usize>,
-    /// The k whose validation P@k picks the best iterate (multi-label; multi-class uses
-    /// accuracy). Default 1.
-    pub select_k: usize,
-    /// Whether to compute the training-set metrics each iteration (costs O(nDL) per
-    /// iteration). Default true.
-    pub eval_train: bool,
-    /// Weight μ ≥ 0 of a proximal term that keeps the learned map near its start U₀:
-    /// the map steps minimise f(W, U) + μ·f₀·‖U − U₀‖²_F / ‖U₀‖²_F, with f₀ the objective at the
-    /// start (so μ is free of the scales of f and U: moving U by its own size costs μ·f₀).
-    /// The recorded objective includes the term. Default 0 (none).
-    pub proximal: f64,
-    /// How Φ is held: whole (default) or streamed in row blocks, optionally with f32 block
-    /// products ([`Storage`]). Streamed, the training and validation metrics are formed block
-    /// by block as well.
-    pub storage: Storage,
-    /// Stop once validation P@select_k (accuracy, multi-class) has not beaten its best for
-    /// this many outer iterations in a row ([`FitStop::NoValidationGain`]); acts only when a
-    /// validation set is given. Default `None` (run to `max_iter`).
-    pub patience: Option<usize>,
-}
-
-impl Default for LabelParams {
-    fn default() -> Self {
-        Self {
-            lambda: 1.0,
-            max_iter: 10,
-            scheme: Scheme::Alternating,
-            line_search: LineSearchParams::default(),
-            tol: 0.0,
-            eval_ks: vec![1, 3, 5],
-            select_k: 1,
-            eval_train: true,
-            proximal: 0.0,
-            storage: Storage::Whole,
-            patience: None,
+gimc_linalg::params! {
+    /// Hyper-parameters of [`fit_labels`]. Build with [`LabelParams::default`] and the `with_*`
+    /// methods; [`LabelParams::check`] validates them into the [`ValidLabelParams`] that
+    /// [`fit_labels`] takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct LabelParams => ValidLabelParams {
+        /// Ridge weight λ ≥ 0 on ‖W‖². Default 1.
+        pub lambda: f64 = 1.0 => with_lambda,
+        /// Maximum number of outer iterations (0: just the IMC start). Default 10.
+        pub max_iter: usize = 10 => with_max_iter,
+        /// Alternating or variable projection. Default [`Scheme::Alternating`].
+        pub scheme: Scheme = Scheme::Alternating => with_scheme,
+        /// The Armijo line search. Default σ = 1e-4, growth 2, 30 halvings.
+        pub line_search: LineSearchParams = LineSearchParams::default() => with_line_search,
+        /// Stop when the relative decrease of f over one outer iteration is ≤ `tol` (0 disables
+        /// the test). Default 0.
+        pub tol: f64 = 0.0 => with_tol,
+        /// The k of the P@k recorded per iteration (multi-label). Default `[1, 3, 5]`.
+        pub eval_ks: Vec<usize> = vec![1, 3, 5] => with_eval_ks,
+        /// The k whose validation P@k picks the best iterate (multi-label; multi-class uses
+        /// accuracy). Default 1.
+        pub select_k: usize = 1 => with_select_k,
+        /// Whether to compute the training-set metrics each iteration (costs O(nDL) per
+        /// iteration). Default true.
+        pub eval_train: bool = true => with_eval_train,
+        /// Weight μ ≥ 0 of a proximal term that keeps the learned map near its start U₀: the map
+        /// steps minimise f(W, U) + μ·f₀·‖U − U₀‖²_F / ‖U₀‖²_F, with f₀ the objective at the start
+        /// (so μ is free of the scales of f and U: moving U by its own size costs μ·f₀). The
+        /// recorded objective includes the term. Default 0 (none).
+        pub proximal: f64 = 0.0 => with_proximal,
+        /// How Φ is held: whole (default) or streamed in row blocks, optionally with f32 block
+        /// products ([`Storage`]). Streamed, the training and validation metrics are formed block
+        /// by block as well.
+        pub storage: Storage = Storage::Whole => with_storage,
+        /// Stop once validation P@select_k (accuracy, multi-class) has not beaten its best for
+        /// this many outer iterations in a row ([`FitStop::NoValidationGain`]); acts only when a
+        /// validation set is given. Default `None` (run to `max_iter`).
+        pub patience: Option<usize> = None => with_patience,
+    }
+    /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1, patience ≥ 1 and the line search.
+    check |this| -> crate::GimcError {
+        check_nonneg("lambda", this.lambda)?;
+        check_nonneg("tol", this.tol)?;
+        check_nonneg("proximal", this.proximal)?;
+        if this.select_k == 0 {
+            return Err(param_err("select_k", "must be at least 1"));
         }
+        if this.patience == Some(0) {
+            return Err(param_err("patience", "must be at least 1"));
+        }
+        this.line_search.check()?;
     }
 }
 
 impl LabelParams {
-    /// Sets the ridge weight λ.
-    pub fn with_lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
-    }
-
-    /// Sets the maximum number of outer iterations.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the scheme (alternating or variable projection).
-    pub fn with_scheme(mut self, scheme: Scheme) -> Self {
-        self.scheme = scheme;
-        self
-    }
-
-    /// Sets the Armijo line search.
-    pub fn with_line_search(mut self, line_search: LineSearchParams) -> Self {
-        self.line_search = line_search;
-        self
-    }
-
-    /// Sets the relative-decrease stopping rule (0 disables it).
-    pub fn with_tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
-    }
-
-    /// Sets the k of the P@k recorded per iteration.
-    pub fn with_eval_ks(mut self, eval_ks: Vec<usize>) -> Self {
-        self.eval_ks = eval_ks;
-        self
-    }
-
-    /// Sets the k whose validation P@k picks the best iterate.
-    pub fn with_select_k(mut self, select_k: usize) -> Self {
-        self.select_k = select_k;
-        self
-    }
-
-    /// Sets whether the training-set metrics are computed each iteration.
-    pub fn with_eval_train(mut self, eval_train: bool) -> Self {
-        self.eval_train = eval_train;
-        self
-    }
-
-    /// Sets the weight μ of the proximal term toward the start.
-    pub fn with_proximal(mut self, proximal: f64) -> Self {
-        self.proximal = proximal;
-        self
-    }
-
-    /// Sets how Φ is held.
-    pub fn with_storage(mut self, storage: Storage) -> Self {
-        self.storage = storage;
-        self
-    }
-
-    /// Sets the validation patience (`None`: run to `max_iter`).
-    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
-        self.patience = patience;
-        self
-    }
-
-    /// Checks λ ≥ 0, tol ≥ 0, proximal ≥ 0, select_k ≥ 1, patience ≥ 1 and the line search.
-    pub fn check(&self) -> Result<ValidLabelParams> {
-        check_nonneg("lambda", self.lambda)?;
-        check_nonneg("tol", self.tol)?;
-        check_nonneg("proximal", self.proximal)?;
-        if self.select_k == 0 {
-            return Err(param_err("select_k", "must be at least 1"));
-        }
-        if self.patience == Some(0) {
-            return Err(param_err("patience", "must be at least 1"));
-        }
-        self.line_search.check()?;
-        Ok(ValidLabelParams(self.clone()))
-    }
-
     /// The outer loop's settings: the fast path ends at a vanished gradient or a failed search
     /// ([`NoStep::Stop`]).
     fn outer_settings(&self) -> OuterSettings<'_> {
@@ -334,17 +249,6 @@ fn record_of(info: &IterationInfo) -> IterationRecord {
         objective: info.objective,
         elapsed_secs: info.seconds,
         extras,
-    }
-}
-
-/// [`LabelParams`] that passed [`LabelParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidLabelParams(LabelParams);
-
-impl std::ops::Deref for ValidLabelParams {
-    type Target = LabelParams;
-    fn deref(&self) -> &LabelParams {
-        &self.0
     }
 }
 

@@ -35,184 +35,72 @@ use crate::maps::concat_features;
 use crate::memory::{PROCESS_BASE_BYTES, feature_bytes, sparse_bytes};
 use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction};
 
-/// The grid and protocol of [`select_and_fit`]. Build with [`SelectionParams::default`] and the
-/// `with_*` methods; [`SelectionParams::check`] validates them into the
-/// [`ValidSelectionParams`] that [`select_and_fit`] takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct SelectionParams {
-    /// Candidate RBF widths, each a value > 0 or a multiple of the scale rule resolved on the
-    /// training features ([`Gamma`]). Default `[Gamma::SCALE]`, γ = 1 / (d · Var X).
-    pub gammas: Vec<Gamma>,
-    /// Candidate λ values (each ≥ 0). Default `[1]`.
-    pub lambdas: Vec<f64>,
-    /// Candidate m values (each ≥ 1). Default `[500]`.
-    pub ms: Vec<usize>,
-    /// Maximum outer iterations per fit (the chosen count is ≤ this). Default 10.
-    pub max_iter: usize,
-    /// Fraction of the training rows held out for validation, in (0, 1). Default 0.2.
-    pub validation_fraction: f64,
-    /// Alternating or variable projection. Default alternating.
-    pub scheme: Scheme,
-    /// The Armijo line search.
-    pub line_search: LineSearchParams,
-    /// The k of the validation P@k that decides (multi-label). Default 1.
-    pub select_k: usize,
-    /// Seed of the split and of the maps' random draws. Default 0.
-    pub seed: u64,
-    /// The memory pre-flight: [`estimate_selection`] is checked against it before the split
-    /// is made or any map drawn. Default [`MemoryBudget::Detect`] (the memory available now).
-    pub memory: MemoryBudget,
-    /// Weight μ of the proximal term toward the random start ([`LabelParams::proximal`]).
-    /// Default 0.
-    pub proximal: f64,
-    /// How each fit holds Φ ([`LabelParams::storage`]). Default [`Storage::Whole`].
-    pub storage: Storage,
-    /// Validation patience of every candidate's fit ([`LabelParams::patience`]): a candidate
-    /// stops once its validation score has not beaten its best for this many iterations.
-    /// Default `None` (every candidate runs to `max_iter`).
-    pub patience: Option<usize>,
-}
-
-impl Default for SelectionParams {
-    fn default() -> Self {
-        Self {
-            gammas: vec![Gamma::SCALE],
-            lambdas: vec![1.0],
-            ms: vec![500],
-            max_iter: 10,
-            validation_fraction: 0.2,
-            scheme: Scheme::Alternating,
-            line_search: LineSearchParams::default(),
-            select_k: 1,
-            seed: 0,
-            memory: MemoryBudget::Detect,
-            proximal: 0.0,
-            storage: Storage::Whole,
-            patience: None,
-        }
+gimc_linalg::params! {
+    /// The grid and protocol of [`select_and_fit`]. Build with [`SelectionParams::default`] and the
+    /// `with_*` methods; [`SelectionParams::check`] validates them into the
+    /// [`ValidSelectionParams`] that [`select_and_fit`] takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SelectionParams => ValidSelectionParams {
+        /// Candidate RBF widths, each a value > 0 or a multiple of the scale rule resolved on the
+        /// training features ([`Gamma`]). Default `[Gamma::SCALE]`, γ = 1 / (d · Var X).
+        pub gammas: Vec<Gamma> = vec![Gamma::SCALE] => with_gammas,
+        /// Candidate λ values (each ≥ 0). Default `[1]`.
+        pub lambdas: Vec<f64> = vec![1.0] => with_lambdas,
+        /// Candidate m values (each ≥ 1). Default `[500]`.
+        pub ms: Vec<usize> = vec![500] => with_ms,
+        /// Maximum outer iterations per fit (the chosen count is ≤ this). Default 10.
+        pub max_iter: usize = 10 => with_max_iter,
+        /// Fraction of the training rows held out for validation, in (0, 1). Default 0.2.
+        pub validation_fraction: f64 = 0.2 => with_validation_fraction,
+        /// Alternating or variable projection. Default alternating.
+        pub scheme: Scheme = Scheme::Alternating => with_scheme,
+        /// The Armijo line search.
+        pub line_search: LineSearchParams = LineSearchParams::default() => with_line_search,
+        /// The k of the validation P@k that decides (multi-label). Default 1.
+        pub select_k: usize = 1 => with_select_k,
+        /// Seed of the split and of the maps' random draws. Default 0.
+        pub seed: u64 = 0 => with_seed,
+        /// The memory pre-flight: [`estimate_selection`] is checked against it before the split
+        /// is made or any map drawn. Default [`MemoryBudget::Detect`] (the memory available now).
+        pub memory: MemoryBudget = MemoryBudget::Detect => with_memory,
+        /// Weight μ of the proximal term toward the random start ([`LabelParams::proximal`]).
+        /// Default 0.
+        pub proximal: f64 = 0.0 => with_proximal,
+        /// How each fit holds Φ ([`LabelParams::storage`]). Default [`Storage::Whole`].
+        pub storage: Storage = Storage::Whole => with_storage,
+        /// Validation patience of every candidate's fit ([`LabelParams::patience`]): a candidate
+        /// stops once its validation score has not beaten its best for this many iterations.
+        /// Default `None` (every candidate runs to `max_iter`).
+        pub patience: Option<usize> = None => with_patience,
     }
-}
-
-impl SelectionParams {
-    /// Sets the candidate RBF widths.
-    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
-        self.gammas = gammas;
-        self
-    }
-
-    /// Sets the candidate λ values.
-    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
-        self.lambdas = lambdas;
-        self
-    }
-
-    /// Sets the candidate m values.
-    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
-        self.ms = ms;
-        self
-    }
-
-    /// Sets the maximum number of outer iterations per fit.
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-
-    /// Sets the fraction of the training rows held out for validation.
-    pub fn with_validation_fraction(mut self, validation_fraction: f64) -> Self {
-        self.validation_fraction = validation_fraction;
-        self
-    }
-
-    /// Sets the scheme (alternating or variable projection).
-    pub fn with_scheme(mut self, scheme: Scheme) -> Self {
-        self.scheme = scheme;
-        self
-    }
-
-    /// Sets the Armijo line search.
-    pub fn with_line_search(mut self, line_search: LineSearchParams) -> Self {
-        self.line_search = line_search;
-        self
-    }
-
-    /// Sets the k of the validation P@k that decides.
-    pub fn with_select_k(mut self, select_k: usize) -> Self {
-        self.select_k = select_k;
-        self
-    }
-
-    /// Sets the seed of the split and of the maps' random draws.
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Sets the memory budget of the pre-flight.
-    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
-        self.memory = memory;
-        self
-    }
-
-    /// Sets the weight μ of the proximal term toward the random start.
-    pub fn with_proximal(mut self, proximal: f64) -> Self {
-        self.proximal = proximal;
-        self
-    }
-
-    /// Sets how each fit holds Φ.
-    pub fn with_storage(mut self, storage: Storage) -> Self {
-        self.storage = storage;
-        self
-    }
-
-    /// Sets the validation patience of the candidates' fits (`None`: run to `max_iter`).
-    pub fn with_patience(mut self, patience: Option<usize>) -> Self {
-        self.patience = patience;
-        self
-    }
-
     /// Checks the grid (non-empty, valid values) and the protocol parameters.
-    pub fn check(&self) -> Result<ValidSelectionParams> {
-        if self.gammas.is_empty() || self.lambdas.is_empty() || self.ms.is_empty() {
+    check |this| -> crate::GimcError {
+        if this.gammas.is_empty() || this.lambdas.is_empty() || this.ms.is_empty() {
             return Err(GimcError::Empty("selection grid (gammas, lambdas, ms)"));
         }
-        for &g in &self.gammas {
+        for &g in &this.gammas {
             g.check()?;
         }
-        for &l in &self.lambdas {
+        for &l in &this.lambdas {
             crate::error::check_nonneg("lambda", l)?;
         }
-        if self.ms.contains(&0) {
+        if this.ms.contains(&0) {
             return Err(param_err("m", "must be at least 1"));
         }
-        if !(self.validation_fraction > 0.0 && self.validation_fraction < 1.0) {
+        if !(this.validation_fraction > 0.0 && this.validation_fraction < 1.0) {
             return Err(param_err(
                 "validation_fraction",
-                format!("must be in (0, 1), got {}", self.validation_fraction),
+                format!("must be in (0, 1), got {}", this.validation_fraction),
             ));
         }
-        if self.select_k == 0 {
+        if this.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }
-        check_nonneg("proximal", self.proximal)?;
-        if self.patience == Some(0) {
+        check_nonneg("proximal", this.proximal)?;
+        if this.patience == Some(0) {
             return Err(param_err("patience", "must be at least 1"));
         }
-        self.line_search.check()?;
-        Ok(ValidSelectionParams(self.clone()))
-    }
-}
-
-/// [`SelectionParams`] that passed [`SelectionParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidSelectionParams(SelectionParams);
-
-impl std::ops::Deref for ValidSelectionParams {
-    type Target = SelectionParams;
-    fn deref(&self) -> &SelectionParams {
-        &self.0
+        this.line_search.check()?;
     }
 }
 

@@ -5,8 +5,8 @@ use super::transform::RowTransform;
 use gimc_linalg::Gamma;
 use gimc_linalg::memory::MemoryBudget;
 
+use crate::error::GimcError;
 use crate::error::param_err;
-use crate::error::{GimcError, Result};
 
 /// Whether [`auto_fit`](crate::auto_fit) may put the rows themselves in Φ (the linear part).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,75 +17,101 @@ pub enum LinearPart {
     Off,
 }
 
-/// The search of [`auto_fit`](crate::auto_fit). [`AutoParams::default`] is what `gimc fit` does with no flags;
-/// the `with_*` methods narrow it (a fixed γ, one map family, …), and [`AutoParams::check`]
-/// validates it into the [`ValidAutoParams`] that [`auto_fit`](crate::auto_fit) takes.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct AutoParams {
-    /// Row transforms tried (those that do not apply to the data are skipped). Default all of
-    /// [`RowTransform::ALL`].
-    pub transforms: Vec<RowTransform>,
-    /// Candidate RBF widths, each resolved on the transformed training rows. Default
-    /// {1/16, 1/4, 1} × the `scale` rule.
-    pub gammas: Vec<Gamma>,
-    /// Candidate λ, each multiplied per block by its mean squared row norm. Default {0.001,
-    /// 0.01, 0.1, 1, 10}.
-    pub lambdas: Vec<f64>,
-    /// Map families by registry name. Default `lff` and `lnys`.
-    pub families: Vec<String>,
-    /// m of every map (directions or landmarks; Nyström landmarks are capped at the number of
-    /// training rows). Default 500.
-    pub m: usize,
-    /// The linear part. Default [`LinearPart::Auto`].
-    pub linear: LinearPart,
-    /// Widest rows the linear part takes (its Gram matrix is d × d). Default 4096.
-    pub linear_max_dim: usize,
-    /// Most outer iterations of map learning (0: maps stay random). Default 10.
-    pub max_iter: usize,
-    /// Map learning stops after this many outer iterations without a new best validation
-    /// score. Default 2.
-    pub patience: usize,
-    /// Fraction of the training rows held out for validation, in (0, 1), when the search
-    /// uses one split. Default 0.2.
-    pub validation_fraction: f64,
-    /// Folds of the cross-validated search on small data (≥ 2; 1 = always one split).
-    /// Default 5.
-    pub cv_folds: usize,
-    /// Data with at most this many rows is searched by `cv_folds`-fold cross-validation (the
-    /// maps are learned on the first fold); larger data on one split. Default 2000.
-    pub cv_max_rows: usize,
-    /// The ks whose mean validation P@k decides (multi-label; multi-class uses accuracy).
-    /// Default {1, 3}: more hits per row than P@1 alone, so the choice is less noisy.
-    pub select_ks: Vec<usize>,
-    /// Seed of the split and of every map draw. Default 0.
-    pub seed: u64,
-    /// The memory pre-flight ([`estimate_auto`](crate::estimate_auto)). Default [`MemoryBudget::Detect`].
-    pub memory: MemoryBudget,
-    /// Feature columns to drop before anything else (e.g. an identifier attribute with one
-    /// value per row). Default none.
-    pub exclude_columns: Vec<usize>,
-}
-
-impl Default for AutoParams {
-    fn default() -> Self {
-        Self {
-            transforms: RowTransform::ALL.to_vec(),
-            gammas: vec![Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE],
-            lambdas: vec![0.001, 0.01, 0.1, 1.0, 10.0],
-            families: vec!["lff".into(), "lnys".into()],
-            m: 500,
-            linear: LinearPart::Auto,
-            linear_max_dim: 4096,
-            max_iter: 10,
-            patience: 2,
-            validation_fraction: 0.2,
-            cv_folds: 5,
-            cv_max_rows: 2000,
-            select_ks: vec![1, 3],
-            seed: 0,
-            memory: MemoryBudget::Detect,
-            exclude_columns: Vec::new(),
+gimc_linalg::params! {
+    /// The search of [`auto_fit`](crate::auto_fit). [`AutoParams::default`] is what `gimc fit` does
+    /// with no flags; the `with_*` methods narrow it (a fixed γ, one map family, …), and
+    /// [`AutoParams::check`] validates it into the [`ValidAutoParams`] that
+    /// [`auto_fit`](crate::auto_fit) takes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct AutoParams => ValidAutoParams {
+        /// Row transforms tried (those that do not apply to the data are skipped). Default all of
+        /// [`RowTransform::ALL`].
+        pub transforms: Vec<RowTransform> = RowTransform::ALL.to_vec(),
+        /// Candidate RBF widths, each resolved on the transformed training rows. Default
+        /// {1/16, 1/4, 1} × the `scale` rule.
+        pub gammas: Vec<Gamma> = vec![Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE],
+        /// Candidate λ, each multiplied per block by its mean squared row norm. Default {0.001,
+        /// 0.01, 0.1, 1, 10}.
+        pub lambdas: Vec<f64> = vec![0.001, 0.01, 0.1, 1.0, 10.0],
+        /// Map families by registry name. Default `lff` and `lnys`.
+        pub families: Vec<String> = vec!["lff".into(), "lnys".into()],
+        /// m of every map (directions or landmarks; Nyström landmarks are capped at the number of
+        /// training rows). Default 500.
+        pub m: usize = 500,
+        /// The linear part. Default [`LinearPart::Auto`].
+        pub linear: LinearPart = LinearPart::Auto,
+        /// Widest rows the linear part takes (its Gram matrix is d × d). Default 4096.
+        pub linear_max_dim: usize = 4096,
+        /// Most outer iterations of map learning (0: maps stay random). Default 10.
+        pub max_iter: usize = 10,
+        /// Map learning stops after this many outer iterations without a new best validation
+        /// score. Default 2.
+        pub patience: usize = 2,
+        /// Fraction of the training rows held out for validation, in (0, 1), when the search
+        /// uses one split. Default 0.2.
+        pub validation_fraction: f64 = 0.2,
+        /// Folds of the cross-validated search on small data (≥ 2; 1 = always one split).
+        /// Default 5.
+        pub cv_folds: usize = 5,
+        /// Data with at most this many rows is searched by `cv_folds`-fold cross-validation (the
+        /// maps are learned on the first fold); larger data on one split. Default 2000.
+        pub cv_max_rows: usize = 2000,
+        /// The ks whose mean validation P@k decides (multi-label; multi-class uses accuracy).
+        /// Default {1, 3}: more hits per row than P@1 alone, so the choice is less noisy.
+        pub select_ks: Vec<usize> = vec![1, 3],
+        /// Seed of the split and of every map draw. Default 0.
+        pub seed: u64 = 0,
+        /// The memory pre-flight ([`estimate_auto`](crate::estimate_auto)). Default
+        /// [`MemoryBudget::Detect`].
+        pub memory: MemoryBudget = MemoryBudget::Detect,
+        /// Feature columns to drop before anything else (e.g. an identifier attribute with one
+        /// value per row). Default none.
+        pub exclude_columns: Vec<usize> = Vec::new(),
+    }
+    /// Checks the search: non-empty lists, valid values.
+    check |this| -> crate::GimcError {
+        if this.transforms.is_empty() || this.gammas.is_empty() || this.lambdas.is_empty() {
+            return Err(GimcError::Empty(
+                "auto search (transforms, gammas, lambdas)",
+            ));
+        }
+        if this.families.is_empty() && this.linear == LinearPart::Off {
+            return Err(param_err(
+                "families",
+                "no map family and no linear part: nothing to fit",
+            ));
+        }
+        for &g in &this.gammas {
+            g.check()?;
+        }
+        for &l in &this.lambdas {
+            if !(l > 0.0 && l.is_finite()) {
+                return Err(param_err(
+                    "lambda",
+                    format!("must be finite and > 0, got {l}"),
+                ));
+            }
+        }
+        if this.m == 0 {
+            return Err(param_err("m", "must be at least 1"));
+        }
+        if this.patience == 0 {
+            return Err(param_err("patience", "must be at least 1"));
+        }
+        if !(this.validation_fraction > 0.0 && this.validation_fraction < 1.0) {
+            return Err(param_err(
+                "validation_fraction",
+                format!("must be in (0, 1), got {}", this.validation_fraction),
+            ));
+        }
+        if this.select_ks.is_empty() || this.select_ks.contains(&0) {
+            return Err(param_err(
+                "select_ks",
+                "must be one or more ks of at least 1",
+            ));
+        }
+        if this.cv_folds == 0 {
+            return Err(param_err("cv_folds", "must be at least 1"));
         }
     }
 }
@@ -137,65 +163,4 @@ auto_setters! {
     with_memory: memory: MemoryBudget;
     /// Sets the feature columns dropped first.
     with_exclude_columns: exclude_columns: Vec<usize>;
-}
-
-impl AutoParams {
-    /// Checks the search: non-empty lists, valid values.
-    pub fn check(&self) -> Result<ValidAutoParams> {
-        if self.transforms.is_empty() || self.gammas.is_empty() || self.lambdas.is_empty() {
-            return Err(GimcError::Empty(
-                "auto search (transforms, gammas, lambdas)",
-            ));
-        }
-        if self.families.is_empty() && self.linear == LinearPart::Off {
-            return Err(param_err(
-                "families",
-                "no map family and no linear part: nothing to fit",
-            ));
-        }
-        for &g in &self.gammas {
-            g.check()?;
-        }
-        for &l in &self.lambdas {
-            if !(l > 0.0 && l.is_finite()) {
-                return Err(param_err(
-                    "lambda",
-                    format!("must be finite and > 0, got {l}"),
-                ));
-            }
-        }
-        if self.m == 0 {
-            return Err(param_err("m", "must be at least 1"));
-        }
-        if self.patience == 0 {
-            return Err(param_err("patience", "must be at least 1"));
-        }
-        if !(self.validation_fraction > 0.0 && self.validation_fraction < 1.0) {
-            return Err(param_err(
-                "validation_fraction",
-                format!("must be in (0, 1), got {}", self.validation_fraction),
-            ));
-        }
-        if self.select_ks.is_empty() || self.select_ks.contains(&0) {
-            return Err(param_err(
-                "select_ks",
-                "must be one or more ks of at least 1",
-            ));
-        }
-        if self.cv_folds == 0 {
-            return Err(param_err("cv_folds", "must be at least 1"));
-        }
-        Ok(ValidAutoParams(self.clone()))
-    }
-}
-
-/// [`AutoParams`] that passed [`AutoParams::check`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidAutoParams(AutoParams);
-
-impl std::ops::Deref for ValidAutoParams {
-    type Target = AutoParams;
-    fn deref(&self) -> &AutoParams {
-        &self.0
-    }
 }
