@@ -23,7 +23,8 @@ use gimc_solvers::{
 };
 use serde_json::json;
 
-use crate::common::{Globals, check_outputs, load_input_with, write_output};
+use crate::common::{check_outputs, load_input_with, write_output};
+use crate::globals::Globals;
 
 /// The transductive method, or a baseline of the paper's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
