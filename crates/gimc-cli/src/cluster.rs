@@ -1,8 +1,9 @@
 //! `gimc cluster`: k-means, mini-batch k-means, kernel k-means, OKMF, and constraint-based
 //! clustering (GIMC Algorithm 2 semi-supervised, or MCCC) from `--constraints FILE`. Writes the
 //! line `# gimc predictions: kind=clusters`, then one cluster index per row; prints inertia,
-//! and clustering accuracy when the data has classes. `gimc constraints` samples a constraint
-//! file from a labelled set.
+//! and clustering accuracy when the data has classes. `mpirun -np N gimc cluster DATA -k K
+//! --mpi` runs k-means data-parallel on the process group ([`crate::group`]). `gimc
+//! constraints` samples a constraint file from a labelled set.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

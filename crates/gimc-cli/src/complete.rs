@@ -2,7 +2,11 @@
 //! MC-ALS, IMC by ALS + CG (row and/or column feature files), nuclear-norm MC or IMC by FPC,
 //! or PU-IMC (the observed entries are positives, the rest unlabelled), writing predictions for
 //! the requested entries. A λ grid is chosen by the RMSE on a held-out part of Ω, then the
-//! chosen λ is refitted on all of Ω.
+//! chosen λ is refitted on all of Ω. GIMC with kernel feature maps on both feature files
+//! (`--method gimc-*|imc-rff|imc-nys`) chooses m, γ, λ and the iteration count the same way
+//! and saves a completion model for `gimc predict --pairs`. `mpirun -np N gimc complete
+//! TRIPLETS --method imc --row-features X [--col-features Y] --mpi` runs IMC-ALS
+//! data-parallel on the process group ([`crate::group`]), sharded by rows of A.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -411,17 +415,28 @@ fn complete(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<()> {
             t0.elapsed().as_secs_f64()
         ));
     }
-    let phi = rowf.map_or(Side::Identity(obs.block.len()), Side::Features);
-    let psi = colf.map_or(Side::Identity(obs.ncols), Side::Features);
+    let problem = Problem {
+        phi: rowf.map_or(Side::Identity(obs.block.len()), Side::Features),
+        psi: colf.map_or(Side::Identity(obs.ncols), Side::Features),
+        obs: &obs,
+    };
     let fitted = if group.distributed() {
-        fit_on_group(a, g, group, phi, psi, &obs)?
+        fit_on_group(a, g, group, &problem)?
     } else {
-        select(a, g, phi, psi, &obs, rowf.is_some(), colf.is_some())?
+        select(a, g, &problem, rowf.is_some(), colf.is_some())?
     };
     if let Some(path) = a.save.as_ref().filter(|_| group.lead()) {
         save_factors(a, path, &fitted.model, fitted.lambda)?;
     }
-    write_completion(a, g, group, phi, psi, &obs, fitted)
+    write_completion(a, g, group, &problem, fitted)
+}
+
+/// This process's part of the completion problem: the row and column sides (features, or
+/// identity) and the observed entries.
+struct Problem<'p> {
+    phi: Side<'p>,
+    psi: Side<'p>,
+    obs: &'p Observations,
 }
 
 /// The features of the matrix's rows (this process's block of them) and columns, with the
@@ -561,9 +576,7 @@ fn fit_on_group(
     a: &CompleteArgs,
     g: &Globals,
     group: &dyn Group,
-    phi: Side<'_>,
-    psi: Side<'_>,
-    obs: &Observations,
+    problem: &Problem<'_>,
 ) -> Result<Fitted> {
     let lambda = a.lambda[0];
     // the single-process command's settings (gimc_solvers::completion::fit_method)
@@ -572,17 +585,10 @@ fn fit_on_group(
         .with_lambda(lambda)
         .with_max_outer(a.iters)
         .check()?;
-    let problem = ImcProblem::partial_shard(phi, psi, &obs.local.omega)?;
+    let shard = ImcProblem::partial_shard(problem.phi, problem.psi, &problem.obs.local.omega)?;
     let t = Instant::now();
     let mut log = IterationLog::new(g, group.lead());
-    let model = fit_imc_sharded(
-        &problem,
-        &params,
-        None,
-        &mut seeded(g.seed),
-        &mut log,
-        group,
-    )?;
+    let model = fit_imc_sharded(&shard, &params, None, &mut seeded(g.seed), &mut log, group)?;
     let seconds = t.elapsed().as_secs_f64();
     Ok(Fitted {
         lambda,
@@ -603,14 +609,12 @@ fn fit_on_group(
 fn select(
     a: &CompleteArgs,
     g: &Globals,
-    phi: Side<'_>,
-    psi: Side<'_>,
-    obs: &Observations,
+    problem: &Problem<'_>,
     row_features: bool,
     col_features: bool,
 ) -> Result<Fitted> {
     let method = check_method(a, row_features, col_features)?;
-    let omega = &obs.local.omega;
+    let (phi, psi, omega) = (problem.phi, problem.psi, &problem.obs.local.omega);
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
     // PU-IMC chooses (λ, ρ) by held-out AUC, the others λ by held-out RMSE
     let fit = if matches!(method, CompletionMethod::PuImc { .. }) {
@@ -710,11 +714,10 @@ fn write_completion(
     a: &CompleteArgs,
     g: &Globals,
     group: &dyn Group,
-    phi: Side<'_>,
-    psi: Side<'_>,
-    obs: &Observations,
+    problem: &Problem<'_>,
     fitted: Fitted,
 ) -> Result<()> {
+    let (phi, psi, obs) = (problem.phi, problem.psi, problem.obs);
     let (model, lambda, local) = (&fitted.model, fitted.lambda, &obs.local);
     // training RMSE: squared errors of this process's entries, summed
     let local_pairs: Vec<(usize, usize)> = local
