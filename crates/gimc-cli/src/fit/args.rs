@@ -80,13 +80,13 @@ pub struct FitArgs {
     /// command).
     #[arg(long, value_name = "FILE", hide = true)]
     pub triplets: Option<PathBuf>,
-    /// Refused with --triplets.
+    /// Refused, as --triplets.
     #[arg(long, value_name = "DATA", hide = true)]
     pub row_features: Option<String>,
-    /// Refused with --triplets.
+    /// Refused, as --triplets.
     #[arg(long, value_name = "DATA", hide = true)]
     pub col_features: Option<String>,
-    /// Refused with --triplets.
+    /// Refused, as --triplets.
     #[arg(long, hide = true)]
     pub rank: Option<usize>,
     /// Write the per-iteration trace of the final fit (CSV, or JSON when the name ends .json).

@@ -51,9 +51,21 @@ fn fit(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     }
 }
 
-/// Refuses `--triplets`, naming the `gimc complete` command with the same data and setting.
+/// Refuses `--triplets` (and the completion flags `--row-features`, `--col-features` and
+/// `--rank`), naming the `gimc complete` command with the same data and setting.
 fn refuse_triplets(a: &FitArgs) -> Result<()> {
     let Some(triplets) = &a.triplets else {
+        let given = [
+            (a.row_features.is_some(), "--row-features"),
+            (a.col_features.is_some(), "--col-features"),
+            (a.rank.is_some(), "--rank"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
+            bail!(
+                "{flag}: general completion is `gimc complete` (`gimc complete TRIPLETS \
+                 --row-features X --col-features Y …`)"
+            );
+        }
         return Ok(());
     };
     let list = |v: Vec<String>, default: &str| {

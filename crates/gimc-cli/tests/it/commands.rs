@@ -742,6 +742,12 @@ fn completion_with_side_features_fit_then_predict_pairs() {
         ),
         "fit --triplets",
     );
+    let o = gimc(&["fit", p(&obs), "--row-features", p(&x), "-o", p(&model)]);
+    assert_one_line_error(
+        &o,
+        "--row-features: general completion is `gimc complete`",
+        "fit --row-features",
+    );
     let o = gimc(&[
         "-q",
         "predict",
