@@ -1,30 +1,34 @@
 //! `gimc cluster`: k-means, mini-batch k-means, kernel k-means, OKMF, and constraint-based
 //! clustering (GIMC Algorithm 2 semi-supervised, or MCCC) from `--constraints FILE`. Writes the
 //! line `# gimc predictions: kind=clusters`, then one cluster index per row; prints inertia,
-//! and clustering accuracy when the data has classes. `gimc constraints` samples a constraint
-//! file from a labelled set.
+//! and clustering accuracy when the data has classes. `mpirun -np N gimc cluster DATA -k K
+//! --mpi` runs k-means data-parallel on the process group ([`crate::group`]). `gimc
+//! constraints` samples a constraint file from a labelled set.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::{
-    Gamma, MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
+    Gamma, MccParams, OneProcess, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
     fit_semisupervised,
 };
 use gimc_cluster::{
-    KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
-    fit_kmeans, fit_minibatch_kmeans, fit_okmf,
+    KMeans, KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
+    fit_kmeans_sharded, fit_minibatch_kmeans, fit_okmf,
 };
-use gimc_data::Targets;
-use gimc_linalg::rng::seeded;
+use gimc_data::{Dataset, Targets};
+use gimc_linalg::rng::{GimcRng, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel};
 use serde_json::json;
 
 use crate::common::{
-    Globals, Normalize, PredictionKind, Standardize, check_outputs, load_input, memory_budget,
-    normalize, preflight, standardize, write_output,
+    Normalize, PredictionKind, Standardize, check_outputs, load_input, memory_budget, preflight,
+    write_output,
 };
+use crate::globals::Globals;
+use crate::group::{Group, Layout, layout, load_rows, prepare_rows};
 
 /// Arguments of `gimc cluster`.
 #[derive(Args, Debug)]
@@ -157,123 +161,247 @@ pub fn run(a: &ClusterArgs, g: &Globals) -> Result<()> {
     check_outputs(g, &[a.out.as_deref()], &inputs)?;
     #[cfg(feature = "mpi")]
     if a.mpi {
-        return crate::mpi_fit::run_cluster(a, g);
+        return crate::group::run_mpi(|group| cluster(a, g, group));
     }
-    let mut ds = load_input(&a.target, &a.part, g)?;
-    if standardize(&mut ds, a.standardize)?.is_some() {
+    cluster(a, g, &OneProcess)
+}
+
+/// Clusters the rows on `group`: one process runs any method; a distributed group runs
+/// k-means on its shards ([`gimc_cluster::fit_kmeans_sharded`], the settings of the
+/// single-process `--method kmeans`), and process 0 gathers every row's assignment (and class,
+/// for the accuracy) by one sum of n-vectors and reports.
+fn cluster(a: &ClusterArgs, g: &Globals, group: &dyn Group) -> Result<()> {
+    let method = method_name(a, group)?;
+    let t0 = Instant::now();
+    let (mut ds, announced) = load_rows(Some(&a.target), &a.part, g, group)?;
+    let (standardizer, row_norm) = prepare_rows(group, &mut ds, a.standardize, a.normalize)?;
+    if standardizer.is_some() {
         g.info(&format!("{}: features standardised", ds.name));
     }
-    if normalize(&mut ds, a.normalize) != gimc_linalg::RowNorm::None {
+    if row_norm != gimc_linalg::RowNorm::None && !group.distributed() {
         g.info(&format!("{}: rows normalised to unit norm", ds.name));
     }
-    let x = &ds.features;
-    let n = x.nrows();
-    let gamma = a.gamma.resolve(x);
-    if matches!(a.gamma, Gamma::Scale(_)) {
-        g.info(&format!("{}: γ = {gamma:.6} ({})", ds.name, a.gamma));
+    let ncols = ds.features.ncols();
+    let whole = layout(group, ds.nrows(), &[ncols], announced, || {
+        format!(
+            "the shards disagree on the number of features: process {} has {ncols}",
+            group.rank()
+        )
+    })?;
+    let (labels, extra) = if group.distributed() {
+        if group.lead() {
+            g.info(&format!(
+                "{} processes: {} rows, {ncols} features; process 0 holds {} rows (read in {:.1} s)",
+                group.processes(),
+                whole.rows,
+                ds.nrows(),
+                t0.elapsed().as_secs_f64()
+            ));
+        }
+        kmeans_on_group(a, g, group, &ds.features)?
+    } else {
+        one_process(a, g, &ds, &method)?
+    };
+    let classes = match &ds.targets {
+        Targets::Classes { classes, .. } => Some(classes.as_slice()),
+        _ => None,
+    };
+    let (labels, classes) = gather(group, whole, &labels, classes);
+    if !group.lead() {
+        return Ok(());
     }
-    let mut rng = seeded(g.seed);
-    let method = a.method.clone().unwrap_or_else(|| {
+    report(a, g, &ds.name, &method, &labels, classes.as_deref(), extra)
+}
+
+/// The method: `--method`, else `gimc-lff` with `--constraints` and `kmeans` without. A
+/// distributed group runs k-means only.
+fn method_name(a: &ClusterArgs, group: &dyn Group) -> Result<String> {
+    if group.distributed() {
+        let method = a.method.as_deref().unwrap_or("kmeans");
+        if method != "kmeans" || a.constraints.is_some() {
+            bail!("--mpi runs k-means (--method kmeans) without constraints, not `{method}`");
+        }
+    }
+    Ok(a.method.clone().unwrap_or_else(|| {
         if a.constraints.is_some() {
             "gimc-lff"
         } else {
             "kmeans"
         }
         .to_string()
-    });
+    }))
+}
+
+/// The assignments and the method's own figures of a clustering on one process.
+type Assigned = (Vec<usize>, Vec<(String, f64)>);
+
+/// Clusters the rows of `ds` on this process alone by `method`, under a spinner.
+fn one_process(a: &ClusterArgs, g: &Globals, ds: &Dataset, method: &str) -> Result<Assigned> {
+    let x = &ds.features;
+    let gamma = a.gamma.resolve(x);
+    if matches!(a.gamma, Gamma::Scale(_)) {
+        g.info(&format!("{}: γ = {gamma:.6} ({})", ds.name, a.gamma));
+    }
+    let mut rng = seeded(g.seed);
     let spinner = crate::progress::spinner(g, &format!("clustering with {method}"));
-    let mut extra: Vec<(String, f64)> = Vec::new();
-    let budget = memory_budget()?;
-    let result: Result<Vec<usize>> = (|| {
-        if let Some(cf) = &a.constraints {
-            let c = gimc_data::read_constraints(cf, Some(n), false)
-                .with_context(|| format!("constraints for {} rows of {}", n, ds.name))?;
-            let pairs = c.pairs;
-            match method.as_str() {
-                "mccc" => {
-                    let mut p = MccParams::new(a.k);
-                    p.imc.max_outer = a.iters.max(1);
-                    p.memory = budget;
-                    preflight(g, &estimate_mccc(x, pairs.len(), &p), budget, "--k")?;
-                    let r = fit_mccc(x, &pairs, &p.check()?, &mut rng)?;
-                    extra.push((
-                        "constraint_error".into(),
-                        gimc_metrics::constraint_error(&pairs, &r.labels)?,
-                    ));
-                    Ok(r.labels)
-                }
-                m => {
-                    let (family, learn) = crate::common::map_method(m, &g.registry)
-                        .with_context(|| "with --constraints (or mccc)".to_string())?;
-                    let mut p =
-                        SemiSupParams::new(a.k, a.m.unwrap_or(200), gamma).with_learn(learn);
-                    if !a.lambda.is_empty() {
-                        p = p.with_lambdas(a.lambda.clone());
-                    }
-                    p.completion.max_iter = a.iters;
-                    p.completion.memory = budget;
-                    preflight(
-                        g,
-                        &estimate_semisupervised(x, pairs.len(), family, &p)?,
-                        budget,
-                        "--m",
-                    )?;
-                    let r = fit_semisupervised(x, &pairs, family, &p.check()?, &mut rng)?;
-                    extra.push(("lambda".into(), r.lambda));
-                    extra.push(("iterations".into(), r.iterations as f64));
-                    extra.push(("constraint_error".into(), r.train_constraint_error));
-                    Ok(r.labels)
-                }
-            }
-        } else {
-            if let Some(est) = kmeans_estimate(&method, x, a.k) {
-                preflight(g, &est, budget, "-k")?;
-            }
-            match method.as_str() {
-                "kmeans" => {
-                    let p = KMeansParams::new(a.k).with_n_init(10).check()?;
-                    let r = fit_kmeans(x, &p, &mut rng)?;
-                    extra.push(("inertia".into(), r.inertia));
-                    Ok(r.labels)
-                }
-                "minibatch" => {
-                    let p = MiniBatchKMeansParams::new(a.k).check()?;
-                    let r = fit_minibatch_kmeans(x, &p, &mut rng)?;
-                    extra.push(("inertia".into(), r.inertia));
-                    Ok(r.labels)
-                }
-                "kernel-kmeans" => {
-                    let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma }).check()?;
-                    let r = fit_kernel_kmeans(x, &p, &mut rng)?;
-                    extra.push(("inertia".into(), r.inertia));
-                    Ok(r.labels)
-                }
-                "okmf" => {
-                    let mut p = OkmfParams::new(a.k, Kernel::Rbf { gamma });
-                    if let Some(m) = a.m {
-                        p.budget_size = m;
-                    }
-                    let r = fit_okmf(x, &p.check()?, &mut rng)?;
-                    Ok(r.predict(x)?)
-                }
-                other => bail!(
-                    "unknown method `{other}` (choose kmeans, minibatch, kernel-kmeans, okmf; with --constraints gimc-lff, gimc-lnys, imc-rff, imc-nys, mccc)"
-                ),
-            }
-        }
-    })();
-    spinner.finish();
-    let labels = result?;
-    let classes = match &ds.targets {
-        Targets::Classes { classes, .. } => Some(classes.as_slice()),
-        _ => None,
+    let result = match &a.constraints {
+        Some(cf) => with_constraints(a, g, ds, cf, method, gamma, &mut rng),
+        None => kmeans_family(a, g, x, method, gamma, &mut rng),
     };
-    report(a, g, &ds.name, &method, &labels, classes, extra)
+    spinner.finish();
+    result
+}
+
+/// Clustering from the pairwise constraints in the file `cf`: MCCC, or GIMC Algorithm 2 with
+/// the map of `method`.
+fn with_constraints(
+    a: &ClusterArgs,
+    g: &Globals,
+    ds: &Dataset,
+    cf: &Path,
+    method: &str,
+    gamma: f64,
+    rng: &mut GimcRng,
+) -> Result<Assigned> {
+    let (x, n) = (&ds.features, ds.nrows());
+    let budget = memory_budget()?;
+    let c = gimc_data::read_constraints(cf, Some(n), false)
+        .with_context(|| format!("constraints for {} rows of {}", n, ds.name))?;
+    let pairs = c.pairs;
+    if method == "mccc" {
+        let mut p = MccParams::new(a.k);
+        p.imc.max_outer = a.iters.max(1);
+        p.memory = budget;
+        preflight(g, &estimate_mccc(x, pairs.len(), &p), budget, "--k")?;
+        let r = fit_mccc(x, &pairs, &p.check()?, rng)?;
+        let error = gimc_metrics::constraint_error(&pairs, &r.labels)?;
+        return Ok((r.labels, vec![("constraint_error".into(), error)]));
+    }
+    let (family, learn) = crate::common::map_method(method, &g.registry)
+        .with_context(|| "with --constraints (or mccc)".to_string())?;
+    let mut p = SemiSupParams::new(a.k, a.m.unwrap_or(200), gamma).with_learn(learn);
+    if !a.lambda.is_empty() {
+        p = p.with_lambdas(a.lambda.clone());
+    }
+    p.completion.max_iter = a.iters;
+    p.completion.memory = budget;
+    preflight(
+        g,
+        &estimate_semisupervised(x, pairs.len(), family, &p)?,
+        budget,
+        "--m",
+    )?;
+    let r = fit_semisupervised(x, &pairs, family, &p.check()?, rng)?;
+    let extra = vec![
+        ("lambda".into(), r.lambda),
+        ("iterations".into(), r.iterations as f64),
+        ("constraint_error".into(), r.train_constraint_error),
+    ];
+    Ok((r.labels, extra))
+}
+
+/// The k-means family without constraints: k-means, mini-batch, kernel k-means or OKMF.
+fn kmeans_family(
+    a: &ClusterArgs,
+    g: &Globals,
+    x: &FeatureMatrix,
+    method: &str,
+    gamma: f64,
+    rng: &mut GimcRng,
+) -> Result<Assigned> {
+    let budget = memory_budget()?;
+    if let Some(est) = kmeans_estimate(method, x, a.k) {
+        preflight(g, &est, budget, "-k")?;
+    }
+    let inertia = |labels: Vec<usize>, inertia: f64| (labels, vec![("inertia".into(), inertia)]);
+    match method {
+        "kmeans" => {
+            let r = kmeans(a, x, rng, &OneProcess)?;
+            Ok(inertia(r.labels, r.inertia))
+        }
+        "minibatch" => {
+            let p = MiniBatchKMeansParams::new(a.k).check()?;
+            let r = fit_minibatch_kmeans(x, &p, rng)?;
+            Ok(inertia(r.labels, r.inertia))
+        }
+        "kernel-kmeans" => {
+            let p = KernelKMeansParams::new(a.k, Kernel::Rbf { gamma }).check()?;
+            let r = fit_kernel_kmeans(x, &p, rng)?;
+            Ok(inertia(r.labels, r.inertia))
+        }
+        "okmf" => {
+            let mut p = OkmfParams::new(a.k, Kernel::Rbf { gamma });
+            if let Some(m) = a.m {
+                p.budget_size = m;
+            }
+            let r = fit_okmf(x, &p.check()?, rng)?;
+            Ok((r.predict(x)?, Vec::new()))
+        }
+        other => bail!(
+            "unknown method `{other}` (choose kmeans, minibatch, kernel-kmeans, okmf; with --constraints gimc-lff, gimc-lnys, imc-rff, imc-nys, mccc)"
+        ),
+    }
+}
+
+/// k-means with 10 restarts on the rows of `group` (this process's `x`).
+fn kmeans(
+    a: &ClusterArgs,
+    x: &FeatureMatrix,
+    rng: &mut GimcRng,
+    group: &dyn Group,
+) -> Result<KMeans> {
+    let params = KMeansParams::new(a.k).with_n_init(10).check()?;
+    Ok(fit_kmeans_sharded(x, &params, rng, group)?)
+}
+
+/// k-means on a distributed group, with its iterations, the processes and the fit's seconds.
+fn kmeans_on_group(
+    a: &ClusterArgs,
+    g: &Globals,
+    group: &dyn Group,
+    x: &FeatureMatrix,
+) -> Result<Assigned> {
+    let t = Instant::now();
+    let r = kmeans(a, x, &mut seeded(g.seed), group)?;
+    let extra = vec![
+        ("inertia".to_string(), r.inertia),
+        ("iterations".to_string(), r.n_iter as f64),
+        ("processes".to_string(), group.processes() as f64),
+        ("fit_seconds".to_string(), t.elapsed().as_secs_f64()),
+    ];
+    Ok((r.labels, extra))
+}
+
+/// Every row's assignment, and its class when every shard has classes, gathered from the
+/// group's shards into whole-length vectors (by one sum; for one process the vectors
+/// themselves).
+fn gather(
+    group: &dyn Group,
+    whole: Layout,
+    labels: &[usize],
+    classes: Option<&[usize]>,
+) -> (Vec<usize>, Option<Vec<usize>>) {
+    let rows = whole.rows;
+    let mut all = vec![0.0; 2 * rows + 1];
+    for (i, &l) in labels.iter().enumerate() {
+        all[whole.offset + i] = l as f64;
+    }
+    if let Some(c) = classes {
+        for (i, &y) in c.iter().enumerate() {
+            all[rows + whole.offset + i] = y as f64;
+        }
+        all[2 * rows] = 1.0;
+    }
+    group.sum(&mut all);
+    let labels = all[..rows].iter().map(|&l| l as usize).collect();
+    let classes = (all[2 * rows] == group.processes() as f64)
+        .then(|| all[rows..2 * rows].iter().map(|&c| c as usize).collect());
+    (labels, classes)
 }
 
 /// Writes the assignments (to --out or stdout) and the summary: the method's own figures in
 /// `extra`, plus clustering accuracy and pairwise error when the rows have classes.
-pub(crate) fn report(
+fn report(
     a: &ClusterArgs,
     g: &Globals,
     name: &str,

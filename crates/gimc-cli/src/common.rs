@@ -15,31 +15,8 @@ use gimc_data::{
 };
 use gimc_linalg::{RowNorm, Standardizer};
 
-/// Global options every subcommand sees.
-#[derive(Debug, Clone)]
-pub struct Globals {
-    /// Data directory given on the command line.
-    pub data_dir: Option<PathBuf>,
-    /// JSON output.
-    pub json: bool,
-    /// No progress or informational messages on stderr.
-    pub quiet: bool,
-    /// Seed of every random draw.
-    pub seed: u64,
-    /// The label column of CSV inputs (name, 0-based index, or `last`).
-    pub label_column: Option<String>,
-    /// The label columns of multi-label CSV inputs (`--label-columns`, or as a model records
-    /// them).
-    pub label_columns: Vec<ColumnRange>,
-    /// CSV columns kept as features even when they look like a class (`--keep-column`).
-    pub keep_columns: Vec<String>,
-    /// The Mulan XML label file of ARFF inputs (`--label-file`).
-    pub labels_file: Option<PathBuf>,
-    /// Read the inputs as multi-label (`--multi-label`).
-    pub multi_label: bool,
-    /// The map families (`--method`) and codecs (model files) in use.
-    pub registry: MapRegistry,
-}
+use crate::globals::Globals;
+use crate::progress;
 
 /// The map family of a `--method` and whether its map is learned: `gimc-NAME` (learned) or
 /// `imc-NAME` (the random draw kept) for any family `NAME` of the registry, a bare `NAME`
@@ -72,18 +49,6 @@ pub fn map_method<'r>(method: &str, registry: &'r MapRegistry) -> Result<(&'r Dy
                 learned.join(", "),
                 fixed.join(", ")
             )
-        }
-    }
-}
-
-impl Globals {
-    /// Prints an informational line on stderr unless `--quiet`.
-    pub fn info(&self, msg: &str) {
-        if !self.quiet {
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("{msg}");
-            }
         }
     }
 }
@@ -158,7 +123,7 @@ pub fn check_memory(
 /// The data argument of `fit` / `predict` (a file or a set name), loaded under a spinner.
 pub fn load_target(target: Option<&str>, part: &str, g: &Globals) -> Result<Dataset> {
     let target = target.ok_or_else(|| anyhow::anyhow!("missing the data argument"))?;
-    let spinner = crate::progress::spinner(g, &format!("loading {target}"));
+    let spinner = progress::spinner(g, &format!("loading {target}"));
     let ds = load_input(target, part, g);
     spinner.finish();
     ds
@@ -424,6 +389,15 @@ pub fn label_data(ds: Dataset) -> Result<LabelData> {
         ),
     };
     Ok(data)
+}
+
+/// `labels` (multi-label) or `classes` (multi-class).
+pub fn labels_word(task: gimc::Task) -> &'static str {
+    if task == gimc::Task::MultiLabel {
+        "labels"
+    } else {
+        "classes"
+    }
 }
 
 /// Clap value parser of a count that must be at least 1 (e.g. `--top-k`).

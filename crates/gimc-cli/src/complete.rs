@@ -2,24 +2,35 @@
 //! MC-ALS, IMC by ALS + CG (row and/or column feature files), nuclear-norm MC or IMC by FPC,
 //! or PU-IMC (the observed entries are positives, the rest unlabelled), writing predictions for
 //! the requested entries. A λ grid is chosen by the RMSE on a held-out part of Ω, then the
-//! chosen λ is refitted on all of Ω.
+//! chosen λ is refitted on all of Ω. GIMC with kernel feature maps on both feature files
+//! (`--method gimc-*|imc-rff|imc-nys`) chooses m, γ, λ and the iteration count the same way
+//! and saves a completion model for `gimc predict --pairs`. `mpirun -np N gimc complete
+//! TRIPLETS --method imc --row-features X [--col-features Y] --mpi` runs IMC-ALS
+//! data-parallel on the process group ([`crate::group`]), sharded by rows of A.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use gimc::OneProcess;
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::memory::{Tally, mat_bytes};
+use gimc_linalg::rng::seeded;
+use gimc_linalg::sums::{sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::completion::{
     CompletionMethod, SelectedCompletion, SelectedPu, fit_selected, fit_selected_pu,
 };
-use gimc_solvers::{ImcModel, NoObserver, Side};
+use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc_sharded};
 use serde_json::json;
 
 use crate::common::{
-    Globals, PredictionKind, check_memory, check_outputs, load_input, memory_budget, write_output,
+    PredictionKind, check_memory, check_outputs, load_input, memory_budget, write_output,
 };
+use crate::globals::Globals;
+use crate::group::{Group, Layout, layout, load_rows};
+use crate::progress::IterationLog;
 
 /// Arguments of `gimc complete`.
 #[derive(Args, Debug)]
@@ -102,6 +113,8 @@ pub struct CompleteArgs {
     pub mpi: bool,
 }
 
+/// The `i j` pairs of a file (0-based unless `one_based`; blank lines and `#` / `%` comments
+/// skipped; fields separated by spaces, tabs or commas).
 pub fn read_pairs(path: &Path, one_based: bool) -> Result<Vec<(usize, usize)>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -142,7 +155,7 @@ pub fn read_pairs(path: &Path, one_based: bool) -> Result<Vec<(usize, usize)>> {
 /// The peak memory of MC-ALS / IMC (shapes only): Ω (32 bytes an entry) and the residual on it,
 /// the side features, and per side the factor with its gradient and CG vectors (8 × D × r,
 /// D = n for an identity side, d for features) and the n × r products.
-pub(crate) fn estimate(
+fn estimate(
     nrows: usize,
     ncols: usize,
     nnz: usize,
@@ -180,7 +193,7 @@ pub(crate) fn estimate(
 /// Writes the predictions of `pairs`: the line `# gimc predictions: kind=values`, then `i j
 /// value` lines, or with `--json` the object `meta` with `"predictions": [[i, j, value], …]`
 /// added (indices 1-based with --one-based).
-pub(crate) fn write_predictions(
+fn write_predictions(
     a: &CompleteArgs,
     g: &Globals,
     pairs: &[(usize, usize)],
@@ -210,12 +223,7 @@ pub(crate) fn write_predictions(
 /// widths are the factors' rows); plain completion's features are the indices themselves
 /// (identity maps as wide as the matrix, applied by `gimc predict --pairs` without feature
 /// files).
-pub(crate) fn save_factors(
-    a: &CompleteArgs,
-    path: &Path,
-    model: &ImcModel,
-    lambda: f64,
-) -> Result<()> {
+fn save_factors(a: &CompleteArgs, path: &Path, model: &ImcModel, lambda: f64) -> Result<()> {
     let mut saved = gimc::CompletionModel::new(
         Box::new(gimc_featmap::Identity::new(model.w.nrows())) as gimc::BoxedMap,
         Box::new(gimc_featmap::Identity::new(model.h.nrows())) as gimc::BoxedMap,
@@ -353,96 +361,315 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     check_outputs(g, &[a.out.as_deref(), a.save.as_deref()], &inputs)?;
     #[cfg(feature = "mpi")]
     if a.mpi {
-        return crate::mpi_fit::run_complete(a, g);
+        return crate::group::run_mpi(|group| complete(a, g, group));
     }
-    let rowf = match &a.row_features {
-        Some(t) => Some(load_input(t, "train", g)?.features),
-        None => None,
+    complete(a, g, &OneProcess)
+}
+
+/// Completes the matrix on `group`. One process runs any method; a distributed group runs
+/// IMC-ALS on Ω sharded by rows of A ([`gimc_solvers::fit_imc_sharded`], the settings of the
+/// single-process command with one λ): each process holds its block of rows of the row
+/// features ([`load_rows`]) and the whole column features, and keeps the observed entries of
+/// its rows. The training RMSE and the predictions are sums of every process's own rows'
+/// parts, written by process 0.
+fn complete(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<()> {
+    if group.distributed() {
+        refuse_off_group(a)?;
+    }
+    let t0 = Instant::now();
+    let sides = load_sides(a, g, group)?;
+    let obs = observe(a, &sides)?;
+    if a.method.starts_with("gimc-") || a.method == "imc-rff" || a.method == "imc-nys" {
+        return complete_gimc(a, g, &sides, &obs);
+    }
+    if a.patience.is_some() && !group.distributed() {
+        bail!("--patience stops the map learning of --method gimc-lff / gimc-lnys only");
+    }
+    let (rowf, colf) = (sides.rowf.as_ref(), sides.colf.as_ref());
+    let local = &obs.local;
+    check_memory(
+        &estimate(
+            obs.block.len(),
+            obs.ncols,
+            local.vals.len(),
+            rowf,
+            colf,
+            a.rank,
+        ),
+        memory_budget()?,
+        if group.distributed() {
+            "--rank (or use more processes)"
+        } else {
+            "--rank"
+        },
+    )?;
+    if group.distributed() && group.lead() {
+        g.info(&format!(
+            "{} processes: {} × {} with {} observed entries; process 0 holds {} rows and {} entries (read in {:.1} s)",
+            group.processes(),
+            obs.nrows,
+            obs.ncols,
+            obs.observed.len(),
+            obs.block.len(),
+            local.vals.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+    }
+    let problem = Problem {
+        phi: rowf.map_or(Side::Identity(obs.block.len()), Side::Features),
+        psi: colf.map_or(Side::Identity(obs.ncols), Side::Features),
+        obs: &obs,
+    };
+    let fitted = if group.distributed() {
+        fit_on_group(a, g, group, &problem)?
+    } else {
+        select(a, g, &problem, rowf.is_some(), colf.is_some())?
+    };
+    if let Some(path) = a.save.as_ref().filter(|_| group.lead()) {
+        save_factors(a, path, &fitted.model, fitted.lambda)?;
+    }
+    write_completion(a, g, group, &problem, fitted)
+}
+
+/// This process's part of the completion problem: the row and column sides (features, or
+/// identity) and the observed entries.
+struct Problem<'p> {
+    phi: Side<'p>,
+    psi: Side<'p>,
+    obs: &'p Observations,
+}
+
+/// The features of the matrix's rows (this process's block of them) and columns, with the
+/// layout of the row blocks (`None` without row features).
+struct Sides {
+    rowf: Option<FeatureMatrix>,
+    colf: Option<FeatureMatrix>,
+    whole: Option<Layout>,
+}
+
+/// Loads `--row-features` (this process's rows) and `--col-features` (whole).
+fn load_sides(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<Sides> {
+    let (rowf, announced) = match &a.row_features {
+        Some(t) => {
+            let (ds, announced) = load_rows(Some(t), "train", g, group)?;
+            (Some(ds.features), announced)
+        }
+        None => (None, None),
     };
     let colf = match &a.col_features {
         Some(t) => Some(load_input(t, "train", g)?.features),
         None => None,
     };
+    let whole = match &rowf {
+        Some(x) => Some(layout(group, x.nrows(), &[x.ncols()], announced, || {
+            format!(
+                "the shards disagree on the number of row features: process {} has {}",
+                group.rank(),
+                x.ncols()
+            )
+        })?),
+        None => None,
+    };
+    Ok(Sides { rowf, colf, whole })
+}
+
+/// The observed entries of this process's rows: their rows counted from the block's first.
+struct Local {
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    vals: Vec<f64>,
+    omega: Observed,
+}
+
+/// The observed entries of the triplets file.
+struct Observations {
+    /// Rows and columns of the whole matrix.
+    nrows: usize,
+    ncols: usize,
+    /// Every observed (row, column) pair, in the file's order.
+    observed: Vec<(usize, usize)>,
+    /// The whole's rows this process holds.
+    block: std::ops::Range<usize>,
+    /// The observed entries of those rows.
+    local: Local,
+}
+
+/// Reads the triplets file (every process reads it whole) and keeps the entries of this
+/// process's rows.
+fn observe(a: &CompleteArgs, sides: &Sides) -> Result<Observations> {
     let t = read_triplets(
         &a.triplets,
         &TripletOptions {
             one_based: a.one_based,
-            nrows: rowf.as_ref().map(|f| f.nrows()),
-            ncols: colf.as_ref().map(|f| f.nrows()),
+            nrows: sides.whole.map(|l| l.rows),
+            ncols: sides.colf.as_ref().map(|f| f.nrows()),
             ..TripletOptions::default()
         },
     )?;
     if t.entries.is_empty() {
         bail!("{}: no observed entries", a.triplets.display());
     }
-    let (nrows, ncols) = (
-        rowf.as_ref().map_or(t.nrows, |f| f.nrows()),
-        colf.as_ref().map_or(t.ncols, |f| f.nrows()),
-    );
-    let rows: Vec<usize> = t.entries.iter().map(|e| e.0).collect();
-    let cols: Vec<usize> = t.entries.iter().map(|e| e.1).collect();
-    let vals: Vec<f64> = t.entries.iter().map(|e| e.2).collect();
-    let omega = Observed::from_triplets(nrows, ncols, &rows, &cols, &vals)
+    let nrows = sides.whole.map_or(t.nrows, |l| l.rows);
+    let ncols = sides.colf.as_ref().map_or(t.ncols, |f| f.nrows());
+    let block = match (&sides.whole, &sides.rowf) {
+        (Some(l), Some(x)) => l.block(x.nrows()),
+        _ => 0..nrows,
+    };
+    let mine: Vec<&(usize, usize, f64)> =
+        t.entries.iter().filter(|e| block.contains(&e.0)).collect();
+    let rows: Vec<usize> = mine.iter().map(|e| e.0 - block.start).collect();
+    let cols: Vec<usize> = mine.iter().map(|e| e.1).collect();
+    let vals: Vec<f64> = mine.iter().map(|e| e.2).collect();
+    let omega = Observed::from_triplets(block.len(), ncols, &rows, &cols, &vals)
         .with_context(|| a.triplets.display().to_string())?;
-    if a.method.starts_with("gimc-") || a.method == "imc-rff" || a.method == "imc-nys" {
-        let (Some(x), Some(y)) = (&rowf, &colf) else {
-            bail!(
-                "--method {} needs --row-features and --col-features",
-                a.method
-            );
-        };
-        let (family, learn) = crate::common::map_method(&a.method, &g.registry)?;
-        let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-        let out = run_gimc(a, g, family, learn, x, y, &omega);
-        spinner.finish();
-        let (model, scores, chosen) = out?;
-        if let Some(path) = &a.save {
-            gimc::persist::save_completion_model(&model, path)
-                .with_context(|| format!("saving the model to {}", path.display()))?;
-        }
-        let observed: Vec<(usize, usize)> =
-            rows.iter().copied().zip(cols.iter().copied()).collect();
-        let rmse = crate::common::rmse(&model.predict_entries(x, y, &observed)?, &vals);
-        let pairs = match &a.entries {
-            Some(p) => read_pairs(p, a.one_based)?,
-            None => observed,
-        };
-        let pred = model.predict_entries(x, y, &pairs)?;
-        write_predictions(
-            a,
-            g,
-            &pairs,
-            &pred,
-            json!({
-                "method": a.method, "chosen": chosen, "holdout": scores, "train_rmse": rmse,
-                "model": a.save.as_ref().map(|p| p.display().to_string()),
-            }),
-        )?;
-        g.info(&format!(
-            "{} on {nrows} × {ncols}: {chosen}; training RMSE {rmse:.4}",
+    Ok(Observations {
+        nrows,
+        ncols,
+        observed: t.entries.iter().map(|e| (e.0, e.1)).collect(),
+        block,
+        local: Local {
+            rows,
+            cols,
+            vals,
+            omega,
+        },
+    })
+}
+
+/// The fit of `gimc complete`, for its outputs.
+struct Fitted {
+    lambda: f64,
+    model: ImcModel,
+    /// JSON fields of how it was fitted (the selection's scores; the processes).
+    fields: serde_json::Value,
+    /// What the summary line says of the processes (empty for one process), and after λ.
+    processes: String,
+    detail: String,
+}
+
+/// Refuses on a distributed group what it does not run: anything but IMC-ALS with row
+/// features and one λ.
+fn refuse_off_group(a: &CompleteArgs) -> Result<()> {
+    if a.method != "imc" {
+        bail!(
+            "--mpi runs IMC-ALS on a partial Ω (--method imc), not `{}`",
             a.method
-        ));
-        return Ok(());
+        );
     }
-    if a.patience.is_some() {
-        bail!("--patience stops the map learning of --method gimc-lff / gimc-lnys only");
+    if a.lambda.len() != 1 {
+        bail!("--mpi fits one setting: give one --lambda (there is no held-out grid)");
     }
-    check_memory(
-        &estimate(
-            nrows,
-            ncols,
-            vals.len(),
-            rowf.as_ref(),
-            colf.as_ref(),
+    if a.row_features.is_none() {
+        bail!(
+            "--mpi needs --row-features: the processes share the rows of A, and with identity \
+             row features W would be split with them"
+        );
+    }
+    if a.save.is_some() && a.col_features.is_none() {
+        bail!("--save: a model file needs both --row-features and --col-features");
+    }
+    Ok(())
+}
+
+/// IMC-ALS with the one λ on the group's shards of Ω.
+fn fit_on_group(
+    a: &CompleteArgs,
+    g: &Globals,
+    group: &dyn Group,
+    problem: &Problem<'_>,
+) -> Result<Fitted> {
+    let lambda = a.lambda[0];
+    // the single-process command's settings (gimc_solvers::completion::fit_method)
+    let params = ImcParams::default()
+        .with_rank(a.rank)
+        .with_lambda(lambda)
+        .with_max_outer(a.iters)
+        .check()?;
+    let shard = ImcProblem::partial_shard(problem.phi, problem.psi, &problem.obs.local.omega)?;
+    let t = Instant::now();
+    let mut log = IterationLog::new(g, group.lead());
+    let model = fit_imc_sharded(&shard, &params, None, &mut seeded(g.seed), &mut log, group)?;
+    let seconds = t.elapsed().as_secs_f64();
+    Ok(Fitted {
+        lambda,
+        fields: json!({
+            "holdout_rmse": [],
+            "processes": group.processes(),
+            "iterations": model.iterations,
+            "fit_seconds": seconds,
+        }),
+        processes: format!(", {} processes", group.processes()),
+        detail: format!(", {} iterations in {seconds:.2} s", model.iterations),
+        model,
+    })
+}
+
+/// The methods of `gimc_solvers::completion` on one process, λ (and PU-IMC's ρ) chosen on
+/// held-out entries of Ω.
+fn select(
+    a: &CompleteArgs,
+    g: &Globals,
+    problem: &Problem<'_>,
+    row_features: bool,
+    col_features: bool,
+) -> Result<Fitted> {
+    let method = check_method(a, row_features, col_features)?;
+    let (phi, psi, omega) = (problem.phi, problem.psi, &problem.obs.local.omega);
+    let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
+    // PU-IMC chooses (λ, ρ) by held-out AUC, the others λ by held-out RMSE
+    let fit = if matches!(method, CompletionMethod::PuImc { .. }) {
+        fit_selected_pu(
+            phi,
+            psi,
+            omega,
+            &a.lambda,
+            &a.rho,
+            a.holdout,
             a.rank,
-        ),
-        memory_budget()?,
-        "--rank",
-    )?;
-    let phi = rowf.as_ref().map_or(Side::Identity(nrows), Side::Features);
-    let psi = colf.as_ref().map_or(Side::Identity(ncols), Side::Features);
-    let features = rowf.is_some() || colf.is_some();
-    // the library checks these too; here the messages name the flags
+            a.iters,
+            g.seed,
+            &mut NoObserver,
+        )
+        .map(Selected::Pu)
+    } else {
+        fit_selected(
+            method,
+            phi,
+            psi,
+            omega,
+            &a.lambda,
+            a.holdout,
+            a.rank,
+            a.iters,
+            g.seed,
+            &mut NoObserver,
+        )
+        .map(Selected::Rmse)
+    };
+    spinner.finish();
+    let (lambda, model, (fields, searched)) = fit?.report(g);
+    Ok(Fitted {
+        lambda,
+        model,
+        fields,
+        processes: String::new(),
+        detail: if searched {
+            " (chosen on the held-out entries)".to_string()
+        } else {
+            String::new()
+        },
+    })
+}
+
+/// The method of `--method` and `--rho`, refusing what it does not take (the library checks
+/// these too; here the messages name the flags), `--lambda` without a value, and `--save`
+/// with features on one side only.
+fn check_method(
+    a: &CompleteArgs,
+    row_features: bool,
+    col_features: bool,
+) -> Result<CompletionMethod> {
+    let features = row_features || col_features;
     let Some(&rho) = a.rho.first() else {
         bail!("--rho: give at least one value");
     };
@@ -471,74 +698,128 @@ pub fn run(a: &CompleteArgs, g: &Globals) -> Result<()> {
     if a.lambda.is_empty() {
         bail!("--lambda: give at least one value");
     }
-    if a.save.is_some() && rowf.is_some() != colf.is_some() {
+    if a.save.is_some() && row_features != col_features {
         bail!(
             "--save: a model file needs both --row-features and --col-features, or neither \
              (plain completion)"
         );
     }
-    let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-    // PU-IMC chooses (λ, ρ) by held-out AUC, the others λ by held-out RMSE
-    let fit = if matches!(method, CompletionMethod::PuImc { .. }) {
-        fit_selected_pu(
-            phi,
-            psi,
-            &omega,
-            &a.lambda,
-            &a.rho,
-            a.holdout,
-            a.rank,
-            a.iters,
-            g.seed,
-            &mut NoObserver,
-        )
-        .map(Selected::Pu)
-    } else {
-        fit_selected(
-            method,
-            phi,
-            psi,
-            &omega,
-            &a.lambda,
-            a.holdout,
-            a.rank,
-            a.iters,
-            g.seed,
-            &mut NoObserver,
-        )
-        .map(Selected::Rmse)
+    Ok(method)
+}
+
+/// The training RMSE and the predictions of the requested entries (each process fills in
+/// the pairs of its rows, the sum holds them all), written by the lead process with the
+/// summary line.
+fn write_completion(
+    a: &CompleteArgs,
+    g: &Globals,
+    group: &dyn Group,
+    problem: &Problem<'_>,
+    fitted: Fitted,
+) -> Result<()> {
+    let (phi, psi, obs) = (problem.phi, problem.psi, problem.obs);
+    let (model, lambda, local) = (&fitted.model, fitted.lambda, &obs.local);
+    // training RMSE: squared errors of this process's entries, summed
+    let local_pairs: Vec<(usize, usize)> = local
+        .rows
+        .iter()
+        .copied()
+        .zip(local.cols.iter().copied())
+        .collect();
+    let fitted_values = model.predict_entries(phi, psi, &local_pairs)?;
+    let se: f64 = fitted_values
+        .iter()
+        .zip(&local.vals)
+        .map(|(f, v)| (f - v).powi(2))
+        .sum();
+    let rmse = (sum_scalar(group, se) / obs.observed.len() as f64).sqrt();
+    let pairs: Vec<(usize, usize)> = match &a.entries {
+        Some(p) => read_pairs(p, a.one_based)?,
+        None => obs.observed.clone(),
     };
-    spinner.finish();
-    let (lambda, model, selection) = fit?.report(g);
-    if let Some(path) = &a.save {
-        save_factors(a, path, &model, lambda)?;
+    let (nrows, ncols) = (obs.nrows, obs.ncols);
+    if group.distributed()
+        && let Some(&(i, j)) = pairs.iter().find(|&&(i, j)| i >= nrows || j >= ncols)
+    {
+        bail!("pair ({i}, {j}) out of range for {nrows} rows and {ncols} columns");
     }
-    let observed: Vec<(usize, usize)> = rows.iter().copied().zip(cols.iter().copied()).collect();
-    let fitted = model.predict_entries(phi, psi, &observed)?;
-    let rmse = crate::common::rmse(&fitted, &vals);
+    // one process predicts every pair (the model refuses one out of range)
+    let owned: Vec<usize> = (0..pairs.len())
+        .filter(|&e| !group.distributed() || obs.block.contains(&pairs[e].0))
+        .collect();
+    let mine: Vec<(usize, usize)> = owned
+        .iter()
+        .map(|&e| (pairs[e].0 - obs.block.start, pairs[e].1))
+        .collect();
+    let mut pred = vec![0.0; pairs.len()];
+    for (&e, v) in owned.iter().zip(model.predict_entries(phi, psi, &mine)?) {
+        pred[e] = v;
+    }
+    sum_slice(group, &mut pred);
+    if !group.lead() {
+        return Ok(());
+    }
+    let mut meta = json!({
+        "method": a.method,
+        "lambda": lambda,
+        "rank": model.rank(),
+        "train_rmse": rmse,
+    });
+    if let (Some(v), Some(fields)) = (meta.as_object_mut(), fitted.fields.as_object()) {
+        v.extend(fields.clone());
+    }
+    write_predictions(a, g, &pairs, &pred, meta)?;
+    g.info(&format!(
+        "{} on {nrows} × {ncols} with {} observed entries{}: rank {}, λ {lambda}{}, training RMSE {rmse:.4}",
+        a.method,
+        obs.observed.len(),
+        fitted.processes,
+        model.rank(),
+        fitted.detail,
+    ));
+    Ok(())
+}
+
+/// `gimc complete --method gimc-*|imc-rff|imc-nys` on one process: [`run_gimc`]'s model
+/// saved on request, its predictions written.
+fn complete_gimc(a: &CompleteArgs, g: &Globals, sides: &Sides, obs: &Observations) -> Result<()> {
+    let (Some(x), Some(y)) = (&sides.rowf, &sides.colf) else {
+        bail!(
+            "--method {} needs --row-features and --col-features",
+            a.method
+        );
+    };
+    let (family, learn) = crate::common::map_method(&a.method, &g.registry)?;
+    let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
+    let out = run_gimc(a, g, family, learn, x, y, &obs.local.omega);
+    spinner.finish();
+    let (model, scores, chosen) = out?;
+    if let Some(path) = &a.save {
+        gimc::persist::save_completion_model(&model, path)
+            .with_context(|| format!("saving the model to {}", path.display()))?;
+    }
+    let rmse = crate::common::rmse(
+        &model.predict_entries(x, y, &obs.observed)?,
+        &obs.local.vals,
+    );
     let pairs = match &a.entries {
         Some(p) => read_pairs(p, a.one_based)?,
-        None => observed,
+        None => obs.observed.clone(),
     };
-    let pred = model.predict_entries(phi, psi, &pairs)?;
-    write_predictions(a, g, &pairs, &pred, {
-        let mut v = json!({
-            "method": a.method,
-            "lambda": lambda,
-            "rank": model.rank(),
-            "train_rmse": rmse,
-        });
-        if let (Some(v), Some(sel)) = (v.as_object_mut(), selection.0.as_object()) {
-            v.extend(sel.clone());
-        }
-        v
-    })?;
+    let pred = model.predict_entries(x, y, &pairs)?;
+    write_predictions(
+        a,
+        g,
+        &pairs,
+        &pred,
+        json!({
+            "method": a.method, "chosen": chosen, "holdout": scores, "train_rmse": rmse,
+            "model": a.save.as_ref().map(|p| p.display().to_string()),
+        }),
+    )?;
     g.info(&format!(
-        "{} on {nrows} × {ncols} with {} observed entries: rank {}, λ {lambda}{}, training RMSE {rmse:.4}",
-        a.method,
-        vals.len(),
-        model.rank(),
-        if selection.1 { " (chosen on the held-out entries)" } else { "" },
+        "{} on {} × {}: {chosen}; training RMSE {rmse:.4}",
+        a.method, obs.nrows, obs.ncols
     ));
     Ok(())
 }

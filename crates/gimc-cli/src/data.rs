@@ -13,7 +13,8 @@ use gimc_data::{
 use gimc_linalg::rng::seeded;
 use serde_json::{Value, json};
 
-use crate::common::{Globals, file_only_flags, load_file};
+use crate::common::{file_only_flags, load_file};
+use crate::globals::Globals;
 
 /// Subcommands of `gimc data`.
 #[derive(Subcommand)]

@@ -13,7 +13,8 @@ use clap::Args;
 use gimc_data::Targets;
 use serde_json::json;
 
-use crate::common::{Globals, PredictionKind, load_input, write_output};
+use crate::common::{PredictionKind, load_input, write_output};
+use crate::globals::Globals;
 
 /// Arguments of `gimc eval`: `gimc eval PREDICTIONS TRUTH`, or the same files named with
 /// `--pred` and `--truth` (a positional file then fills whichever of the two is not named).

@@ -87,16 +87,14 @@
 
 #![deny(missing_docs)]
 
-mod auto;
 mod cluster;
 mod common;
 mod complete;
-mod completion;
 mod data;
 mod eval;
 mod fit;
-#[cfg(feature = "mpi")]
-mod mpi_fit;
+mod globals;
+mod group;
 mod plot;
 mod predict;
 mod progress;
@@ -196,7 +194,7 @@ fn run(cli: &Cli, registry: &MapRegistry) -> anyhow::Result<()> {
             .build_global()
             .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
     }
-    let g = common::Globals {
+    let g = globals::Globals {
         data_dir: cli.data_dir.clone(),
         json: cli.json,
         quiet: cli.quiet,

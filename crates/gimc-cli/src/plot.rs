@@ -6,7 +6,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc_plot::{LineChart, Series};
 
-use crate::common::{Globals, check_outputs, write_output};
+use crate::common::{check_outputs, write_output};
+use crate::globals::Globals;
 
 /// Arguments of `gimc plot`.
 #[derive(Args, Debug)]

@@ -4,16 +4,19 @@
 //! has it applied to the new rows first. Sparse rows indexed by column number (LIBSVM, XMC)
 //! that never reach the model's last columns are widened with zero columns. Text and CSV output
 //! starts with the line `# gimc predictions: kind=labels` (or `kind=classes`), which `gimc
-//! eval` reads.
+//! eval` reads. With `--pairs`, a completion model saved by `gimc complete --save` predicts the
+//! values of (row, column) pairs, on new rows or columns given their features.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::Task;
 use serde_json::json;
 
-use crate::common::{Globals, PredictionKind, check_outputs, load_target, write_output};
+use crate::common::{PredictionKind, check_outputs, load_input, load_target, write_output};
+use crate::complete::read_pairs;
+use crate::globals::Globals;
 
 /// Arguments of `gimc predict`.
 #[derive(Args, Debug)]
@@ -73,7 +76,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
     check_outputs(g, &[a.out.as_deref()], &inputs)?;
     if let Some(pf) = &a.pairs {
         let features = a.row_features.as_deref().zip(a.col_features.as_deref());
-        return crate::completion::predict(&a.model, pf, features, a.out.as_ref(), g);
+        return predict_pairs(&a.model, pf, features, a.out.as_ref(), g);
     }
     let (model, preprocess) =
         gimc::persist::load_label_model_with_preprocess(&a.model, &g.registry)?;
@@ -85,7 +88,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         ds.features = ds.features.widen(width)?;
     }
     if ds.ncols() != width {
-        anyhow::bail!(
+        bail!(
             "{}: {} feature columns, but the model {} was trained on {}",
             ds.name,
             ds.ncols(),
@@ -167,4 +170,51 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
 /// data the model was trained on, and the missing columns are zero.
 fn indexed_by_column_number(ds: &gimc_data::Dataset) -> bool {
     ds.features.is_sparse() && ds.feature_names.is_empty()
+}
+
+/// Predicts the values of (row, column) pairs with a saved completion model.
+fn predict_pairs(
+    model: &Path,
+    pairs_file: &Path,
+    features: Option<(&str, &str)>,
+    out: Option<&PathBuf>,
+    g: &Globals,
+) -> Result<()> {
+    let m = gimc::persist::load_completion_model(model, &g.registry)?;
+    let pairs = read_pairs(pairs_file, false)?;
+    let v = match features {
+        Some((row_features, col_features)) => {
+            let x = load_input(row_features, "train", g)?.features;
+            let y = load_input(col_features, "train", g)?.features;
+            m.predict_entries(&x, &y, &pairs)?
+        }
+        // plain completion: the pairs index the training matrix
+        None if matches!(m.method(), "mc-als" | "mc-nuclear") => m
+            .predict_by_index(&pairs)
+            .with_context(|| model.display().to_string())?,
+        None => bail!(
+            "{}: a {} model maps feature rows: give --row-features and --col-features",
+            model.display(),
+            if m.method().is_empty() {
+                "completion"
+            } else {
+                m.method()
+            }
+        ),
+    };
+    let s = if g.json {
+        let rows: Vec<_> = pairs
+            .iter()
+            .zip(&v)
+            .map(|(&(i, j), &p)| json!([i, j, p]))
+            .collect();
+        format!("{}\n", serde_json::to_string(&rows)?)
+    } else {
+        let mut s = PredictionKind::Values.header();
+        for (&(i, j), p) in pairs.iter().zip(&v) {
+            s.push_str(&format!("{i} {j} {p}\n"));
+        }
+        s
+    };
+    write_output(out.map(PathBuf::as_path), &s)
 }

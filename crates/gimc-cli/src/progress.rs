@@ -2,15 +2,16 @@
 //! spinner for indeterminate steps (loading, clustering, completion) and a bar over the outer
 //! iterations of `gimc fit`'s model selection and refit. Both draw only when stderr is a
 //! terminal and `--quiet` is off, so piped or redirected output never sees them, and nothing is
-//! ever written to stdout.
+//! ever written to stdout. The data-parallel fits log each outer iteration instead
+//! ([`IterationLog`]).
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use gimc::{IterationRecord, SelectionObserver, SelectionStage};
+use gimc::{IterationRecord, Observer, ObserverAction, SelectionObserver, SelectionStage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::common::Globals;
+use crate::globals::Globals;
 
 /// How often a spinner redraws itself while the work runs.
 const TICK: Duration = Duration::from_millis(100);
@@ -142,5 +143,36 @@ impl SelectionObserver for FitProgress {
             self.in_fit += 1;
             self.bar.set_position(self.done_before + self.in_fit);
         }
+    }
+}
+
+/// Prints each outer iteration of a fit on stderr (unless `--quiet`) when `shown`: the lead
+/// process of a data-parallel fit logs, the others stay silent.
+pub struct IterationLog<'g> {
+    g: &'g Globals,
+    shown: bool,
+}
+
+impl<'g> IterationLog<'g> {
+    /// A log printing through `g` when `shown`.
+    pub fn new(g: &'g Globals, shown: bool) -> Self {
+        Self { g, shown }
+    }
+}
+
+impl Observer for IterationLog<'_> {
+    fn observe(&mut self, r: &IterationRecord) -> ObserverAction {
+        if self.shown {
+            let extras: String = r
+                .extras
+                .iter()
+                .map(|(name, v)| format!(", {name} {v}"))
+                .collect();
+            self.g.info(&format!(
+                "iteration {}: objective {:.6e}, {:.1} s{extras}",
+                r.iteration, r.objective, r.elapsed_secs
+            ));
+        }
+        ObserverAction::Continue
     }
 }

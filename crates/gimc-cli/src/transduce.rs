@@ -17,13 +17,15 @@ use clap::{Args, ValueEnum};
 use gimc_data::{Dataset, MissingPolicy, Targets};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
-use gimc_solvers::transduction::data::{Baseline, transduce, transduce_baseline};
+use gimc_solvers::transduction::data::{Baseline, Transduced, transduce, transduce_baseline};
 use gimc_solvers::{
     FpcImputeParams, SvmCvParams, TransductionCvParams, TransductionParams, TransductionVariant,
+    ValidSvmCvParams, ValidTransductionCvParams, ValidTransductionParams,
 };
 use serde_json::json;
 
-use crate::common::{Globals, check_outputs, load_input_with, write_output};
+use crate::common::{check_outputs, load_input_with, write_output};
+use crate::globals::Globals;
 
 /// The transductive method, or a baseline of the paper's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -205,14 +207,9 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
     )?;
     let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask, &a.missing)?;
     let (n, d) = (ds.nrows(), ds.ncols());
-    let LabelSide {
-        t,
-        entries: label_e,
-        unknown,
-        names,
-        multilabel,
-    } = label_entries(&ds)?;
-    if unknown.is_empty() {
+    let side = label_entries(&ds)?;
+    let t = side.t;
+    if side.unknown.is_empty() {
         bail!(
             "{}: every label is known, so there is nothing to predict (leave the labels to \
              predict missing: `?` in ARFF, for a whole row or single cells; an empty class cell \
@@ -220,7 +217,7 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             ds.name
         );
     }
-    if label_e.is_empty() {
+    if side.entries.is_empty() {
         bail!("{}: no labelled rows to learn from", ds.name);
     }
     crate::common::preflight(
@@ -229,7 +226,72 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         crate::common::memory_budget()?,
         "--folds or the λ grid",
     )?;
-    // features with NaN in the missing cells; labels ±1 known, 0 unknown (n × t)
+    let (x, y) = matrices(&ds, &side);
+    let settings = Settings::new(a)?;
+    g.info(&format!(
+        "{}: {n} rows ({} unlabelled, {} with some labels missing), {d} features ({} missing), {t} {}; {}-fold cross-validation over λ ∈ {:?}",
+        ds.name,
+        ds.unlabeled.len(),
+        side.unknown.len() - ds.unlabeled.len(),
+        ds.missing.len(),
+        if side.multilabel { "labels" } else { "classes" },
+        a.folds,
+        a.lambda
+    ));
+    let spinner = crate::progress::spinner(g, &format!("transducing with {:?}", a.method));
+    let mut rng = a
+        .stream
+        .iter()
+        .fold(seeded(g.seed), |r, &s| gimc_linalg::rng::child(&r, s));
+    let fit = match &settings.baseline {
+        None => transduce(
+            x.as_ref(),
+            y.as_ref(),
+            a.standardize,
+            &settings.params,
+            &settings.cv,
+            &mut rng,
+        ),
+        Some(b) => transduce_baseline(
+            x.as_ref(),
+            y.as_ref(),
+            a.standardize,
+            b,
+            &settings.svm,
+            &mut rng,
+        ),
+    };
+    spinner.finish();
+    let out = fit?;
+    let (rows, predicted) = predicted_labels(&ds, &side, &out.scores);
+    write_output(
+        a.out.as_deref(),
+        &predictions_text(a, g, &side, &out, &rows, &predicted)?,
+    )?;
+    let unknown_cells: usize = side
+        .unknown
+        .values()
+        .map(|u| u.iter().filter(|&&b| b).count())
+        .sum();
+    if let Some(path) = &a.impute_out {
+        write_imputed(path, &ds, &out.imputed)?;
+    }
+    g.info(&format!(
+        "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {:.2} %; {unknown_cells} \
+         label cells of {} rows predicted",
+        a.method,
+        out.lambda,
+        out.mu,
+        out.cv_label_error,
+        rows.len()
+    ));
+    Ok(())
+}
+
+/// The features with NaN in the missing cells (n × d), and the labels: ±1 known, 0 unknown
+/// (n × t).
+fn matrices(ds: &Dataset, side: &LabelSide) -> (Mat<f64>, Mat<f64>) {
+    let (n, d) = (ds.nrows(), ds.ncols());
     let missing: std::collections::HashSet<(usize, usize)> = ds.missing.iter().copied().collect();
     let dense = ds.features.to_dense();
     let x = Mat::from_fn(n, d, |i, j| {
@@ -239,82 +301,81 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             dense[(i, j)]
         }
     });
-    let mut y = Mat::<f64>::zeros(n, t);
-    for &(l, i, v) in &label_e {
+    let mut y = Mat::<f64>::zeros(n, side.t);
+    for &(l, i, v) in &side.entries {
         y[(i, l)] = v;
     }
-    let variant = match a.method {
-        TransduceMethod::Mcb => TransductionVariant::McB,
-        _ => TransductionVariant::Mc1,
-    };
-    let params = TransductionParams::default()
-        .with_variant(variant)
-        .with_max_stage_iters(a.max_stage_iters)
-        .with_accelerate(true)
-        .check()?;
-    let cv = TransductionCvParams::default()
-        .with_folds(a.folds)
-        .with_lambdas(a.lambda.clone())
-        .with_mu_count(a.mu_count)
-        .check()?;
-    let svm = SvmCvParams::default().with_folds(a.folds).check()?;
-    let baseline = match a.method {
-        TransduceMethod::Mc1 | TransduceMethod::Mcb => None,
-        TransduceMethod::FpcSvm => Some(Baseline::FpcSvm(
-            FpcImputeParams::default()
-                .with_folds(a.folds)
-                .with_mu_count(a.mu_count)
-                .with_max_stage_iters(a.max_stage_iters)
-                .with_accelerate(true)
-                .check()?,
-        )),
-        TransduceMethod::MeanSvm => Some(Baseline::MeanSvm),
-        TransduceMethod::ZeroSvm => Some(Baseline::ZeroSvm),
-    };
-    g.info(&format!(
-        "{}: {n} rows ({} unlabelled, {} with some labels missing), {d} features ({} missing), {t} {}; {}-fold cross-validation over λ ∈ {:?}",
-        ds.name,
-        ds.unlabeled.len(),
-        unknown.len() - ds.unlabeled.len(),
-        ds.missing.len(),
-        if multilabel { "labels" } else { "classes" },
-        a.folds,
-        a.lambda
-    ));
-    let spinner = crate::progress::spinner(g, &format!("transducing with {:?}", a.method));
-    let mut rng = a
-        .stream
-        .iter()
-        .fold(seeded(g.seed), |r, &s| gimc_linalg::rng::child(&r, s));
-    let fit = match &baseline {
-        None => transduce(
-            x.as_ref(),
-            y.as_ref(),
-            a.standardize,
-            &params,
-            &cv,
-            &mut rng,
-        ),
-        Some(b) => transduce_baseline(x.as_ref(), y.as_ref(), a.standardize, b, &svm, &mut rng),
-    };
-    spinner.finish();
-    let out = fit?;
-    let scores = &out.scores;
-    let cv_error = out.cv_label_error;
-    // the rows with unknown cells: a label set completed at those cells (the known cells as
-    // given), or the class of an unlabelled row
-    let rows: Vec<usize> = unknown.keys().copied().collect();
+    (x, y)
+}
+
+/// The checked settings of the method and of its cross-validations.
+struct Settings {
+    params: ValidTransductionParams,
+    cv: ValidTransductionCvParams,
+    svm: ValidSvmCvParams,
+    /// The imputation + SVM baseline, if the method is one.
+    baseline: Option<Baseline>,
+}
+
+impl Settings {
+    fn new(a: &TransduceArgs) -> Result<Self> {
+        let variant = match a.method {
+            TransduceMethod::Mcb => TransductionVariant::McB,
+            _ => TransductionVariant::Mc1,
+        };
+        let params = TransductionParams::default()
+            .with_variant(variant)
+            .with_max_stage_iters(a.max_stage_iters)
+            .with_accelerate(true)
+            .check()?;
+        let cv = TransductionCvParams::default()
+            .with_folds(a.folds)
+            .with_lambdas(a.lambda.clone())
+            .with_mu_count(a.mu_count)
+            .check()?;
+        let svm = SvmCvParams::default().with_folds(a.folds).check()?;
+        let baseline = match a.method {
+            TransduceMethod::Mc1 | TransduceMethod::Mcb => None,
+            TransduceMethod::FpcSvm => Some(Baseline::FpcSvm(
+                FpcImputeParams::default()
+                    .with_folds(a.folds)
+                    .with_mu_count(a.mu_count)
+                    .with_max_stage_iters(a.max_stage_iters)
+                    .with_accelerate(true)
+                    .check()?,
+            )),
+            TransduceMethod::MeanSvm => Some(Baseline::MeanSvm),
+            TransduceMethod::ZeroSvm => Some(Baseline::ZeroSvm),
+        };
+        Ok(Self {
+            params,
+            cv,
+            svm,
+            baseline,
+        })
+    }
+}
+
+/// The rows with unknown cells, and for each a label set completed at those cells (the known
+/// cells as given), or the class of an unlabelled row.
+fn predicted_labels(
+    ds: &Dataset,
+    side: &LabelSide,
+    scores: &Mat<f64>,
+) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let t = side.t;
+    let rows: Vec<usize> = side.unknown.keys().copied().collect();
     let known_positive = |i: usize, j: usize| -> bool {
         match &ds.targets {
             Targets::Labels { matrix, .. } => matrix.get(i, j).is_some_and(|&v| v != 0.0),
             _ => false,
         }
     };
-    let predicted: Vec<Vec<usize>> = rows
+    let predicted = rows
         .iter()
         .map(|&i| {
-            if multilabel {
-                let u = &unknown[&i];
+            if side.multilabel {
+                let u = &side.unknown[&i];
                 (0..t)
                     .filter(|&j| {
                         if u[j] {
@@ -332,12 +393,27 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
             }
         })
         .collect();
-    let s = if g.json {
+    (rows, predicted)
+}
+
+/// The predictions file: a CSV line per row with its predicted labels and every label's
+/// score, or with `--json` the chosen settings, the labels and the rows' predictions and
+/// scores.
+fn predictions_text(
+    a: &TransduceArgs,
+    g: &Globals,
+    side: &LabelSide,
+    out: &Transduced,
+    rows: &[usize],
+    predicted: &[Vec<usize>],
+) -> Result<String> {
+    let (t, names, scores) = (side.t, &side.names, &out.scores);
+    if g.json {
         let v = json!({
             "method": a.method.to_possible_value().map(|v| v.get_name().to_string()),
             "lambda": out.lambda,
             "mu": out.mu,
-            "cv_label_error": cv_error,
+            "cv_label_error": out.cv_label_error,
             "svm_c": out.svm_c,
             "labels": names,
             "rows": rows,
@@ -350,50 +426,39 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
                 .map(|&i| (0..t).map(|j| scores[(i, j)]).collect::<Vec<_>>())
                 .collect::<Vec<_>>(),
         });
-        format!("{}\n", serde_json::to_string_pretty(&v)?)
-    } else {
-        let mut s = format!("row,predicted,{}\n", names.join(","));
-        for (&i, p) in rows.iter().zip(&predicted) {
-            let labels: Vec<&str> = p.iter().map(|&j| names[j].as_str()).collect();
-            let sc: Vec<String> = (0..t).map(|j| format!("{}", scores[(i, j)])).collect();
-            s.push_str(&format!("{i},{},{}\n", labels.join(" "), sc.join(",")));
-        }
-        s
-    };
-    write_output(a.out.as_deref(), &s)?;
-    let unknown_cells: usize = unknown
-        .values()
-        .map(|u| u.iter().filter(|&&b| b).count())
-        .sum();
-    if let Some(path) = &a.impute_out {
-        // streamed row by row through the output writer, committed only when complete
-        let mut f = gimc_data::OutputFile::create(path, &[])?;
-        let header: Vec<String> = (0..d)
-            .map(|j| {
-                ds.feature_names
-                    .get(j)
-                    .cloned()
-                    .unwrap_or_else(|| format!("f{j}"))
-            })
-            .collect();
-        let written = (|| -> std::io::Result<()> {
-            writeln!(f, "{}", header.join(","))?;
-            for i in 0..n {
-                let row: Vec<String> = (0..d).map(|j| format!("{}", out.imputed[(i, j)])).collect();
-                writeln!(f, "{}", row.join(","))?;
-            }
-            Ok(())
-        })();
-        written.map_err(|e| f.error(e))?;
-        f.commit()?;
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&v)?));
     }
-    g.info(&format!(
-        "{:?}: λ = {}, μ = {:.3e}; cross-validated label error {cv_error:.2} %; {unknown_cells} \
-         label cells of {} rows predicted",
-        a.method,
-        out.lambda,
-        out.mu,
-        rows.len()
-    ));
+    let mut s = format!("row,predicted,{}\n", names.join(","));
+    for (&i, p) in rows.iter().zip(predicted) {
+        let labels: Vec<&str> = p.iter().map(|&j| names[j].as_str()).collect();
+        let sc: Vec<String> = (0..t).map(|j| format!("{}", scores[(i, j)])).collect();
+        s.push_str(&format!("{i},{},{}\n", labels.join(" "), sc.join(",")));
+    }
+    Ok(s)
+}
+
+/// Writes the imputed features as CSV with the feature names (`f0`, `f1`, … where unnamed),
+/// streamed row by row through the output writer and committed only when complete.
+fn write_imputed(path: &Path, ds: &Dataset, imputed: &Mat<f64>) -> Result<()> {
+    let (n, d) = (ds.nrows(), ds.ncols());
+    let mut f = gimc_data::OutputFile::create(path, &[])?;
+    let header: Vec<String> = (0..d)
+        .map(|j| {
+            ds.feature_names
+                .get(j)
+                .cloned()
+                .unwrap_or_else(|| format!("f{j}"))
+        })
+        .collect();
+    let written = (|| -> std::io::Result<()> {
+        writeln!(f, "{}", header.join(","))?;
+        for i in 0..n {
+            let row: Vec<String> = (0..d).map(|j| format!("{}", imputed[(i, j)])).collect();
+            writeln!(f, "{}", row.join(","))?;
+        }
+        Ok(())
+    })();
+    written.map_err(|e| f.error(e))?;
+    f.commit()?;
     Ok(())
 }

@@ -692,8 +692,9 @@ fn complete_nuclear_and_pu_methods() {
     assert_one_line_error(&o, "--rho must be in [0, 1)", "pu-imc rho");
 }
 
-/// General completion with features on both sides: fit → save → predict held-out pairs in a
-/// later process; a label model is refused for pairs and vice versa.
+/// General completion with features on both sides: `gimc complete` fits and saves, and a
+/// later process predicts held-out pairs; a label model is refused for pairs and vice versa.
+/// `gimc fit --triplets` is refused, naming the `gimc complete` command.
 #[test]
 fn completion_with_side_features_fit_then_predict_pairs() {
     let (n, m) = (40usize, 30usize);
@@ -702,11 +703,8 @@ fn completion_with_side_features_fit_then_predict_pairs() {
     let obs = temp_file("side.triplets", obs.as_bytes());
     let ask = temp_file("side.pairs", ask.as_bytes());
     let model = temp_file("side.gimc", b"");
-    let o = gimc(&[
-        "-q",
-        "fit",
-        "--triplets",
-        p(&obs),
+    let fitted = temp_file("side.fitted", b"");
+    let setting = [
         "--row-features",
         p(&x),
         "--col-features",
@@ -721,10 +719,35 @@ fn completion_with_side_features_fit_then_predict_pairs() {
         "0.001",
         "--rank",
         "4",
-        "-o",
-        p(&model),
-    ]);
+    ];
+    let mut args = vec!["-q", "complete", p(&obs)];
+    args.extend_from_slice(&setting);
+    args.extend_from_slice(&["--save", p(&model), "-o", p(&fitted)]);
+    let o = gimc(&args);
     assert!(o.status.success(), "{}", stderr(&o));
+    let mut args = vec!["fit", "--triplets", p(&obs)];
+    args.extend_from_slice(&setting);
+    args.extend_from_slice(&["-o", p(&model)]);
+    let o = gimc(&args);
+    assert_one_line_error(
+        &o,
+        &format!(
+            "--triplets: general completion is `gimc complete`: run `gimc complete {} \
+             --row-features {} --col-features {} --method imc-rff --m 60 --gamma 0.2 \
+             --lambda 0.001 --rank 4 --iters 10 --save {}`",
+            p(&obs),
+            p(&x),
+            p(&y),
+            p(&model)
+        ),
+        "fit --triplets",
+    );
+    let o = gimc(&["fit", p(&obs), "--row-features", p(&x), "-o", p(&model)]);
+    assert_one_line_error(
+        &o,
+        "--row-features: general completion is `gimc complete`",
+        "fit --row-features",
+    );
     let o = gimc(&[
         "-q",
         "predict",

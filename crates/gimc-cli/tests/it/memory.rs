@@ -1,4 +1,4 @@
-//! The memory pre-flight (issue 14): a fit whose estimated peak memory exceeds the memory
+//! The memory pre-flight: a fit whose estimated peak memory exceeds the memory
 //! available is refused at once with one line naming both figures and the option to lower,
 //! instead of being killed by the kernel.
 

@@ -7,11 +7,12 @@ use anyhow::{Context, Result, bail};
 use gimc::{AutoParams, AutoSelection, AutoTrial, RowTransform, Task, auto_fit, estimate_auto};
 use serde_json::json;
 
+use super::args::{FitArgs, Stream};
 use crate::common::{
-    Globals, Normalize, Standardize, label_data, load_target, memory_budget, preflight,
+    Normalize, Standardize, label_data, labels_word, load_target, memory_budget, preflight,
     write_output,
 };
-use crate::fit::{FitArgs, Stream};
+use crate::globals::Globals;
 use crate::progress::FitProgress;
 use gimc::Precision;
 
@@ -84,7 +85,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         data.nrows(),
         data.features().ncols(),
         data.n_labels(),
-        what(data.task())
+        labels_word(data.task())
     ));
     let budget = memory_budget()?;
     preflight(g, &estimate_auto(&data, &params)?, budget, "--m")?;
@@ -117,14 +118,6 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     gimc::persist::save_label_model_with_preprocess(&sel.model, &sel.preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
     report(a, g, &name, &data, &sel, &id_names)
-}
-
-fn what(task: Task) -> &'static str {
-    if task == Task::MultiLabel {
-        "labels"
-    } else {
-        "classes"
-    }
 }
 
 fn trial_json(t: &AutoTrial) -> serde_json::Value {
@@ -183,7 +176,7 @@ fn report(
         data.nrows(),
         data.features().ncols(),
         data.n_labels(),
-        what(data.task()),
+        labels_word(data.task()),
         sel.chosen.describe(),
         sel.chosen.score,
     );
