@@ -5,6 +5,7 @@
 //! --mpi` runs k-means data-parallel on the process group ([`crate::group`]). `gimc
 //! constraints` samples a constraint file from a labelled set.
 
+use gimc::NoObserver;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -334,7 +335,7 @@ fn kmeans_family(
             if let Some(m) = a.m {
                 p.budget_size = m;
             }
-            let r = fit_okmf(x, &p.check()?, rng)?;
+            let r = fit_okmf(x, &p.check()?, rng, &mut NoObserver)?;
             Ok((r.predict(x)?, Vec::new()))
         }
         other => bail!(
