@@ -278,7 +278,9 @@ fn with_constraints(
         let error = gimc_metrics::constraint_error(&pairs, &r.labels)?;
         return Ok((r.labels, vec![("constraint_error".into(), error)]));
     }
-    let (family, learn) = crate::common::map_method(method, &g.registry)
+    let (family, learn) = g
+        .registry
+        .map_method(method)
         .with_context(|| "with --constraints (or mccc)".to_string())?;
     let mut p = SemiSupParams::new(a.k, a.m.unwrap_or(200), gamma).with_learn(learn);
     if !a.lambda.is_empty() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use gimc::{DynFamily, LabelData, LabelModel, MapRegistry};
+use gimc::{LabelData, LabelModel};
 use gimc_data::{
     ColumnRange, ColumnRef, DataError, Dataset, Format, LibsvmTarget, Manifest, MissingPolicy,
     Targets, describe_named_targets, describe_targets, guess_format, guess_format_with_labels,
@@ -17,41 +17,6 @@ use gimc_linalg::{RowNorm, Standardizer};
 
 use crate::globals::Globals;
 use crate::progress;
-
-/// The map family of a `--method` and whether its map is learned: `gimc-NAME` (learned) or
-/// `imc-NAME` (the random draw kept) for any family `NAME` of the registry, a bare `NAME`
-/// (learned), and the names the paper uses for the unlearned built-in maps: `imc-rff`
-/// (= `imc-lff`), `imc-rff-phase` (= `imc-lff-phase`) and `imc-nys` (= `imc-lnys`).
-pub fn map_method<'r>(method: &str, registry: &'r MapRegistry) -> Result<(&'r DynFamily, bool)> {
-    let alias = match method {
-        "imc-rff" | "rff" => Some(("lff", false)),
-        "imc-rff-phase" | "rff-phase" => Some(("lff-phase", false)),
-        "imc-nys" | "nys" => Some(("lnys", false)),
-        _ => None,
-    };
-    let (name, learn) = alias.unwrap_or_else(|| {
-        if let Some(n) = method.strip_prefix("gimc-") {
-            (n, true)
-        } else if let Some(n) = method.strip_prefix("imc-") {
-            (n, false)
-        } else {
-            (method, true)
-        }
-    });
-    match registry.family(name) {
-        Ok(f) => Ok((f, learn)),
-        Err(_) => {
-            let names = registry.family_names();
-            let learned: Vec<String> = names.iter().map(|n| format!("gimc-{n}")).collect();
-            let fixed: Vec<String> = names.iter().map(|n| format!("imc-{n}")).collect();
-            bail!(
-                "unknown method `{method}` (choose {}, {}, or imc-rff, imc-rff-phase, imc-nys)",
-                learned.join(", "),
-                fixed.join(", ")
-            )
-        }
-    }
-}
 
 /// The memory budget of this run: `GIMC_MEMORY_LIMIT` (bytes, or with a K / M / G / T
 /// suffix) when set, else the memory available now (`gimc_linalg::memory::available_bytes`),

@@ -14,14 +14,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::OneProcess;
+use gimc::{Completed, CompletionMethod, FactorSelection, ValidCompletionSelectionParams};
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::memory::{Tally, mat_bytes};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sums::{sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::completion::{
-    CompletionMethod, SelectedCompletion, SelectedPu, fit_selected, fit_selected_pu,
-};
 use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc_sharded};
 use serde_json::json;
 
@@ -247,22 +245,14 @@ pub enum LearnSides {
     Cols,
 }
 
-/// `gimc complete --method gimc-lff|gimc-lnys|imc-rff|imc-nys`: the grid chosen on held-out
-/// entries and refitted ([`gimc::select_completion`], which Python's `MatrixCompletion` also
-/// runs), with every grid point logged.
-fn run_gimc(
-    a: &CompleteArgs,
-    g: &Globals,
-    family: &gimc::DynFamily,
-    learn: bool,
-    x: &FeatureMatrix,
-    y: &FeatureMatrix,
-    omega: &Observed,
-) -> Result<(gimc::CompletionModel, Vec<serde_json::Value>, String)> {
-    let params = gimc::CompletionSelectionParams::default()
+/// The grid and settings of every method, from the flags: λ (and PU-IMC's ρ) for all, m, γ,
+/// the learned sides and the patience for the map methods.
+fn selection_params(a: &CompleteArgs, g: &Globals) -> Result<ValidCompletionSelectionParams> {
+    Ok(gimc::CompletionSelectionParams::default()
         .with_ms(a.m.clone())
         .with_gammas(a.gamma.clone())
         .with_lambdas(a.lambda.clone())
+        .with_rhos(a.rho.clone())
         .with_rank(a.rank)
         .with_max_iter(a.iters)
         .with_learn(a.learn != LearnSides::Cols, a.learn != LearnSides::Rows)
@@ -270,8 +260,34 @@ fn run_gimc(
         .with_patience(a.patience)
         .with_seed(g.seed)
         .with_memory(crate::common::memory_budget()?)
-        .check()?;
-    let sel = gimc::select_completion(omega, x, y, family, learn, &params)?;
+        .check()?)
+}
+
+/// `gimc complete --method gimc-*|imc-*`: the grid chosen on held-out entries and refitted
+/// ([`gimc::complete`], which Python's `MatrixCompletion` also runs), with every grid point
+/// logged.
+fn run_gimc(
+    a: &CompleteArgs,
+    g: &Globals,
+    method: &CompletionMethod,
+    x: &FeatureMatrix,
+    y: &FeatureMatrix,
+    omega: &Observed,
+) -> Result<(gimc::CompletionModel, Vec<serde_json::Value>, String)> {
+    let params = selection_params(a, g)?;
+    let (phi, psi) = (Side::Features(x), Side::Features(y));
+    let Completed::Maps(sel) = gimc::complete(
+        method,
+        phi,
+        psi,
+        omega,
+        &params,
+        &g.registry,
+        &mut NoObserver,
+    )?
+    else {
+        bail!("--method {}: not a map method", a.method);
+    };
     let scores = sel
         .scores
         .iter()
@@ -298,53 +314,40 @@ fn run_gimc(
     Ok((sel.model, scores, chosen))
 }
 
-/// What the selection of `gimc complete` chose by.
-enum Selected {
-    /// λ by held-out RMSE.
-    Rmse(SelectedCompletion),
-    /// PU-IMC: λ and ρ by held-out AUC.
-    Pu(SelectedPu),
-}
-
-impl Selected {
-    /// Logs every grid point's held-out score and returns the chosen λ, the model, and the
-    /// selection's JSON fields with whether a grid was searched.
-    fn report(self, g: &Globals) -> (f64, ImcModel, (serde_json::Value, bool)) {
-        match self {
-            Selected::Rmse(SelectedCompletion {
-                lambda,
-                holdout_rmse,
-                model,
-            }) => {
-                for (l, r) in &holdout_rmse {
-                    g.info(&format!("λ {l}: held-out RMSE {r:.4}"));
-                }
-                let scores: Vec<_> = holdout_rmse
-                    .iter()
-                    .map(|&(l, r)| json!({"lambda": l, "rmse": r}))
-                    .collect();
-                let searched = !scores.is_empty();
-                (lambda, model, (json!({"holdout_rmse": scores}), searched))
+/// Logs every grid point's held-out score of a factor method and returns the chosen λ, the
+/// model, and the selection's JSON fields with whether a grid was searched: λ by held-out
+/// RMSE, or PU-IMC's λ and ρ by held-out AUC.
+fn report_factors(fit: FactorSelection, g: &Globals) -> (f64, ImcModel, (serde_json::Value, bool)) {
+    let searched = !fit.scores.is_empty();
+    let fields = match fit.rho {
+        None => {
+            for s in &fit.scores {
+                g.info(&format!("λ {}: held-out RMSE {:.4}", s.lambda, s.score));
             }
-            Selected::Pu(SelectedPu {
-                lambda,
-                rho,
-                holdout_auc,
-                model,
-            }) => {
-                for (l, r, auc) in &holdout_auc {
-                    g.info(&format!("λ {l}, ρ {r}: held-out AUC {auc:.4}"));
-                }
-                let scores: Vec<_> = holdout_auc
-                    .iter()
-                    .map(|&(l, r, auc)| json!({"lambda": l, "rho": r, "auc": auc}))
-                    .collect();
-                let searched = !scores.is_empty();
-                let fields = json!({"rho": rho, "holdout_auc": scores});
-                (lambda, model, (fields, searched))
-            }
+            let scores: Vec<_> = fit
+                .scores
+                .iter()
+                .map(|s| json!({"lambda": s.lambda, "rmse": s.score}))
+                .collect();
+            json!({"holdout_rmse": scores})
         }
-    }
+        Some(rho) => {
+            for s in &fit.scores {
+                let r = s.rho.unwrap_or(rho);
+                g.info(&format!(
+                    "λ {}, ρ {r}: held-out AUC {:.4}",
+                    s.lambda, s.score
+                ));
+            }
+            let scores: Vec<_> = fit
+                .scores
+                .iter()
+                .map(|s| json!({"lambda": s.lambda, "rho": s.rho, "auc": s.score}))
+                .collect();
+            json!({"rho": rho, "holdout_auc": scores})
+        }
+    };
+    (fit.lambda, fit.model, (fields, searched))
 }
 
 /// Runs `gimc complete`.
@@ -377,10 +380,11 @@ fn complete(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<()> {
         refuse_off_group(a)?;
     }
     let t0 = Instant::now();
+    let method = CompletionMethod::parse(&a.method, &g.registry)?;
     let sides = load_sides(a, g, group)?;
     let obs = observe(a, &sides)?;
-    if a.method.starts_with("gimc-") || a.method == "imc-rff" || a.method == "imc-nys" {
-        return complete_gimc(a, g, &sides, &obs);
+    if matches!(method, CompletionMethod::Maps { .. }) {
+        return complete_gimc(a, g, &method, &sides, &obs);
     }
     if a.patience.is_some() && !group.distributed() {
         bail!("--patience stops the map learning of --method gimc-lff / gimc-lnys only");
@@ -423,7 +427,7 @@ fn complete(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     let fitted = if group.distributed() {
         fit_on_group(a, g, group, &problem)?
     } else {
-        select(a, g, &problem, rowf.is_some(), colf.is_some())?
+        select(a, g, &method, &problem, rowf.is_some(), colf.is_some())?
     };
     if let Some(path) = a.save.as_ref().filter(|_| group.lead()) {
         save_factors(a, path, &fitted.model, fitted.lambda)?;
@@ -604,50 +608,34 @@ fn fit_on_group(
     })
 }
 
-/// The methods of `gimc_solvers::completion` on one process, λ (and PU-IMC's ρ) chosen on
+/// A solver's method on one process ([`gimc::complete`]), λ (and PU-IMC's ρ) chosen on
 /// held-out entries of Ω.
 fn select(
     a: &CompleteArgs,
     g: &Globals,
+    method: &CompletionMethod,
     problem: &Problem<'_>,
     row_features: bool,
     col_features: bool,
 ) -> Result<Fitted> {
-    let method = check_method(a, row_features, col_features)?;
+    check_method(a, method, row_features, col_features)?;
+    let params = selection_params(a, g)?;
     let (phi, psi, omega) = (problem.phi, problem.psi, &problem.obs.local.omega);
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-    // PU-IMC chooses (λ, ρ) by held-out AUC, the others λ by held-out RMSE
-    let fit = if matches!(method, CompletionMethod::PuImc { .. }) {
-        fit_selected_pu(
-            phi,
-            psi,
-            omega,
-            &a.lambda,
-            &a.rho,
-            a.holdout,
-            a.rank,
-            a.iters,
-            g.seed,
-            &mut NoObserver,
-        )
-        .map(Selected::Pu)
-    } else {
-        fit_selected(
-            method,
-            phi,
-            psi,
-            omega,
-            &a.lambda,
-            a.holdout,
-            a.rank,
-            a.iters,
-            g.seed,
-            &mut NoObserver,
-        )
-        .map(Selected::Rmse)
-    };
+    let fit = gimc::complete(
+        method,
+        phi,
+        psi,
+        omega,
+        &params,
+        &g.registry,
+        &mut NoObserver,
+    );
     spinner.finish();
-    let (lambda, model, (fields, searched)) = fit?.report(g);
+    let Completed::Factors(fit) = fit? else {
+        bail!("--method {}: not a factor method", a.method);
+    };
+    let (lambda, model, (fields, searched)) = report_factors(fit, g);
     Ok(Fitted {
         lambda,
         model,
@@ -661,24 +649,24 @@ fn select(
     })
 }
 
-/// The method of `--method` and `--rho`, refusing what it does not take (the library checks
-/// these too; here the messages name the flags), `--lambda` without a value, and `--save`
-/// with features on one side only.
+/// Refuses what `method` does not take, in messages that name the flags (the library checks
+/// these too): feature files, `--rho` outside PU-IMC or outside [0, 1), `--lambda` without a
+/// value, and `--save` with features on one side only.
 fn check_method(
     a: &CompleteArgs,
+    method: &CompletionMethod,
     row_features: bool,
     col_features: bool,
-) -> Result<CompletionMethod> {
+) -> Result<()> {
     let features = row_features || col_features;
-    let Some(&rho) = a.rho.first() else {
+    if a.rho.is_empty() {
         bail!("--rho: give at least one value");
-    };
-    let method = CompletionMethod::from_name(&a.method, rho)?;
+    }
     match method {
         CompletionMethod::McAls | CompletionMethod::McNuclear if features => bail!(
             "--method {} takes no feature files; use --method {}",
             a.method,
-            if method == CompletionMethod::McAls {
+            if *method == CompletionMethod::McAls {
                 "imc"
             } else {
                 "imc-nuclear"
@@ -687,7 +675,7 @@ fn check_method(
         CompletionMethod::ImcNuclear if !features => {
             bail!("--method imc-nuclear needs --row-features and/or --col-features")
         }
-        CompletionMethod::PuImc { .. } => {
+        CompletionMethod::PuImc => {
             if let Some(rho) = a.rho.iter().find(|r| !(0.0..1.0).contains(*r)) {
                 bail!("--rho must be in [0, 1), got {rho}")
             }
@@ -704,7 +692,7 @@ fn check_method(
              (plain completion)"
         );
     }
-    Ok(method)
+    Ok(())
 }
 
 /// The training RMSE and the predictions of the requested entries (each process fills in
@@ -782,16 +770,21 @@ fn write_completion(
 
 /// `gimc complete --method gimc-*|imc-rff|imc-nys` on one process: [`run_gimc`]'s model
 /// saved on request, its predictions written.
-fn complete_gimc(a: &CompleteArgs, g: &Globals, sides: &Sides, obs: &Observations) -> Result<()> {
+fn complete_gimc(
+    a: &CompleteArgs,
+    g: &Globals,
+    method: &CompletionMethod,
+    sides: &Sides,
+    obs: &Observations,
+) -> Result<()> {
     let (Some(x), Some(y)) = (&sides.rowf, &sides.colf) else {
         bail!(
             "--method {} needs --row-features and --col-features",
             a.method
         );
     };
-    let (family, learn) = crate::common::map_method(&a.method, &g.registry)?;
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
-    let out = run_gimc(a, g, family, learn, x, y, &obs.local.omega);
+    let out = run_gimc(a, g, method, x, y, &obs.local.omega);
     spinner.finish();
     let (model, scores, chosen) = out?;
     if let Some(path) = &a.save {

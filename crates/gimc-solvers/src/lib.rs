@@ -64,7 +64,6 @@
 
 #![deny(missing_docs)]
 
-pub mod completion;
 mod error;
 pub mod imc;
 pub mod iter;

@@ -106,10 +106,11 @@ pub use clustering::{
     fit_semisupervised, fit_semisupervised_observed, fit_semisupervised_with_start,
 };
 pub use completion::{
-    BestCompletion, CompletionData, CompletionFit, CompletionIteration, CompletionModel,
-    CompletionParams, CompletionScore, CompletionSelection, CompletionSelectionParams,
-    ValidCompletionParams, ValidCompletionSelectionParams, estimate_completion,
-    estimate_completion_family, fit_completion, select_completion,
+    BestCompletion, Completed, CompletionData, CompletionFit, CompletionIteration,
+    CompletionMethod, CompletionModel, CompletionParams, CompletionScore, CompletionSelection,
+    CompletionSelectionParams, FactorScore, FactorSelection, ValidCompletionParams,
+    ValidCompletionSelectionParams, complete, estimate_completion, estimate_completion_family,
+    fit_completion, select_completion,
 };
 pub use error::{GimcError, Result};
 pub use gimc_linalg::Gamma;

@@ -342,6 +342,61 @@ impl MapRegistry {
             })
     }
 
+    /// The family and whether it is learned, of a map method's name: `gimc-NAME` learns the
+    /// maps of family `NAME`, `imc-NAME` keeps their random draw; `imc-rff`, `imc-rff-phase`
+    /// and `imc-nys` (also `rff`, `rff-phase`, `nys`) are the paper's names of `imc-lff`,
+    /// `imc-lff-phase` and `imc-lnys`, and a bare family name is learned. The one reading of
+    /// these names, shared by `gimc fit`, `gimc cluster`, `gimc complete` and Python.
+    ///
+    /// ```
+    /// use gimc::MapRegistry;
+    ///
+    /// let registry = MapRegistry::builtin();
+    /// let (family, learn) = registry.map_method("imc-rff")?;
+    /// assert_eq!((family.name(), learn), ("lff", false));
+    /// assert!(registry.map_method("gimc-laplace").is_err());
+    /// # Ok::<(), gimc::GimcError>(())
+    /// ```
+    pub fn map_method(&self, method: &str) -> Result<(&DynFamily, bool)> {
+        let alias = match method {
+            "imc-rff" | "rff" => Some(("lff", false)),
+            "imc-rff-phase" | "rff-phase" => Some(("lff-phase", false)),
+            "imc-nys" | "nys" => Some(("lnys", false)),
+            _ => None,
+        };
+        let (name, learn) = alias.unwrap_or_else(|| {
+            if let Some(n) = method.strip_prefix("gimc-") {
+                (n, true)
+            } else if let Some(n) = method.strip_prefix("imc-") {
+                (n, false)
+            } else {
+                (method, true)
+            }
+        });
+        match self.families.get(name) {
+            Some(f) => Ok((&**f, learn)),
+            None => Err(param_err(
+                "method",
+                format!(
+                    "unknown method `{method}` (choose {})",
+                    self.map_method_names().join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// The map methods [`map_method`](Self::map_method) reads, for messages: `gimc-NAME` and
+    /// `imc-NAME` of every family, then the paper's names.
+    pub fn map_method_names(&self) -> Vec<String> {
+        let names = self.family_names();
+        let learned = names.iter().map(|n| format!("gimc-{n}"));
+        let fixed = names.iter().map(|n| format!("imc-{n}"));
+        learned
+            .chain(fixed)
+            .chain(["imc-rff", "imc-rff-phase", "imc-nys"].map(String::from))
+            .collect()
+    }
+
     /// The registered family names, sorted.
     pub fn family_names(&self) -> Vec<&str> {
         self.families.keys().map(String::as_str).collect()

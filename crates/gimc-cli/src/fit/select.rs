@@ -15,15 +15,15 @@ use serde_json::json;
 
 use super::args::FitArgs;
 use crate::common::{
-    Normalize, label_data, labels_word, load_target, map_method, memory_budget, normalize,
-    preflight, standardize, write_output,
+    Normalize, label_data, labels_word, load_target, memory_budget, normalize, preflight,
+    standardize, write_output,
 };
 use crate::globals::Globals;
 use crate::progress::FitProgress;
 
 /// Runs `gimc fit --method NAME`.
 pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
-    let (family, learn) = map_method(&a.method, &g.registry)?;
+    let (family, learn) = g.registry.map_method(&a.method)?;
     if !a.families.is_empty() {
         bail!(
             "--families narrows `--method auto`; --method {} fixes the map",

@@ -17,7 +17,7 @@ use gimc_linalg::{Preprocess, RowNorm, gamma_scale_from_moments};
 use serde_json::json;
 
 use super::args::FitArgs;
-use crate::common::{Normalize, check_memory, label_data, map_method, memory_budget, write_output};
+use crate::common::{Normalize, check_memory, label_data, memory_budget, write_output};
 use crate::globals::Globals;
 use crate::group::{Group, layout, load_rows, prepare_rows};
 use crate::progress::IterationLog;
@@ -31,7 +31,7 @@ pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     } else {
         a.method.as_str()
     };
-    let (family, learn) = map_method(method, &g.registry)?;
+    let (family, learn) = g.registry.map_method(method)?;
     if !matches!(family.name(), "lff" | "lff-phase") {
         bail!(
             "--mpi needs a map drawn from the seed alone (gimc-lff, imc-rff, gimc-lff-phase, \

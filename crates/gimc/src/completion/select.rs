@@ -72,6 +72,10 @@ gimc_linalg::params! {
         pub learn_rows: bool = true,
         /// Whether the column map is learned (when learning). Default true.
         pub learn_cols: bool = true,
+        /// PU-IMC's grid of ρ ∈ [0, 1), the assumed fraction of positives hidden among the
+        /// unlabelled entries ([`CompletionMethod::PuImc`](crate::CompletionMethod::PuImc)).
+        /// Default {0.5}.
+        pub rhos: Vec<f64> = vec![0.5] => with_rhos,
         /// Fraction of the observed entries held out to score the grid, in (0, 1). Default 0.1.
         pub holdout: f64 = 0.1 => with_holdout,
         /// Validation patience of every grid point's fit ([`CompletionParams::patience`]): its
@@ -83,8 +87,8 @@ gimc_linalg::params! {
         /// Memory budget of every fit. Default: the machine's.
         pub memory: MemoryBudget = MemoryBudget::default() => with_memory,
     }
-    /// Checks non-empty grids, every fit's parameters ([`CompletionParams::check`] at each λ)
-    /// and holdout ∈ (0, 1).
+    /// Checks non-empty grids, every fit's parameters ([`CompletionParams::check`] at each λ),
+    /// holdout ∈ (0, 1) and every ρ ∈ [0, 1).
     check |this| -> crate::GimcError {
         if this.ms.is_empty() || this.gammas.is_empty() || this.lambdas.is_empty() {
             return Err(param_err(
@@ -103,6 +107,12 @@ gimc_linalg::params! {
         }
         for &lambda in &this.lambdas {
             this.fit_params(lambda, this.max_iter, true).check()?;
+        }
+        if this.rhos.is_empty() {
+            return Err(param_err("rho", "give at least one value"));
+        }
+        if let Some(rho) = this.rhos.iter().find(|r| !(0.0..1.0).contains(*r)) {
+            return Err(param_err("rho", format!("must be in [0, 1), got {rho}")));
         }
     }
 }

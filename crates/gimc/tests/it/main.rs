@@ -9,6 +9,7 @@
 mod auto;
 mod checksum;
 mod common;
+mod complete;
 mod equivalence;
 mod fitting;
 mod gradients;

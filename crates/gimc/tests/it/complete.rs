@@ -1,0 +1,174 @@
+//! General completion through the one entry point, `gimc::complete`: method names, the sides
+//! each method takes, and PU-IMC's selection of λ and ρ by held-out AUC.
+
+use gimc::{
+    Completed, CompletionMethod, CompletionSelectionParams, FactorSelection, MapRegistry, complete,
+};
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
+use gimc_linalg::{FeatureMatrix, Observed};
+use gimc_solvers::{NoObserver, Side};
+use rand::Rng;
+
+/// Block-structured features: one-hot group (4 groups) plus noise, 3 pure-noise columns and a
+/// constant (bias) column.
+fn features(rng: &mut GimcRng, n: usize) -> FeatureMatrix {
+    let noise = gaussian_mat(rng, n, 8, 1.0);
+    FeatureMatrix::dense(Mat::from_fn(n, 8, |i, j| match j {
+        0..4 => (if i % 4 == j { 1.0 } else { 0.0 }) + 0.05 * noise[(i, j)],
+        4..7 => noise[(i, j)],
+        _ => 1.0,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn method_names_parse_and_print_back() {
+    let registry = MapRegistry::builtin();
+    for name in [
+        "mc-als",
+        "imc",
+        "mc-nuclear",
+        "imc-nuclear",
+        "pu-imc",
+        "gimc-lff",
+        "imc-lnys",
+    ] {
+        let m = CompletionMethod::parse(name, &registry).unwrap();
+        assert_eq!(m.name(), name);
+    }
+    // the paper's names are the fixed-map methods
+    let rff = CompletionMethod::parse("imc-rff", &registry).unwrap();
+    assert_eq!(
+        rff,
+        CompletionMethod::Maps {
+            family: "lff".into(),
+            learn: false
+        }
+    );
+    let err = CompletionMethod::parse("svd", &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("unknown method `svd`") && err.contains("mc-als") && err.contains("gimc-lff"),
+        "{err}"
+    );
+}
+
+#[test]
+fn each_method_refuses_the_sides_it_does_not_take() {
+    let registry = MapRegistry::builtin();
+    let x = features(&mut seeded(1), 6);
+    let omega = Observed::from_triplets(6, 6, &[0, 1, 2], &[0, 1, 2], &[1.0, 2.0, 3.0]).unwrap();
+    let params = CompletionSelectionParams::default().check().unwrap();
+    let run = |name: &str, phi, psi| {
+        let m = CompletionMethod::parse(name, &registry).unwrap();
+        complete(&m, phi, psi, &omega, &params, &registry, &mut NoObserver)
+            .err()
+            .map(|e| e.to_string())
+    };
+    let (id, feat) = (Side::Identity(6), Side::Features(&x));
+    assert!(
+        run("mc-als", feat, id)
+            .unwrap()
+            .contains("takes no features; use imc")
+    );
+    assert!(
+        run("mc-nuclear", id, feat)
+            .unwrap()
+            .contains("use imc-nuclear")
+    );
+    assert!(
+        run("imc-nuclear", id, id)
+            .unwrap()
+            .contains("needs row and/or column features")
+    );
+    assert!(
+        run("gimc-lff", feat, id)
+            .unwrap()
+            .contains("needs row and column features")
+    );
+}
+
+#[test]
+fn pu_selection_chooses_lambda_and_rho_by_held_out_auc() {
+    let mut rng = seeded(22);
+    let n = 80;
+    let x = features(&mut rng, n);
+    let y = features(&mut rng, n);
+    let truth: Vec<bool> = (0..n * n).map(|t| (t / n) % 4 == (t % n) % 4).collect();
+    let (mut rows, mut cols) = (vec![], vec![]);
+    for i in 0..n {
+        for j in 0..n {
+            if truth[i * n + j] && rng.random::<f64>() >= 0.5 {
+                rows.push(i);
+                cols.push(j);
+            }
+        }
+    }
+    let positives = Observed::from_triplets(n, n, &rows, &cols, &vec![1.0; rows.len()]).unwrap();
+    let (phi, psi) = (Side::Features(&x), Side::Features(&y));
+    let (lambdas, rhos) = ([0.01, 1.0], [0.1, 0.5, 0.9]);
+    let registry = MapRegistry::builtin();
+    let pu = CompletionMethod::parse("pu-imc", &registry).unwrap();
+    let select = |lambdas: &[f64], rhos: &[f64]| -> gimc::Result<FactorSelection> {
+        let params = CompletionSelectionParams::default()
+            .with_lambdas(lambdas.to_vec())
+            .with_rhos(rhos.to_vec())
+            .with_holdout(0.2)
+            .with_rank(4)
+            .with_max_iter(20)
+            .with_seed(5)
+            .check()?;
+        match complete(
+            &pu,
+            phi,
+            psi,
+            &positives,
+            &params,
+            &registry,
+            &mut NoObserver,
+        )? {
+            Completed::Factors(f) => Ok(f),
+            Completed::Maps(_) => panic!("pu-imc is a factor method"),
+        }
+    };
+    let sel = select(&lambdas, &rhos).unwrap();
+    // every pair scored, λ fastest; the chosen pair is the first best
+    assert_eq!(sel.scores.len(), 6);
+    assert_eq!((sel.scores[1].lambda, sel.scores[1].rho), (1.0, Some(0.1)));
+    let best = sel
+        .scores
+        .iter()
+        .map(|s| (s.lambda, s.rho.unwrap(), s.score))
+        .fold(None::<(f64, f64, f64)>, |b, p| match b {
+            Some(b) if b.2 >= p.2 => Some(b),
+            _ => Some(p),
+        })
+        .unwrap();
+    assert_eq!((sel.lambda, sel.rho), (best.0, Some(best.1)));
+    assert!(best.2 > 0.8, "held-out AUC {}", best.2);
+    // the refit ranks the positives never observed above the true negatives
+    let s = sel.model.scores_for_rows(phi, psi).unwrap();
+    let observed: std::collections::HashSet<(usize, usize)> =
+        rows.iter().copied().zip(cols.iter().copied()).collect();
+    let (mut hidden, mut negatives) = (vec![], vec![]);
+    for i in 0..n {
+        for j in 0..n {
+            if !truth[i * n + j] {
+                negatives.push(s[(i, j)]);
+            } else if !observed.contains(&(i, j)) {
+                hidden.push(s[(i, j)]);
+            }
+        }
+    }
+    let test_auc = gimc_metrics::roc_auc(&hidden, &negatives).unwrap();
+    assert!(test_auc > 0.8, "test AUC {test_auc}");
+    // one pair: fitted directly, nothing scored
+    let one = select(&[0.1], &[0.3]).unwrap();
+    assert!(one.scores.is_empty());
+    assert_eq!((one.lambda, one.rho), (0.1, Some(0.3)));
+    // bad grids are errors
+    assert!(select(&[0.1], &[]).is_err());
+    assert!(select(&[0.1, 1.0], &[1.0]).is_err());
+}
