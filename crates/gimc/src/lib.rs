@@ -90,6 +90,7 @@
 pub mod clustering;
 pub mod completion;
 mod error;
+mod grid;
 pub mod labels;
 mod linesearch;
 mod maps;
@@ -115,6 +116,7 @@ pub use completion::{
 pub use error::{GimcError, Result};
 pub use gimc_linalg::Gamma;
 pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
+pub use grid::Grid;
 pub use labels::{
     AutoParams, AutoSelection, AutoStage, AutoTrial, BestIterate, BlockChoice, Candidate, Chosen,
     CombinedSelection, DEFAULT_BLOCK_ENTRIES, Evaluation, IterationInfo, LabelData, LabelFeatures,

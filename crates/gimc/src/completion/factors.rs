@@ -65,7 +65,7 @@ fn fit_method(
     let imc = ImcParams::default()
         .with_rank(params.rank)
         .with_lambda(lambda)
-        .with_max_outer(params.max_iter);
+        .with_max_outer(params.grid.max_iter);
     Ok(match method {
         CompletionMethod::McAls => fit_mc_als(omega, &imc.check()?, None, &mut rng, observer)?,
         CompletionMethod::Imc => {
@@ -113,11 +113,11 @@ pub(crate) fn select_factors(
 ) -> Result<FactorSelection> {
     let pu = *method == CompletionMethod::PuImc;
     let rhos: &[f64] = if pu { &params.rhos } else { &[0.0] };
-    let (Some(&lambda0), Some(&rho0)) = (params.lambdas.first(), rhos.first()) else {
+    let (Some(&lambda0), Some(&rho0)) = (params.grid.lambdas.first(), rhos.first()) else {
         return Err(GimcError::Empty("λ or ρ grid"));
     };
     let mut scores = Vec::new();
-    let (lambda, rho) = if params.lambdas.len() * rhos.len() == 1 {
+    let (lambda, rho) = if params.grid.lambdas.len() * rhos.len() == 1 {
         (lambda0, rho0)
     } else {
         let (train, held, truth) = split_holdout(omega, params.holdout, params.seed)?;
@@ -129,7 +129,7 @@ pub(crate) fn select_factors(
         // the first point wins ties; a NaN score never wins
         let mut best = (lambda0, rho0, f64::NEG_INFINITY);
         for &rho in rhos {
-            for &lambda in &params.lambdas {
+            for &lambda in &params.grid.lambdas {
                 let model =
                     fit_method(method, sides, &train, (lambda, rho), params, &mut *observer)?;
                 let pred = model.predict_entries(sides.0, sides.1, &held)?;

@@ -49,6 +49,7 @@ use crate::completion::model::CompletionModel;
 use crate::completion::params::CompletionParams;
 use crate::error::Result;
 use crate::error::{input_err, param_err};
+use crate::grid::Grid;
 use crate::registry::DynFamily;
 
 gimc_linalg::params! {
@@ -57,17 +58,13 @@ gimc_linalg::params! {
     /// [`ValidCompletionSelectionParams`] it takes.
     #[derive(Debug, Clone, PartialEq)]
     pub struct CompletionSelectionParams => ValidCompletionSelectionParams {
-        /// Random directions / landmarks m of both maps. Default {200}.
-        pub ms: Vec<usize> = vec![200] => with_ms,
-        /// RBF widths γ, resolved on each side's features. Default {`scale`}.
-        pub gammas: Vec<Gamma> = vec![Gamma::Scale(1.0)] => with_gammas,
-        /// Ridge weights λ. Default {0.1}.
-        pub lambdas: Vec<f64> = vec![0.1] => with_lambdas,
+        /// The m × γ × λ grid and the iteration cap of every fit (0 when the maps are not
+        /// learned): m random directions / landmarks of both maps, γ resolved on each side's
+        /// features, the ridge (for the solvers' methods, the penalty) weights λ. Default m
+        /// {200}, γ {`scale`}, λ {0.1}, 30 iterations.
+        pub grid: Grid = Grid::new(vec![200], vec![Gamma::Scale(1.0)], vec![0.1], 30) => with_grid,
         /// Rank k of the factors. Default 10.
         pub rank: usize = 10 => with_rank,
-        /// Most outer iterations (the count is chosen on the held-out entries; 0 when the maps are
-        /// not learned). Default 30.
-        pub max_iter: usize = 30 => with_max_iter,
         /// Whether the row map is learned (when learning). Default true.
         pub learn_rows: bool = true,
         /// Whether the column map is learned (when learning). Default true.
@@ -90,23 +87,15 @@ gimc_linalg::params! {
     /// Checks non-empty grids, every fit's parameters ([`CompletionParams::check`] at each λ),
     /// holdout ∈ (0, 1) and every ρ ∈ [0, 1).
     check |this| -> crate::GimcError {
-        if this.ms.is_empty() || this.gammas.is_empty() || this.lambdas.is_empty() {
-            return Err(param_err(
-                "m / gamma / lambda",
-                "give at least one value each",
-            ));
-        }
-        if this.ms.contains(&0) {
-            return Err(param_err("m", "must be at least 1"));
-        }
+        this.grid.check()?;
         if !(this.holdout > 0.0 && this.holdout < 1.0) {
             return Err(param_err(
                 "holdout",
                 format!("must be in (0, 1), got {}", this.holdout),
             ));
         }
-        for &lambda in &this.lambdas {
-            this.fit_params(lambda, this.max_iter, true).check()?;
+        for &lambda in &this.grid.lambdas {
+            this.fit_params(lambda, this.grid.max_iter, true).check()?;
         }
         if this.rhos.is_empty() {
             return Err(param_err("rho", "give at least one value"));
@@ -118,6 +107,34 @@ gimc_linalg::params! {
 }
 
 impl CompletionSelectionParams {
+    /// Sets the m of the grid.
+    #[must_use]
+    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
+        self.grid.ms = ms;
+        self
+    }
+
+    /// Sets the γ of the grid.
+    #[must_use]
+    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
+        self.grid.gammas = gammas;
+        self
+    }
+
+    /// Sets the λ of the grid.
+    #[must_use]
+    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+        self.grid.lambdas = lambdas;
+        self
+    }
+
+    /// Sets the iteration cap of every fit.
+    #[must_use]
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.grid.max_iter = max_iter;
+        self
+    }
+
     /// Sets which maps are learned.
     pub fn with_learn(mut self, rows: bool, cols: bool) -> Self {
         self.learn_rows = rows;
@@ -221,15 +238,17 @@ pub fn select_completion(
     };
     let train_data = CompletionData::new(&train, x, y)?;
     let mut scores = Vec::new();
-    for &m in &params.ms {
-        for &gamma in &params.gammas {
-            for &lambda in &params.lambdas {
+    for &m in &params.grid.ms {
+        for &gamma in &params.grid.gammas {
+            for &lambda in &params.grid.lambdas {
                 let (rm, cm) = build(m, gamma)?;
                 let fit = fit_completion(
                     &train_data,
                     rm,
                     cm,
-                    &params.fit_params(lambda, params.max_iter, learn).check()?,
+                    &params
+                        .fit_params(lambda, params.grid.max_iter, learn)
+                        .check()?,
                     Some(&held),
                     &mut child(&root, 3),
                     &mut NoObserver,

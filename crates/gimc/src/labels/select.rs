@@ -24,6 +24,7 @@ use rand::seq::SliceRandom;
 
 use crate::error::{GimcError, Result};
 use crate::error::{check_nonneg, param_err};
+use crate::grid::Grid;
 use crate::labels::data::{LabelData, Task};
 use crate::labels::estimate::{FitShape, add_fit};
 use crate::labels::fastpath::LabelProblem;
@@ -41,15 +42,9 @@ gimc_linalg::params! {
     /// [`ValidSelectionParams`] that [`select_and_fit`] takes.
     #[derive(Debug, Clone, PartialEq)]
     pub struct SelectionParams => ValidSelectionParams {
-        /// Candidate RBF widths, each a value > 0 or a multiple of the scale rule resolved on the
-        /// training features ([`Gamma`]). Default `[Gamma::SCALE]`, γ = 1 / (d · Var X).
-        pub gammas: Vec<Gamma> = vec![Gamma::SCALE] => with_gammas,
-        /// Candidate λ values (each ≥ 0). Default `[1]`.
-        pub lambdas: Vec<f64> = vec![1.0] => with_lambdas,
-        /// Candidate m values (each ≥ 1). Default `[500]`.
-        pub ms: Vec<usize> = vec![500] => with_ms,
-        /// Maximum outer iterations per fit (the chosen count is ≤ this). Default 10.
-        pub max_iter: usize = 10 => with_max_iter,
+        /// The m × γ × λ grid and the iteration cap of every fit. Default m {500}, γ {`scale`}
+        /// (γ = 1 / (d · Var X)), λ {1}, 10 iterations.
+        pub grid: Grid = Grid::new(vec![500], vec![Gamma::SCALE], vec![1.0], 10) => with_grid,
         /// Fraction of the training rows held out for validation, in (0, 1). Default 0.2.
         pub validation_fraction: f64 = 0.2 => with_validation_fraction,
         /// Alternating or variable projection. Default alternating.
@@ -75,18 +70,7 @@ gimc_linalg::params! {
     }
     /// Checks the grid (non-empty, valid values) and the protocol parameters.
     check |this| -> crate::GimcError {
-        if this.gammas.is_empty() || this.lambdas.is_empty() || this.ms.is_empty() {
-            return Err(GimcError::Empty("selection grid (gammas, lambdas, ms)"));
-        }
-        for &g in &this.gammas {
-            g.check()?;
-        }
-        for &l in &this.lambdas {
-            crate::error::check_nonneg("lambda", l)?;
-        }
-        if this.ms.contains(&0) {
-            return Err(param_err("m", "must be at least 1"));
-        }
+        this.grid.check()?;
         if !(this.validation_fraction > 0.0 && this.validation_fraction < 1.0) {
             return Err(param_err(
                 "validation_fraction",
@@ -101,6 +85,36 @@ gimc_linalg::params! {
             return Err(param_err("patience", "must be at least 1"));
         }
         this.line_search.check()?;
+    }
+}
+
+impl SelectionParams {
+    /// Sets the candidate γ of the grid.
+    #[must_use]
+    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
+        self.grid.gammas = gammas;
+        self
+    }
+
+    /// Sets the candidate λ of the grid.
+    #[must_use]
+    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+        self.grid.lambdas = lambdas;
+        self
+    }
+
+    /// Sets the candidate m of the grid.
+    #[must_use]
+    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
+        self.grid.ms = ms;
+        self
+    }
+
+    /// Sets the iteration cap of every fit.
+    #[must_use]
+    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+        self.grid.max_iter = max_iter;
+        self
     }
 }
 
@@ -361,7 +375,7 @@ pub fn estimate_selection<F: MapFamily + ?Sized>(
         .clamp(0.0, n as f64) as usize;
     let (x, a) = (feature_bytes(data.features()), sparse_bytes(data.labels()));
     let mut best: Option<MemoryEstimate> = None;
-    for &m in &params.ms {
+    for &m in &params.grid.ms {
         let dim = family.output_dim(m)?;
         let shape = |rows, validation_rows, max_iter| FitShape {
             rows,
@@ -378,10 +392,10 @@ pub fn estimate_selection<F: MapFamily + ?Sized>(
         let mut candidate = Tally::new("candidate fit", "m");
         add_fit(
             &mut candidate,
-            &shape(n.saturating_sub(n_val), n_val, params.max_iter),
+            &shape(n.saturating_sub(n_val), n_val, params.grid.max_iter),
         );
         let mut refit = Tally::new("refit", "m");
-        add_fit(&mut refit, &shape(n, 0, params.max_iter));
+        add_fit(&mut refit, &shape(n, 0, params.grid.max_iter));
         let fit = if candidate.total() >= refit.total() {
             candidate
         } else {
@@ -434,16 +448,17 @@ where
     let task = data.task();
     let mut candidates = Vec::new();
     let mut best_val_model: Option<(f64, LabelModel<F::Map>)> = None;
-    let total = params.ms.len() * params.gammas.len() * params.lambdas.len();
+    let total = params.grid.len();
     // γ from the rule is resolved once, on all of `data` (the rows the refit sees)
     let gammas: Vec<f64> = params
+        .grid
         .gammas
         .iter()
         .map(|g| g.resolve(data.features()))
         .collect();
-    for &m in &params.ms {
+    for &m in &params.grid.ms {
         for &gamma in &gammas {
-            for &lambda in &params.lambdas {
+            for &lambda in &params.grid.lambdas {
                 let stage = SelectionStage::Candidate {
                     index: candidates.len(),
                     total,
@@ -451,9 +466,9 @@ where
                     gamma,
                     lambda,
                 };
-                observer.fit_started(&stage, params.max_iter);
+                observer.fit_started(&stage, params.grid.max_iter);
                 let map = family.build(train.features(), m, gamma, &mut child(&root, 1))?;
-                let lp = params.label_params(lambda, params.max_iter, false)?;
+                let lp = params.label_params(lambda, params.grid.max_iter, false)?;
                 let fit = fit_labels(&train, map, &lp, Some(&val), &mut Forward(&mut *observer))?;
                 if observer.interrupted() {
                     return Err(GimcError::Interrupted);

@@ -326,7 +326,7 @@ fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
         .with_ms(vec![6])
         .with_max_iter(1)
         .with_seed(2);
-    assert_eq!(params.gammas, vec![Gamma::SCALE]);
+    assert_eq!(params.grid.gammas, vec![Gamma::SCALE]);
     let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
     assert_eq!(sel.chosen.gamma, rule);
     // a multiple of the rule, and a fixed value, are taken as given
