@@ -294,7 +294,7 @@ fn with_constraints(
         budget,
         "--m",
     )?;
-    let r = fit_semisupervised(x, &pairs, family, &p.check()?, rng)?;
+    let r = fit_semisupervised(x, &pairs, family, &p.check()?, rng, &mut NoObserver)?;
     let extra = vec![
         ("lambda".into(), r.lambda),
         ("iterations".into(), r.iterations as f64),

@@ -11,6 +11,7 @@
 //! Arguments: set, kind (lff | lnys | combined | lff-varpro | lnys-varpro), m, γ (comma list;
 //! for `combined`: γ_lff,γ_lnys), λ (comma list), max iterations, [seed], [data dir].
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+use gimc::NoObserver;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -62,6 +63,7 @@ fn run(train: &LabelData, family: &str, params: &SelectionParams) -> (Selection<
         train,
         registry.family(family).unwrap(),
         &params.check().unwrap(),
+        &mut NoObserver,
     )
     .unwrap();
     let secs = t.elapsed().as_secs_f64();

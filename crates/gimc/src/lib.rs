@@ -2,7 +2,7 @@
 //! §3.3).
 //!
 //! ```
-//! use gimc::{Gamma, LabelData, SelectionParams, select_and_fit};
+//! use gimc::{Gamma, LabelData, NoObserver, SelectionParams, select_and_fit};
 //! use gimc_featmap::FourierFamily;
 //! use gimc_linalg::FeatureMatrix;
 //! use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -33,7 +33,7 @@
 //!     .with_max_iter(5)
 //!     .with_seed(3)
 //!     .check()?;
-//! let selection = select_and_fit(&train, &FourierFamily, &params)?;
+//! let selection = select_and_fit(&train, &FourierFamily, &params, &mut NoObserver)?;
 //! assert!([0.5, 2.0].contains(&selection.chosen.gamma));
 //! let model = selection.model;
 //!
@@ -104,7 +104,7 @@ pub use clustering::mccc;
 pub use clustering::{
     DEFAULT_LAMBDAS, LambdaScore, MccParams, Mccc, SemiSupFit, SemiSupPair, SemiSupParams,
     ValidMccParams, ValidSemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
-    fit_semisupervised, fit_semisupervised_observed, fit_semisupervised_with_start,
+    fit_semisupervised, fit_semisupervised_with_start,
 };
 pub use completion::{
     BestCompletion, Completed, CompletionData, CompletionFit, CompletionIteration,
@@ -124,7 +124,7 @@ pub use labels::{
     RowTransform, Scheme, Selection, SelectionObserver, SelectionParams, SelectionStage, Storage,
     Task, ValidAutoParams, ValidLabelParams, ValidSelectionParams, auto_fit, auto_storage,
     estimate_auto, estimate_fit_labels, estimate_selection, fit_labels, fit_labels_sharded,
-    select_and_fit, select_and_fit_observed, select_combined, validation_split,
+    select_and_fit, select_combined, validation_split,
 };
 pub use linesearch::{LineSearchParams, ValidLineSearchParams};
 pub use maps::concat_features;

@@ -10,6 +10,7 @@
 //! The data directory is `GIMC_DATA`, else `datasets/`.
 #![allow(clippy::print_stdout)]
 
+use gimc::NoObserver;
 use std::error::Error;
 use std::time::Instant;
 
@@ -54,7 +55,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // selection through the open API: any MapFamily, here the user's LaplaceFamily
     let t = Instant::now();
-    let sel = select_and_fit(&train, &LaplaceFamily, &params)?;
+    let sel = select_and_fit(&train, &LaplaceFamily, &params, &mut NoObserver)?;
     let fit_secs = t.elapsed().as_secs_f64();
     for c in &sel.candidates {
         let curve: Vec<String> = c

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 
+use gimc::NoObserver;
 use std::path::PathBuf;
 
 use custom_map::{LaplaceFamily, LaplaceFourier, registry};
@@ -89,7 +90,7 @@ fn selected_fitted_saved_loaded_and_refused_without_its_codec() {
         .with_seed(3)
         .check()
         .unwrap();
-    let sel = select_and_fit(&data, &LaplaceFamily, &params).unwrap();
+    let sel = select_and_fit(&data, &LaplaceFamily, &params, &mut NoObserver).unwrap();
     assert_eq!(sel.chosen.family, "llff");
     assert_eq!(sel.candidates.len(), 2);
     assert_eq!(sel.model.method(), "gimc-llff");
@@ -154,7 +155,7 @@ fn bibtex_small_grid_is_selected_on_validation() {
         .with_max_iter(3)
         .check()
         .unwrap();
-    let sel = select_and_fit(&train, &LaplaceFamily, &params).unwrap();
+    let sel = select_and_fit(&train, &LaplaceFamily, &params, &mut NoObserver).unwrap();
     println!("chosen {}", sel.chosen.describe());
     for c in &sel.candidates {
         assert!(

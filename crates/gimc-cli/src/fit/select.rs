@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use gimc::{
     Chosen, DynFamily, Gamma, IterationInfo, LabelData, SelectionParams, Task, estimate_selection,
-    select_and_fit_observed,
+    select_and_fit,
 };
 use gimc_linalg::{Preprocess, RowNorm, Standardizer};
 use serde_json::json;
@@ -54,7 +54,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     let mut progress = FitProgress::new(g, &a.method);
     let sel = params
         .check()
-        .and_then(|params| select_and_fit_observed(&data, family, &params, &mut progress));
+        .and_then(|params| select_and_fit(&data, family, &params, &mut progress));
     progress.finish();
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());

@@ -458,20 +458,11 @@ pub fn estimate_semisupervised<F: MapFamily + ?Sized>(
 /// ≥ n, a label other than 0 / 1, the same pair with both labels, NaN / Inf in `x`, k > n,
 /// rank ≥ the map's output dimension, too few constraints to hold some out; fit failures of
 /// [`fit_completion`].
+///
+/// `observer` sees every outer iteration of every completion fit (one per λ, then the refit;
+/// [`NoObserver`] for none). An observer that asks to stop (e.g. on Ctrl-C) ends the running
+/// fit, and the whole fit returns [`GimcError::Interrupted`].
 pub fn fit_semisupervised<F: MapFamily + ?Sized>(
-    x: &FeatureMatrix,
-    pairs: &[(usize, usize, f64)],
-    family: &F,
-    params: &ValidSemiSupParams,
-    rng: &mut GimcRng,
-) -> Result<SemiSupFit<F::Map>> {
-    fit_semisupervised_observed(x, pairs, family, params, rng, &mut NoObserver)
-}
-
-/// [`fit_semisupervised`], reporting every outer iteration of every completion fit (one per λ,
-/// then the refit) to `observer`. An observer that asks to stop (e.g. on Ctrl-C) ends the
-/// running fit, and the whole fit returns [`GimcError::Interrupted`].
-pub fn fit_semisupervised_observed<F: MapFamily + ?Sized>(
     x: &FeatureMatrix,
     pairs: &[(usize, usize, f64)],
     family: &F,
@@ -521,7 +512,7 @@ pub struct SemiSupPair<M> {
     pub start_seconds: f64,
 }
 
-/// The selection and refit of [`fit_semisupervised_observed`]; with `with_start` (and
+/// The selection and refit of [`fit_semisupervised`]; with `with_start` (and
 /// `params.learn`) also the unlearned baseline's, from the learned fits' starts, with the
 /// seconds of its own work.
 #[allow(clippy::type_complexity)]

@@ -28,7 +28,7 @@ pub use model::{Evaluation, LabelModel};
 pub use select::{
     Candidate, Chosen, CombinedSelection, Selection, SelectionObserver, SelectionParams,
     SelectionStage, ValidSelectionParams, auto_storage, estimate_selection, select_and_fit,
-    select_and_fit_observed, select_combined, validation_split,
+    select_combined, validation_split,
 };
 pub use shard::{OneProcess, RowSums};
 pub use streamed::{DEFAULT_BLOCK_ENTRIES, Precision, Storage};

@@ -9,8 +9,8 @@
 //! (multi-label) or accuracy (multi-class) wins; the model is then refitted on all training
 //! rows with those values. Every candidate map is drawn from the same random stream, so the
 //! grid compares γ, m and λ on common random numbers, and the refit reuses that stream.
-//! [`select_and_fit_observed`] does the same while reporting every fit and outer iteration to
-//! a [`SelectionObserver`] (the command line's progress bar).
+//! [`select_and_fit`] reports every fit and outer iteration to a [`SelectionObserver`] (the
+//! command line's progress bar; `NoObserver` for none).
 //!
 //! The maps are drawn by any [`MapFamily`] — a built-in one (`gimc_featmap::FourierFamily`,
 //! `NystromFamily`, …), a user's, or one looked up by name in a
@@ -281,7 +281,7 @@ pub fn validation_split(
     Ok((train, val))
 }
 
-/// Which fit of [`select_and_fit_observed`] is running.
+/// Which fit of [`select_and_fit`] is running.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SelectionStage {
     /// Setting `index` (0-based, grid order) of `total`, fitted on the training part.
@@ -304,7 +304,7 @@ pub enum SelectionStage {
     },
 }
 
-/// Receives the progress of [`select_and_fit_observed`] (a progress bar, a log). Both methods
+/// Receives the progress of [`select_and_fit`] (a progress bar, a log). Both methods
 /// do nothing by default; neither can stop the run. Each fit reports `fit_started` (before its
 /// map is drawn) and then one `iteration` per outer iteration, starting at iteration 0.
 pub trait SelectionObserver {
@@ -419,17 +419,9 @@ pub fn estimate_selection<F: MapFamily + ?Sized>(
 }
 
 /// Chooses γ, λ, m and the iteration count for maps of `family` on a validation split of
-/// `data` and refits on all of `data` (see the module documentation).
-pub fn select_and_fit<F: MapFamily + ?Sized>(
-    data: &LabelData,
-    family: &F,
-    params: &ValidSelectionParams,
-) -> Result<Selection<F::Map>> {
-    select_and_fit_observed(data, family, params, &mut NoObserver)
-}
-
-/// [`select_and_fit`], reporting each fit's start and every outer iteration to `observer`.
-pub fn select_and_fit_observed<F, S>(
+/// `data` and refits on all of `data` (see the module documentation), reporting each fit's
+/// start and every outer iteration to `observer` ([`NoObserver`] for none).
+pub fn select_and_fit<F, S>(
     data: &LabelData,
     family: &F,
     params: &ValidSelectionParams,

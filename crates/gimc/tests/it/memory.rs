@@ -1,5 +1,6 @@
 //! The memory estimates of every fit: what they count and that they refuse a budget too small.
 
+use gimc::NoObserver;
 use gimc_featmap::{FourierFamily, NystromFamily};
 use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -82,14 +83,14 @@ fn selection_estimate_is_monotone_and_refuses() {
     );
     let p = SelectionParams::default().with_memory(MemoryBudget::Bytes(1000));
     refused(
-        select_and_fit(&data, &FourierFamily, &p.check().unwrap()).unwrap_err(),
+        select_and_fit(&data, &FourierFamily, &p.check().unwrap(), &mut NoObserver).unwrap_err(),
         "m",
     );
     let p = SelectionParams::default()
         .with_ms(vec![5])
         .with_memory(MemoryBudget::Bytes(1 << 40))
         .with_max_iter(1);
-    assert!(select_and_fit(&data, &FourierFamily, &p.check().unwrap()).is_ok());
+    assert!(select_and_fit(&data, &FourierFamily, &p.check().unwrap(), &mut NoObserver).is_ok());
 }
 
 fn omega(n: usize, per_row: usize) -> Observed {
@@ -160,6 +161,7 @@ fn clustering_estimates_are_monotone_and_refuse() {
         &FourierFamily,
         &p.check().unwrap(),
         &mut seeded(1),
+        &mut NoObserver,
     )
     .unwrap_err();
     refused(e, "m");

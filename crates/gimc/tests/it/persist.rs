@@ -509,9 +509,16 @@ fn a_user_map_selects_saves_and_loads_once_its_codec_is_registered() {
         &data,
         registry.family("neg-lff").unwrap(),
         &params.check().unwrap(),
+        &mut NoObserver,
     )
     .unwrap();
-    let typed = gimc::select_and_fit(&data, &NegatedFamily, &params.check().unwrap()).unwrap();
+    let typed = gimc::select_and_fit(
+        &data,
+        &NegatedFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(boxed.chosen, typed.chosen);
     assert_eq!(boxed.model.w(), typed.model.w());
     assert_eq!(typed.model.method(), "gimc-neg-lff");
@@ -520,6 +527,7 @@ fn a_user_map_selects_saves_and_loads_once_its_codec_is_registered() {
         &data,
         &gimc_featmap::FourierFamily,
         &params.check().unwrap(),
+        &mut NoObserver,
     )
     .unwrap();
     assert_eq!(plain.chosen.gamma, typed.chosen.gamma);

@@ -2,8 +2,7 @@
 
 use gimc::{
     Gamma, IterationRecord, LabelParams, MapRegistry, NoObserver, SelectionObserver,
-    SelectionParams, SelectionStage, fit_labels, select_and_fit, select_and_fit_observed,
-    select_combined, validation_split,
+    SelectionParams, SelectionStage, fit_labels, select_and_fit, select_combined, validation_split,
 };
 use gimc_featmap::{CosineFamily, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::rng::{child, seeded};
@@ -19,7 +18,13 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
         .with_ms(vec![6])
         .with_max_iter(4)
         .with_seed(5);
-    let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
+    let sel = select_and_fit(
+        &data,
+        &FourierFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(sel.candidates.len(), 4);
     let best = sel
         .candidates
@@ -83,7 +88,13 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
     .unwrap();
     assert_eq!(direct.model.w(), sel.model.w());
     // and the whole procedure is deterministic
-    let again = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
+    let again = select_and_fit(
+        &data,
+        &FourierFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(again.chosen, sel.chosen);
     assert_eq!(again.model, sel.model);
     // the same family through the registry (boxed maps) makes exactly the same selection
@@ -92,6 +103,7 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
         &data,
         registry.family("lff").unwrap(),
         &params.check().unwrap(),
+        &mut NoObserver,
     )
     .unwrap();
     assert_eq!(boxed.chosen, sel.chosen);
@@ -114,7 +126,13 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
         .with_gammas(vec![Gamma::Value(0.5)])
         .with_ms(vec![10])
         .with_max_iter(3);
-    let sel = select_and_fit(&data, &NystromFamily::default(), &params.check().unwrap()).unwrap();
+    let sel = select_and_fit(
+        &data,
+        &NystromFamily::default(),
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert!(sel.chosen.validation_score > 0.4);
     assert_eq!(sel.model.method(), "gimc-lnys");
     assert!(sel.model.evaluate(&data, &[1]).unwrap().accuracy.is_some());
@@ -132,7 +150,13 @@ fn a_validation_patience_cuts_each_curve_at_its_first_stall() {
         .with_ms(vec![6])
         .with_max_iter(12)
         .with_seed(5);
-    let full = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
+    let full = select_and_fit(
+        &data,
+        &FourierFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     let patience = 2;
     let cut = select_and_fit(
         &data,
@@ -142,6 +166,7 @@ fn a_validation_patience_cuts_each_curve_at_its_first_stall() {
             .with_patience(Some(patience))
             .check()
             .unwrap(),
+        &mut NoObserver,
     )
     .unwrap();
     let mut stalled = 0;
@@ -193,6 +218,7 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
             &data,
             registry.family(name).unwrap(),
             &params.check().unwrap(),
+            &mut NoObserver,
         )
         .unwrap()
     };
@@ -255,10 +281,15 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
         .with_max_iter(3)
         .with_seed(2);
     let mut rec = Recorder::default();
-    let sel =
-        select_and_fit_observed(&data, &CosineFamily, &params.check().unwrap(), &mut rec).unwrap();
+    let sel = select_and_fit(&data, &CosineFamily, &params.check().unwrap(), &mut rec).unwrap();
     // the same selection as without an observer (all but the timings)
-    let plain = select_and_fit(&data, &CosineFamily, &params.check().unwrap()).unwrap();
+    let plain = select_and_fit(
+        &data,
+        &CosineFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!((&sel.chosen, &sel.model), (&plain.chosen, &plain.model));
     let scores = |s: &gimc::Selection<gimc_featmap::RandomCosine>| -> Vec<Vec<f64>> {
         s.candidates.iter().map(|c| c.scores.clone()).collect()
@@ -327,11 +358,23 @@ fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
         .with_max_iter(1)
         .with_seed(2);
     assert_eq!(params.grid.gammas, vec![Gamma::SCALE]);
-    let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
+    let sel = select_and_fit(
+        &data,
+        &FourierFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(sel.chosen.gamma, rule);
     // a multiple of the rule, and a fixed value, are taken as given
     let params = params.with_gammas(vec![Gamma::Scale(0.25), Gamma::Value(0.7)]);
-    let sel = select_and_fit(&data, &FourierFamily, &params.check().unwrap()).unwrap();
+    let sel = select_and_fit(
+        &data,
+        &FourierFamily,
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+    .unwrap();
     let tried: Vec<f64> = sel.candidates.iter().map(|c| c.gamma).collect();
     assert_eq!(tried, vec![0.25 * rule, 0.7]);
     // a non-positive factor is refused before any work
@@ -357,8 +400,8 @@ fn an_observer_can_interrupt_the_selection() {
         .with_ms(vec![6])
         .with_max_iter(6);
     let mut stop = StopAfter(0, 3);
-    let err = select_and_fit_observed(&data, &FourierFamily, &params.check().unwrap(), &mut stop)
-        .unwrap_err();
+    let err =
+        select_and_fit(&data, &FourierFamily, &params.check().unwrap(), &mut stop).unwrap_err();
     assert!(matches!(err, gimc::GimcError::Interrupted), "{err}");
     // the fit stopped at the iteration that asked, not at the end of the grid
     assert_eq!(stop.0, 3);

@@ -1,5 +1,6 @@
 //! Semi-supervised clustering (Algorithm 2, DESIGN §3.3).
 
+use gimc::NoObserver;
 use gimc::{GimcError, SemiSupParams, fit_semisupervised, fit_semisupervised_with_start};
 use gimc_data::synth::two_class_2d;
 use gimc_featmap::FourierFamily;
@@ -50,6 +51,7 @@ fn learned_map_beats_its_start_on_rings() {
         &FourierFamily,
         &params(false).check().unwrap(),
         &mut seeded(9),
+        &mut NoObserver,
     )
     .unwrap();
     let learned = fit_semisupervised(
@@ -58,6 +60,7 @@ fn learned_map_beats_its_start_on_rings() {
         &FourierFamily,
         &params(true).check().unwrap(),
         &mut seeded(9),
+        &mut NoObserver,
     )
     .unwrap();
     assert_eq!(start.iterations, 0);
@@ -80,7 +83,15 @@ fn lambda_is_chosen_on_held_out_constraints() {
     let mut p = params(true).with_lambdas(vec![0.1, 10.0]);
     p.completion.max_iter = 3;
     let p = p.check().unwrap();
-    let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
+    let fit = fit_semisupervised(
+        &x,
+        &pairs,
+        &FourierFamily,
+        &p,
+        &mut seeded(1),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(fit.validation.len(), 2);
     let best = fit
         .validation
@@ -95,7 +106,15 @@ fn lambda_is_chosen_on_held_out_constraints() {
     assert_eq!(chosen.constraint_error, best);
     assert_eq!(fit.labels.len(), 120);
     // deterministic from the seed
-    let again = fit_semisupervised(&x, &pairs, &FourierFamily, &p, &mut seeded(1)).unwrap();
+    let again = fit_semisupervised(
+        &x,
+        &pairs,
+        &FourierFamily,
+        &p,
+        &mut seeded(1),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(again.labels, fit.labels);
 }
 
@@ -104,7 +123,14 @@ fn invalid_constraints_give_typed_errors() {
     let (x, _, pairs) = rings(40, 100, 2);
     let p = params(true).check().unwrap();
     let run = |pairs: &[(usize, usize, f64)]| {
-        fit_semisupervised(&x, pairs, &FourierFamily, &p, &mut seeded(0))
+        fit_semisupervised(
+            &x,
+            pairs,
+            &FourierFamily,
+            &p,
+            &mut seeded(0),
+            &mut NoObserver,
+        )
     };
     assert!(matches!(run(&[]), Err(GimcError::Empty(_))));
     let mut bad = pairs.clone();
@@ -120,9 +146,29 @@ fn invalid_constraints_give_typed_errors() {
     let mut xn = x.to_dense();
     xn[(7, 1)] = f64::NAN;
     let xn = FeatureMatrix::Dense(xn);
-    assert!(fit_semisupervised(&xn, &pairs, &FourierFamily, &p, &mut seeded(0)).is_err());
+    assert!(
+        fit_semisupervised(
+            &xn,
+            &pairs,
+            &FourierFamily,
+            &p,
+            &mut seeded(0),
+            &mut NoObserver
+        )
+        .is_err()
+    );
     let xe = FeatureMatrix::Dense(Mat::zeros(0, 2));
-    assert!(fit_semisupervised(&xe, &pairs, &FourierFamily, &p, &mut seeded(0)).is_err());
+    assert!(
+        fit_semisupervised(
+            &xe,
+            &pairs,
+            &FourierFamily,
+            &p,
+            &mut seeded(0),
+            &mut NoObserver
+        )
+        .is_err()
+    );
     let mut pk = params(true);
     pk.k = 0;
     assert!(matches!(
@@ -144,11 +190,20 @@ fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
         &FourierFamily,
         &p.check().unwrap(),
         &mut seeded(1),
+        &mut NoObserver,
     )
     .unwrap();
     assert_eq!(fit.gamma, 2.0 * x.gamma_scale());
     let fixed = p.clone().with_gamma(0.3).check().unwrap();
-    let fit = fit_semisupervised(&x, &pairs, &FourierFamily, &fixed, &mut seeded(1)).unwrap();
+    let fit = fit_semisupervised(
+        &x,
+        &pairs,
+        &FourierFamily,
+        &fixed,
+        &mut seeded(1),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(fit.gamma, 0.3);
     let bad = p.with_gamma(gimc::Gamma::Scale(f64::NAN));
     assert!(bad.check().is_err());
@@ -169,7 +224,7 @@ fn an_observer_that_stops_interrupts_the_whole_fit() {
     }
     let (x, _, pairs) = rings(120, 400, 6);
     let mut stop = StopAfter(0);
-    let err = gimc::fit_semisupervised_observed(
+    let err = gimc::fit_semisupervised(
         &x,
         &pairs,
         &FourierFamily,
@@ -210,10 +265,24 @@ fn the_pair_equals_the_two_separate_fits() {
             let pair =
                 fit_semisupervised_with_start(&x, &pairs, &family, &build(true), &mut seeded(seed))
                     .unwrap();
-            let learned =
-                fit_semisupervised(&x, &pairs, &family, &build(true), &mut seeded(seed)).unwrap();
-            let start =
-                fit_semisupervised(&x, &pairs, &family, &build(false), &mut seeded(seed)).unwrap();
+            let learned = fit_semisupervised(
+                &x,
+                &pairs,
+                &family,
+                &build(true),
+                &mut seeded(seed),
+                &mut NoObserver,
+            )
+            .unwrap();
+            let start = fit_semisupervised(
+                &x,
+                &pairs,
+                &family,
+                &build(false),
+                &mut seeded(seed),
+                &mut NoObserver,
+            )
+            .unwrap();
             assert_eq!(pair.learned, learned, "grid {lambdas:?}, refit {refit}");
             assert_eq!(pair.start, start, "grid {lambdas:?}, refit {refit}");
             assert_eq!(pair.start.iterations, 0);
