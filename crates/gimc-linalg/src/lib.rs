@@ -52,8 +52,8 @@
 //!   [`memory::InsufficientMemory`] refusal.
 //! - [`simd::clear_upper_state`]: clears the dirty upper SIMD state faer's GEMMs leave, before
 //!   loops of libm calls (`exp`, `sin`, …) that it would otherwise slow down up to 30× ([`simd`]).
-//! - [`params`]: the one parameters idiom, the [`params::Params`] trait and the [`params!`]
-//!   macro (struct, defaults, `with_*` setters, `check` into a valid form).
+//! - [`params`](mod@params): the one parameters idiom, the [`params::Params`] trait and the
+//!   [`params!`] macro (struct, defaults, `with_*` setters, `check` into a valid form).
 //! - [`observe`]: the one observer shape of every iterative loop ([`observe::Observer`],
 //!   [`observe::IterationRecord`], continue or stop).
 //! - [`dense`] and [`sparse`]: dimension-checked dense helpers and the sprs ↔ faer products and

@@ -581,12 +581,32 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         which: Which,
         lambda: f64,
         other: MatRef<'_, f64>,
-        mut x: MatMut<'_, f64>,
+        x: MatMut<'_, f64>,
         cg: &ValidCgParams,
     ) -> Result<HalfStepReport, SolverError> {
         check_nonneg("lambda", lambda)?;
         check_finite_mat("warm start", x.as_ref())?;
         check_finite_mat("fixed factor", other)?;
+        let side = match which {
+            Which::W => self.problem.phi,
+            Which::H => self.problem.psi,
+        };
+        let (system, reduced) = self.half_step_system(which, lambda, other, x.ncols())?;
+        match side {
+            Side::Identity(_) => self.exact_half_step(&system, x),
+            Side::Features(f) => self.cg_half_step(&system, f, reduced, x, cg),
+        }
+    }
+
+    /// The linear system of a half-step on `which` with the other factor fixed at `other`
+    /// (k columns), and the updated side's row-space reduction when it has one.
+    fn half_step_system(
+        &self,
+        which: Which,
+        lambda: f64,
+        other: MatRef<'_, f64>,
+        k: usize,
+    ) -> Result<(HalfStepSystem<'a>, Option<&Reduced<'a>>), SolverError> {
         let pr = self.problem;
         let (side, other_side) = match which {
             Which::W => (pr.phi, pr.psi),
@@ -600,7 +620,6 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
             Which::W => omega_mul_dense(a, vals, q),
             Which::H => omega_tr_mul_dense(a, vals, q),
         };
-        let k = x.ncols();
         // Q: the other side's projected factor (n_other × k), and its rows as columns
         let q = other_side.mul(other)?;
         let qt = q.transpose().to_owned();
@@ -617,8 +636,8 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
                 }
             }
         }
-        // a wide dense side is solved in its row space (see below), where the right-hand side
-        // Vᵀ Φᵀ (AQ) is Lᵀ (AQ): Φᵀ(AQ) itself is then never needed
+        // a wide dense side is solved in its row space (see `cg_half_step`), where the
+        // right-hand side Vᵀ Φᵀ (AQ) is Lᵀ (AQ): Φᵀ(AQ) itself is then never needed
         let reduced = match side {
             Side::Features(_) => self.reduced(which),
             Side::Identity(_) => None,
@@ -632,162 +651,214 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         // the fully observed term's right factor w_F QᵀQ
         let c = pr.full.map(|t| gram_tn(q.as_ref()) * faer::Scale(t.weight));
         let sampled = pr.sampled.map(|t| (view(t.a), t.weight));
-        match side {
+        let system = HalfStepSystem {
+            which,
+            lambda,
+            q,
+            qt,
+            b,
+            c,
+            sampled,
+        };
+        Ok((system, reduced))
+    }
+
+    /// The half-step of an identity side, solved exactly line by line (a k × k ridge system
+    /// per row of the updated factor).
+    fn exact_half_step(
+        &self,
+        system: &HalfStepSystem<'a>,
+        mut x: MatMut<'_, f64>,
+    ) -> Result<HalfStepReport, SolverError> {
+        let HalfStepSystem {
+            lambda,
+            qt,
+            b,
+            c,
+            sampled,
+            ..
+        } = system;
+        if self.sums.processes() > 1 {
             // on row shards (only the H side can be the identity there) the per-line Grams
             // w Σ_{i∈Ω^j} p_i p_iᵀ are split across processes: sum them, then solve each line
-            Side::Identity(_) if self.sums.processes() > 1 => {
-                let (view, weight) = sampled
-                    .ok_or_else(|| param_err::<SolverError>("problem", "no sampled term"))?;
-                let mut grams = omega_row_grams(view, qt.as_ref(), weight);
-                sum_slice(self.sums, &mut grams);
-                rowwise_ridge_from_grams(&grams, lambda, b.as_ref(), x.as_mut()).map_err(
-                    |row| {
-                        SolverError::Linalg(gimc_linalg::LinalgError::NotPositiveDefinite {
-                            op: "row-wise ALS ridge solve (use lambda > 0)",
-                            index: row,
-                        })
-                    },
-                )?;
-                Ok(HalfStepReport {
-                    cg_iterations: 0,
-                    relative_residual: 0.0,
-                    exact: true,
-                })
-            }
-            Side::Identity(_) => {
-                rowwise_ridge(
-                    sampled,
-                    c.as_ref().map(|c| c.as_ref()),
-                    qt.as_ref(),
-                    lambda,
-                    b.as_ref(),
-                    x.as_mut(),
-                )
-                .map_err(|row| {
-                    SolverError::Linalg(gimc_linalg::LinalgError::NotPositiveDefinite {
-                        op: "row-wise ALS ridge solve (use lambda > 0)",
-                        index: row,
-                    })
-                })?;
-                Ok(HalfStepReport {
-                    cg_iterations: 0,
-                    relative_residual: 0.0,
-                    exact: true,
-                })
-            }
-            Side::Features(f) => {
-                let gram = c.as_ref().and_then(|_| self.gram(which));
-                let report = match sampled {
-                    None => {
-                        let (Some(g), Some(c)) = (gram, c.as_ref()) else {
-                            return Err(param_err("problem", "no loss term"));
-                        };
-                        let op = SylvesterOperator::new(g.as_ref(), c.as_ref(), lambda)?;
-                        conjugate_gradient(&op, b.as_ref(), x.as_mut(), cg)?
-                    }
-                    Some((view, weight)) => {
-                        // the B_i of the Ω term pay off when k is below the entries per line;
-                        // with dense features they also let the whole Hessian product run as
-                        // one blocked pass over Φ (`dense_row_gram_hessian`) instead of two
-                        // thin GEMMs that pack the n × D matrix again at every CG iteration,
-                        // which is most of the time for small k and sparse Ω (mushrooms at
-                        // |Ω| = n: k = 2). Applying the B_i costs n·k² against the pass's
-                        // 4·n·D·k, and they take n·k² memory, so k² ≤ D bounds both by Φ's.
-                        let dense_dim = match reduced {
-                            Some(red) => Some(red.l.ncols()),
-                            None => match f {
-                                FeatureMatrix::Dense(m) => Some(m.ncols()),
-                                _ => None,
-                            },
-                        };
-                        let grams = (k * n_side <= view.nnz()
-                            || dense_dim.is_some_and(|d| k * k <= d))
-                        .then(|| omega_row_grams(view, qt.as_ref(), weight));
-                        // the W side's other lines are Ψ's (whole on every process: counts
-                        // summed), the H side's are this process's rows of Φ (summed in the
-                        // preconditioner)
-                        let (other_counts, other_sums) = match which {
-                            Which::W => (
-                                self.col_counts_summed(t_sampled(pr)?.a).to_vec(),
-                                &ONE_PROCESS as &dyn RowSums,
-                            ),
-                            Which::H => {
-                                (OmegaView::rows(t_sampled(pr)?.a).line_counts(), self.sums)
-                            }
-                        };
-                        let solve = |f: &FeatureMatrix,
-                                     side_t: Option<&FeatureMatrix>,
-                                     basis: Option<&PreconditionerBasis>,
-                                     grams: Option<Vec<f64>>,
-                                     b: MatRef<'_, f64>,
-                                     x: MatMut<'_, f64>| {
-                            let op = SampledHessian {
-                                grams,
-                                side: f,
-                                side_t,
-                                view,
-                                weight,
-                                qt: qt.as_ref(),
-                                full: gram.zip(c.as_ref()).map(|(g, c)| (g.as_ref(), c.as_ref())),
-                                lambda,
-                                pt: RefCell::new(Mat::zeros(k, n_side)),
-                                u: RefCell::new(vec![0.0; n_side * k]),
-                                sums: self.sums,
-                            };
-                            let precond = basis.and_then(|eig| {
-                                KroneckerPreconditioner::new(
-                                    eig,
-                                    q.as_ref(),
-                                    &other_counts,
-                                    weight,
-                                    lambda,
-                                    other_sums,
-                                )
-                            });
-                            preconditioned_conjugate_gradient(
-                                &op,
-                                precond.as_ref().map(|m| m as &dyn LinearOperator),
-                                b,
-                                x,
-                                cg,
-                            )
-                        };
-                        match reduced {
-                            // D > n: W = Vα with α the same half-step on the n × n features
-                            // L = ΦV (the minimiser lies in the row space of Φ = span V); `b`
-                            // is already the reduced right-hand side Lᵀ(AQ)
-                            Some(red) => {
-                                let mut alpha = red.v_t_mul(x.as_ref());
-                                let report = solve(
-                                    &red.l,
-                                    None,
-                                    red.basis.as_ref(),
-                                    grams,
-                                    b.as_ref(),
-                                    alpha.as_mut(),
-                                )?;
-                                x.copy_from(red.v_mul(alpha.as_ref()));
-                                report
-                            }
-                            None => solve(
-                                f,
-                                self.transposed(which),
-                                self.weighted_eig(which),
-                                grams,
-                                b.as_ref(),
-                                x.as_mut(),
-                            )?,
-                        }
-                    }
-                };
-                Ok(HalfStepReport {
-                    cg_iterations: report.iterations,
-                    relative_residual: report.relative_residual,
-                    exact: false,
-                })
-            }
+            let (view, weight) =
+                sampled.ok_or_else(|| param_err::<SolverError>("problem", "no sampled term"))?;
+            let mut grams = omega_row_grams(view, qt.as_ref(), weight);
+            sum_slice(self.sums, &mut grams);
+            rowwise_ridge_from_grams(&grams, *lambda, b.as_ref(), x.as_mut())
+                .map_err(not_positive_definite)?;
+        } else {
+            rowwise_ridge(
+                *sampled,
+                c.as_ref().map(|c| c.as_ref()),
+                qt.as_ref(),
+                *lambda,
+                b.as_ref(),
+                x.as_mut(),
+            )
+            .map_err(not_positive_definite)?;
         }
+        Ok(HalfStepReport {
+            cg_iterations: 0,
+            relative_residual: 0.0,
+            exact: true,
+        })
     }
+
+    /// The half-step of a feature side `f`, by CG warm-started from `x`: on the Sylvester
+    /// operator of the fully observed term alone, else on the sampled Hessian with the
+    /// Kronecker preconditioner, in the row space of `f` when it is `reduced`.
+    fn cg_half_step(
+        &self,
+        system: &HalfStepSystem<'a>,
+        f: &FeatureMatrix,
+        reduced: Option<&Reduced<'a>>,
+        mut x: MatMut<'_, f64>,
+        cg: &ValidCgParams,
+    ) -> Result<HalfStepReport, SolverError> {
+        let HalfStepSystem {
+            which,
+            lambda,
+            q,
+            qt,
+            b,
+            c,
+            sampled,
+        } = system;
+        let (which, lambda) = (*which, *lambda);
+        let pr = self.problem;
+        let k = x.ncols();
+        let n_side = f.nrows();
+        let gram = c.as_ref().and_then(|_| self.gram(which));
+        let report = match *sampled {
+            None => {
+                let (Some(g), Some(c)) = (gram, c.as_ref()) else {
+                    return Err(param_err("problem", "no loss term"));
+                };
+                let op = SylvesterOperator::new(g.as_ref(), c.as_ref(), lambda)?;
+                conjugate_gradient(&op, b.as_ref(), x.as_mut(), cg)?
+            }
+            Some((view, weight)) => {
+                // the B_i of the Ω term pay off when k is below the entries per line;
+                // with dense features they also let the whole Hessian product run as
+                // one blocked pass over Φ (`dense_row_gram_hessian`) instead of two
+                // thin GEMMs that pack the n × D matrix again at every CG iteration,
+                // which is most of the time for small k and sparse Ω (mushrooms at
+                // |Ω| = n: k = 2). Applying the B_i costs n·k² against the pass's
+                // 4·n·D·k, and they take n·k² memory, so k² ≤ D bounds both by Φ's.
+                let dense_dim = match reduced {
+                    Some(red) => Some(red.l.ncols()),
+                    None => match f {
+                        FeatureMatrix::Dense(m) => Some(m.ncols()),
+                        _ => None,
+                    },
+                };
+                let grams = (k * n_side <= view.nnz() || dense_dim.is_some_and(|d| k * k <= d))
+                    .then(|| omega_row_grams(view, qt.as_ref(), weight));
+                // the W side's other lines are Ψ's (whole on every process: counts
+                // summed), the H side's are this process's rows of Φ (summed in the
+                // preconditioner)
+                let (other_counts, other_sums) = match which {
+                    Which::W => (
+                        self.col_counts_summed(t_sampled(pr)?.a).to_vec(),
+                        &ONE_PROCESS as &dyn RowSums,
+                    ),
+                    Which::H => (OmegaView::rows(t_sampled(pr)?.a).line_counts(), self.sums),
+                };
+                let solve = |f: &FeatureMatrix,
+                             side_t: Option<&FeatureMatrix>,
+                             basis: Option<&PreconditionerBasis>,
+                             grams: Option<Vec<f64>>,
+                             b: MatRef<'_, f64>,
+                             x: MatMut<'_, f64>| {
+                    let op = SampledHessian {
+                        grams,
+                        side: f,
+                        side_t,
+                        view,
+                        weight,
+                        qt: qt.as_ref(),
+                        full: gram.zip(c.as_ref()).map(|(g, c)| (g.as_ref(), c.as_ref())),
+                        lambda,
+                        pt: RefCell::new(Mat::zeros(k, n_side)),
+                        u: RefCell::new(vec![0.0; n_side * k]),
+                        sums: self.sums,
+                    };
+                    let precond = basis.and_then(|eig| {
+                        KroneckerPreconditioner::new(
+                            eig,
+                            q.as_ref(),
+                            &other_counts,
+                            weight,
+                            lambda,
+                            other_sums,
+                        )
+                    });
+                    preconditioned_conjugate_gradient(
+                        &op,
+                        precond.as_ref().map(|m| m as &dyn LinearOperator),
+                        b,
+                        x,
+                        cg,
+                    )
+                };
+                match reduced {
+                    // D > n: W = Vα with α the same half-step on the n × n features
+                    // L = ΦV (the minimiser lies in the row space of Φ = span V); `b`
+                    // is already the reduced right-hand side Lᵀ(AQ)
+                    Some(red) => {
+                        let mut alpha = red.v_t_mul(x.as_ref());
+                        let report = solve(
+                            &red.l,
+                            None,
+                            red.basis.as_ref(),
+                            grams,
+                            b.as_ref(),
+                            alpha.as_mut(),
+                        )?;
+                        x.copy_from(red.v_mul(alpha.as_ref()));
+                        report
+                    }
+                    None => solve(
+                        f,
+                        self.transposed(which),
+                        self.weighted_eig(which),
+                        grams,
+                        b.as_ref(),
+                        x.as_mut(),
+                    )?,
+                }
+            }
+        };
+        Ok(HalfStepReport {
+            cg_iterations: report.iterations,
+            relative_residual: report.relative_residual,
+            exact: false,
+        })
+    }
+}
+
+/// The error of a row-wise ridge solve whose k × k system at line `row` is not positive
+/// definite.
+fn not_positive_definite(row: usize) -> SolverError {
+    SolverError::Linalg(gimc_linalg::LinalgError::NotPositiveDefinite {
+        op: "row-wise ALS ridge solve (use lambda > 0)",
+        index: row,
+    })
+}
+
+/// The linear system of one half-step: Q = Ψ H (or Φ W for the H side) and its rows as
+/// columns, the right-hand side (reduced to the row space of a reduced side), the fully
+/// observed term's right factor w_F QᵀQ, and the Ω term seen along the updated side's lines
+/// with its weight.
+struct HalfStepSystem<'a> {
+    which: Which,
+    lambda: f64,
+    q: Mat<f64>,
+    qt: Mat<f64>,
+    b: Mat<f64>,
+    c: Option<Mat<f64>>,
+    sampled: Option<(OmegaView<'a>, f64)>,
 }
 
 /// f(W, H) of `problem` (DESIGN §3.2). Builds a fresh [`ImcWorkspace`]; keep one yourself to

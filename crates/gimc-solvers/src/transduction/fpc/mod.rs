@@ -1,6 +1,7 @@
 //! Fixed point continuation (FPC) for MC-1 / MC-b in the shape of
-//! [`IterativeSolver`]: the continuation schedule, the iterate, the gradient step (optionally
-//! accelerated), the shrinkage and the MC-1 reset.
+//! [`IterativeSolver`](crate::iter::IterativeSolver): the continuation schedule, the iterate,
+//! the gradient step (optionally accelerated), the shrinkage and the MC-1 reset. The fused
+//! column passes are in `columns`, the step itself and the end of a μ stage in `step`.
 
 use gimc_linalg::dense;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
@@ -9,15 +10,22 @@ use gimc_linalg::svd::{ValidRsvdParams, shrink_singular_values, thin_svd, top_k_
 
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
-use crate::iter::{IterativeSolver, Progress};
 
 use super::loss::{
     ColumnEntries, DenseFeatures, check_iterate, col_slices, column_major_entries, loss_weights,
 };
-use super::shrink::{self, Shrunk, gram_shrink};
+use super::shrink::{Shrunk, gram_shrink};
 use super::{
     GRAM_LIMIT, ShrinkSvd, TransductionProblem, TransductionSolution, TransductionVariant,
     ValidTransductionParams, sigma1_at_zero, step_sizes,
+};
+
+mod columns;
+mod step;
+
+use columns::{
+    CandidateColumns, DescentColumns, candidate_columns_dispatch, descent_columns_dispatch,
+    restart_bias,
 };
 
 /// The continuation schedule: (μ, index into the grid when the stage is a grid point).
@@ -47,10 +55,10 @@ pub struct TransductionState {
     pub solutions: Vec<TransductionSolution>,
 }
 
-/// FPC for MC-1 / MC-b in the [`IterativeSolver`] shape: one step is one gradient step plus
-/// shrinkage (and the MC-1 reset); the continuation over the schedule runs inside. Extras per
-/// record: `mu`, `stage`, `rank`, `rel_change`, `restart` (1 when an accelerated step dropped
-/// its momentum), `stage_end` (1 when the step ended a stage).
+/// FPC for MC-1 / MC-b in the [`IterativeSolver`](crate::iter::IterativeSolver) shape: one
+/// step is one gradient step plus shrinkage (and the MC-1 reset); the continuation over the
+/// schedule runs inside. Extras per record: `mu`, `stage`, `rank`, `rel_change`, `restart` (1
+/// when an accelerated step dropped its momentum), `stage_end` (1 when the step ended a stage).
 ///
 /// MC-b is a proximal gradient method with steps below 2/L, so its objective never increases
 /// within a stage. MC-1 resets the last row to ones after the shrinkage, which is not the
@@ -639,190 +647,6 @@ impl<'a> TransductionFpc<'a> {
     }
 }
 
-/// What the column pass of [`TransductionFpc::descent_fused`] reads and writes: A = Y −
-/// τ_Z ∇f(Y) written from Y, the label gradients (from the sigmoids at Y) cached in `grad`,
-/// and MC-b's bias step in `new_b`.
-struct DescentColumns<'p> {
-    a: MatMut<'p, f64>,
-    y: MatRef<'p, f64>,
-    t: usize,
-    d: usize,
-    features: (&'p [f64], &'p [f64]),
-    steps: (f64, f64),
-    weights: (f64, f64),
-    entries: &'p ColumnEntries,
-    sigmoid: &'p [f64],
-    grad: &'p mut [f64],
-    new_b: Option<&'p mut Vec<f64>>,
-}
-
-gimc_linalg::avx2_dispatch! {
-    /// [`descent_columns`] four lanes wide where the CPU has AVX2 (no fused multiply-add, no
-    /// sum reordered: the same bits).
-    fn descent_columns_dispatch(cols: DescentColumns<'_>) -> bool = descent_columns;
-}
-
-/// The pass itself; returns whether every entry of A is finite (screened column by column
-/// while it is in cache).
-#[inline(always)]
-fn descent_columns(cols: DescentColumns<'_>) -> bool {
-    let DescentColumns {
-        mut a,
-        y,
-        t,
-        d,
-        features: (fx_all, fm_all),
-        steps: (tau_z, tau_b),
-        weights: (wy, wx),
-        entries: e,
-        sigmoid,
-        grad,
-        mut new_b,
-    } = cols;
-    let mut finite = true;
-    for j in 0..a.ncols() {
-        let range = j * d..(j + 1) * d;
-        let (xc, mc) = (&fx_all[range.clone()], &fm_all[range]);
-        let ycol = y.col(j);
-        let mut col = a.as_mut().col_mut(j);
-        // A = Y − τ ∇f(Y) written straight from Y (no copy pass): the feature block in one
-        // pass, the other rows copied, then the label entries updated in place
-        match (col.as_mut().try_as_col_major_mut(), ycol.try_as_col_major()) {
-            (Some(out), Some(yc)) => {
-                let (out, yc) = (out.as_slice_mut(), yc.as_slice());
-                out[..t].copy_from_slice(&yc[..t]);
-                out[t + d..].copy_from_slice(&yc[t + d..]);
-                let feats = out[t..t + d].iter_mut().zip(&yc[t..t + d]);
-                for ((v, &yv), (&x, &m)) in feats.zip(xc.iter().zip(mc)) {
-                    *v = yv - tau_z * (wx * ((yv - x) * m));
-                }
-            }
-            _ => {
-                col.copy_from(ycol);
-                let mut block = col.as_mut().subrows_mut(t, d);
-                for i in 0..d {
-                    block[i] -= tau_z * (wx * ((block[i] - xc[i]) * mc[i]));
-                }
-            }
-        }
-        let r = e.label_ptr[j]..e.label_ptr[j + 1];
-        for k in r {
-            let (i, yv) = (e.rows[k], e.vals[k]);
-            // d/dz log(1 + e^{−m}) = −y / (1 + e^{m}), m = y (z + b) (as in `eval_with`)
-            let g = -wy * yv * sigmoid[k];
-            grad[k] = g;
-            col[i] -= tau_z * g;
-            if let Some(b) = new_b.as_deref_mut() {
-                b[i] -= tau_b * g;
-            }
-        }
-        // the NaN screen of the step, on the column while it is in cache (A is a `Mat`:
-        // its columns are contiguous)
-        finite &= col
-            .as_ref()
-            .try_as_col_major()
-            .is_none_or(|out| dense::all_finite(out.as_slice()));
-    }
-    finite
-}
-
-/// What the pass over the candidate's columns in
-/// [`TransductionFpc::accelerated_candidate`] reads and writes: the candidate Z (MC-1's ones
-/// row reset in place, its c = 1 − Z_m and A c accumulated when `ac` is not empty), the
-/// iterate X, the extrapolated point Y (overwritten by the next extrapolation with coefficient
-/// `c2`), the label margins at (Z, b) and the feature block (x, mask) for the feature loss.
-struct CandidateColumns<'p> {
-    mc1: bool,
-    t: usize,
-    d: usize,
-    z: MatMut<'p, f64>,
-    c: &'p mut [f64],
-    ac: &'p mut [f64],
-    a: MatRef<'p, f64>,
-    x: MatRef<'p, f64>,
-    y: MatMut<'p, f64>,
-    entries: &'p ColumnEntries,
-    margins: &'p mut [f64],
-    bias: &'p [f64],
-    features: (&'p [f64], &'p [f64]),
-    c2: f64,
-}
-
-gimc_linalg::avx2_dispatch! {
-    /// [`candidate_columns`] four lanes wide where the CPU has AVX2
-    /// ([`gimc_linalg::avx2_dispatch`]). No sum is reordered (the feature loss stays one
-    /// chain, the restart product its four lanes), so both paths give the same bits; only the
-    /// elementwise work and the restart product's four lanes run in 256-bit registers instead
-    /// of baseline x86-64's scalar and 128-bit code.
-    fn candidate_columns_dispatch(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> =
-        candidate_columns;
-}
-
-/// The pass itself: per column, MC-1's reset and A c, the label margins, the feature loss
-/// (summed in one chain over columns, then rows, as `eval_with`'s loss-only pass) and the
-/// restart product with the extrapolation ([`restart_column`]). Returns the feature loss and
-/// the restart product's four partial sums; `None` when an iterate's column is not
-/// contiguous.
-#[inline(always)]
-fn candidate_columns(cols: CandidateColumns<'_>) -> Option<(f64, [f64; 4])> {
-    let CandidateColumns {
-        mc1,
-        t,
-        d,
-        mut z,
-        c,
-        ac,
-        a,
-        x,
-        mut y,
-        entries: e,
-        margins,
-        bias,
-        features: (fx_all, fm_all),
-        c2,
-    } = cols;
-    let (m, n) = (z.nrows(), z.ncols());
-    let mut lx = 0.0;
-    // four partial sums, as in `restart_product_extrapolate`
-    let mut acc = [0.0; 4];
-    for j in 0..n {
-        if mc1 {
-            c[j] = 1.0 - z[(m - 1, j)];
-            z[(m - 1, j)] = 1.0;
-            if !ac.is_empty() {
-                shrink::add_scaled_col(ac, a, j, c[j]);
-            }
-        }
-        let (Some(zc), Some(xc), Some(yc)) = (
-            z.as_ref().col(j).try_as_col_major(),
-            x.col(j).try_as_col_major(),
-            y.as_mut().col_mut(j).try_as_col_major_mut(),
-        ) else {
-            return None;
-        };
-        let (zc, xc, yc) = (zc.as_slice(), xc.as_slice(), yc.as_slice_mut());
-        // the label margins at the candidate (as `LogisticScratch::fill`)
-        let r = e.label_ptr[j]..e.label_ptr[j + 1];
-        for ((m, &i), &v) in margins[r.clone()]
-            .iter_mut()
-            .zip(&e.rows[r.clone()])
-            .zip(&e.vals[r])
-        {
-            *m = v * (zc[i] + bias[i]);
-        }
-        // the feature loss (as `eval_with`'s loss-only pass)
-        let range = j * d..(j + 1) * d;
-        let (fx, fm) = (&fx_all[range.clone()], &fm_all[range]);
-        for ((&zv, &xv), &mv) in zc[t..t + d].iter().zip(fx).zip(fm) {
-            let r = (zv - xv) * mv;
-            lx += 0.5 * r * r;
-        }
-        // the restart product and the extrapolation
-        restart_column(yc, zc, xc, c2, &mut acc);
-    }
-    Some((lx, acc))
-}
-
 /// The objective after a step, as an error when it is not finite.
 fn check_objective(f: f64, it: usize) -> Result<(), SolverError> {
     if f.is_finite() {
@@ -836,168 +660,12 @@ fn check_objective(f: f64, it: usize) -> Result<(), SolverError> {
     }
 }
 
-impl TransductionFpc<'_> {
-    /// Predictor–corrector continuation: the stage that just ended at μ_k left Z_k, the one
-    /// before it Z_{k−1} at μ_{k−1}. The solution path is followed along a secant in log μ,
-    /// Z_k + c (Z_k − Z_{k−1}) with c = s · ln(μ_k/μ_{k+1}) / ln(μ_{k−1}/μ_k) (1 on a
-    /// geometric schedule) for s ∈ {1, ½, ¼} (the same for b); the next stage starts from the
-    /// candidate with the lowest F_{μ_{k+1}} if that is below F_{μ_{k+1}}(Z_k) (in
-    /// `prev_obj`), else from Z_k. MC-1's ones row is kept (1 + c (1 − 1) = 1). The stage's
-    /// steps and stopping rule are unchanged; only its start moves closer to its solution.
-    fn secant_start(
-        &mut self,
-        st: &mut TransductionState,
-        next_mu: f64,
-    ) -> Result<(), SolverError> {
-        let done_mu = self.schedule[self.stage - 1].0;
-        let Some((zp, bp, mu_prev)) = self.path_prev.take() else {
-            self.path_prev = Some((st.z.clone(), st.bias.clone(), done_mu));
-            return Ok(());
-        };
-        let secant = (done_mu / next_mu).ln() / (mu_prev / done_mu).ln();
-        let mut best: Option<(Mat<f64>, Vec<f64>, f64, f64)> = None;
-        for s in [1.0, 0.5, 0.25] {
-            let c = s * secant;
-            let mut z = dense::zeros_padded(st.z.nrows(), st.z.ncols());
-            add_scaled_diff(z.as_mut(), st.z.as_ref(), c, st.z.as_ref(), zp.as_ref());
-            let b: Vec<f64> = st
-                .bias
-                .iter()
-                .zip(&bp)
-                .map(|(&x, &p)| x + c * (x - p))
-                .collect();
-            let nuclear = shrink::nuclear_norm_gram(z.as_ref())?;
-            let f = self.eval_with(z.as_ref(), &b, true, false) + next_mu * nuclear;
-            if f < best.as_ref().map_or(self.prev_obj, |b| b.2) {
-                best = Some((z, b, f, nuclear));
-            }
-        }
-        match best {
-            Some((z, b, f, nuclear)) => {
-                self.prev_obj = f;
-                self.nuclear = nuclear;
-                let z_k = std::mem::replace(&mut st.z, z);
-                let b_k = std::mem::replace(&mut st.bias, b);
-                self.path_prev = Some((z_k, b_k, done_mu));
-                // plain FPC steps from the cached gradient: cache it at the new start
-                if !self.params.accelerate {
-                    self.eval_with(st.z.as_ref(), &st.bias, false, true);
-                }
-            }
-            // (the candidates' loss-only evaluations left the gradient cached at Z_k alone)
-            None => self.path_prev = Some((st.z.clone(), st.bias.clone(), done_mu)),
-        }
-        Ok(())
-    }
-}
-
 /// A buffer for the gradient step's A with zero padding: the one the last step left in `work`
 /// (its padding is still zero; every other entry is overwritten) or a new one.
 fn take_work(work: &mut Option<Mat<f64>>, nrows: usize, ncols: usize) -> Mat<f64> {
     match work.take() {
         Some(w) if w.nrows() == nrows && w.ncols() == ncols => w,
         _ => dense::zeros_padded(nrows, ncols),
-    }
-}
-
-/// The adaptive restart test of accelerated FPC, ⟨y − z, z − x⟩ over the Z blocks and the
-/// biases (all Z of the same shape, unit row stride), returned, and in the same pass the
-/// extrapolation y ← z + c (z − x) written over y (each entry of y is read before it is
-/// written).
-fn restart_product_extrapolate(
-    mut y: MatMut<'_, f64>,
-    yb: &mut [f64],
-    (z, zb): (MatRef<'_, f64>, &[f64]),
-    (x, xb): (MatRef<'_, f64>, &[f64]),
-    c: f64,
-) -> f64 {
-    // four partial sums: the result only decides a restart
-    let mut acc = [0.0; 4];
-    for j in 0..z.ncols() {
-        let (zc, xc) = (z.col(j), x.col(j));
-        match (
-            y.as_mut().col_mut(j).try_as_col_major_mut(),
-            zc.try_as_col_major(),
-            xc.try_as_col_major(),
-        ) {
-            (Some(yc), Some(zc), Some(xc)) => {
-                let (yc, zc, xc) = (yc.as_slice_mut(), zc.as_slice(), xc.as_slice());
-                restart_column(yc, zc, xc, c, &mut acc);
-            }
-            _ => {
-                for i in 0..z.nrows() {
-                    acc[0] += (y[(i, j)] - zc[i]) * (zc[i] - xc[i]);
-                    y[(i, j)] = zc[i] + c * (zc[i] - xc[i]);
-                }
-            }
-        }
-    }
-    acc.iter().sum::<f64>() + restart_bias(yb, zb, xb, c)
-}
-
-/// One column of [`restart_product_extrapolate`]: (y − z)(z − x) added to four partial sums
-/// (lane l takes rows ≡ l mod 4, the tail lane 0) and y ← z + c (z − x), each entry of y read
-/// before it is written.
-#[inline(always)]
-fn restart_column(yc: &mut [f64], zc: &[f64], xc: &[f64], c: f64, acc: &mut [f64; 4]) {
-    let len = yc.len();
-    let tail = len - len % 4;
-    let mut chunks = yc
-        .chunks_exact_mut(4)
-        .zip(zc.chunks_exact(4))
-        .zip(xc.chunks_exact(4));
-    for ((y4, z4), x4) in &mut chunks {
-        for l in 0..4 {
-            acc[l] += (y4[l] - z4[l]) * (z4[l] - x4[l]);
-            y4[l] = z4[l] + c * (z4[l] - x4[l]);
-        }
-    }
-    for i in tail..len {
-        acc[0] += (yc[i] - zc[i]) * (zc[i] - xc[i]);
-        yc[i] = zc[i] + c * (zc[i] - xc[i]);
-    }
-}
-
-/// The biases' part of [`restart_product_extrapolate`]: Σ (y − z)(z − x) in order, and
-/// y ← z + c (z − x).
-#[inline(always)]
-fn restart_bias(yb: &mut [f64], zb: &[f64], xb: &[f64], c: f64) -> f64 {
-    let mut sum = 0.0;
-    for ((v, &z), &x) in yb.iter_mut().zip(zb).zip(xb) {
-        sum += (*v - z) * (z - x);
-        *v = z + c * (z - x);
-    }
-    sum
-}
-
-/// out = a + c (b − d) entrywise (all of the same shape, unit row stride), column by column.
-fn add_scaled_diff(
-    mut out: MatMut<'_, f64>,
-    a: MatRef<'_, f64>,
-    c: f64,
-    b: MatRef<'_, f64>,
-    d: MatRef<'_, f64>,
-) {
-    for j in 0..out.ncols() {
-        let (ac, bc, dc) = (a.col(j), b.col(j), d.col(j));
-        let slices = (
-            ac.try_as_col_major(),
-            bc.try_as_col_major(),
-            dc.try_as_col_major(),
-        );
-        match (out.as_mut().col_mut(j).try_as_col_major_mut(), slices) {
-            (Some(o), (Some(a), Some(b), Some(d))) => {
-                let (o, a, b, d) = (o.as_slice_mut(), a.as_slice(), b.as_slice(), d.as_slice());
-                for (((o, &a), &b), &d) in o.iter_mut().zip(a).zip(b).zip(d) {
-                    *o = a + c * (b - d);
-                }
-            }
-            _ => {
-                for i in 0..out.nrows() {
-                    out[(i, j)] = ac[i] + c * (bc[i] - dc[i]);
-                }
-            }
-        }
     }
 }
 
@@ -1028,206 +696,4 @@ pub(super) fn mc1_nuclear_norm(
         .collect();
     let vals = gimc_linalg::eig::diag_rank_two_eigenvalues(&d, &a, &q)?;
     Ok(vals.iter().map(|v| v.max(0.0).sqrt()).sum())
-}
-
-impl IterativeSolver for TransductionFpc<'_> {
-    type State = TransductionState;
-
-    fn name(&self) -> &'static str {
-        "transduction-fpc"
-    }
-
-    fn init(&mut self, st: &mut TransductionState) -> Result<Progress, SolverError> {
-        check_iterate(self.problem, self.params.variant, st.z.as_ref(), &st.bias)?;
-        let sv = gimc_linalg::svd::singular_values(st.z.as_ref())?;
-        self.rank = sv.iter().filter(|&&s| s > 0.0).count();
-        let mu = self.mu();
-        self.nuclear = sv.iter().sum::<f64>();
-        let f = self.eval(st.z.as_ref(), &st.bias) + mu * self.nuclear;
-        self.prev_obj = f;
-        if self.params.accelerate {
-            self.momentum = Some(Momentum {
-                yz: st.z.clone(),
-                yb: st.bias.clone(),
-                t: 1.0,
-            });
-        }
-        let mut p = Progress::new(f, false);
-        p.extras = vec![("mu", mu), ("stage", 0.0), ("rank", self.rank as f64)];
-        Ok(p)
-    }
-
-    fn step(&mut self, st: &mut TransductionState, it: usize) -> Result<Progress, SolverError> {
-        let mu = self.mu();
-        let variant = self.params.variant;
-        let mut restarted = false;
-        let (f, rel) = match self.momentum.take() {
-            None => {
-                // plain FPC: the gradient at the iterate was cached by its evaluation
-                let Candidate {
-                    z,
-                    bias,
-                    objective: f,
-                    rank,
-                    nuclear,
-                } = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
-                self.rank = rank;
-                self.nuclear = nuclear;
-                self.spare = Some(std::mem::replace(&mut st.z, z));
-                st.bias = bias;
-                let rel = (self.prev_obj - f).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
-                (f, rel)
-            }
-            Some(mom) => {
-                // MFISTA: candidate from the extrapolated point, kept only if it is better
-                let Momentum {
-                    yz: mut y,
-                    mut yb,
-                    t,
-                } = mom;
-                let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
-                let c2 = (t - 1.0) / t_next;
-                // with a dense feature block, the restart product and the next extrapolation
-                // come out of the candidate's own pass (written over y; see
-                // `accelerated_candidate`)
-                let (candidate, fused_product) = if self.dense.is_some() {
-                    let (candidate, product) = self.accelerated_candidate(
-                        y.as_mut(),
-                        &mut yb,
-                        (st.z.as_ref(), &st.bias),
-                        mu,
-                        it,
-                        c2,
-                    )?;
-                    (candidate, Some(product))
-                } else {
-                    (self.prox_step(y.as_ref(), &yb, mu, it, true)?, None)
-                };
-                let Candidate {
-                    z: cz,
-                    bias: cb,
-                    objective: fc,
-                    rank,
-                    nuclear,
-                } = candidate;
-                self.rank = rank;
-                // t = 1: y is the iterate itself (a stage start or a restart), so the candidate
-                // is the plain FPC step. A rejected plain step ends the stage when it changes F
-                // by less than the tolerance (the iterate is stationary up to rounding); a larger
-                // increase (MC-1's reset is not a proximal step) is taken as plain FPC takes it.
-                // Rejecting it would only repeat the same step until `max_stage_iters`.
-                let from_iterate = t <= 1.0;
-                let change =
-                    (self.prev_obj - fc).abs() / self.prev_obj.abs().max(f64::MIN_POSITIVE);
-                let accepted = fc <= self.prev_obj || (from_iterate && change >= self.params.tol);
-                // adaptive restart (O'Donoghue & Candès 2015): momentum is dropped (t = 1, y =
-                // the iterate) when the candidate is rejected (function scheme) or when the
-                // step from y to the candidate points against the last change of the iterate,
-                // ⟨y − z_{k+1}, z_{k+1} − x_k⟩ > 0 (gradient scheme). (Restarts alone did not
-                // end the 1,000-step spins on yeast; the plain-step rule above did.)
-                //
-                // y = x_{k+1} + ((t_k − 1)/t_{k+1})(x_{k+1} − x_k) with x_{k+1} = z_{k+1} (the
-                // candidate, accepted); MFISTA's term in z_{k+1} − x_{k+1} vanishes because a
-                // rejected candidate restarts. Written into y's buffer, in the same pass as the
-                // restart test; a restart (rare) then redoes it with coefficient 0.
-                let restart = if accepted {
-                    let product = match fused_product {
-                        Some(product) => product,
-                        None => restart_product_extrapolate(
-                            y.as_mut(),
-                            &mut yb,
-                            (cz.as_ref(), &cb),
-                            (st.z.as_ref(), &st.bias),
-                            c2,
-                        ),
-                    };
-                    if product > 0.0 {
-                        add_scaled_diff(y.as_mut(), cz.as_ref(), 0.0, cz.as_ref(), st.z.as_ref());
-                        for ((v, &c), &p) in yb.iter_mut().zip(&cb).zip(&st.bias) {
-                            *v = c + 0.0 * (c - p);
-                        }
-                    }
-                    self.spare = Some(std::mem::replace(&mut st.z, cz));
-                    st.bias = cb;
-                    self.nuclear = nuclear;
-                    product > 0.0
-                } else {
-                    self.spare = Some(cz);
-                    true
-                };
-                let t_next = if restart { 1.0 } else { t_next };
-                if !accepted {
-                    y.copy_from(st.z.as_ref());
-                    yb.copy_from_slice(&st.bias);
-                }
-                self.momentum = Some(Momentum {
-                    yz: y,
-                    yb,
-                    t: t_next,
-                });
-                let rel = if accepted || from_iterate {
-                    change
-                } else {
-                    f64::INFINITY
-                };
-                restarted = restart;
-                (if accepted { fc } else { self.prev_obj }, rel)
-            }
-        };
-        self.stage_iters += 1;
-        let mut extras = vec![
-            ("mu", mu),
-            ("stage", self.stage as f64),
-            ("rank", self.rank as f64),
-            ("rel_change", rel),
-            ("restart", f64::from(u8::from(restarted))),
-        ];
-        let tol_met = rel < self.params.tol;
-        let stage_end = tol_met || self.stage_iters >= self.params.max_stage_iters;
-        let mut converged = false;
-        if stage_end {
-            if let Some(&(mu, Some(_))) = self.schedule.get(self.stage) {
-                st.solutions.push(TransductionSolution {
-                    variant,
-                    mu,
-                    z: st.z.clone(),
-                    bias: st.bias.clone(),
-                    objective: f,
-                    rank: self.rank,
-                    iterations: self.stage_iters,
-                    converged: tol_met,
-                    n_labels: self.problem.n_labels(),
-                    n_features: self.problem.n_features(),
-                });
-            }
-            self.stage += 1;
-            self.stage_iters = 0;
-            converged = self.stage >= self.schedule.len();
-            extras.push(("stage_end", 1.0));
-            if !converged {
-                // the objective of the current iterate at the next stage's μ (and the cached
-                // gradient at the iterate, for plain FPC)
-                let next_mu = self.mu();
-                self.prev_obj = self.eval(st.z.as_ref(), &st.bias) + next_mu * self.nuclear;
-                if self.params.secant_start {
-                    self.secant_start(st, next_mu)?;
-                }
-                if let Some(mom) = self.momentum.as_mut() {
-                    // restart the momentum at every stage
-                    mom.yz = st.z.clone();
-                    mom.yb = st.bias.clone();
-                    mom.t = 1.0;
-                }
-            }
-        } else {
-            self.prev_obj = f;
-            // (plain FPC: the cache already holds the gradient at the new iterate)
-            extras.push(("stage_end", 0.0));
-        }
-        Ok(Progress {
-            objective: f,
-            extras,
-            converged,
-        })
-    }
 }
