@@ -1,7 +1,7 @@
 //! Clustering: semi-supervised from pairwise constraints, and OKMF with its prediction of new
 //! rows.
 
-use gimc::{Gamma, GimcError, MapRegistry, SemiSupParams, fit_semisupervised_observed};
+use gimc::{Gamma, GimcError, MapRegistry, SemiSupParams, fit_semisupervised};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::{Preprocess, RowNorm};
 use numpy::{IntoPyArray, PyReadonlyArray2};
@@ -83,7 +83,7 @@ pub(crate) fn fit_clusters<'py>(
         }
         params.completion.max_iter = max_iter;
         let params = params.check()?;
-        let r = fit_semisupervised_observed(
+        let r = fit_semisupervised(
             &x,
             &list,
             fam,

@@ -1,8 +1,8 @@
 //! Matrix completion: the solver methods with a held-out choice of λ, GIMC completion with
 //! kernel maps on both sides, and the factors of new rows or columns under a completion model.
 
-use gimc::MapRegistry;
-use gimc_solvers::completion::{CompletionMethod, fit_selected, fit_selected_pu};
+use gimc::{Completed, CompletionMethod, MapRegistry};
+use gimc_solvers::Side;
 use numpy::{PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -18,13 +18,12 @@ pub(crate) type CompletionFit<'py> = (
     Bound<'py, PyDict>,
 );
 
-/// Matrix completion by `method` (`gimc_solvers::completion::fit_selected`, as `gimc complete
-/// --method`): `mc-als`, `imc` (ALS + CG), `mc-nuclear` / `imc-nuclear` (FPC), `pu-imc`.
+/// Matrix completion by `method` (`gimc::complete`, as `gimc complete --method`): `mc-als`, `imc` (ALS + CG), `mc-nuclear` / `imc-nuclear` (FPC), `pu-imc`.
 /// Z = X W (Y H)ᵀ is fitted to the observed `(rows, cols, values)`; `x_rows` / `x_cols` are the
 /// row and column features (None: the identity, with `n_rows` / `n_cols` entries). A grid
 /// `alpha` is chosen by the RMSE on a held-out `holdout` fraction of Ω; for `pu-imc`, the grids
 /// `alpha` and `rho` by the AUC of the held-out positives against entries outside Ω
-/// (`fit_selected_pu`). Returns W, H and a dict of the chosen λ (and ρ), the held-out RMSE per
+/// Returns W, H and a dict of the chosen λ (and ρ), the held-out RMSE per
 /// λ (or AUC per (λ, ρ)), the rank, the iterations and the objective.
 #[pyfunction]
 #[pyo3(signature = (method, x_rows, n_rows, x_cols, n_cols, rows, cols, values, rank, alpha,
@@ -48,12 +47,27 @@ pub(crate) fn fit_completion<'py>(
     seed: u64,
     n_jobs: Option<usize>,
 ) -> PyResult<CompletionFit<'py>> {
-    let first_rho = rho.first().copied().unwrap_or(0.5);
-    let method = CompletionMethod::from_name(method, first_rho).map_err(value_err)?;
-    let pu = matches!(method, CompletionMethod::PuImc { .. });
+    let registry = MapRegistry::builtin();
+    let method = CompletionMethod::parse(method, &registry).map_err(value_err)?;
+    if matches!(method, CompletionMethod::Maps { .. }) {
+        return Err(value_err(format!(
+            "method {}: the map methods are fit_gimc_completion's",
+            method.name()
+        )));
+    }
+    let pu = method == CompletionMethod::PuImc;
     if !pu && rho.len() > 1 {
         return Err(value_err("rho is a grid of pu-imc only"));
     }
+    let params = gimc::CompletionSelectionParams::default()
+        .with_lambdas(alpha)
+        .with_rhos(rho)
+        .with_holdout(holdout)
+        .with_rank(rank)
+        .with_max_iter(max_iter)
+        .with_seed(seed)
+        .check()
+        .map_err(|e| value_err(e.to_string()))?;
     let fx = x_rows.map(features).transpose()?;
     let fy = x_cols.map(features).transpose()?;
     let (r, c) = (
@@ -65,26 +79,25 @@ pub(crate) fn fit_completion<'py>(
         let n1 = fx.as_ref().map_or(n_rows, |f| f.nrows());
         let n2 = fy.as_ref().map_or(n_cols, |f| f.nrows());
         let omega = gimc_linalg::Observed::from_triplets(n1, n2, &r, &c, &vals)?;
-        let phi = fx.as_ref().map_or(
-            gimc_solvers::Side::Identity(n1),
-            gimc_solvers::Side::Features,
-        );
-        let psi = fy.as_ref().map_or(
-            gimc_solvers::Side::Identity(n2),
-            gimc_solvers::Side::Features,
-        );
+        let phi = fx.as_ref().map_or(Side::Identity(n1), Side::Features);
+        let psi = fy.as_ref().map_or(Side::Identity(n2), Side::Features);
         let mut stop = StopOnSignal(cancel);
-        Ok(if pu {
-            let f = fit_selected_pu(
-                phi, psi, &omega, &alpha, &rho, holdout, rank, max_iter, seed, &mut stop,
-            )?;
-            (f.lambda, Some(f.rho), Vec::new(), f.holdout_auc, f.model)
+        let Completed::Factors(f) =
+            gimc::complete(&method, phi, psi, &omega, &params, &registry, &mut stop)?
+        else {
+            return Err(gimc::GimcError::Empty("factor model"));
+        };
+        let holdout_rmse: Vec<(f64, f64)> = if pu {
+            Vec::new()
         } else {
-            let f = fit_selected(
-                method, phi, psi, &omega, &alpha, holdout, rank, max_iter, seed, &mut stop,
-            )?;
-            (f.lambda, None, f.holdout_rmse, Vec::new(), f.model)
-        })
+            f.scores.iter().map(|s| (s.lambda, s.score)).collect()
+        };
+        let holdout_auc: Vec<(f64, f64, f64)> = f
+            .scores
+            .iter()
+            .filter_map(|s| s.rho.map(|rho| (s.lambda, rho, s.score)))
+            .collect();
+        Ok((f.lambda, f.rho, holdout_rmse, holdout_auc, f.model))
     })?;
     let (lambda, chosen_rho, holdout_rmse, holdout_auc, model) = fit;
     let info = PyDict::new(py);
@@ -108,7 +121,7 @@ pub(crate) type GimcCompletionFit<'py> = (
     Bound<'py, PyDict>,
 );
 
-/// GIMC completion with kernel maps on both sides (`gimc::select_completion`, as `gimc complete
+/// GIMC completion with kernel maps on both sides (`gimc::complete`, as `gimc complete
 /// --method gimc-lff|gimc-lnys|imc-rff|imc-nys`): `map` is `lff` / `lnys` (learned) or `rff` /
 /// `nys` (kept at the random draw); `learn` is `both`, `rows` or `cols`; m, γ and λ are grids
 /// chosen with the iteration count on a held-out `holdout` fraction of Ω, then refitted.
@@ -168,11 +181,20 @@ pub(crate) fn fit_gimc_completion<'py>(
         .with_seed(seed)
         .check()
         .map_err(|e| value_err(e.to_string()))?;
-    let (bytes, p, q, sel) = run_interruptible(py, n_jobs, |_cancel| {
+    let method = CompletionMethod::Maps {
+        family: family.to_string(),
+        learn: learned,
+    };
+    let (bytes, p, q, sel) = run_interruptible(py, n_jobs, |cancel| {
         let omega = gimc_linalg::Observed::from_triplets(fx.nrows(), fy.nrows(), &r, &c, &vals)?;
         let registry = MapRegistry::builtin();
-        let sel =
-            gimc::select_completion(&omega, &fx, &fy, registry.family(family)?, learned, &params)?;
+        let (phi, psi) = (Side::Features(&fx), Side::Features(&fy));
+        let mut stop = StopOnSignal(cancel);
+        let Completed::Maps(sel) =
+            gimc::complete(&method, phi, psi, &omega, &params, &registry, &mut stop)?
+        else {
+            return Err(gimc::GimcError::Empty("map model"));
+        };
         let bytes = gimc::persist::completion_model_to_bytes(&sel.model)?;
         let p = sel.model.row_factors(&fx)?;
         let q = sel.model.col_factors(&fy)?;

@@ -4,7 +4,7 @@
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
     AutoParams, AutoTrial, GimcError, LabelData, LabelModel, MapRegistry, Precision, RowTransform,
-    SelectionParams, Storage, auto_fit, auto_storage, select_and_fit_observed,
+    SelectionParams, Storage, auto_fit, auto_storage, select_and_fit,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::MemoryBudget;
@@ -116,7 +116,7 @@ pub(crate) fn fit_labels<'py>(
             None => auto_storage(&data, fam, &params, MemoryBudget::Detect, streamed)?,
         };
         let params = params.with_storage(storage).check()?;
-        let mut sel = select_and_fit_observed(&data, fam, &params, &mut Cancel(cancel))?;
+        let mut sel = select_and_fit(&data, fam, &params, &mut Cancel(cancel))?;
         sel.model.set_method(if learn {
             format!("gimc-{family}")
         } else {
