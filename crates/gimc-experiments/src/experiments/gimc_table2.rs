@@ -50,7 +50,7 @@ use gimc_linalg::RowNorm;
 use gimc_linalg::rng::{child, seeded};
 
 use crate::report::{MISSING, Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table2` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -674,6 +674,10 @@ impl Experiment for GimcTable2 {
 
     fn description(&self) -> &'static str {
         "GIMC Table 2: Bibtex / Delicious P@1/3/5 of IMC-RFF/NYS, linear ridge, GIMC-LFF/LNYS, combined, validation pick"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(591, 2)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -37,7 +37,7 @@ use super::gimc_table2::{
 use super::support::mean_std;
 use crate::error::fail;
 use crate::report::{MISSING, Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table2-extended` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -275,6 +275,10 @@ impl Experiment for GimcTable2Extended {
             "about 90 minutes on two cores (5 re-splits of gimc-table2 with its grids, the test \
              oracle, exact n × n kernel ridge); analyses of the headline, not part of it",
         )
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::full(5207)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use super::mc1_common::SequentialFaer;
 use super::support::mean_std;
 use crate::report::{MISSING, Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table3` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -513,6 +513,10 @@ impl Experiment for GimcTable3 {
 
     fn description(&self) -> &'static str {
         "GIMC paper Table 3: semi-supervised clustering error with pairwise constraints"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(246, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -28,7 +28,7 @@ use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, NoObserver, Side, f
 use rayon::prelude::*;
 
 use crate::report::{Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `imc-sample-complexity` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -414,6 +414,10 @@ impl Experiment for ImcSampleComplexity {
 
     fn description(&self) -> &'static str {
         "Bilinear slides: IMC exact-recovery failures against |Ω| for varying d and n (k = 5)"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(67, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -16,7 +16,7 @@ use super::mc1_common::{
     mean_std_cell, run_trial_groups, run_trials,
 };
 use crate::report::{MISSING, Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `mc1-synthetic` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -182,6 +182,10 @@ impl Experiment for Mc1Synthetic {
 
     fn description(&self) -> &'static str {
         "NIPS 2010 transduction Tables 1-3: MC-1 / MC-b vs imputation + SVM on synthetic data"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(350, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -39,7 +39,7 @@ use gimc_metrics::clustering_accuracy;
 
 use super::support::{mean_std, run_jobs_single_threaded};
 use crate::report::{MISSING, Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `okmf-table2` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -376,6 +376,10 @@ impl Experiment for OkmfTable2 {
 
     fn description(&self) -> &'static str {
         "OKMF paper Table 2: clustering accuracy of OKMF vs k-means, online and kernel k-means"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(139, 11)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
