@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn log_ticks_1_2_5_thinned_to_1_3_then_decades_in_one_format() {
-        // 1-2-5 with plain labels: the "100" and "1e3" pair is gone
+        // 1-2-5, every label in one plain format (no "100" beside "1e3")
         let t = log_axis(100.0, 2000.0).ticks(PLOT_W, true);
         assert_eq!(labels(&t), ["100", "200", "500", "1000", "2000"]);
         assert!(!t.minor.is_empty());

@@ -23,7 +23,7 @@
 //! shown beside ours. The grids ([`SetConfig::full`]): IMC-RFF / IMC-NYS use γ of DESIGN §3.3
 //! (Bibtex 0.002 for both maps, Delicious 0.02 for Fourier and 0.05 for Nyström) on raw rows,
 //! with m from {1000, 2000} on Bibtex and {500, 1000} on Delicious. The learned fits also
-//! choose how the rows are given to the map, raw or L2-normalised (issue 15, item 1), each row
+//! choose how the rows are given to the map, raw or L2-normalised, each row
 //! form with its own γ, since the two forms' distances differ in scale; the test rows are
 //! normalised as the chosen training rows were. Bibtex: GIMC-LFF at the baselines' m, raw rows
 //! γ = 0.002 or L2 rows γ = 0.14, λ = 1; GIMC-LNYS raw rows, γ = 0.002. Delicious, at

@@ -1,5 +1,5 @@
-//! Experiment `gimc-table2-extended`: the analyses behind `gimc-table2`'s headline (issue 15,
-//! items 3, 4 and 6). A plain `reproduce` skips it for its cost (about 90 minutes on
+//! Experiment `gimc-table2-extended`: the analyses behind `gimc-table2`'s headline: re-splits,
+//! the test oracle and exact kernel ridge. A plain `reproduce` skips it for its cost (about 90 minutes on
 //! two cores); `--only gimc-table2-extended` or `--all` runs it. Per set (Bibtex, Delicious), every
 //! row beside the published GIMC numbers:
 //!

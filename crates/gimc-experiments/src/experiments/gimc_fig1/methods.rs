@@ -255,9 +255,9 @@ pub struct GimcLff;
 pub const LFF_MAX_ITERS: (usize, usize) = (100, 10);
 
 /// GIMC-LFF's validation patience: a selection trajectory stops after this many outer
-/// iterations in a row without a new lowest validation error. In the twenty-eighth session's
-/// run no trajectory of the 170 waited longer than 36 iterations for a new best, so this cut
-/// keeps every chosen iteration count (docs/REPRODUCTION.md, gimc-fig1).
+/// iterations in a row without a new lowest validation error. In a full run no trajectory of
+/// the 170 waits longer than 36 iterations for a new best, so this cut keeps every chosen
+/// iteration count (docs/REPRODUCTION.md, gimc-fig1).
 pub const LFF_PATIENCE: usize = 40;
 
 impl Fig1Method for GimcLff {
