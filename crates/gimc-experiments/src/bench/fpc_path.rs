@@ -6,8 +6,6 @@
 
 use std::time::Instant;
 
-use gimc_linalg::Observed;
-use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{child, seeded};
 use gimc_solvers::NoObserver;
 use gimc_solvers::transduction::{
@@ -15,7 +13,7 @@ use gimc_solvers::transduction::{
 };
 
 use super::{Benchmark, Measurement};
-use crate::experiments::mc1_common::load_real;
+use crate::experiments::mc1_common::{load_real, observed};
 use crate::{Context, ExperimentError};
 
 /// The λ of the four paths of one trial.
@@ -23,20 +21,6 @@ const LAMBDAS: [f64; 4] = [1e-3, 1e-2, 1e-1, 1.0];
 
 /// Steps and seconds of the FPC paths.
 pub struct FpcPath;
-
-/// The observed entries of `m` at `entries`.
-fn observed(m: &Mat<f64>, entries: &[(usize, usize)]) -> Result<Observed, ExperimentError> {
-    let rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
-    let cols: Vec<usize> = entries.iter().map(|e| e.1).collect();
-    let vals: Vec<f64> = entries.iter().map(|&(i, j)| m[(i, j)]).collect();
-    Ok(Observed::from_triplets(
-        m.nrows(),
-        m.ncols(),
-        &rows,
-        &cols,
-        &vals,
-    )?)
-}
 
 /// One trial of the `mc1-synthetic` setting ω = 40 %, n = 400, r = 2, σ² = 0.01.
 fn synthetic(seed: u64) -> Result<TransductionProblem, ExperimentError> {

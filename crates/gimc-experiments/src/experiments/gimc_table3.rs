@@ -38,7 +38,7 @@ use rayon::prelude::*;
 
 use super::mc1_common::SequentialFaer;
 use super::support::mean_std;
-use crate::report::{MISSING, Report, Table};
+use crate::report::{MISSING, Report, Table, format_value};
 use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table3` experiment.
@@ -588,11 +588,6 @@ fn published_at(method: Method, di: usize, c: usize) -> Option<f64> {
     method.published(di, pi)
 }
 
-/// A published value as a table cell.
-fn published_cell(published: Option<f64>) -> String {
-    published.map_or_else(|| MISSING.to_owned(), |v| format!("{v:.4}"))
-}
-
 /// The rows, records and note of a set missing from the data directory: our cells empty, the
 /// paper's beside them.
 fn report_missing_set(
@@ -610,7 +605,7 @@ fn report_missing_set(
             let published = published_at(m, di, c);
             report.record(name, m.name(), &setting, METRIC_ERROR, None, published);
             row.push(MISSING.to_owned());
-            row.push(published_cell(published));
+            row.push(format_value(published, 4));
         }
         table.push_row(row);
     }
@@ -729,7 +724,7 @@ fn report_set(
             let (t, _) = mean_std(&cell.seconds);
             report.record(name, method.name(), &setting, METRIC_TIME, Some(t), None);
             row.push(fmt_mean_std(&cell.errors));
-            row.push(published_cell(published));
+            row.push(format_value(published, 4));
             detail.push_row(detail_row(&setting, method, cell, t));
         }
         table.push_row(row);

@@ -430,8 +430,22 @@ mod tests {
             [(1.0, 0.43084), (2.0, 0.43071), (3.0, 0.43064)]
         );
         assert_eq!(charts[2].1.series.len(), 1);
-        for (_, chart) in &charts {
-            assert!(chart.to_svg().is_ok());
+        // drawn, each loss curve spans most of its plot's height (the plot area is 324 px
+        // high), however small its movement against the other's level
+        for (suffix, chart) in &charts[1..] {
+            let svg = chart.to_svg().unwrap();
+            let line = svg.lines().find(|l| l.starts_with("<polyline")).unwrap();
+            let ys: Vec<f64> = line
+                .split("points=\"")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches("\"/>")
+                .split(' ')
+                .map(|p| p.split_once(',').unwrap().1.parse().unwrap())
+                .collect();
+            let span = ys.iter().fold(f64::MIN, |a, &b| a.max(b))
+                - ys.iter().fold(f64::MAX, |a, &b| a.min(b));
+            assert!(span > 0.8 * 324.0, "{suffix}: the curve spans {span} px");
         }
         // no records, no charts; a malformed setting is an error
         assert!(OkmfScaling.figures(&[]).unwrap().is_empty());
