@@ -25,6 +25,60 @@ pub struct Context {
     pub seed: u64,
 }
 
+/// The wall time of an experiment as last measured, in seconds, for the full protocol and for
+/// `--quick`: the full figures from the latest whole run in docs/REPRODUCTION.md's run-time
+/// table (a two-core Zen 4 host), the quick ones from a whole `reproduce --quick` run of the
+/// same code on two cores, both with the data present. `None` where not measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExpectedTime {
+    /// Seconds of the full protocol.
+    pub full: Option<u32>,
+    /// Seconds of `--quick`.
+    pub quick: Option<u32>,
+}
+
+impl ExpectedTime {
+    /// Both times known.
+    pub const fn new(full: u32, quick: u32) -> Self {
+        Self {
+            full: Some(full),
+            quick: Some(quick),
+        }
+    }
+
+    /// Only the full protocol's time known.
+    pub const fn full(full: u32) -> Self {
+        Self {
+            full: Some(full),
+            quick: None,
+        }
+    }
+}
+
+/// `s` seconds as `1 h 02 min`, `6 min 43 s`, `7 s` or `under 1 s`.
+fn duration(s: u32) -> String {
+    match s {
+        0 => "under 1 s".to_owned(),
+        1..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600 + 30) / 60),
+    }
+}
+
+impl std::fmt::Display for ExpectedTime {
+    /// `about 6 min 43 s (--quick: 7 s)`, or what of it is known.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.full, self.quick) {
+            (Some(full), Some(quick)) => {
+                write!(f, "about {} (--quick: {})", duration(full), duration(quick))
+            }
+            (Some(full), None) => write!(f, "about {} (--quick: not measured)", duration(full)),
+            (None, Some(quick)) => write!(f, "--quick: about {}", duration(quick)),
+            (None, None) => write!(f, "time not measured"),
+        }
+    }
+}
+
 /// One reproducible table or figure.
 pub trait Experiment {
     /// Stable name (`gimc-table2`, `datasets`, …); also the output file stem.
@@ -34,6 +88,11 @@ pub trait Experiment {
     /// Runs the experiment (quick or full form per `ctx.quick`) and returns its report.
     /// It must not write files itself; [`reproduce`] writes them.
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError>;
+    /// How long the experiment runs, full and `--quick` ([`ExpectedTime`]); `reproduce --list`
+    /// shows it. Unknown by default.
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::default()
+    }
     /// Why a plain `reproduce` (no `--only`, no `--all`) skips this experiment, or `None` when
     /// it runs by default.
     fn skipped_by_default(&self) -> Option<&'static str> {
@@ -153,6 +212,11 @@ pub fn select(only: &[String]) -> Result<Vec<Box<dyn Experiment>>, ExperimentErr
     Ok(selected)
 }
 
+/// The banner at the top of every report of a `--quick` run.
+pub const QUICK_BANNER: &str = "**Quick protocol (`--quick`).** Smaller grids, fewer trials \
+    and smaller sizes than the papers' protocol: these numbers are a smoke test and are not \
+    comparable with the published ones. Run without `--quick` for the reproduction.";
+
 /// The outcome of one experiment in a [`reproduce`] run.
 #[derive(Debug)]
 pub struct Outcome {
@@ -262,7 +326,10 @@ pub fn reproduce(
         let seconds = start.elapsed().as_secs_f64();
         let cpu_seconds = cpu_start.zip(process_cpu_seconds()).map(|(a, b)| b - a);
         let result = match report {
-            Ok(r) => {
+            Ok(mut r) => {
+                if ctx.quick {
+                    r.banner = Some(QUICK_BANNER.to_owned());
+                }
                 writeln!(out, "{}", r.to_markdown())?;
                 write_report(&r, &ctx.out_dir)
             }
@@ -293,6 +360,55 @@ pub fn reproduce(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expected_times_read_as_durations() {
+        assert_eq!(
+            ExpectedTime::new(403, 7).to_string(),
+            "about 6 min 43 s (--quick: 7 s)"
+        );
+        assert_eq!(
+            ExpectedTime::full(5207).to_string(),
+            "about 1 h 27 min (--quick: not measured)"
+        );
+        assert_eq!(ExpectedTime::default().to_string(), "time not measured");
+        // every registered experiment says how long its full run takes
+        for e in registry() {
+            assert!(e.expected_time().full.is_some(), "{}", e.name());
+        }
+    }
+
+    #[test]
+    fn a_quick_run_puts_the_banner_at_the_top_of_each_report() {
+        let dir = std::env::temp_dir().join(format!("gimc-quick-banner-{}", std::process::id()));
+        let ctx = Context {
+            data_dir: dir.join("no-data"),
+            out_dir: dir.clone(),
+            quick: true,
+            seed: 1,
+        };
+        let mut printed = Vec::new();
+        let summary =
+            reproduce(&ctx, &select(&["datasets".into()]).unwrap(), &mut printed).unwrap();
+        assert!(summary.all_ok(), "{summary}");
+        let md = std::fs::read_to_string(dir.join("datasets.md")).unwrap();
+        let first_lines: Vec<&str> = md.lines().take(3).collect();
+        assert!(first_lines[2].starts_with("> **Quick protocol"), "{md}");
+        assert!(md.contains("not comparable with the published"));
+        let full = Context {
+            quick: false,
+            ..ctx
+        };
+        reproduce(
+            &full,
+            &select(&["datasets".into()]).unwrap(),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        let md = std::fs::read_to_string(dir.join("datasets.md")).unwrap();
+        assert!(!md.contains("Quick protocol"), "{md}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn wall_time_table_lists_every_experiment_and_the_total() {

@@ -32,7 +32,7 @@ pub mod report;
 
 pub use error::ExperimentError;
 pub use experiment::{
-    Context, Experiment, Outcome, Summary, experiment_names, registry, render, reproduce, select,
-    skipped_by_default,
+    Context, ExpectedTime, Experiment, Outcome, QUICK_BANNER, Summary, experiment_names, registry,
+    render, reproduce, select, skipped_by_default,
 };
 pub use report::{Record, Report, Table, pivot_table, write_report};

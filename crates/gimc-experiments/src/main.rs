@@ -349,6 +349,7 @@ fn run_reproduce(args: ReproduceArgs) -> Result<()> {
         };
         for e in &listed {
             writeln!(stdout, "{:<24} {}", e.name(), e.description())?;
+            writeln!(stdout, "{:<24} run time: {}", "", e.expected_time())?;
             if let Some(reason) = e.skipped_by_default() {
                 writeln!(
                     stdout,

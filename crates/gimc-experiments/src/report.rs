@@ -63,6 +63,8 @@ pub struct Report {
     /// Figures as (file-name suffix, SVG text): written as `<name>-<suffix>.svg`, or
     /// `<name>.svg` for an empty suffix.
     pub figures: Vec<(String, String)>,
+    /// A warning shown as a quote right under the title (a `--quick` run's, say).
+    pub banner: Option<String>,
 }
 
 /// Text shown in a table for a missing number.
@@ -298,10 +300,13 @@ impl Report {
         self.notes.push(note.into());
     }
 
-    /// The report as Markdown: `# title`, the tables (or the 4-decimal pivot of the records when
+    /// The report as Markdown: `# title`, the banner as a quote, the tables (or the 4-decimal pivot of the records when
     /// there are none), then the notes as a bullet list.
     pub fn to_markdown(&self) -> String {
         let mut out = format!("# {}\n\n", md_cell(&self.title));
+        if let Some(banner) = &self.banner {
+            let _ = writeln!(out, "> {}\n", banner.replace(['\r', '\n'], " "));
+        }
         if self.tables.is_empty() {
             if !self.records.is_empty() {
                 out.push_str(&pivot_table("", &self.records, 4).to_markdown());

@@ -1,4 +1,4 @@
-//! IMC benchmarks of issue 3 (DESIGN §3.2, §5): the fully-observed fast path on Bibtex against
+//! IMC benchmarks (DESIGN §3.2, §5): the fully-observed fast path on Bibtex against
 //! the reference C++ LEML, and the cost of one CG step of the partial-Ω path at scale.
 
 use std::path::Path;
@@ -81,9 +81,8 @@ impl Benchmark for ImcBibtex {
         let case = "bibtex k=50, 10 alternations";
         Ok(vec![
             Measurement::new(self.name(), case, "fit", secs, "s")
-                .with_reference(24.0, "C++ LEML, 2 threads (issue 3)"),
-            Measurement::new(self.name(), case, "P@1", p[0], "%")
-                .with_reference(59.4, "C++ LEML (issue 3)"),
+                .with_reference(24.0, "C++ LEML, 2 threads"),
+            Measurement::new(self.name(), case, "P@1", p[0], "%").with_reference(59.4, "C++ LEML"),
             Measurement::new(self.name(), case, "P@3", p[1], "%"),
             Measurement::new(self.name(), case, "P@5", p[2], "%"),
         ])
@@ -199,7 +198,7 @@ impl Benchmark for ImcWideFit {
          the whole alternation in the sides' rotated row spaces (n × n features, DESIGN §3.2); \
          the reference runs the same alternations half-step by half-step on one workspace \
          (`ImcWorkspace::w_step` / `h_step`), which reduce each half-step's problem and map \
-         the factors back to D dimensions, as `fit_imc` did before the fourteenth session. \
+         the factors back to D dimensions, as an earlier `fit_imc` did. \
          Median of 15 fits each, the two alternating, one thread (faer sequential), with the \
          largest relative \
          difference of the two results."

@@ -1,4 +1,4 @@
-//! k-means against scikit-learn's `KMeans` (issue 5, DESIGN §3.4, §5): the same points, k,
+//! k-means against scikit-learn's `KMeans` (DESIGN §3.4, §5): the same points, k,
 //! n_init, max_iter and tolerance; fit time and inertia side by side.
 //!
 //! Cases: mushrooms (8,124 × 112, dense as scikit-learn loads it, k = 2) and a generated set of

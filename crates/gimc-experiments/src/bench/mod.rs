@@ -7,6 +7,7 @@
 //! benchmark alone. Timings are medians over repeated runs ([`median_secs`]); comparisons are
 //! ratios measured in the same run. Tests never time anything: speed is shown here.
 
+mod fpc_path;
 mod gemm;
 mod gemm_padding;
 mod gimc_lff;
@@ -100,6 +101,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(small_eig::SmallSymEig),
         Box::new(thin::ThinProducts),
         Box::new(sparse_products::SparseProducts),
+        Box::new(fpc_path::FpcPath),
         Box::new(xmc_scaling::XmcScaling),
     ]
 }

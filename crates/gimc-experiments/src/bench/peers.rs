@@ -1,5 +1,5 @@
 //! IMC with fixed kernel features against the scikit-learn pipelines a user would otherwise
-//! build (issue 7, DESIGN §3.1, §3.3, §5): IMC-RFF = random Fourier features + ridge
+//! build (DESIGN §3.1, §3.3, §5): IMC-RFF = random Fourier features + ridge
 //! (scikit-learn: `RBFSampler(n_components = 2m)` + `Ridge`), IMC-NYS = normalised Nyström +
 //! ridge (`Nystroem(n_components = m)` + `Ridge`), m = 500, on Bibtex and Delicious with the
 //! same γ and λ. Both sides time the whole fit from loaded data (map drawn, features computed,

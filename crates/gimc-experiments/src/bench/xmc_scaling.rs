@@ -1,4 +1,4 @@
-//! Scaling of the streamed GIMC-LFF fit (issue 18, item 4): seconds per outer iteration and
+//! Scaling of the streamed GIMC-LFF fit: seconds per outer iteration and
 //! peak resident memory against the number of rows of the AmazonCat-13K-shaped preset
 //! (`gimc data synth xmc --preset amazoncat-13k`: 203,882 sparse features, 13,330 labels), in
 //! f64 and with f32 block products, and `mpirun -np 1` against `-np 2` at the same two cores.

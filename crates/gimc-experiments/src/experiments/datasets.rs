@@ -14,7 +14,7 @@ use gimc_data::{
 };
 
 use crate::report::{MISSING, Report, Table, format_value, pivot_table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `datasets` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -223,6 +223,10 @@ impl Experiment for Datasets {
 
     fn description(&self) -> &'static str {
         "the sets in the data directory: parts, shapes, labels / classes, status and sources"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(1, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -34,7 +34,7 @@ use gimc_solvers::{ImcParams, ImcProblem, NoObserver, Side, fit_imc};
 
 use super::gimc_table2::{linear_ridge, load_train_test};
 use crate::report::{Record, Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-fig2` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -338,6 +338,10 @@ impl Experiment for GimcFig2 {
             .into_iter()
             .map(|set| (set.to_lowercase(), set_chart(set, records)))
             .collect())
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(166, 14)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -26,7 +26,7 @@ use gimc_solvers::{SvmCvParams, svm_per_label_cv};
 
 use super::gimc_table2::load_train_test;
 use crate::report::{Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-multiclass` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -260,6 +260,10 @@ impl Experiment for GimcMulticlass {
 
     fn description(&self) -> &'static str {
         "GIMC multi-class: accuracy of GIMC-LFF/LNYS vs IMC-RFF/NYS vs linear SVM on segment, white wine, mushrooms"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(10, 0)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -23,7 +23,7 @@
 //! shown beside ours. The grids ([`SetConfig::full`]): IMC-RFF / IMC-NYS use γ of DESIGN §3.3
 //! (Bibtex 0.002 for both maps, Delicious 0.02 for Fourier and 0.05 for Nyström) on raw rows,
 //! with m from {1000, 2000} on Bibtex and {500, 1000} on Delicious. The learned fits also
-//! choose how the rows are given to the map, raw or L2-normalised (issue 15, item 1), each row
+//! choose how the rows are given to the map, raw or L2-normalised, each row
 //! form with its own γ, since the two forms' distances differ in scale; the test rows are
 //! normalised as the chosen training rows were. Bibtex: GIMC-LFF at the baselines' m, raw rows
 //! γ = 0.002 or L2 rows γ = 0.14, λ = 1; GIMC-LNYS raw rows, γ = 0.002. Delicious, at
@@ -41,8 +41,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use gimc::{
-    Gamma, LabelData, LabelModel, MapRegistry, SelectionParams, select_and_fit, select_combined,
-    validation_split,
+    Gamma, LabelData, LabelModel, MapRegistry, Selection, SelectionParams, select_and_fit,
+    select_combined, validation_split,
 };
 use gimc_data::{Dataset, Targets, load_named};
 use gimc_featmap::Identity;
@@ -50,7 +50,7 @@ use gimc_linalg::RowNorm;
 use gimc_linalg::rng::{child, seeded};
 
 use crate::report::{MISSING, Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table2` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -490,6 +490,81 @@ fn best_by<T>(items: &[T], score: impl Fn(&T) -> f64) -> Option<usize> {
     best.map(|(i, _)| i)
 }
 
+/// Validation P@1 by iteration of every setting tried, e.g. `m=500: 60.1 62.3 … | …` (the
+/// rows, γ and λ named when the grid has more than one), one entry per setting.
+fn validation_curve<M>(grid: &GimcGrid, by_rows: &[(RowNorm, Selection<M>)]) -> Vec<String> {
+    by_rows
+        .iter()
+        .flat_map(|(norm, sel)| sel.candidates.iter().map(move |c| (*norm, c)))
+        .map(|(norm, c)| {
+            let scores: Vec<String> = c
+                .scores
+                .iter()
+                .map(|s| format!("{:.1}", 100.0 * s))
+                .collect();
+            let mut name = format!("{}m={}", rows_prefix(grid, norm), c.m);
+            if grid.rows.len() > 1 || grid.rows.iter().any(|r| r.gammas.len() > 1) {
+                name.push_str(&format!(" γ={}", c.gamma));
+            }
+            if grid.lambdas.len() > 1 {
+                name.push_str(&format!(" λ={}", c.lambda));
+            }
+            format!("{name}: {}", scores.join(" "))
+        })
+        .collect()
+}
+
+/// The combined LFF + LNYS fit: both maps must see the same rows, so each row form that both
+/// grids search (`learned`: the LFF then the LNYS selections by row form) gets its own combined
+/// W-step, and validation picks among them; its time adds the learned fits' (in `out`).
+fn combined_result<M: gimc_featmap::LearnableMap>(
+    cfg: &SetConfig,
+    forms: &RowForms<'_>,
+    mut learned: Vec<Vec<(RowNorm, Selection<M>)>>,
+    out: &[MethodResult],
+) -> Result<Option<MethodResult>, ExperimentError> {
+    let t = Instant::now();
+    let mut lnys_rows = learned.pop().unwrap_or_default();
+    let mut lff_rows = learned.pop().unwrap_or_default();
+    let mut combined = Vec::new();
+    for (norm, lnys) in lnys_rows.drain(..) {
+        let Some(i) = lff_rows.iter().position(|(n, _)| *n == norm) else {
+            continue;
+        };
+        let (_, lff) = lff_rows.swap_remove(i);
+        let setting = format!(
+            "{}LFF(m={}, γ={}, λ={}, {} it) + LNYS(m={}, γ={}, λ={}, {} it)",
+            rows_prefix(&cfg.gimc_lff, norm),
+            lff.chosen.m,
+            lff.chosen.gamma,
+            lff.chosen.lambda,
+            lff.chosen.iterations,
+            lnys.chosen.m,
+            lnys.chosen.gamma,
+            lnys.chosen.lambda,
+            lnys.chosen.iterations,
+        );
+        let comb = select_combined(forms.get(norm)?.0, vec![lff, lnys], &BASELINE_LAMBDAS, 1)?;
+        combined.push((norm, setting, comb));
+    }
+    let Some(i) = best_by(&combined, |(_, _, c)| c.validation_score) else {
+        return Ok(None);
+    };
+    let (norm, setting, comb) = &combined[i];
+    let learned_secs: f64 = out
+        .iter()
+        .filter(|r| r.method == "GIMC-LFF" || r.method == "GIMC-LNYS")
+        .map(|r| r.seconds)
+        .sum();
+    Ok(Some(MethodResult {
+        method: "combined LFF+LNYS".into(),
+        setting: format!("{setting}, W-step λ={}", comb.lambda),
+        precision: test_precision(&comb.model, forms.get(*norm)?.1)?,
+        validation: 100.0 * comb.validation_score,
+        seconds: t.elapsed().as_secs_f64() + learned_secs,
+    }))
+}
+
 /// Runs every method of the table on one set.
 pub fn run_set(
     cfg: &SetConfig,
@@ -569,27 +644,7 @@ pub fn run_set(
         let best = best_by(&by_rows, |(_, s)| s.chosen.validation_score).ok_or_else(|| {
             ExperimentError::Failed(format!("GIMC-{learned_name}: the grid has no row form"))
         })?;
-        // Validation P@1 by iteration of every setting tried, e.g. `m=500: 60.1 62.3 … | …`
-        // (the rows, γ and λ named when the grid has more than one).
-        let curve: Vec<String> = by_rows
-            .iter()
-            .flat_map(|(norm, sel)| sel.candidates.iter().map(move |c| (*norm, c)))
-            .map(|(norm, c)| {
-                let scores: Vec<String> = c
-                    .scores
-                    .iter()
-                    .map(|s| format!("{:.1}", 100.0 * s))
-                    .collect();
-                let mut name = format!("{}m={}", rows_prefix(grid, norm), c.m);
-                if grid.rows.len() > 1 || grid.rows.iter().any(|r| r.gammas.len() > 1) {
-                    name.push_str(&format!(" γ={}", c.gamma));
-                }
-                if grid.lambdas.len() > 1 {
-                    name.push_str(&format!(" λ={}", c.lambda));
-                }
-                format!("{name}: {}", scores.join(" "))
-            })
-            .collect();
+        let curve = validation_curve(grid, &by_rows);
         let (norm, sel) = &by_rows[best];
         out.push(MethodResult {
             method: format!("GIMC-{learned_name}"),
@@ -609,46 +664,8 @@ pub fn run_set(
         });
         learned.push(by_rows);
     }
-    // Combined LFF + LNYS: both maps must see the same rows, so each row form that both grids
-    // search gets its own combined W-step, and validation picks among them.
-    let t = Instant::now();
-    let mut lnys_rows = learned.pop().unwrap_or_default();
-    let mut lff_rows = learned.pop().unwrap_or_default();
-    let mut combined = Vec::new();
-    for (norm, lnys) in lnys_rows.drain(..) {
-        let Some(i) = lff_rows.iter().position(|(n, _)| *n == norm) else {
-            continue;
-        };
-        let (_, lff) = lff_rows.swap_remove(i);
-        let setting = format!(
-            "{}LFF(m={}, γ={}, λ={}, {} it) + LNYS(m={}, γ={}, λ={}, {} it)",
-            rows_prefix(&cfg.gimc_lff, norm),
-            lff.chosen.m,
-            lff.chosen.gamma,
-            lff.chosen.lambda,
-            lff.chosen.iterations,
-            lnys.chosen.m,
-            lnys.chosen.gamma,
-            lnys.chosen.lambda,
-            lnys.chosen.iterations,
-        );
-        let comb = select_combined(forms.get(norm)?.0, vec![lff, lnys], &BASELINE_LAMBDAS, 1)?;
-        combined.push((norm, setting, comb));
-    }
-    if let Some(i) = best_by(&combined, |(_, _, c)| c.validation_score) {
-        let (norm, setting, comb) = &combined[i];
-        let learned_secs: f64 = out
-            .iter()
-            .filter(|r| r.method == "GIMC-LFF" || r.method == "GIMC-LNYS")
-            .map(|r| r.seconds)
-            .sum();
-        out.push(MethodResult {
-            method: "combined LFF+LNYS".into(),
-            setting: format!("{setting}, W-step λ={}", comb.lambda),
-            precision: test_precision(&comb.model, forms.get(*norm)?.1)?,
-            validation: 100.0 * comb.validation_score,
-            seconds: t.elapsed().as_secs_f64() + learned_secs,
-        });
+    if let Some(result) = combined_result(cfg, &forms, learned, &out)? {
+        out.push(result);
     }
     // The validation pick among the GIMC variants (ties: the first).
     let variants: Vec<&MethodResult> = out
@@ -674,6 +691,10 @@ impl Experiment for GimcTable2 {
 
     fn description(&self) -> &'static str {
         "GIMC Table 2: Bibtex / Delicious P@1/3/5 of IMC-RFF/NYS, linear ridge, GIMC-LFF/LNYS, combined, validation pick"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(591, 2)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -1,5 +1,5 @@
-//! Experiment `gimc-table2-extended`: the analyses behind `gimc-table2`'s headline (issue 15,
-//! items 3, 4 and 6). A plain `reproduce` skips it for its cost (about 90 minutes on
+//! Experiment `gimc-table2-extended`: the analyses behind `gimc-table2`'s headline: re-splits,
+//! the test oracle and exact kernel ridge. A plain `reproduce` skips it for its cost (about 90 minutes on
 //! two cores); `--only gimc-table2-extended` or `--all` runs it. Per set (Bibtex, Delicious), every
 //! row beside the published GIMC numbers:
 //!
@@ -37,7 +37,7 @@ use super::gimc_table2::{
 use super::support::mean_std;
 use crate::error::fail;
 use crate::report::{MISSING, Report, Table, format_value};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table2-extended` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -261,6 +261,67 @@ fn aggregate(runs: &[Vec<MethodResult>]) -> Vec<Aggregate> {
         .collect()
 }
 
+/// One row of a set's table: a method's P@1, P@3, P@5 (with their std over re-splits), its
+/// validation P@1, seconds and the published figures.
+struct Row<'a> {
+    method: &'a str,
+    setting: &'a str,
+    precision: [f64; 3],
+    std: Option<[f64; 3]>,
+    validation: f64,
+    seconds: f64,
+    published: Option<[f64; 3]>,
+}
+
+/// Adds `row` to `table` and its numbers to the records of set `set`.
+fn push_row(report: &mut Report, table: &mut Table, set: &str, row: Row<'_>) {
+    let Row {
+        method,
+        setting,
+        precision: p,
+        std,
+        validation,
+        seconds,
+        published,
+    } = row;
+    let mut cells = vec![method.to_string()];
+    for k in 0..3 {
+        cells.push(match std {
+            Some(s) => format!("{:.2} ± {:.2}", p[k], s[k]),
+            None => format_value(Some(p[k]), 2),
+        });
+    }
+    cells.extend((0..3).map(|k| format_value(published.map(|q| q[k]), 2)));
+    cells.push(if validation.is_finite() {
+        format_value(Some(validation), 2)
+    } else {
+        MISSING.to_string()
+    });
+    cells.push(format_value(Some(seconds), 1));
+    cells.push(setting.to_string());
+    table.push_row(cells);
+    for (k, metric) in METRICS.iter().enumerate() {
+        report.record(
+            set,
+            method,
+            setting,
+            *metric,
+            Some(p[k]),
+            published.map(|q| q[k]),
+        );
+        if let Some(s) = std {
+            report.record(
+                set,
+                method,
+                setting,
+                format!("{metric} std over re-splits"),
+                Some(s[k]),
+                None,
+            );
+        }
+    }
+}
+
 impl Experiment for GimcTable2Extended {
     fn name(&self) -> &'static str {
         "gimc-table2-extended"
@@ -275,6 +336,10 @@ impl Experiment for GimcTable2Extended {
             "about 90 minutes on two cores (5 re-splits of gimc-table2 with its grids, the test \
              oracle, exact n × n kernel ridge); analyses of the headline, not part of it",
         )
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::full(5207)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
@@ -305,66 +370,25 @@ impl Experiment for GimcTable2Extended {
                 ),
                 table_header("row"),
             );
-            let mut push = |report: &mut Report,
-                            method: &str,
-                            setting: &str,
-                            p: [f64; 3],
-                            std: Option<[f64; 3]>,
-                            validation: f64,
-                            seconds: f64,
-                            published: Option<[f64; 3]>| {
-                let mut row = vec![method.to_string()];
-                for k in 0..3 {
-                    row.push(match std {
-                        Some(s) => format!("{:.2} ± {:.2}", p[k], s[k]),
-                        None => format_value(Some(p[k]), 2),
-                    });
-                }
-                row.extend((0..3).map(|k| format_value(published.map(|q| q[k]), 2)));
-                row.push(if validation.is_finite() {
-                    format_value(Some(validation), 2)
-                } else {
-                    MISSING.to_string()
-                });
-                row.push(format_value(Some(seconds), 1));
-                row.push(setting.to_string());
-                table.push_row(row);
-                for (k, metric) in METRICS.iter().enumerate() {
-                    report.record(
-                        cfg.name,
-                        method,
-                        setting,
-                        *metric,
-                        Some(p[k]),
-                        published.map(|q| q[k]),
-                    );
-                    if let Some(s) = std {
-                        report.record(
-                            cfg.name,
-                            method,
-                            setting,
-                            format!("{metric} std over re-splits"),
-                            Some(s[k]),
-                            None,
-                        );
-                    }
-                }
-            };
             // headline: the table's own run on the Mulan split
             let headline = run_set(cfg, &train, &test)?;
             if let Some(pick) = headline
                 .iter()
                 .find(|r| r.method == "GIMC (validation pick)")
             {
-                push(
+                push_row(
                     &mut report,
-                    &pick.method,
-                    &pick.setting,
-                    pick.precision,
-                    None,
-                    pick.validation,
-                    pick.seconds,
-                    gimc_paper,
+                    &mut table,
+                    cfg.name,
+                    Row {
+                        method: &pick.method,
+                        setting: &pick.setting,
+                        precision: pick.precision,
+                        std: None,
+                        validation: pick.validation,
+                        seconds: pick.seconds,
+                        published: gimc_paper,
+                    },
                 );
             }
             // re-splits of the union with the original sizes
@@ -383,43 +407,55 @@ impl Experiment for GimcTable2Extended {
                     .flatten();
                 let method = format!("{} (re-split)", a.method);
                 let setting = format!("per re-split: {}", a.settings.join(" || "));
-                push(
+                push_row(
                     &mut report,
-                    &method,
-                    &setting,
-                    a.mean,
-                    Some(a.std),
-                    f64::NAN,
-                    per_split,
-                    published,
+                    &mut table,
+                    cfg.name,
+                    Row {
+                        method: &method,
+                        setting: &setting,
+                        precision: a.mean,
+                        std: Some(a.std),
+                        validation: f64::NAN,
+                        seconds: per_split,
+                        published,
+                    },
                 );
             }
             // test oracle
             for (family, grid) in [("lff", &cfg.gimc_lff), ("lnys", &cfg.gimc_lnys)] {
                 let o = test_oracle(cfg, &train, &test, family, grid)?;
-                push(
+                push_row(
                     &mut report,
-                    &o.method,
-                    &o.setting,
-                    o.precision,
-                    None,
-                    o.validation,
-                    o.seconds,
-                    gimc_paper,
+                    &mut table,
+                    cfg.name,
+                    Row {
+                        method: &o.method,
+                        setting: &o.setting,
+                        precision: o.precision,
+                        std: None,
+                        validation: o.validation,
+                        seconds: o.seconds,
+                        published: gimc_paper,
+                    },
                 );
             }
             // exact kernel ridge, the m = ∞ limit
             for norm in [RowNorm::None, RowNorm::L2] {
                 let k = exact_kernel_ridge(&train, &test, norm, cfg.seed)?;
-                push(
+                push_row(
                     &mut report,
-                    &k.method,
-                    &k.setting,
-                    k.precision,
-                    None,
-                    k.validation,
-                    k.seconds,
-                    None,
+                    &mut table,
+                    cfg.name,
+                    Row {
+                        method: &k.method,
+                        setting: &k.setting,
+                        precision: k.precision,
+                        std: None,
+                        validation: k.validation,
+                        seconds: k.seconds,
+                        published: None,
+                    },
                 );
             }
             report.tables.push(table);

@@ -38,8 +38,8 @@ use rayon::prelude::*;
 
 use super::mc1_common::SequentialFaer;
 use super::support::mean_std;
-use crate::report::{MISSING, Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::report::{MISSING, Report, Table, format_value};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `gimc-table3` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -515,6 +515,10 @@ impl Experiment for GimcTable3 {
         "GIMC paper Table 3: semi-supervised clustering error with pairwise constraints"
     }
 
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(246, 1)
+    }
+
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
         let config = if ctx.quick {
             Table3Config::quick()
@@ -562,160 +566,222 @@ pub fn run_table3(ctx: &Context, config: &Table3Config) -> Result<Report, Experi
             ),
             None => format!("{name}: missing from the data directory"),
         };
-        let mut table = Table::new(title, header);
-        let Some(set) = set else {
-            for &c in &config.multiples {
-                let setting = format!("{c}n");
-                let mut row = vec![setting.clone()];
-                for &m in &config.methods {
-                    let pi = MULTIPLES.iter().position(|&x| x == c).unwrap_or(usize::MAX);
-                    let published = m.published(di, pi);
-                    report.record(*name, m.name(), &setting, METRIC_ERROR, None, published);
-                    row.push(MISSING.to_owned());
-                    row.push(published.map_or_else(|| MISSING.to_owned(), |v| format!("{v:.4}")));
-                }
-                table.push_row(row);
-            }
-            report.tables.push(table);
-            report.note(format!(
-                "{name}: missing from the data directory {}; our cells are empty; run `cargo \
-                 xtask datasets fetch --only {}`",
-                ctx.data_dir.display(),
-                ["mushrooms", "segment", "covtype"][di.min(2)]
-            ));
-            continue;
-        };
-        let mut detail = Table::new(
-            format!("{name}: chosen λ (per run), mean chosen GIMC iterations, mean fit time (s)"),
-            vec![
-                "|Ω|".into(),
-                "method".into(),
-                "λ".into(),
-                "iterations".into(),
-                "time (s)".into(),
-            ],
-        );
-        let mut mean_err = vec![vec![f64::NAN; config.methods.len()]; config.multiples.len()];
-        let mut runs = run_cells(&set, di, config, &base)?.into_iter();
-        for (ci, &c) in config.multiples.iter().enumerate() {
-            let setting = format!("{c}n");
-            let pi = MULTIPLES.iter().position(|&x| x == c).unwrap_or(usize::MAX);
-            let mut cells = vec![Cell::default(); config.methods.len()];
-            for _ in 0..config.runs {
-                let Some(methods) = runs.next() else {
-                    break;
-                };
-                for (mi, r) in methods.into_iter().enumerate() {
-                    cells[mi]
-                        .errors
-                        .push(pairwise_clustering_error(&r.labels, &set.classes)?);
-                    if let Some(l) = r.lambda {
-                        cells[mi].lambdas.push(l);
-                    }
-                    if let Some(it) = r.iterations {
-                        cells[mi].iterations.push(it);
-                    }
-                    cells[mi].seconds.push(r.seconds);
-                }
-            }
-            let mut row = vec![setting.clone()];
-            for (mi, &method) in config.methods.iter().enumerate() {
-                let cell = &cells[mi];
-                let (mean, std) = mean_std(&cell.errors);
-                mean_err[ci][mi] = mean;
-                let published = method.published(di, pi);
-                report.record(
-                    *name,
-                    method.name(),
-                    &setting,
-                    METRIC_ERROR,
-                    Some(mean),
-                    published,
-                );
-                report.record(
-                    *name,
-                    method.name(),
-                    &setting,
-                    METRIC_ERROR_STD,
-                    Some(std),
-                    None,
-                );
-                let (t, _) = mean_std(&cell.seconds);
-                report.record(*name, method.name(), &setting, METRIC_TIME, Some(t), None);
-                row.push(fmt_mean_std(&cell.errors));
-                row.push(published.map_or_else(|| MISSING.to_owned(), |v| format!("{v:.4}")));
-                let lambdas = if cell.lambdas.is_empty() {
-                    MISSING.to_owned()
-                } else {
-                    cell.lambdas
-                        .iter()
-                        .map(|l| format!("{l}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let iters = if cell.iterations.is_empty() {
-                    MISSING.to_owned()
-                } else {
-                    format!(
-                        "{:.1}",
-                        cell.iterations.iter().sum::<usize>() as f64 / cell.iterations.len() as f64
-                    )
-                };
-                detail.push_row(vec![
-                    setting.clone(),
-                    method.name().to_owned(),
-                    lambdas,
-                    iters,
-                    format!("{t:.2}"),
-                ]);
-            }
-            table.push_row(row);
-        }
-        report.tables.push(table);
-        report.tables.push(detail);
-        report.note(format!(
-            "{name}: {}; k = {}; γ = 2/d = {:.4}",
-            set.description,
-            set.k,
-            rbf_gamma(&set.x)
-        ));
-        // the issue's checks, stated on the means
-        let col = |m: Method| config.methods.iter().position(|&x| x == m);
-        let row_of = |c: usize| config.multiples.iter().position(|&x| x == c);
-        if let (Some(r20), Some(lff)) = (row_of(20), col(Method::GimcLff)) {
-            let e = mean_err[r20][lff];
-            if di == 1 {
-                let mccc = col(Method::Mccc).map_or(f64::NAN, |m| mean_err[r20][m]);
-                pass_checks.push(format!(
-                    "segment 20n: GIMC-LFF {e:.4} ≤ 0.03: {}; below our MCCC {mccc:.4}: {}",
-                    yes(e <= 0.03),
-                    yes(e < mccc)
-                ));
-            }
-            if di == 0 {
-                pass_checks.push(format!(
-                    "mushrooms 20n: GIMC-LFF {e:.4} ≤ 0.001: {}",
-                    yes(e <= 0.001)
-                ));
-            }
-        }
-        if di == 1
-            && let (Some(lff), Some(rff)) = (col(Method::GimcLff), col(Method::ImcRff))
-        {
-            for c in [5, 10, 15, 20] {
-                if let Some(r) = row_of(c) {
-                    let (a, b) = (mean_err[r][lff], mean_err[r][rff]);
-                    pass_checks.push(format!(
-                        "segment {c}n: GIMC-LFF {a:.4} ≤ IMC-RFF {b:.4}: {}",
-                        yes(a <= b)
-                    ));
-                }
+        let table = Table::new(title, header);
+        match set {
+            None => report_missing_set(&mut report, table, di, config, ctx),
+            Some(set) => {
+                let mean_err = report_set(&mut report, table, di, &set, config, &base)?;
+                pass_checks.extend(set_checks(di, config, &mean_err));
             }
         }
     }
     for c in pass_checks {
         report.note(format!("check: {c}"));
     }
+    settings_notes(&mut report, config, ctx);
+    Ok(report)
+}
+
+/// The published value of `method` on set `di` at `c`·n constraints, if the paper has one.
+fn published_at(method: Method, di: usize, c: usize) -> Option<f64> {
+    let pi = MULTIPLES.iter().position(|&x| x == c).unwrap_or(usize::MAX);
+    method.published(di, pi)
+}
+
+/// The rows, records and note of a set missing from the data directory: our cells empty, the
+/// paper's beside them.
+fn report_missing_set(
+    report: &mut Report,
+    mut table: Table,
+    di: usize,
+    config: &Table3Config,
+    ctx: &Context,
+) {
+    let name = DATASETS[di];
+    for &c in &config.multiples {
+        let setting = format!("{c}n");
+        let mut row = vec![setting.clone()];
+        for &m in &config.methods {
+            let published = published_at(m, di, c);
+            report.record(name, m.name(), &setting, METRIC_ERROR, None, published);
+            row.push(MISSING.to_owned());
+            row.push(format_value(published, 4));
+        }
+        table.push_row(row);
+    }
+    report.tables.push(table);
+    report.note(format!(
+        "{name}: missing from the data directory {}; our cells are empty; run `cargo \
+         xtask datasets fetch --only {}`",
+        ctx.data_dir.display(),
+        ["mushrooms", "segment", "covtype"][di.min(2)]
+    ));
+}
+
+/// The per-cell results of one |Ω| = c·n: each method's cell over the runs.
+fn collect_cells(
+    runs: &mut impl Iterator<Item = Vec<MethodRun>>,
+    set: &ClusterSet,
+    config: &Table3Config,
+) -> Result<Vec<Cell>, ExperimentError> {
+    let mut cells = vec![Cell::default(); config.methods.len()];
+    for _ in 0..config.runs {
+        let Some(methods) = runs.next() else {
+            break;
+        };
+        for (mi, r) in methods.into_iter().enumerate() {
+            cells[mi]
+                .errors
+                .push(pairwise_clustering_error(&r.labels, &set.classes)?);
+            if let Some(l) = r.lambda {
+                cells[mi].lambdas.push(l);
+            }
+            if let Some(it) = r.iterations {
+                cells[mi].iterations.push(it);
+            }
+            cells[mi].seconds.push(r.seconds);
+        }
+    }
+    Ok(cells)
+}
+
+/// The detail row of one method's cell: chosen λ per run, mean iterations, mean fit time.
+fn detail_row(setting: &str, method: Method, cell: &Cell, mean_seconds: f64) -> Vec<String> {
+    let lambdas = if cell.lambdas.is_empty() {
+        MISSING.to_owned()
+    } else {
+        cell.lambdas
+            .iter()
+            .map(|l| format!("{l}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let iters = if cell.iterations.is_empty() {
+        MISSING.to_owned()
+    } else {
+        format!(
+            "{:.1}",
+            cell.iterations.iter().sum::<usize>() as f64 / cell.iterations.len() as f64
+        )
+    };
+    vec![
+        setting.to_owned(),
+        method.name().to_owned(),
+        lambdas,
+        iters,
+        format!("{mean_seconds:.2}"),
+    ]
+}
+
+/// Runs every cell of a present set and adds its tables, records and note; returns the mean
+/// error per (multiple, method).
+fn report_set(
+    report: &mut Report,
+    mut table: Table,
+    di: usize,
+    set: &ClusterSet,
+    config: &Table3Config,
+    base: &GimcRng,
+) -> Result<Vec<Vec<f64>>, ExperimentError> {
+    let name = DATASETS[di];
+    let mut detail = Table::new(
+        format!("{name}: chosen λ (per run), mean chosen GIMC iterations, mean fit time (s)"),
+        vec![
+            "|Ω|".into(),
+            "method".into(),
+            "λ".into(),
+            "iterations".into(),
+            "time (s)".into(),
+        ],
+    );
+    let mut mean_err = vec![vec![f64::NAN; config.methods.len()]; config.multiples.len()];
+    let mut runs = run_cells(set, di, config, base)?.into_iter();
+    for (ci, &c) in config.multiples.iter().enumerate() {
+        let setting = format!("{c}n");
+        let cells = collect_cells(&mut runs, set, config)?;
+        let mut row = vec![setting.clone()];
+        for (mi, &method) in config.methods.iter().enumerate() {
+            let cell = &cells[mi];
+            let (mean, std) = mean_std(&cell.errors);
+            mean_err[ci][mi] = mean;
+            let published = published_at(method, di, c);
+            report.record(
+                name,
+                method.name(),
+                &setting,
+                METRIC_ERROR,
+                Some(mean),
+                published,
+            );
+            report.record(
+                name,
+                method.name(),
+                &setting,
+                METRIC_ERROR_STD,
+                Some(std),
+                None,
+            );
+            let (t, _) = mean_std(&cell.seconds);
+            report.record(name, method.name(), &setting, METRIC_TIME, Some(t), None);
+            row.push(fmt_mean_std(&cell.errors));
+            row.push(format_value(published, 4));
+            detail.push_row(detail_row(&setting, method, cell, t));
+        }
+        table.push_row(row);
+    }
+    report.tables.push(table);
+    report.tables.push(detail);
+    report.note(format!(
+        "{name}: {}; k = {}; γ = 2/d = {:.4}",
+        set.description,
+        set.k,
+        rbf_gamma(&set.x)
+    ));
+    Ok(mean_err)
+}
+
+/// The pass checks of one set, stated on the mean errors: GIMC-LFF's error at 20n (segment:
+/// at most 0.03 and below MCCC; mushrooms: at most 0.001), and on segment GIMC-LFF at or
+/// below IMC-RFF at 5n, 10n, 15n and 20n.
+fn set_checks(di: usize, config: &Table3Config, mean_err: &[Vec<f64>]) -> Vec<String> {
+    let mut checks = Vec::new();
+    let col = |m: Method| config.methods.iter().position(|&x| x == m);
+    let row_of = |c: usize| config.multiples.iter().position(|&x| x == c);
+    if let (Some(r20), Some(lff)) = (row_of(20), col(Method::GimcLff)) {
+        let e = mean_err[r20][lff];
+        if di == 1 {
+            let mccc = col(Method::Mccc).map_or(f64::NAN, |m| mean_err[r20][m]);
+            checks.push(format!(
+                "segment 20n: GIMC-LFF {e:.4} ≤ 0.03: {}; below our MCCC {mccc:.4}: {}",
+                yes(e <= 0.03),
+                yes(e < mccc)
+            ));
+        }
+        if di == 0 {
+            checks.push(format!(
+                "mushrooms 20n: GIMC-LFF {e:.4} ≤ 0.001: {}",
+                yes(e <= 0.001)
+            ));
+        }
+    }
+    if di == 1
+        && let (Some(lff), Some(rff)) = (col(Method::GimcLff), col(Method::ImcRff))
+    {
+        for c in [5, 10, 15, 20] {
+            if let Some(r) = row_of(c) {
+                let (a, b) = (mean_err[r][lff], mean_err[r][rff]);
+                checks.push(format!(
+                    "segment {c}n: GIMC-LFF {a:.4} ≤ IMC-RFF {b:.4}: {}",
+                    yes(a <= b)
+                ));
+            }
+        }
+    }
+    checks
+}
+
+/// The notes on the settings, the runs and the quick form.
+fn settings_notes(report: &mut Report, config: &Table3Config, ctx: &Context) {
     report.note(format!(
         "settings: m = {} (GIMC-LFF / IMC-RFF: D = {} Fourier features; GIMC-LNYS: {} landmarks, \
          M = I), IMC rank = k, λ ∈ {:?} chosen per run and method by the constraint error of the \
@@ -747,7 +813,6 @@ pub fn run_table3(ctx: &Context, config: &Table3Config) -> Result<Report, Experi
             config.m, config.multiples, config.lambdas
         ));
     }
-    Ok(report)
 }
 
 fn yes(b: bool) -> &'static str {

@@ -28,7 +28,7 @@ use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, NoObserver, Side, f
 use rayon::prelude::*;
 
 use crate::report::{Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `imc-sample-complexity` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -407,6 +407,44 @@ fn needed_label(needed: Option<usize>, max: usize) -> String {
     needed.map_or_else(|| format!("> {max}"), |s| s.to_string())
 }
 
+/// The shape check of one sweep, as a note: along d the samples needed grow; along n they stay
+/// almost flat (max/min at most 1.5).
+fn shape_note(solver: PhaseSolver, sweep: Sweep, sel: &[&PhaseRow], max: usize) -> String {
+    let needed: Vec<Option<usize>> = sel.iter().map(|r| r.needed).collect();
+    let shown: Vec<String> = needed.iter().map(|&s| needed_label(s, max)).collect();
+    match sweep {
+        Sweep::Dim => {
+            let grows = needed.windows(2).all(|w| match (w[0], w[1]) {
+                (Some(a), Some(b)) => a <= b,
+                (_, None) => true,
+                (None, Some(_)) => false,
+            }) && needed.first() != needed.last();
+            format!(
+                "Shape check, {}: samples needed grow with d ({}): {}.",
+                solver.name(),
+                shown.join(" → "),
+                if grows { "yes" } else { "NO" }
+            )
+        }
+        Sweep::Rows => {
+            let vals: Vec<usize> = needed.iter().flatten().copied().collect();
+            let ratio = match (vals.iter().min(), vals.iter().max()) {
+                (Some(&lo), Some(&hi)) if vals.len() == needed.len() && lo > 0 => {
+                    hi as f64 / lo as f64
+                }
+                _ => f64::INFINITY,
+            };
+            format!(
+                "Shape check, {}: samples needed almost flat in n ({}; max/min = \
+                 {ratio:.2}): {}.",
+                solver.name(),
+                shown.join(", "),
+                if ratio <= 1.5 { "yes" } else { "NO" }
+            )
+        }
+    }
+}
+
 impl Experiment for ImcSampleComplexity {
     fn name(&self) -> &'static str {
         "imc-sample-complexity"
@@ -414,6 +452,10 @@ impl Experiment for ImcSampleComplexity {
 
     fn description(&self) -> &'static str {
         "Bilinear slides: IMC exact-recovery failures against |Ω| for varying d and n (k = 5)"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(67, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
@@ -515,41 +557,7 @@ impl Experiment for ImcSampleComplexity {
                     format!("{}-{key}", stem.to_lowercase().replace(' ', "-")),
                     &chart,
                 )?;
-                // shape check, printed
-                let needed: Vec<Option<usize>> = sel.iter().map(|r| r.needed).collect();
-                let shown: Vec<String> = needed.iter().map(|&s| needed_label(s, max)).collect();
-                let note = match sweep {
-                    Sweep::Dim => {
-                        let grows = needed.windows(2).all(|w| match (w[0], w[1]) {
-                            (Some(a), Some(b)) => a <= b,
-                            (_, None) => true,
-                            (None, Some(_)) => false,
-                        }) && needed.first() != needed.last();
-                        format!(
-                            "Shape check, {}: samples needed grow with d ({}): {}.",
-                            solver.name(),
-                            shown.join(" → "),
-                            if grows { "yes" } else { "NO" }
-                        )
-                    }
-                    Sweep::Rows => {
-                        let vals: Vec<usize> = needed.iter().flatten().copied().collect();
-                        let ratio = match (vals.iter().min(), vals.iter().max()) {
-                            (Some(&lo), Some(&hi)) if vals.len() == needed.len() && lo > 0 => {
-                                hi as f64 / lo as f64
-                            }
-                            _ => f64::INFINITY,
-                        };
-                        format!(
-                            "Shape check, {}: samples needed almost flat in n ({}; max/min = \
-                             {ratio:.2}): {}.",
-                            solver.name(),
-                            shown.join(", "),
-                            if ratio <= 1.5 { "yes" } else { "NO" }
-                        )
-                    }
-                };
-                report.note(note);
+                report.note(shape_note(solver, sweep, &sel, max));
             }
         }
         report.note(

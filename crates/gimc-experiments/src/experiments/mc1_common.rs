@@ -148,7 +148,11 @@ pub struct MethodScore {
     pub chosen: String,
 }
 
-fn observed(m: &Mat<f64>, entries: &[(usize, usize)]) -> Result<Observed, ExperimentError> {
+/// The entries of `m` at `entries`, as an observed matrix.
+pub(crate) fn observed(
+    m: &Mat<f64>,
+    entries: &[(usize, usize)],
+) -> Result<Observed, ExperimentError> {
     let rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
     let cols: Vec<usize> = entries.iter().map(|e| e.1).collect();
     let vals: Vec<f64> = entries.iter().map(|&(i, j)| m[(i, j)]).collect();

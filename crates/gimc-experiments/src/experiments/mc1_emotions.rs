@@ -8,7 +8,7 @@
 
 use super::mc1_common::{Mc1Config, Method, REAL_OMEGAS, RealSpec, run_real};
 use crate::report::Report;
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `mc1-emotions` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,6 +59,10 @@ impl Experiment for Mc1Emotions {
 
     fn description(&self) -> &'static str {
         "NIPS 2010 transduction Table 4: MC-1 / MC-b vs imputation + SVM on music emotions"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(76, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -7,7 +7,7 @@
 
 use super::mc1_common::{Mc1Config, Method, REAL_OMEGAS, RealSpec, run_real};
 use crate::report::Report;
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `mc1-yeast` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,6 +55,10 @@ impl Experiment for Mc1Yeast {
 
     fn description(&self) -> &'static str {
         "NIPS 2010 transduction Table 5: MC-1 / MC-b vs imputation + SVM on yeast"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(1190, 11)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

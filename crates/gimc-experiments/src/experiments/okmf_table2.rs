@@ -39,7 +39,7 @@ use gimc_metrics::clustering_accuracy;
 
 use super::support::{mean_std, run_jobs_single_threaded};
 use crate::report::{MISSING, Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `okmf-table2` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -378,6 +378,10 @@ impl Experiment for OkmfTable2 {
         "OKMF paper Table 2: clustering accuracy of OKMF vs k-means, online and kernel k-means"
     }
 
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(139, 11)
+    }
+
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
         let runs = if ctx.quick { RUNS_QUICK } else { RUNS_FULL };
         let base = seeded(ctx.seed);
@@ -505,67 +509,73 @@ impl Experiment for OkmfTable2 {
             time_table.push_row(row);
         }
         report.tables = vec![acc_table, time_table];
-        for (name, d) in DATASETS.iter().zip(&data) {
-            match d {
-                Some(d) => report.note(format!(
-                    "{name}: {}; k = {}; RBF γ = 1/d = {:.4}",
-                    d.description,
-                    d.k,
-                    rbf_gamma(&d.x)
-                )),
-                None if *name == "Seismic" => report.note(
-                    "Seismic: missing — no copy of the LIBSVM SensIT Vehicle files was \
-                     available (datasets/README.md); our cells are empty",
-                ),
-                None => report.note(format!(
-                    "{name}: missing from the data directory {}; our cells are empty; run `cargo \
-                     xtask datasets fetch --only {}`",
-                    ctx.data_dir.display(),
-                    match *name {
-                        "WineQ" => "winequality".to_owned(),
-                        other => other.to_lowercase(),
-                    }
-                )),
-            }
-        }
-        let p = OkmfParams::new(2, Kernel::Linear);
-        report.note(format!(
-            "RBF width γ = 1/d (scikit-learn's default when no γ is given, which the authors' \
-             code inherits); fixed in advance, not tuned on labels. OKMF: budget p = {BUDGET} \
-             (R: random rows; K: k-means centres of a 10·p-row sample), r = k, {} epochs, \
-             mini-batches of {}, step {:?} (γ_t = η₀/((1 + epochs done)·L_t), L_t the batch \
-             curvature bound), λ = {}, α = {}, W ≥ 0 projection {}, W initialised from kernel \
-             k-means on the budget; cluster = arg max h",
-            p.epochs, p.batch_size, p.step, p.lambda, p.alpha, p.nonnegative
-        ));
-        report.note(
-            "k-means: k-means++ with 3 restarts; online k-means: mini-batch k-means (Sculley \
-             2010), batch 1024, 10 epochs, k-means++ seeding on 3·1024 rows (best of 3); kernel \
-             k-means: k-means++ in feature space, 3 restarts, run only when n ≤ 10,000 (its n × n \
-             kernel matrix needs 8n² bytes)",
-        );
-        report.note(format!(
-            "{runs} runs per cell ({} on covtype), each with its own seed derived from the \
-             master seed {}; \
-             accuracy = fraction of rows whose cluster maps to their class under the best \
-             one-to-one matching (Hungarian algorithm); times are wall-clock on this machine",
-            runs.min(COVTYPE_RUNS_FULL),
-            ctx.seed
-        ));
-        report.note(
-            "a single cluster scores the largest class's share (row \"all rows in one \
-             cluster\"): .449 on white wine and .4876 on covtype (the stratified sample keeps \
-             the full set's proportions, 283,301/581,012 = .4876 for class 2). The paper's \
-             OKMF-R-RBF covtype figure .4876 equals that share and its wine figures (.4410 \
-             OKMF, .4487 kernel k-means RBF) are within .01 of it, so on those sets the \
-             published numbers look like (nearly) one-cluster solutions",
-        );
-        if ctx.quick {
-            report.note(format!(
-                "quick form: {RUNS_QUICK} runs per cell and a uniform {COVTYPE_QUICK_ROWS}-row \
-                 subsample of the covtype sample"
-            ));
-        }
+        notes(&mut report, &data, runs, ctx);
         Ok(report)
+    }
+}
+
+/// The notes: each data set's description (or why it is missing), the methods' settings, the
+/// runs and the one-cluster baseline.
+fn notes(report: &mut Report, data: &[Option<ClusterData>], runs: usize, ctx: &Context) {
+    for (name, d) in DATASETS.iter().zip(data) {
+        match d {
+            Some(d) => report.note(format!(
+                "{name}: {}; k = {}; RBF γ = 1/d = {:.4}",
+                d.description,
+                d.k,
+                rbf_gamma(&d.x)
+            )),
+            None if *name == "Seismic" => report.note(
+                "Seismic: missing — no copy of the LIBSVM SensIT Vehicle files was \
+                 available (datasets/README.md); our cells are empty",
+            ),
+            None => report.note(format!(
+                "{name}: missing from the data directory {}; our cells are empty; run `cargo \
+                 xtask datasets fetch --only {}`",
+                ctx.data_dir.display(),
+                match *name {
+                    "WineQ" => "winequality".to_owned(),
+                    other => other.to_lowercase(),
+                }
+            )),
+        }
+    }
+    let p = OkmfParams::new(2, Kernel::Linear);
+    report.note(format!(
+        "RBF width γ = 1/d (scikit-learn's default when no γ is given, which the authors' \
+         code inherits); fixed in advance, not tuned on labels. OKMF: budget p = {BUDGET} \
+         (R: random rows; K: k-means centres of a 10·p-row sample), r = k, {} epochs, \
+         mini-batches of {}, step {:?} (γ_t = η₀/((1 + epochs done)·L_t), L_t the batch \
+         curvature bound), λ = {}, α = {}, W ≥ 0 projection {}, W initialised from kernel \
+         k-means on the budget; cluster = arg max h",
+        p.epochs, p.batch_size, p.step, p.lambda, p.alpha, p.nonnegative
+    ));
+    report.note(
+        "k-means: k-means++ with 3 restarts; online k-means: mini-batch k-means (Sculley \
+         2010), batch 1024, 10 epochs, k-means++ seeding on 3·1024 rows (best of 3); kernel \
+         k-means: k-means++ in feature space, 3 restarts, run only when n ≤ 10,000 (its n × n \
+         kernel matrix needs 8n² bytes)",
+    );
+    report.note(format!(
+        "{runs} runs per cell ({} on covtype), each with its own seed derived from the \
+         master seed {}; \
+         accuracy = fraction of rows whose cluster maps to their class under the best \
+         one-to-one matching (Hungarian algorithm); times are wall-clock on this machine",
+        runs.min(COVTYPE_RUNS_FULL),
+        ctx.seed
+    ));
+    report.note(
+        "a single cluster scores the largest class's share (row \"all rows in one \
+         cluster\"): .449 on white wine and .4876 on covtype (the stratified sample keeps \
+         the full set's proportions, 283,301/581,012 = .4876 for class 2). The paper's \
+         OKMF-R-RBF covtype figure .4876 equals that share and its wine figures (.4410 \
+         OKMF, .4487 kernel k-means RBF) are within .01 of it, so on those sets the \
+         published numbers look like (nearly) one-cluster solutions",
+    );
+    if ctx.quick {
+        report.note(format!(
+            "quick form: {RUNS_QUICK} runs per cell and a uniform {COVTYPE_QUICK_ROWS}-row \
+             subsample of the covtype sample"
+        ));
     }
 }

@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use super::support::{auc, holdout, mean_std, observed_from};
 use crate::report::{Report, Table};
-use crate::{Context, Experiment, ExperimentError};
+use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
 /// The `pu-imc` experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -403,6 +403,10 @@ impl Experiment for PuImc {
 
     fn description(&self) -> &'static str {
         "Bilinear slides: PU (biased) IMC vs plain IMC on a planted positive-unlabeled problem"
+    }
+
+    fn expected_time(&self) -> ExpectedTime {
+        ExpectedTime::new(9, 0)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -96,6 +96,7 @@ proptest! {
             notes: vec![note],
             tables: Vec::new(),
             figures: Vec::new(),
+            banner: None,
         };
         let dir = std::env::temp_dir().join(format!("gimc-exp-it-{}", std::process::id()));
         let paths = write_report(&report, &dir).unwrap();
