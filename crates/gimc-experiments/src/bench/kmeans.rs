@@ -9,6 +9,7 @@
 //! child process with as many threads as this machine has; its time is its `fit` call alone, ours
 //! the median of 3 `fit_kmeans` calls on data already in memory.
 
+use gimc_linalg::observe::NoObserver;
 use std::path::Path;
 use std::process::Command;
 
@@ -91,8 +92,10 @@ fn ours(x: &FeatureMatrix, k: usize, runs: usize) -> Result<(f64, f64, usize), E
         .with_tol(TOL)
         .check()
         .map_err(|e| fail(format!("k-means: {e}")))?;
-    let (secs, model) = median_secs(runs, || fit_kmeans(x, &params, &mut seeded(0)))
-        .map_err(|e| fail(format!("k-means: {e}")))?;
+    let (secs, model) = median_secs(runs, || {
+        fit_kmeans(x, &params, &mut seeded(0), &mut NoObserver)
+    })
+    .map_err(|e| fail(format!("k-means: {e}")))?;
     Ok((secs, model.inertia, model.n_iter))
 }
 

@@ -225,6 +225,7 @@ pub fn run_set(
                     .with_select_k(3)
                     .with_seed(cfg.seed)
                     .check()?,
+                &mut NoObserver,
             )?;
             Ok((p_at_3(&sel.model, test)?, sel.chosen.iterations))
         })

@@ -16,6 +16,7 @@
 //! value. The GIMC paper publishes this comparison as a figure without a table; no published
 //! numbers are shown.
 
+use gimc_linalg::observe::NoObserver;
 use std::time::Instant;
 
 use gimc::{Gamma, LabelData, MapRegistry, SelectionParams, select_and_fit, validation_split};
@@ -225,6 +226,7 @@ pub fn run_set(
                     .with_max_iter(iters)
                     .with_seed(cfg.seed)
                     .check()?,
+                &mut NoObserver,
             )?;
             let c = &sel.chosen;
             out.push(ClassResult {

@@ -34,6 +34,7 @@
 //! probes that placed the grids. The quick form runs Bibtex only with m = 100 and at most 4
 //! outer iterations.
 
+use gimc_linalg::observe::NoObserver;
 use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
@@ -607,6 +608,7 @@ pub fn run_set(
                     .with_max_iter(cfg.max_iter)
                     .with_patience(cfg.patience)
                     .check()?,
+                &mut NoObserver,
             )?;
             Ok((k, rows.norm, sel, t.elapsed().as_secs_f64()))
         })
@@ -626,6 +628,7 @@ pub fn run_set(
                 .with_lambdas(BASELINE_LAMBDAS.to_vec())
                 .with_max_iter(0)
                 .check()?,
+            &mut NoObserver,
         )?;
         out.push(MethodResult {
             method: format!("IMC-{fixed_name}"),

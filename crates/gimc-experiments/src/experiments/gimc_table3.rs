@@ -22,6 +22,7 @@
 //! segment (train + test = 2,310 × 19, k = 7), covtype-sub (a seeded balanced subsample of
 //! 1,711 rows, 7 classes × 244–245, of the covtype `stratified` part; 54 features).
 
+use gimc_linalg::observe::NoObserver;
 use std::path::Path;
 use std::time::Instant;
 
@@ -357,7 +358,7 @@ pub fn run_method(
     let (labels, lambda, iterations) = match method {
         Method::KMeans => {
             let params = KMeansParams::new(set.k).with_n_init(10).check()?;
-            let km = fit_kmeans(&set.x, &params, rng)?;
+            let km = fit_kmeans(&set.x, &params, rng, &mut NoObserver)?;
             (km.labels, None, None)
         }
         Method::Mccc => {
@@ -381,10 +382,18 @@ pub fn run_method(
         Method::ImcRff | Method::GimcLff | Method::GimcLnys => {
             let p = semisup_params(set, config, method != Method::ImcRff)?;
             let (labels, lambda, iterations) = if method == Method::GimcLnys {
-                let fit = fit_semisupervised(&set.x, pairs, &NystromFamily::default(), &p, rng);
+                let fit = fit_semisupervised(
+                    &set.x,
+                    pairs,
+                    &NystromFamily::default(),
+                    &p,
+                    rng,
+                    &mut NoObserver,
+                );
                 fit.map(|f| (f.labels, f.lambda, f.iterations))
             } else {
-                let fit = fit_semisupervised(&set.x, pairs, &FourierFamily, &p, rng);
+                let fit =
+                    fit_semisupervised(&set.x, pairs, &FourierFamily, &p, rng, &mut NoObserver);
                 fit.map(|f| (f.labels, f.lambda, f.iterations))
             }?;
             (labels, Some(lambda), Some(iterations))

@@ -16,13 +16,12 @@
 //! `okmf-scaling-loss-random-init.svg`, each on its own y range (the two start far apart and
 //! move by very different amounts, so on one axis the smaller movement would look flat).
 
+use gimc_linalg::observe::NoObserver;
 use std::path::Path;
 use std::time::Instant;
 
-use gimc_cluster::{
-    KernelKMeansParams, OkmfEpoch, OkmfInit, OkmfParams, fit_kernel_kmeans, fit_okmf,
-    fit_okmf_observed,
-};
+use gimc_cluster::{KernelKMeansParams, OkmfInit, OkmfParams, fit_kernel_kmeans, fit_okmf};
+use gimc_linalg::observe::{FnObserver, IterationRecord, ObserverAction};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel};
 use rand::Rng;
@@ -111,6 +110,27 @@ struct Measurements {
     epochs: [Vec<OkmfEpoch>; 2],
 }
 
+/// One epoch of an OKMF fit as its observer saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OkmfEpoch {
+    /// Epoch number, from 1.
+    epoch: usize,
+    /// The epoch's mean loss plus (λ/2)‖W‖².
+    loss: f64,
+    /// Seconds since the fit started.
+    seconds: f64,
+}
+
+impl OkmfEpoch {
+    fn of(record: &IterationRecord) -> Self {
+        Self {
+            epoch: record.iteration,
+            loss: record.objective,
+            seconds: record.elapsed_secs,
+        }
+    }
+}
+
 /// Runs the timings and the two loss-curve fits.
 fn measure(ctx: &Context) -> Result<Measurements, ExperimentError> {
     let sizes: &[usize] = if ctx.quick { &SIZES_QUICK } else { &SIZES_FULL };
@@ -134,14 +154,14 @@ fn measure(ctx: &Context) -> Result<Measurements, ExperimentError> {
     let mut okmf_times = Vec::new();
     // warm-up (page faults, thread pool)
     let warm = first_rows(&x_all, sizes.first().copied().unwrap_or(1000))?;
-    fit_okmf(&warm, &timed, &mut child(&base, 2))?;
+    fit_okmf(&warm, &timed, &mut child(&base, 2), &mut NoObserver)?;
     for (si, &n) in sizes.iter().enumerate() {
         let x = first_rows(&x_all, n)?;
         let mut best = f64::INFINITY;
         for rep in 0..reps {
             let mut rng = child(&base, 100 + (si * 10 + rep) as u64);
             let start = Instant::now();
-            fit_okmf(&x, &timed, &mut rng)?;
+            fit_okmf(&x, &timed, &mut rng, &mut NoObserver)?;
             best = best.min(start.elapsed().as_secs_f64());
         }
         okmf_times.push((n, best));
@@ -164,11 +184,15 @@ fn measure(ctx: &Context) -> Result<Measurements, ExperimentError> {
         .zip(&mut epochs)
     {
         let loss_params = params.clone().with_epochs(LOSS_EPOCHS).with_init(init);
-        fit_okmf_observed(
+        let mut record = FnObserver(|r: &IterationRecord| {
+            curve.push(OkmfEpoch::of(r));
+            ObserverAction::Continue
+        });
+        fit_okmf(
             &x_loss,
             &loss_params.check()?,
             &mut child(&base, stream),
-            &mut |e| curve.push(*e),
+            &mut record,
         )?;
     }
     Ok(Measurements {
@@ -396,7 +420,6 @@ mod tests {
         let e = |epoch, loss| OkmfEpoch {
             epoch,
             loss,
-            step_size: 0.1,
             seconds: 1.0,
         };
         Measurements {

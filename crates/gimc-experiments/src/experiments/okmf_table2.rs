@@ -25,6 +25,7 @@
 //! paper's figures for abalone (.5268) and the synthetic set (1.000). The OKMF settings are the
 //! `gimc_cluster::OkmfParams` defaults (module `gimc_cluster::okmf`).
 
+use gimc_linalg::observe::NoObserver;
 use std::path::Path;
 use std::time::Instant;
 
@@ -311,7 +312,7 @@ pub fn run_method(
     let labels = match method {
         Method::KMeans => {
             let params = KMeansParams::new(k).check()?;
-            fit_kmeans(x, &params, rng)?.labels
+            fit_kmeans(x, &params, rng, &mut NoObserver)?.labels
         }
         Method::MiniBatch => {
             let params = MiniBatchKMeansParams::new(k).check()?;
@@ -340,7 +341,7 @@ pub fn run_method(
                 .with_budget_size(BUDGET)
                 .with_budget(budget)
                 .check()?;
-            let model = fit_okmf(x, &params, rng)?;
+            let model = fit_okmf(x, &params, rng, &mut NoObserver)?;
             model.predict(x)?
         }
     };
