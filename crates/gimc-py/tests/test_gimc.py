@@ -786,7 +786,7 @@ def test_mc1_transducer_matches_gimc_transduce_on_hidden_emotions_cells(tmp_path
     if not data_dir or not gimc_bin:
         pytest.skip("GIMC_DATA and GIMC_BIN not set")
     here = os.path.dirname(__file__)
-    script = os.path.join(here, "..", "..", "gimc-cli", "scripts", "hide_cells.py")
+    script = os.path.join(here, "..", "..", "..", "scripts", "hide_cells.py")
     src = os.path.join(data_dir, "emotions", "emotions.arff")
     out, truth = tmp_path / "emo-x.arff", tmp_path / "truth.txt"
     subprocess.run(["python3", script, src, "6", str(out), str(truth)], check=True)
