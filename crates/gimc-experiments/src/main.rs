@@ -21,7 +21,9 @@ use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 use gimc_data::fetch::{FetchParams, FetchStatus, fetch_all};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
-use gimc_experiments::bench::{Measurement, peak_rss_bytes, render_markdown, select_benches};
+use gimc_experiments::bench::{
+    Measurement, peak_rss_bytes, render_markdown, select_benches, update_markdown,
+};
 use gimc_experiments::{Context, Record, registry, render, reproduce, select, skipped_by_default};
 
 /// Reproduce the tables and figures of the GIMC, MC-1 and OKMF papers.
@@ -161,7 +163,11 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         } else {
             "cargo xtask bench"
         };
-        let report = render_markdown(&results, &machine, &date, command);
+        // an existing report keeps its prose: only the generated parts are replaced
+        let report = match std::fs::read_to_string(path) {
+            Ok(existing) => update_markdown(&existing, &results, &machine, &date, command),
+            Err(_) => render_markdown(&results, &machine, &date, command),
+        };
         gimc_data::output::write_file(path, report.as_bytes(), &[])?;
         writeln!(stdout, "wrote {}", path.display())?;
     }

@@ -60,3 +60,38 @@ impl Grid {
         Ok(())
     }
 }
+
+/// Writes the `with_ms`, `with_gammas`, `with_lambdas` and `with_max_iter` setters of a params
+/// struct whose `grid` field is a [`Grid`].
+macro_rules! grid_setters {
+    () => {
+        /// Sets the m of the grid.
+        #[must_use]
+        pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
+            self.grid.ms = ms;
+            self
+        }
+
+        /// Sets the γ of the grid.
+        #[must_use]
+        pub fn with_gammas(mut self, gammas: Vec<gimc_linalg::Gamma>) -> Self {
+            self.grid.gammas = gammas;
+            self
+        }
+
+        /// Sets the λ of the grid.
+        #[must_use]
+        pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
+            self.grid.lambdas = lambdas;
+            self
+        }
+
+        /// Sets the iteration cap of every fit.
+        #[must_use]
+        pub fn with_max_iter(mut self, max_iter: usize) -> Self {
+            self.grid.max_iter = max_iter;
+            self
+        }
+    };
+}
+pub(crate) use grid_setters;

@@ -30,7 +30,8 @@ const LAMBDA: f64 = 1.0;
 /// Outer iterations: the count validation chose for this setting in `gimc-table2`.
 const ITERATIONS: usize = 10;
 
-fn label_data(d: &gimc_data::Dataset) -> Result<LabelData, ExperimentError> {
+/// The multi-label data of a set's part.
+pub(super) fn label_data(d: &gimc_data::Dataset) -> Result<LabelData, ExperimentError> {
     match &d.targets {
         Targets::Labels { matrix, .. } => {
             LabelData::multi_label(d.features.clone(), matrix.clone())

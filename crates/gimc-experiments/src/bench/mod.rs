@@ -7,6 +7,7 @@
 //! benchmark alone. Timings are medians over repeated runs ([`median_secs`]); comparisons are
 //! ratios measured in the same run. Tests never time anything: speed is shown here.
 
+mod boxed_map;
 mod fpc_path;
 mod gemm;
 mod gemm_padding;
@@ -93,6 +94,7 @@ pub fn bench_registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(imc::ImcCgStep),
         Box::new(imc::ImcWideFit),
         Box::new(gimc_lff::GimcLffBibtex),
+        Box::new(boxed_map::BoxedMapCost),
         Box::new(peers::KernelRidgePeers),
         Box::new(multilabel_peers::MultilabelPeers),
         Box::new(kmeans::KMeansPeer),
@@ -201,39 +203,99 @@ pub fn render_markdown(
 ) -> String {
     let mut s = String::new();
     s.push_str("# Benchmarks\n\n");
-    s.push_str(&format!(
-        "Measured by `{command}` on {date}, {machine}. Times are medians over repeated runs in \
-         one process; peak memory is the process's resident high-water mark (each benchmark runs \
-         in its own process).\n\n"
-    ));
+    s.push_str(
+        "Measured by `cargo xtask bench`; each section gives its latest run. Times are medians \
+         over repeated runs in one process; peak memory is the process's resident high-water mark \
+         (each benchmark runs in its own process). A later run replaces the part of each section \
+         between its `bench` markers and keeps the rest.\n\n",
+    );
     let registry = bench_registry();
     for (name, description, ms) in benches {
-        s.push_str(&format!("## {name}\n\n{description}\n\n"));
-        if let Some(table) = registry
-            .iter()
-            .find(|b| b.name() == name)
-            .and_then(|b| b.summary_table(ms))
-        {
-            s.push_str(&table);
-            s.push('\n');
-        }
-        s.push_str("| case | metric | value | unit | reference | source |\n");
-        s.push_str("| --- | --- | ---: | --- | ---: | --- |\n");
-        for m in ms {
-            let reference = m.reference.map(fmt_value).unwrap_or_else(|| "—".into());
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} |\n",
-                m.case,
-                m.metric,
-                fmt_value(m.value),
-                m.unit,
-                reference,
-                m.reference_source.as_deref().unwrap_or("")
-            ));
-        }
-        s.push('\n');
+        let (open, close) = markers(name);
+        let run_line = format!("Latest run: {date}, `{command}`, {machine}.");
+        let block = bench_block(name, ms, &registry, &run_line);
+        s.push_str(&format!(
+            "## {name}\n\n{description}\n\n{open}\n{block}{close}\n\n"
+        ));
     }
     s
+}
+
+/// The generated part of one benchmark's section: the run line, its summary table (if any) and
+/// the rows of every measurement.
+fn bench_block(
+    name: &str,
+    ms: &[Measurement],
+    registry: &[Box<dyn Benchmark>],
+    run_line: &str,
+) -> String {
+    let mut s = format!("{run_line}\n\n");
+    if let Some(table) = registry
+        .iter()
+        .find(|b| b.name() == name)
+        .and_then(|b| b.summary_table(ms))
+    {
+        s.push_str(&table);
+        s.push('\n');
+    }
+    s.push_str("| case | metric | value | unit | reference | source |\n");
+    s.push_str("| --- | --- | ---: | --- | ---: | --- |\n");
+    for m in ms {
+        let reference = m.reference.map(fmt_value).unwrap_or_else(|| "—".into());
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            m.case,
+            m.metric,
+            fmt_value(m.value),
+            m.unit,
+            reference,
+            m.reference_source.as_deref().unwrap_or("")
+        ));
+    }
+    s
+}
+
+/// The markers around a benchmark's generated part in docs/BENCHMARKS.md.
+fn markers(name: &str) -> (String, String) {
+    (
+        format!("<!-- bench {name} -->"),
+        format!("<!-- /bench {name} -->"),
+    )
+}
+
+/// Updates an existing docs/BENCHMARKS.md with the benchmarks just run: the generated part of
+/// each (between its `<!-- bench NAME -->` and `<!-- /bench NAME -->` markers) is replaced,
+/// and everything around it (what the benchmark measures, against what, the discussion) is
+/// kept. A benchmark without markers gets a new section at the end.
+pub fn update_markdown(
+    existing: &str,
+    benches: &[(String, String, Vec<Measurement>)],
+    machine: &str,
+    date: &str,
+    command: &str,
+) -> String {
+    let registry = bench_registry();
+    let mut doc = existing.to_string();
+    for (name, description, ms) in benches {
+        let run_line = format!("Latest run: {date}, `{command}`, {machine}.");
+        let block = bench_block(name, ms, &registry, &run_line);
+        let (open, close) = markers(name);
+        let span = doc
+            .find(&open)
+            .and_then(|a| doc[a..].find(&close).map(|b| (a + open.len(), a + b)));
+        match span {
+            Some((a, b)) => doc.replace_range(a..b, &format!("\n{block}")),
+            None => {
+                if !doc.ends_with('\n') {
+                    doc.push('\n');
+                }
+                doc.push_str(&format!(
+                    "\n## {name}\n\n{description}\n\n{open}\n{block}{close}\n"
+                ));
+            }
+        }
+    }
+    doc
 }
 
 fn fmt_value(v: f64) -> String {
@@ -286,6 +348,53 @@ mod tests {
         let md = render_markdown(&[("b".into(), "d".into(), ms)], "m", "today", "cmd");
         assert_eq!(md.matches("\n| c |").count(), 2, "{md}");
         assert!(md.contains("| 3.000 | peer |"), "{md}");
+    }
+
+    #[test]
+    fn an_update_replaces_the_generated_part_and_keeps_the_prose() {
+        let old = vec![Measurement::new("b", "c", "fit s", 1.5, "s")];
+        let fresh = render_markdown(&[("b".into(), "d".into(), old)], "m", "day 1", "cmd");
+        let doc = fresh.replace("## b\n\nd\n\n", "## b\n\nWhat b measures, by hand.\n\n")
+            + "A discussion of b.\n";
+        let new = vec![Measurement::new("b", "c", "fit s", 2.5, "s")];
+        let later = vec![Measurement::new("e", "c", "fit s", 9.0, "s")];
+        let updated = update_markdown(
+            &doc,
+            &[
+                ("b".into(), "d".into(), new),
+                ("e".into(), "f".into(), later),
+            ],
+            "m",
+            "day 2",
+            "cmd",
+        );
+        assert!(updated.contains("What b measures, by hand."), "{updated}");
+        assert!(updated.contains("A discussion of b."), "{updated}");
+        assert!(updated.contains("| c | fit s | 2.500 | s |"), "{updated}");
+        assert!(!updated.contains("1.500"), "{updated}");
+        assert!(updated.contains("Latest run: day 2"), "{updated}");
+        assert!(!updated.contains("day 1"), "{updated}");
+        // a benchmark without markers gets a section of its own at the end
+        let e = updated
+            .find("## e\n\nf\n\n<!-- bench e -->")
+            .expect("new section");
+        assert!(
+            e > updated.find("A discussion of b.").unwrap_or(0),
+            "{updated}"
+        );
+        // updating again with the same figures changes nothing
+        let again = update_markdown(
+            &updated,
+            &[(
+                "e".into(),
+                "f".into(),
+                vec![Measurement::new("e", "c", "fit s", 9.0, "s")],
+            )],
+            "m",
+            "day 2",
+            "cmd",
+        );
+        assert_eq!(again, updated);
     }
 
     #[test]

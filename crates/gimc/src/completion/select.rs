@@ -107,33 +107,7 @@ gimc_linalg::params! {
 }
 
 impl CompletionSelectionParams {
-    /// Sets the m of the grid.
-    #[must_use]
-    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
-        self.grid.ms = ms;
-        self
-    }
-
-    /// Sets the γ of the grid.
-    #[must_use]
-    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
-        self.grid.gammas = gammas;
-        self
-    }
-
-    /// Sets the λ of the grid.
-    #[must_use]
-    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
-        self.grid.lambdas = lambdas;
-        self
-    }
-
-    /// Sets the iteration cap of every fit.
-    #[must_use]
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.grid.max_iter = max_iter;
-        self
-    }
+    crate::grid::grid_setters!();
 
     /// Sets which maps are learned.
     pub fn with_learn(mut self, rows: bool, cols: bool) -> Self {

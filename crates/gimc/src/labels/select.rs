@@ -89,33 +89,7 @@ gimc_linalg::params! {
 }
 
 impl SelectionParams {
-    /// Sets the candidate γ of the grid.
-    #[must_use]
-    pub fn with_gammas(mut self, gammas: Vec<Gamma>) -> Self {
-        self.grid.gammas = gammas;
-        self
-    }
-
-    /// Sets the candidate λ of the grid.
-    #[must_use]
-    pub fn with_lambdas(mut self, lambdas: Vec<f64>) -> Self {
-        self.grid.lambdas = lambdas;
-        self
-    }
-
-    /// Sets the candidate m of the grid.
-    #[must_use]
-    pub fn with_ms(mut self, ms: Vec<usize>) -> Self {
-        self.grid.ms = ms;
-        self
-    }
-
-    /// Sets the iteration cap of every fit.
-    #[must_use]
-    pub fn with_max_iter(mut self, max_iter: usize) -> Self {
-        self.grid.max_iter = max_iter;
-        self
-    }
+    crate::grid::grid_setters!();
 }
 
 impl ValidSelectionParams {
