@@ -342,7 +342,7 @@ impl Experiment for GimcFig2 {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(166, 14)
+        ExpectedTime::new(170, 14)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

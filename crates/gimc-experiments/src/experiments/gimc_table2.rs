@@ -697,7 +697,7 @@ impl Experiment for GimcTable2 {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(591, 2)
+        ExpectedTime::new(583, 2)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

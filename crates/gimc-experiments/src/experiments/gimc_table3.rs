@@ -525,7 +525,7 @@ impl Experiment for GimcTable3 {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(246, 1)
+        ExpectedTime::new(249, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

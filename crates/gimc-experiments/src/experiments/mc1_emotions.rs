@@ -62,7 +62,7 @@ impl Experiment for Mc1Emotions {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(76, 1)
+        ExpectedTime::new(67, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -185,7 +185,7 @@ impl Experiment for Mc1Synthetic {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(350, 1)
+        ExpectedTime::new(329, 1)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

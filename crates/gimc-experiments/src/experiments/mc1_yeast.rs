@@ -58,7 +58,7 @@ impl Experiment for Mc1Yeast {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(1190, 11)
+        ExpectedTime::new(1062, 11)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

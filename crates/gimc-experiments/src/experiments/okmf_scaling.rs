@@ -335,7 +335,7 @@ impl Experiment for OkmfScaling {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(20, 6)
+        ExpectedTime::new(19, 6)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

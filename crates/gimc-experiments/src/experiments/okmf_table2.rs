@@ -380,7 +380,7 @@ impl Experiment for OkmfTable2 {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(139, 11)
+        ExpectedTime::new(131, 11)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

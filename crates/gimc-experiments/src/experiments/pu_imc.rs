@@ -406,7 +406,7 @@ impl Experiment for PuImc {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(9, 0)
+        ExpectedTime::new(10, 0)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {

@@ -91,7 +91,7 @@ impl Experiment for GimcFig1 {
     }
 
     fn expected_time(&self) -> ExpectedTime {
-        ExpectedTime::new(403, 7)
+        ExpectedTime::new(411, 7)
     }
 
     fn run(&self, ctx: &Context) -> Result<Report, ExperimentError> {
