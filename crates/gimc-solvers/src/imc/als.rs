@@ -12,23 +12,12 @@ use crate::SolverError;
 use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, RunReport, relative_decrease, run};
 
+use super::factors::{ImcFactors, ImcInit, check_rank};
 use super::hessian::Reduced;
 use super::predict::ImcModel;
 use super::problem::{ImcProblem, ObservationModel};
 use super::spectral::init_factors_sharded;
 use super::workspace::ImcWorkspace;
-
-/// How W, H are initialised when no warm start is given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ImcInit {
-    /// H from the top-k right singular vectors of Φᵀ A Ψ (a D_x × D_y operator, never formed),
-    /// W from the left ones, scaled by √σ and then by the scalar that minimises the loss along
-    /// ΦWHᵀΨᵀ; the classical spectral start of provable IMC / MC.
-    #[default]
-    Spectral,
-    /// Independent N(0, 1/D) entries.
-    Random,
-}
 
 gimc_linalg::params! {
     /// Hyper-parameters of [`fit_imc`] / [`fit_mc_als`](super::fit_mc_als). Start from
@@ -94,27 +83,6 @@ impl std::ops::Deref for ValidImcParams {
     fn deref(&self) -> &ImcParams {
         &self.params
     }
-}
-
-/// Checks 1 ≤ k < min(D_x, D_y).
-pub(crate) fn check_rank(rank: usize, dx: usize, dy: usize) -> Result<(), SolverError> {
-    let m = dx.min(dy);
-    if rank == 0 || rank >= m {
-        return Err(param_err(
-            "rank",
-            format!("must satisfy 1 <= rank < min(D_x, D_y) = {m}, got {rank}"),
-        ));
-    }
-    Ok(())
-}
-
-/// The IMC factors, the state of [`ImcAls`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ImcFactors {
-    /// W (D_x × k).
-    pub w: Mat<f64>,
-    /// H (D_y × k).
-    pub h: Mat<f64>,
 }
 
 /// The alternating-minimisation solver (one step = a W half-step then an H half-step), in the

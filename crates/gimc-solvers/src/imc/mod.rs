@@ -30,17 +30,21 @@
 //! case.
 
 mod als;
+mod factors;
 mod hessian;
 mod mc_als;
+mod preconditioner;
 mod predict;
 mod problem;
 mod pu;
 mod spectral;
 mod workspace;
 
-pub use als::{ImcAls, ImcFactors, ImcInit, ImcParams, ValidImcParams, fit_imc, fit_imc_sharded};
-pub use hessian::{PRECONDITIONER_MAX_DIM, PreconditionerBasis, preconditioner_bases};
+pub use als::{ImcAls, ImcParams, ValidImcParams, fit_imc, fit_imc_sharded};
+pub use factors::{ImcFactors, ImcInit};
+pub use hessian::preconditioner_bases;
 pub use mc_als::fit_mc_als;
+pub use preconditioner::{PRECONDITIONER_MAX_DIM, PreconditionerBasis};
 pub use predict::ImcModel;
 pub use problem::{ImcProblem, ObservationModel};
 pub use pu::{PuImcParams, ValidPuImcParams, fit_pu_imc};

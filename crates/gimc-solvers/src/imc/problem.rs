@@ -7,7 +7,7 @@ use gimc_linalg::Observed;
 use crate::error::{dim_err, param_err};
 use crate::{ScreenedFeatures, Side, SolverError};
 
-use super::hessian::PreconditionerBasis;
+use super::preconditioner::PreconditionerBasis;
 
 /// One quadratic loss term: the matrix A (as the observed set / the non-zeros) and its weight.
 #[derive(Debug, Clone, Copy)]

@@ -10,7 +10,7 @@ use gimc_linalg::{omega_mul_dense, omega_tr_mul_dense};
 
 use crate::SolverError;
 
-use super::als::{ImcFactors, ImcInit, check_rank};
+use super::factors::{ImcFactors, ImcInit, check_rank};
 use super::problem::{ImcProblem, Term};
 use super::workspace::ImcWorkspace;
 
