@@ -3,11 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod commands;
+mod completion;
 mod inputs;
 mod memory;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod outputs;
+mod transduce_cmd;
 mod transform;
 
 use std::path::{Path, PathBuf};
