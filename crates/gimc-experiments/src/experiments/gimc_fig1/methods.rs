@@ -50,7 +50,7 @@ pub trait Fig1Method: Send + Sync {
     /// Name printed in the table (e.g. `IMC-RFF`).
     fn name(&self) -> &'static str;
     /// The hyper-parameter grid searched on the validation split (`dim` = d, the feature
-    /// dimension), by [`select`]. `base` is the chosen setting of the method named by
+    /// dimension), by [`select`](super::grid::select). `base` is the chosen setting of the method named by
     /// [`Fig1Method::starts_from`], when there is one.
     fn grid(&self, quick: bool, dim: usize, base: Option<&Setting>) -> Grid;
     /// The method (earlier in [`fig1_methods`]) whose chosen setting and random stream this one
