@@ -3,7 +3,7 @@
 //! or PU-IMC (the observed entries are positives, the rest unlabelled), writing predictions for
 //! the requested entries. A λ grid is chosen by the RMSE on a held-out part of Ω, then the
 //! chosen λ is refitted on all of Ω. GIMC with kernel feature maps on both feature files
-//! (`--method gimc-*|imc-rff|imc-nys`) chooses m, γ, λ and the iteration count the same way
+//! (`--method gimc-NAME|imc-NAME`) chooses m, γ, λ and the iteration count the same way
 //! and saves a completion model for `gimc predict --pairs`. `mpirun -np N gimc complete
 //! TRIPLETS --method imc --row-features X [--col-features Y] --mpi` runs IMC-ALS
 //! data-parallel on the process group ([`crate::group`]), sharded by rows of A.
@@ -42,8 +42,10 @@ pub struct CompleteArgs {
     /// mc-nuclear / imc-nuclear (nuclear-norm MC / IMC by FPC; λ is the nuclear-norm weight μ
     /// and --rank is not used), pu-imc (PU IMC: the observed entries are positives, every
     /// other entry an unlabelled 0, weighted by --rho), or GIMC with kernel feature maps on
-    /// both feature files (Algorithm 1): gimc-lff / gimc-lnys (learned), imc-rff / imc-nys
-    /// (fixed); m, γ, λ and the iteration count are chosen on --holdout of Ω.
+    /// both feature files (Algorithm 1): gimc-NAME learns the maps of any registered family
+    /// NAME (gimc-lff, gimc-lnys, …), imc-NAME keeps their random draw (imc-rff and imc-nys are
+    /// the paper's names of imc-lff and imc-lnys); m, γ, λ and the iteration count are chosen
+    /// on --holdout of Ω.
     #[arg(long, default_value = "mc-als")]
     pub method: String,
     /// Row features (a data file: one row per matrix row); identity when absent.
