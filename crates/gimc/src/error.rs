@@ -88,6 +88,14 @@ pub enum GimcError {
         /// The registered names, comma-separated.
         known: String,
     },
+    /// A method name that is not a method (of completion, or a map method of the registry).
+    #[error("unknown method `{name}` (choose {choices})")]
+    UnknownMethod {
+        /// The name asked for.
+        name: String,
+        /// The methods that exist, comma-separated.
+        choices: String,
+    },
     /// Reading or writing a file failed.
     #[error("i/o error on {path}: {source}")]
     Io {

@@ -375,13 +375,10 @@ impl MapRegistry {
         });
         match self.families.get(name) {
             Some(f) => Ok((&**f, learn)),
-            None => Err(param_err(
-                "method",
-                format!(
-                    "unknown method `{method}` (choose {})",
-                    self.map_method_names().join(", ")
-                ),
-            )),
+            None => Err(GimcError::UnknownMethod {
+                name: method.to_string(),
+                choices: self.map_method_names().join(", "),
+            }),
         }
     }
 

@@ -49,16 +49,16 @@ impl CompletionMethod {
         if let Some((_, m)) = Self::SOLVERS.iter().find(|(n, _)| *n == name) {
             return Ok(m.clone());
         }
-        let (family, learn) = registry.map_method(name).map_err(|_| -> GimcError {
+        let (family, learn) = registry.map_method(name).map_err(|_| {
             let solvers: Vec<&str> = Self::SOLVERS.iter().map(|(n, _)| *n).collect();
-            param_err(
-                "method",
-                format!(
-                    "unknown method `{name}` (choose {}, or a map method: {})",
+            GimcError::UnknownMethod {
+                name: name.to_string(),
+                choices: format!(
+                    "{}, or a map method: {}",
                     solvers.join(", "),
                     registry.map_method_names().join(", ")
                 ),
-            )
+            }
         })?;
         Ok(Self::Maps {
             family: family.name().to_string(),
