@@ -172,8 +172,8 @@ fn label_entries(ds: &Dataset) -> Result<LabelSide> {
 /// cells) and the label matrix; the observed entries (32 bytes each, for the problem and every
 /// fold's subset); and for every (λ, fold) continuation path about ten (t + d + 1) × n
 /// iterates and buffers plus the dense feature block's values, mask and gradient: rayon's work
-/// stealing can hold every path alive at once. Measured on emotions (593 × 72, 6 labels; the
-/// README's task): 92 MB peak resident for 20 paths against an estimate of 118.5 MiB, and 92 MB
+/// stealing can hold every path alive at once. Measured on emotions (593 × 72, 6 labels, the
+/// task of docs/CLI.md's `transduce` example): 92 MB peak resident for 20 paths against an estimate of 118.5 MiB, and 92 MB
 /// for 6 paths against 54.8 MiB.
 fn estimate(n: usize, d: usize, t: usize, paths: usize) -> gimc::MemoryEstimate {
     use gimc_linalg::memory::{Tally, mat_bytes};
