@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use gimc::labels::OneProcess;
 use gimc::{
-    Gamma, MccParams, OneProcess, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
+    Gamma, MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
     fit_semisupervised,
 };
 use gimc_cluster::{

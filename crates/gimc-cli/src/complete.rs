@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gimc::OneProcess;
+use gimc::labels::OneProcess;
 use gimc::{Completed, CompletionMethod, FactorSelection, ValidCompletionSelectionParams};
 use gimc_data::{TripletOptions, read_triplets};
 use gimc_linalg::memory::{Tally, mat_bytes};

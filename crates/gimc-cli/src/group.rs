@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use gimc::{OneProcess, RowSums};
+use gimc::labels::{OneProcess, RowSums};
 use gimc_data::Dataset;
 use gimc_linalg::{RowNorm, Standardizer};
 
@@ -68,7 +68,7 @@ mod world {
         }
     }
 
-    impl gimc::RowSums for World<'_> {
+    impl gimc::labels::RowSums for World<'_> {
         fn sum(&self, buf: &mut [f64]) {
             let root = self.world.process_at_rank(0);
             if self.world.rank() == 0 {

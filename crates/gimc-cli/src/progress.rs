@@ -8,7 +8,8 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use gimc::{IterationRecord, Observer, ObserverAction, SelectionObserver, SelectionStage};
+use gimc::labels::SelectionStage;
+use gimc::{IterationRecord, Observer, ObserverAction, SelectionObserver};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::globals::Globals;

@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gimc::{GimcError, IterationRecord, SelectionObserver, SelectionStage};
+use gimc::labels::SelectionStage;
+use gimc::{GimcError, IterationRecord, SelectionObserver};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 

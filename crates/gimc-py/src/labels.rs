@@ -1,10 +1,11 @@
 //! The label estimators: fits with model selection or the `auto` search, scores and top-k
 //! predictions from a model file, its description, and the ranking metrics.
 
+use gimc::labels::{AutoTrial, auto_storage};
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
-    AutoParams, AutoTrial, GimcError, LabelData, LabelModel, MapRegistry, Precision, RowTransform,
-    SelectionParams, Storage, auto_fit, auto_storage, select_and_fit,
+    AutoParams, GimcError, LabelData, LabelModel, MapRegistry, Precision, RowTransform,
+    SelectionParams, Storage, auto_fit, select_and_fit,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::MemoryBudget;

@@ -102,14 +102,12 @@ pub mod threads;
 
 pub use clustering::mccc;
 pub use clustering::{
-    DEFAULT_LAMBDAS, LambdaScore, MccParams, Mccc, SemiSupFit, SemiSupPair, SemiSupParams,
-    ValidMccParams, ValidSemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
-    fit_semisupervised, fit_semisupervised_with_start,
+    MccParams, Mccc, SemiSupFit, SemiSupParams, ValidMccParams, ValidSemiSupParams, estimate_mccc,
+    estimate_semisupervised, fit_mccc, fit_semisupervised, fit_semisupervised_with_start,
 };
 pub use completion::{
-    BestCompletion, Completed, CompletionData, CompletionFit, CompletionIteration,
-    CompletionMethod, CompletionModel, CompletionParams, CompletionScore, CompletionSelection,
-    CompletionSelectionParams, FactorScore, FactorSelection, ValidCompletionParams,
+    Completed, CompletionData, CompletionFit, CompletionMethod, CompletionModel, CompletionParams,
+    CompletionSelection, CompletionSelectionParams, FactorSelection, ValidCompletionParams,
     ValidCompletionSelectionParams, complete, estimate_completion, estimate_completion_family,
     fit_completion, select_completion,
 };
@@ -118,13 +116,11 @@ pub use gimc_linalg::Gamma;
 pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
 pub use grid::Grid;
 pub use labels::{
-    AutoParams, AutoSelection, AutoStage, AutoTrial, BestIterate, BlockChoice, Candidate, Chosen,
-    CombinedSelection, DEFAULT_BLOCK_ENTRIES, Evaluation, IterationInfo, LabelData, LabelFeatures,
-    LabelFit, LabelModel, LabelParams, LabelProblem, LinearPart, OneProcess, Precision, RowSums,
-    RowTransform, Scheme, Selection, SelectionObserver, SelectionParams, SelectionStage, Storage,
-    Task, ValidAutoParams, ValidLabelParams, ValidSelectionParams, auto_fit, auto_storage,
+    AutoParams, AutoSelection, CombinedSelection, LabelData, LabelFit, LabelModel, LabelParams,
+    LinearPart, Precision, RowTransform, Scheme, Selection, SelectionObserver, SelectionParams,
+    Storage, Task, ValidAutoParams, ValidLabelParams, ValidSelectionParams, auto_fit,
     estimate_auto, estimate_fit_labels, estimate_selection, fit_labels, fit_labels_sharded,
-    select_and_fit, select_combined, validation_split,
+    select_and_fit, select_combined,
 };
 pub use linesearch::{LineSearchParams, ValidLineSearchParams};
 pub use maps::concat_features;

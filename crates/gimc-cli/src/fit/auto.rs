@@ -4,7 +4,8 @@
 //! settings tried, and saves the model with its input transform.
 
 use anyhow::{Context, Result, bail};
-use gimc::{AutoParams, AutoSelection, AutoTrial, RowTransform, Task, auto_fit, estimate_auto};
+use gimc::labels::AutoTrial;
+use gimc::{AutoParams, AutoSelection, RowTransform, Task, auto_fit, estimate_auto};
 use serde_json::json;
 
 use super::args::{FitArgs, Stream};

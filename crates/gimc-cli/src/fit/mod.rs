@@ -17,7 +17,7 @@ mod setting;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use gimc::OneProcess;
+use gimc::labels::OneProcess;
 
 pub use args::FitArgs;
 

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use gimc::labels::{Chosen, IterationInfo};
 use gimc::{
-    Chosen, DynFamily, Gamma, IterationInfo, LabelData, SelectionParams, Task, estimate_selection,
-    select_and_fit,
+    DynFamily, Gamma, LabelData, SelectionParams, Task, estimate_selection, select_and_fit,
 };
 use gimc_linalg::{Preprocess, RowNorm, Standardizer};
 use serde_json::json;
@@ -139,7 +139,7 @@ fn selection_params(
     params.storage = a.storage(
         "--precision f32 and --block-rows need the streamed path (--stream on or auto)",
         |streamed| {
-            let storage = gimc::auto_storage(data, family, &params, budget, streamed)?;
+            let storage = gimc::labels::auto_storage(data, family, &params, budget, streamed)?;
             if storage.is_streamed() {
                 g.info("the whole features would not fit the memory available: streaming them in row blocks");
             }
@@ -236,7 +236,7 @@ fn write_trace(
     task: Task,
     k: usize,
 ) -> Result<()> {
-    let metric = |e: &Option<gimc::Evaluation>| e.as_ref().and_then(|e| e.score(task, k));
+    let metric = |e: &Option<gimc::labels::Evaluation>| e.as_ref().and_then(|e| e.score(task, k));
     let val = |h: &IterationInfo| metric(&h.validation).or(val_scores.get(h.iteration).copied());
     let is_json = path
         .extension()

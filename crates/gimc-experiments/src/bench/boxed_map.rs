@@ -8,7 +8,8 @@
 
 use std::time::Instant;
 
-use gimc::{BoxedMap, LabelData, LabelParams, LabelProblem, NoObserver, fit_labels};
+use gimc::labels::LabelProblem;
+use gimc::{BoxedMap, LabelData, LabelParams, NoObserver, fit_labels};
 use gimc_data::load_named;
 use gimc_featmap::{LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::faer::Mat;

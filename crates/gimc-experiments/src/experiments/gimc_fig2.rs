@@ -22,10 +22,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use gimc::{
-    Gamma, LabelData, LabelModel, MapRegistry, SelectionParams, Task, select_and_fit,
-    validation_split,
-};
+use gimc::labels::validation_split;
+use gimc::{Gamma, LabelData, LabelModel, MapRegistry, SelectionParams, Task, select_and_fit};
 use gimc_featmap::Identity;
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};

@@ -4,7 +4,7 @@
 //! Data: segment (the manifest's 1,500 / 810 train / test parts), white wine quality binned into
 //! 3 classes (quality ≤ 5, 6, ≥ 7, the manifest's bins, as in `okmf-table2`) and mushrooms (2
 //! classes); the last two have one part, split by a seeded class-stratified 70 / 30 split
-//! (`gimc::validation_split` with fraction 0.3). Dense features are standardised with the
+//! (`gimc::labels::validation_split` with fraction 0.3). Dense features are standardised with the
 //! training statistics; mushrooms (sparse one-hot) is used as distributed. Covtype is skipped:
 //! its SVM cross-validation over tens of thousands of rows does not fit this run's time budget.
 //!
@@ -19,7 +19,8 @@
 use gimc_linalg::observe::NoObserver;
 use std::time::Instant;
 
-use gimc::{Gamma, LabelData, MapRegistry, SelectionParams, select_and_fit, validation_split};
+use gimc::labels::validation_split;
+use gimc::{Gamma, LabelData, MapRegistry, SelectionParams, select_and_fit};
 use gimc_data::{NamedOptions, load_named_part};
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};

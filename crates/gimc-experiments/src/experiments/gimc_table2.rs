@@ -5,7 +5,7 @@
 //! statistics (both sets here are used as distributed). Every choice — λ of the baselines, m,
 //! γ, λ and the iteration count of the learned maps, the λ of the combined W-step and which GIMC variant is
 //! reported as "GIMC (validation pick)" — is made on one seeded validation split (20 %) of the
-//! training rows (`gimc::validation_split`, the split `select_and_fit` uses with the same seed),
+//! training rows (`gimc::labels::validation_split`, the split `select_and_fit` uses with the same seed),
 //! never on the test rows; the chosen model is then refitted on all training rows.
 //!
 //! Methods:
@@ -41,9 +41,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use gimc::labels::validation_split;
 use gimc::{
     Gamma, LabelData, LabelModel, MapRegistry, Selection, SelectionParams, select_and_fit,
-    select_combined, validation_split,
+    select_combined,
 };
 use gimc_data::{Dataset, Targets, load_named};
 use gimc_featmap::Identity;

@@ -20,7 +20,8 @@
 
 use std::time::Instant;
 
-use gimc::{LabelData, LabelParams, MapRegistry, NoObserver, fit_labels, validation_split};
+use gimc::labels::validation_split;
+use gimc::{LabelData, LabelParams, MapRegistry, NoObserver, fit_labels};
 use gimc_data::load_named;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::{MemoryBudget, Tally, check_fits};

@@ -128,7 +128,7 @@ impl<'a> LabelProblem<'a> {
     /// The same problem on a shard of the rows of a data-parallel fit: every sum over rows
     /// (‖A‖², ΦᵀΦ, AᵀΦ, the map gradient) is summed across the processes by `sums`, so the
     /// objective, W-step and gradient are those of the union of the shards (see
-    /// [`crate::RowSums`]). Every process must make the same calls in the same order.
+    /// [`crate::labels::RowSums`]). Every process must make the same calls in the same order.
     pub fn with_sums(mut self, sums: &'a dyn RowSums) -> Self {
         self.a_sq = sum_scalar(sums, csr_frob_sq(self.data.labels()));
         self.sums = sums;

@@ -361,7 +361,7 @@ where
 
 /// [`fit_labels`] on one shard of the rows of a data-parallel fit (and, optionally, one shard
 /// of the validation rows): every sum over rows is summed across the processes by `sums`
-/// ([`crate::RowSums`]), so every process computes the fit of the union of the shards and
+/// ([`crate::labels::RowSums`]), so every process computes the fit of the union of the shards and
 /// returns the same model. Every process must start from the same map (its parameters drawn
 /// from the same seed, not from its own rows) and call this with the same parameters; the
 /// validation scores are pooled over the processes' validation shards (a shard may be empty).

@@ -1,10 +1,10 @@
 //! The default model selection `auto`: what it searches, what it drops, and that its model
 //! with its input transform predicts raw rows.
 
+use gimc::labels::AutoStage;
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
-    AutoParams, AutoStage, Gamma, LabelData, LinearPart, MapRegistry, NoObserver, RowTransform,
-    auto_fit,
+    AutoParams, Gamma, LabelData, LinearPart, MapRegistry, NoObserver, RowTransform, auto_fit,
 };
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
@@ -62,7 +62,8 @@ fn the_search_covers_transforms_blocks_and_unions_and_the_choice_is_its_best() {
         .filter(|t| t.stage == AutoStage::Combined)
         .count();
     assert_eq!((fixed, combined), (2 * 7, 2 * 4));
-    let names = |t: &gimc::AutoTrial| t.blocks.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+    let names =
+        |t: &gimc::labels::AutoTrial| t.blocks.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
     assert!(sel.trials.iter().any(|t| names(t) == ["linear"]));
     assert!(
         sel.trials

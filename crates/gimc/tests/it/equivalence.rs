@@ -3,7 +3,8 @@
 //! H = I, the general objective is the fast one plus (λ/2)‖I‖², the general W half-step (CG)
 //! gives the closed-form W, and the gradients w.r.t. U agree.
 
-use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, LabelProblem, MapRegistry};
+use gimc::labels::LabelProblem;
+use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, MapRegistry};
 use gimc_featmap::{FeatureMap, LearnableMap, MapFamily, Nystrom, NystromFamily};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -121,7 +122,7 @@ fn borrowed_and_boxed_nystrom_maps_take_the_factored_path() {
     let erased: BoxedMap = Box::new(build());
     let learnable: Box<dyn LearnableMap> = Box::new(build());
     let feature: Box<dyn FeatureMap> = Box::new(build());
-    let via: [(&str, gimc::LabelFeatures); 6] = [
+    let via: [(&str, gimc::labels::LabelFeatures); 6] = [
         ("&Nystrom", prob.features(&[&map]).unwrap()),
         ("&mut Nystrom", prob.features(&[&mut mutable]).unwrap()),
         (

@@ -3,9 +3,10 @@
 //! start, the best-validation iterate is the one recorded, observers see every iteration and
 //! can stop the fit, and the combined features fit at least as well as either map alone.
 
+use gimc::labels::LabelProblem;
 use gimc::{
-    CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LabelProblem,
-    LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
+    CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LineSearchParams,
+    MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
 };
 use gimc_featmap::{FeatureMap, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::Observed;

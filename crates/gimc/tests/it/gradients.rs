@@ -2,9 +2,8 @@
 //! the reduced (variable-projection) objective w.r.t. U for learned Fourier and Nyström maps,
 //! and the general objective w.r.t. U and V.
 
-use gimc::{
-    AnyMap, BoxedMap, CompletionData, CompletionModel, LabelData, LabelProblem, MapRegistry,
-};
+use gimc::labels::LabelProblem;
+use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, LabelData, MapRegistry};
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::frob_dot;

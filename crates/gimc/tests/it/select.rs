@@ -1,8 +1,9 @@
 //! Model selection on a validation split of the training data (DESIGN §4).
 
+use gimc::labels::{SelectionStage, validation_split};
 use gimc::{
     Gamma, IterationRecord, LabelParams, MapRegistry, NoObserver, SelectionObserver,
-    SelectionParams, SelectionStage, fit_labels, select_and_fit, select_combined, validation_split,
+    SelectionParams, fit_labels, select_and_fit, select_combined,
 };
 use gimc_featmap::{CosineFamily, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::rng::{child, seeded};

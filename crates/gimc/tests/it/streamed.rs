@@ -2,7 +2,8 @@
 //! fit up to rounding, for every built-in map family (a factored Nyström map included), dense
 //! and sparse X, and f32 block products stay close to f64.
 
-use gimc::{LabelParams, LabelProblem, MapRegistry, NoObserver, Precision, Storage, fit_labels};
+use gimc::labels::LabelProblem;
+use gimc::{LabelParams, MapRegistry, NoObserver, Precision, Storage, fit_labels};
 use gimc_featmap::{FeatureMap, FourierFamily, MapFamily};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -157,7 +158,7 @@ fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
 #[derive(Debug)]
 struct TwoEqualShards;
 
-impl gimc::RowSums for TwoEqualShards {
+impl gimc::labels::RowSums for TwoEqualShards {
     fn sum(&self, buf: &mut [f64]) {
         for v in buf.iter_mut() {
             *v *= 2.0;
@@ -206,7 +207,7 @@ fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
         .unwrap();
         assert_eq!(sharded.history.len(), union.history.len());
         // pooled means agree to rounding ((P@k · rows) summed, then divided)
-        let close = |a: &Option<gimc::Evaluation>, b: &Option<gimc::Evaluation>| {
+        let close = |a: &Option<gimc::labels::Evaluation>, b: &Option<gimc::labels::Evaluation>| {
             let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
             a.precision.len() == b.precision.len()
                 && a.precision
