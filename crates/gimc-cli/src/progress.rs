@@ -138,12 +138,15 @@ impl SelectionObserver for FitProgress {
         }
         self.bar.set_position(self.done_before);
     }
+}
 
-    fn iteration(&mut self, _record: &IterationRecord) {
+impl Observer for FitProgress {
+    fn observe(&mut self, _record: &IterationRecord) -> ObserverAction {
         if self.in_fit < self.fit_len {
             self.in_fit += 1;
             self.bar.set_position(self.done_before + self.in_fit);
         }
+        ObserverAction::Continue
     }
 }
 

@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gimc::labels::SelectionStage;
 use gimc::{GimcError, IterationRecord, SelectionObserver};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -15,10 +14,18 @@ use crate::value_err;
 pub(crate) struct Cancel<'a>(pub(crate) &'a AtomicBool);
 
 impl SelectionObserver for Cancel<'_> {
-    fn fit_started(&mut self, _stage: &SelectionStage, _max_iter: usize) {}
-    fn iteration(&mut self, _record: &IterationRecord) {}
     fn interrupted(&mut self) -> bool {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl gimc_solvers::Observer for Cancel<'_> {
+    fn observe(&mut self, _record: &IterationRecord) -> gimc_solvers::ObserverAction {
+        if self.0.load(Ordering::Relaxed) {
+            gimc_solvers::ObserverAction::Stop
+        } else {
+            gimc_solvers::ObserverAction::Continue
+        }
     }
 }
 

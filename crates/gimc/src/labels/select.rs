@@ -34,6 +34,7 @@ use crate::labels::streamed::Storage;
 use crate::linesearch::LineSearchParams;
 use crate::maps::concat_features;
 use crate::memory::{PROCESS_BASE_BYTES, feature_bytes, sparse_bytes};
+use crate::outer::FitStop;
 use gimc_solvers::{IterationRecord, NoObserver, Observer, ObserverAction};
 
 gimc_linalg::params! {
@@ -278,16 +279,16 @@ pub enum SelectionStage {
     },
 }
 
-/// Receives the progress of [`select_and_fit`] (a progress bar, a log). Both methods
-/// do nothing by default; neither can stop the run. Each fit reports `fit_started` (before its
-/// map is drawn) and then one `iteration` per outer iteration, starting at iteration 0.
-pub trait SelectionObserver {
+/// The observer of a selection ([`select_and_fit`], [`auto_fit`](crate::auto_fit)): the one
+/// [`Observer`], which sees every outer iteration of every fit (iteration 0: the starting
+/// point) and may stop it, told before each fit which one starts, and asked between steps that
+/// have no iterations whether to stop. A stop, from either, ends the selection with
+/// [`GimcError::Interrupted`] (a user's Ctrl-C, a deadline). Both methods do nothing by default.
+pub trait SelectionObserver: Observer {
     /// A fit of at most `max_iter` outer iterations starts.
     fn fit_started(&mut self, _stage: &SelectionStage, _max_iter: usize) {}
-    /// The running fit finished an outer iteration (iteration 0: the starting point).
-    fn iteration(&mut self, _record: &IterationRecord) {}
-    /// Asked after every outer iteration: `true` stops the selection, which then returns
-    /// [`GimcError::Interrupted`] (a user's Ctrl-C, a deadline). Default never.
+    /// Asked after every outer iteration and between steps: `true` stops the selection.
+    /// Default never.
     fn interrupted(&mut self) -> bool {
         false
     }
@@ -295,18 +296,25 @@ pub trait SelectionObserver {
 
 impl SelectionObserver for NoObserver {}
 
-/// Forwards the per-iteration records of one fit to a [`SelectionObserver`].
-struct Forward<'a, S: SelectionObserver + ?Sized>(&'a mut S);
+/// Hands one fit's outer iterations to a [`SelectionObserver`], stopping the fit when it asks
+/// to, by its `observe` or its `interrupted`.
+pub(crate) struct Forward<'a, S: SelectionObserver + ?Sized>(pub(crate) &'a mut S);
 
 impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
     fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
-        self.0.iteration(record);
-        if self.0.interrupted() {
+        let action = self.0.observe(record);
+        if action == ObserverAction::Stop || self.0.interrupted() {
             ObserverAction::Stop
         } else {
             ObserverAction::Continue
         }
     }
+}
+
+/// Whether a selection must end after a fit that stopped for `stop`: its observer stopped it,
+/// or asks to stop now.
+pub(crate) fn stopped<S: SelectionObserver + ?Sized>(stop: FitStop, observer: &mut S) -> bool {
+    stop == FitStop::Observer || observer.interrupted()
 }
 
 /// The storage of Φ for [`select_and_fit`] under `budget`: [`Storage::Whole`] when the
@@ -436,7 +444,7 @@ where
                 let map = family.build(train.features(), m, gamma, &mut child(&root, 1))?;
                 let lp = params.label_params(lambda, params.grid.max_iter, false)?;
                 let fit = fit_labels(&train, map, &lp, Some(&val), &mut Forward(&mut *observer))?;
-                if observer.interrupted() {
+                if stopped(fit.stop_reason, observer) {
                     return Err(GimcError::Interrupted);
                 }
                 let scores: Vec<f64> = fit
@@ -501,7 +509,7 @@ where
     )?;
     let lp = params.label_params(chosen.lambda, chosen.iterations, false)?;
     let fit = fit_labels(data, map, &lp, None, &mut Forward(&mut *observer))?;
-    if observer.interrupted() {
+    if stopped(fit.stop_reason, observer) {
         return Err(GimcError::Interrupted);
     }
     let mut model = fit.model;

@@ -2,8 +2,8 @@
 
 use gimc::labels::{SelectionStage, validation_split};
 use gimc::{
-    Gamma, IterationRecord, LabelParams, MapRegistry, NoObserver, SelectionObserver,
-    SelectionParams, fit_labels, select_and_fit, select_combined,
+    Gamma, IterationRecord, LabelParams, MapRegistry, NoObserver, Observer, ObserverAction,
+    SelectionObserver, SelectionParams, fit_labels, select_and_fit, select_combined,
 };
 use gimc_featmap::{CosineFamily, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::rng::{child, seeded};
@@ -265,10 +265,14 @@ impl SelectionObserver for Recorder {
         self.starts.push((stage.clone(), max_iter));
         self.iterations.push(Vec::new());
     }
-    fn iteration(&mut self, record: &IterationRecord) {
+}
+
+impl Observer for Recorder {
+    fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
         if let Some(v) = self.iterations.last_mut() {
             v.push(record.iteration);
         }
+        ObserverAction::Continue
     }
 }
 
@@ -387,12 +391,15 @@ fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
 #[test]
 fn an_observer_can_interrupt_the_selection() {
     struct StopAfter(usize, usize);
-    impl SelectionObserver for StopAfter {
-        fn iteration(&mut self, _record: &IterationRecord) {
+    impl SelectionObserver for StopAfter {}
+    impl Observer for StopAfter {
+        fn observe(&mut self, _record: &IterationRecord) -> ObserverAction {
             self.0 += 1;
-        }
-        fn interrupted(&mut self) -> bool {
-            self.0 >= self.1
+            if self.0 >= self.1 {
+                ObserverAction::Stop
+            } else {
+                ObserverAction::Continue
+            }
         }
     }
     let data = common::multilabel(120, 3, 4, 44);

@@ -16,24 +16,9 @@ use gimc_linalg::{FeatureMatrix, Gamma};
 use crate::error::param_err;
 use crate::error::{GimcError, Result};
 use crate::labels::data::LabelData;
-use crate::labels::select::{SelectionObserver, validation_split};
+use crate::labels::select::validation_split;
 use crate::registry::{BoxedMap, DynFamily};
-use gimc_solvers::{IterationRecord, Observer, ObserverAction};
 use rand::seq::SliceRandom;
-
-/// Forwards the iterations of the map learning to a [`SelectionObserver`].
-pub(super) struct Forward<'a, S: SelectionObserver + ?Sized>(pub(super) &'a mut S);
-
-impl<S: SelectionObserver + ?Sized> Observer for Forward<'_, S> {
-    fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
-        self.0.iteration(record);
-        if self.0.interrupted() {
-            ObserverAction::Stop
-        } else {
-            ObserverAction::Continue
-        }
-    }
-}
 
 /// The transform whose best union scored highest, with its folds and every single block's
 /// best λ and score (where the map learning runs).

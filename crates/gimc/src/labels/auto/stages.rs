@@ -4,7 +4,7 @@
 use super::blocks::{Blocks, solve_blocks};
 use super::report::{AutoStage, AutoTrial};
 use super::search::{
-    FIRST_ROUND, Fold, Forward, LEARN_CANDIDATES, LEARN_LAMBDAS, Search, Spec, TransformBest,
+    FIRST_ROUND, Fold, LEARN_CANDIDATES, LEARN_LAMBDAS, Search, Spec, TransformBest,
     best_of_each_kind, best_of_mean, better, unions, validation_curve,
 };
 use super::transform::RowTransform;
@@ -18,7 +18,7 @@ use crate::error::{GimcError, Result};
 use crate::labels::data::LabelData;
 use crate::labels::fit::{LabelParams, fit_labels};
 use crate::labels::model::LabelModel;
-use crate::labels::select::{SelectionObserver, SelectionStage};
+use crate::labels::select::{Forward, SelectionObserver, SelectionStage, stopped};
 use crate::registry::BoxedMap;
 
 impl Search<'_> {
@@ -254,7 +254,7 @@ impl Search<'_> {
             Some(&fold.val),
             &mut Forward(&mut *observer),
         )?;
-        if observer.interrupted() {
+        if stopped(fit.stop_reason, observer) {
             return Err(GimcError::Interrupted);
         }
         Ok(fit)
@@ -323,7 +323,7 @@ impl Search<'_> {
                 }
                 .check()?;
                 let fit = fit_labels(&all, map, &lp, None, &mut Forward(&mut *observer))?;
-                if observer.interrupted() {
+                if stopped(fit.stop_reason, observer) {
                     return Err(GimcError::Interrupted);
                 }
                 map = fit
