@@ -585,7 +585,7 @@ fn fit_on_group(
     problem: &Problem<'_>,
 ) -> Result<Fitted> {
     let lambda = a.lambda[0];
-    // the single-process command's settings (gimc_solvers::completion::fit_method)
+    // the single-process command's settings (the IMC fit of `gimc::complete`)
     let params = ImcParams::default()
         .with_rank(a.rank)
         .with_lambda(lambda)

@@ -166,10 +166,12 @@ pub(crate) fn select_factors(
 }
 
 /// Ω split at random (seeded by `seed`) into a training part and a held-out `holdout`
-/// fraction: (the training Ω, the held-out pairs, their values). The GIMC map methods draw the
-/// same split ([`select_completion`](crate::select_completion)).
+/// fraction: (the training Ω, the held-out pairs, their values): the first round(holdout · |Ω|)
+/// entries of a shuffle of Ω in its canonical order by `seeded(seed ^ 0x686f6c64)`. Every
+/// completion method draws this split, the GIMC map methods
+/// ([`select_completion`](crate::select_completion)) included.
 #[allow(clippy::type_complexity)]
-fn split_holdout(
+pub(crate) fn split_holdout(
     omega: &Observed,
     holdout: f64,
     seed: u64,

@@ -41,14 +41,14 @@ use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::{child, seeded};
 use gimc_linalg::{FeatureMatrix, Gamma, Observed};
 use gimc_solvers::NoObserver;
-use rand::seq::SliceRandom;
 
 use crate::completion::data::CompletionData;
+use crate::completion::factors::split_holdout;
 use crate::completion::fit::fit_completion;
 use crate::completion::model::CompletionModel;
 use crate::completion::params::CompletionParams;
 use crate::error::Result;
-use crate::error::{input_err, param_err};
+use crate::error::param_err;
 use crate::grid::Grid;
 use crate::registry::DynFamily;
 
@@ -162,8 +162,9 @@ pub struct CompletionSelection {
 /// kept at their random draw (IMC-RFF / IMC-NYS). Every (m, γ, λ) of the grid is fitted on Ω
 /// minus a seeded held-out part and scored by the relative error on it after every outer
 /// iteration; the best point (the first of equals, in grid order) and its iteration count are
-/// refitted on all of Ω. Draws: the held-out part as `gimc_solvers::completion` draws it (a
-/// shuffle of Ω's entries in canonical order by `seeded(seed ^ 0x686f6c64)`), the row and column
+/// refitted on all of Ω. Draws: the held-out part that every completion method of
+/// [`complete`](crate::complete) draws (a shuffle of Ω's entries in canonical order by
+/// `seeded(seed ^ 0x686f6c64)`), the row and column
 /// maps from child streams 1 and 2 of `seeded(seed)`, each fit from stream 3.
 pub fn select_completion(
     omega: &Observed,
@@ -173,36 +174,16 @@ pub fn select_completion(
     learn: bool,
     params: &ValidCompletionSelectionParams,
 ) -> Result<CompletionSelection> {
-    let entries: Vec<(usize, usize, f64)> = omega.iter().collect();
-    // the held-out part as the other completion methods draw it (gimc_solvers::completion):
-    // the first round(holdout · |Ω|) entries of a seeded shuffle of Ω in its canonical order
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.shuffle(&mut seeded(params.seed ^ 0x686f_6c64));
-    let n_out = (params.holdout * entries.len() as f64).round() as usize;
-    if n_out == 0 || n_out >= entries.len() {
-        return Err(input_err(
-            "observed entries",
-            format!(
-                "holdout {} of {} observed entries leaves one side of the split empty",
-                params.holdout,
-                entries.len()
-            ),
-        ));
-    }
-    let (held_idx, train_idx) = order.split_at(n_out);
-    let part = |idx: &[usize]| -> Result<Observed> {
-        let r: Vec<usize> = idx.iter().map(|&e| entries[e].0).collect();
-        let c: Vec<usize> = idx.iter().map(|&e| entries[e].1).collect();
-        let v: Vec<f64> = idx.iter().map(|&e| entries[e].2).collect();
-        Ok(Observed::from_triplets(
-            omega.nrows(),
-            omega.ncols(),
-            &r,
-            &c,
-            &v,
-        )?)
-    };
-    let (train, held) = (part(train_idx)?, part(held_idx)?);
+    // the held-out part as every completion method draws it
+    let (train, held_pairs, held_values) = split_holdout(omega, params.holdout, params.seed)?;
+    let (held_rows, held_cols): (Vec<usize>, Vec<usize>) = held_pairs.into_iter().unzip();
+    let held = Observed::from_triplets(
+        omega.nrows(),
+        omega.ncols(),
+        &held_rows,
+        &held_cols,
+        &held_values,
+    )?;
     let root = seeded(params.seed);
     let build = |m: usize, gamma: Gamma| -> Result<_> {
         Ok((
