@@ -1,10 +1,13 @@
 //! The feature blocks of a candidate on one fold and the block-penalised ridge solves that
 //! score unions of them (primal, or dual when a union is wider than the rows).
 
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::{gram_tn, matmul_tn};
-use gimc_linalg::faer::Mat;
-use gimc_linalg::solve::cholesky_solve;
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::solve::{Cholesky, cholesky_solve};
 use gimc_linalg::sparse::csr_tr_mul_dense;
 use gimc_linalg::sprs::CsMat;
 
@@ -166,29 +169,114 @@ impl Blocks {
         Ok(&*self.grams[lo][hi].insert(g))
     }
 
-    /// The validation score of the union of blocks `set` for every λ of `lambdas`, in order.
+    /// The validation score of every union of `sets` (block ids, each with the intercept block
+    /// `bias`) for every λ of `lambdas`, in order. A union no wider than the training rows is
+    /// solved in the primal form from a Cholesky factor that extends the factor of the union
+    /// without its last block ([`Cholesky::extend`]) when another union of `sets` needs that
+    /// one too: the union of the linear part and two maps extends the linear part with the
+    /// first map, which it shares with that pair's own solve.
     pub(super) fn scores(
         &mut self,
-        set: &[usize],
+        sets: &[Vec<usize>],
+        bias: usize,
         lambdas: &[f64],
         train: &LabelData,
         val: &LabelData,
         ks: &[usize],
-    ) -> Result<Vec<f64>> {
-        let width: usize = set.iter().map(|&i| self.blocks[i].dim()).sum();
-        if train.nrows() < width {
-            return self.dual_scores(set, lambdas, train, val, ks);
+    ) -> Result<Vec<Vec<f64>>> {
+        let mut out = vec![Vec::with_capacity(lambdas.len()); sets.len()];
+        let mut primal = Vec::new();
+        for (i, set) in sets.iter().enumerate() {
+            let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
+            let width: usize = ids.iter().map(|&b| self.blocks[b].dim()).sum();
+            if train.nrows() < width {
+                out[i] = self.dual_scores(&ids, lambdas, train, val, ks)?;
+            } else {
+                primal.push(i);
+            }
         }
-        let (gram, cross, penalty) = self.system(set)?;
-        let phi_val = self.val_features(set);
-        lambdas
+        // the unions whose factor another union extends
+        let needed: HashSet<&[usize]> = primal
             .iter()
-            .map(|&lambda| {
-                let w = solve_blocks(&gram, &cross, &penalty, lambda)?;
+            .flat_map(|&i| (1..sets[i].len()).map(move |k| &sets[i][..k]))
+            .collect();
+        for &lambda in lambdas {
+            let mut cache: HashMap<Vec<usize>, Rc<Cholesky>> = HashMap::new();
+            for &i in &primal {
+                let base = self.factor(&sets[i], lambda, &mut cache, &needed)?;
+                let whole = self.border(&base, &sets[i], bias, lambda)?;
+                let ids: Vec<usize> = sets[i].iter().copied().chain([bias]).collect();
+                let w = whole.solve(self.cross(&ids).as_ref())?;
+                let phi_val = self.val_features(&ids);
                 let e = evaluate_phi(PhiSource::Whole(phi_val.as_ref()), w.as_ref(), val, ks)?;
-                Ok(select_score(&e, val.task(), ks))
-            })
-            .collect()
+                out[i].push(select_score(&e, val.task(), ks));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The Cholesky factor of ΦᵀΦ + λ·diag(s) over the blocks `set`, from the cached factor of
+    /// `set` without its last block when there is one; kept in `cache` when `needed`.
+    fn factor(
+        &mut self,
+        set: &[usize],
+        lambda: f64,
+        cache: &mut HashMap<Vec<usize>, Rc<Cholesky>>,
+        needed: &HashSet<&[usize]>,
+    ) -> Result<Rc<Cholesky>> {
+        if let Some(f) = cache.get(set) {
+            return Ok(Rc::clone(f));
+        }
+        let f = match set.split_last() {
+            Some((&last, [])) => {
+                let mut g = self.gram(last, last)?.clone();
+                add_penalty(&mut g, lambda * self.blocks[last].sq);
+                Rc::new(Cholesky::new(g.as_ref())?)
+            }
+            Some((&last, head)) => {
+                let h = self.factor(head, lambda, cache, needed)?;
+                Rc::new(self.border(&h, head, last, lambda)?)
+            }
+            None => return Err(crate::error::GimcError::Empty("auto union")),
+        };
+        if needed.contains(set) {
+            cache.insert(set.to_vec(), Rc::clone(&f));
+        }
+        Ok(f)
+    }
+
+    /// The factor over `head` and then block `last`, from `f`, the factor over `head`.
+    fn border(
+        &mut self,
+        f: &Cholesky,
+        head: &[usize],
+        last: usize,
+        lambda: f64,
+    ) -> Result<Cholesky> {
+        let dl = self.blocks[last].dim();
+        let mut b = Mat::zeros(f.dim(), dl);
+        let mut off = 0;
+        for &h in head {
+            let dh = self.blocks[h].dim();
+            let g = self.gram(h, last)?;
+            let g = if h <= last {
+                g.as_ref()
+            } else {
+                g.as_ref().transpose()
+            };
+            b.as_mut().subrows_mut(off, dh).copy_from(g);
+            off += dh;
+        }
+        let mut c = self.gram(last, last)?.clone();
+        add_penalty(&mut c, lambda * self.blocks[last].sq);
+        Ok(f.extend(b.as_ref(), c.as_ref())?)
+    }
+
+    /// ΦᵀA of the union `set` (its blocks' cross products stacked).
+    fn cross(&self, set: &[usize]) -> Mat<f64> {
+        let parts: Vec<MatRef<'_, f64>> =
+            set.iter().map(|&i| self.blocks[i].cross.as_ref()).collect();
+        vstack(&parts)
     }
 
     /// [`Blocks::scores`] in the dual form, for a union wider than the training rows: with
@@ -278,6 +366,26 @@ pub(super) fn hstack(parts: &[&Mat<f64>]) -> Mat<f64> {
             .subcols_mut(off, p.ncols())
             .copy_from(p.as_ref());
         off += p.ncols();
+    }
+    out
+}
+
+/// Adds `v` to the diagonal of `g`.
+fn add_penalty(g: &mut Mat<f64>, v: f64) {
+    for i in 0..g.nrows() {
+        g[(i, i)] += v;
+    }
+}
+
+/// The rows of `parts` one under the other.
+fn vstack(parts: &[MatRef<'_, f64>]) -> Mat<f64> {
+    let ncols = parts.first().map_or(0, |p| p.ncols());
+    let total: usize = parts.iter().map(|p| p.nrows()).sum();
+    let mut out = Mat::zeros(total, ncols);
+    let mut off = 0;
+    for p in parts {
+        out.as_mut().subrows_mut(off, p.nrows()).copy_from(*p);
+        off += p.nrows();
     }
     out
 }

@@ -188,27 +188,31 @@ impl Search<'_> {
         for (f, fold) in folds.iter().enumerate() {
             let mut cache = fold.cache.borrow_mut();
             let (blocks, index) = &mut *cache;
-            for (c, set) in candidates.iter().enumerate() {
-                let mut ids = Vec::with_capacity(set.len() + 1);
-                for &spec in set.iter().chain(std::iter::once(&Spec::Bias)) {
-                    let i = match index.get(&spec) {
-                        Some(&i) => i,
-                        None => {
-                            let i = blocks.push(self.build(spec, fold, f)?);
-                            index.insert(spec, i);
-                            i
-                        }
-                    };
-                    ids.push(i);
-                }
-                let s = blocks.scores(
-                    &ids,
-                    &self.params.lambdas,
-                    &fold.train,
-                    &fold.val,
-                    &self.params.select_ks,
-                )?;
-                for (a, v) in acc[c].iter_mut().zip(s) {
+            let mut id = |spec: Spec| -> Result<usize> {
+                Ok(match index.get(&spec) {
+                    Some(&i) => i,
+                    None => {
+                        let i = blocks.push(self.build(spec, fold, f)?);
+                        index.insert(spec, i);
+                        i
+                    }
+                })
+            };
+            let sets = candidates
+                .iter()
+                .map(|set| set.iter().map(|&spec| id(spec)).collect::<Result<Vec<_>>>())
+                .collect::<Result<Vec<_>>>()?;
+            let bias = id(Spec::Bias)?;
+            let scores = blocks.scores(
+                &sets,
+                bias,
+                &self.params.lambdas,
+                &fold.train,
+                &fold.val,
+                &self.params.select_ks,
+            )?;
+            for (a, s) in acc.iter_mut().zip(scores) {
+                for (a, v) in a.iter_mut().zip(s) {
                     *a += v / folds.len() as f64;
                 }
             }
