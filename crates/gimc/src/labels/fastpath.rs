@@ -27,7 +27,7 @@ use gimc_linalg::faer::linalg::matmul::matmul as gemm;
 use gimc_linalg::faer::reborrow::{Reborrow, ReborrowMut};
 use gimc_linalg::faer::{Accum, Mat, MatRef};
 use gimc_linalg::solve::ridge_solve;
-use gimc_linalg::sparse::{csr_frob_sq, csr_mul_dense, csr_tr_mul_dense};
+use gimc_linalg::sparse::{csr_frob_sq, csr_mul_dense, csr_to_dense, csr_tr_mul_dense};
 use gimc_linalg::sprs::CsMat;
 
 use crate::error::{GimcError, Result};
@@ -54,7 +54,9 @@ pub struct LabelFeatures {
     streamed: bool,
     factors: Option<(Mat<f64>, Mat<f64>)>,
     dim: usize,
-    gram: Mat<f64>,
+    /// ΦᵀΦ; formed on first use when Φ is held, wider than it is tall and on one process
+    /// (the W-step is then solved in the dual form and never needs it).
+    gram: OnceLock<Mat<f64>>,
     at_phi: Mat<f64>,
 }
 
@@ -80,9 +82,20 @@ impl LabelFeatures {
         self.streamed
     }
 
-    /// ΦᵀΦ (D × D, exactly symmetric).
+    /// ΦᵀΦ (D × D, exactly symmetric), formed on first use when it was deferred.
     pub fn gram(&self) -> MatRef<'_, f64> {
-        self.gram.as_ref()
+        self.gram
+            .get_or_init(|| match self.phi.get() {
+                Some(phi) => gram_tn(phi.as_ref()),
+                // every constructor that defers ΦᵀΦ holds Φ
+                None => unreachable!("ΦᵀΦ deferred without Φ"),
+            })
+            .as_ref()
+    }
+
+    /// Whether ΦᵀΦ has not been formed (deferred, see [`LabelProblem::w_step`]).
+    fn gram_deferred(&self) -> bool {
+        self.gram.get().is_none()
     }
 
     /// ΦᵀA (D × L), a transposed view of AᵀΦ.
@@ -162,8 +175,13 @@ impl<'a> LabelProblem<'a> {
     /// ΦᵀΦ and AᵀΦ.
     pub fn features<M: FeatureMap>(&self, maps: &[M]) -> Result<LabelFeatures> {
         let mut feats = self.local_features(maps)?;
-        sum_mat(self.sums, &mut feats.gram);
-        sum_mat(self.sums, &mut feats.at_phi);
+        if self.sums.processes() > 1 {
+            feats.gram();
+            if let Some(gram) = feats.gram.get_mut() {
+                sum_mat(self.sums, gram);
+            }
+            sum_mat(self.sums, &mut feats.at_phi);
+        }
         Ok(feats)
     }
 
@@ -177,7 +195,7 @@ impl<'a> LabelProblem<'a> {
                 streamed: true,
                 dim: gram.ncols(),
                 factors: None,
-                gram,
+                gram: OnceLock::from(gram),
                 at_phi,
             });
         }
@@ -218,7 +236,7 @@ impl<'a> LabelProblem<'a> {
             streamed: false,
             dim: m.ncols(),
             factors: Some((c, m)),
-            gram,
+            gram: OnceLock::from(gram),
             at_phi,
         })
     }
@@ -233,7 +251,12 @@ impl<'a> LabelProblem<'a> {
             ));
         }
         check_finite(phi.as_ref())?;
-        let gram = gram_tn(phi.as_ref());
+        // wider than tall on one process: the W-step is dual and ΦᵀΦ waits to be asked for
+        let gram = if phi.ncols() > phi.nrows() && self.sums.processes() == 1 {
+            OnceLock::new()
+        } else {
+            OnceLock::from(gram_tn(phi.as_ref()))
+        };
         let at_phi = csr_tr_mul_dense(self.data.labels(), phi.as_ref())?;
         Ok(LabelFeatures {
             dim: phi.ncols(),
@@ -257,12 +280,17 @@ impl<'a> LabelProblem<'a> {
         Ok(())
     }
 
-    /// f(W, U) = (λ/2)‖W‖² + ½(⟨W, ΦᵀΦ W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩) at the Φ of `feats`.
+    /// f(W, U) = (λ/2)‖W‖² + ½(⟨W, ΦᵀΦ W⟩ + ‖A‖² − 2⟨ΦᵀA, W⟩) at the Φ of `feats`
+    /// (⟨W, ΦᵀΦ W⟩ as ‖ΦW‖² when ΦᵀΦ is deferred).
     pub fn objective(&self, feats: &LabelFeatures, w: MatRef<'_, f64>) -> Result<f64> {
         self.check_w(feats, w)?;
-        let gw = matmul(feats.gram(), w)?;
-        let quad = frob_dot(w, gw.as_ref())?;
         let cross = frob_dot(feats.at_phi.as_ref(), w.transpose())?;
+        let quad = if feats.gram_deferred() {
+            // D > n: ‖ΦW‖² from the n × L product (no larger than W), not from ΦᵀΦ
+            matmul(feats.phi()?, w)?.squared_norm_l2()
+        } else {
+            frob_dot(w, matmul(feats.gram(), w)?.as_ref())?
+        };
         Ok(0.5 * self.lambda * w.squared_norm_l2() + 0.5 * (quad + self.a_sq - 2.0 * cross))
     }
 
@@ -288,8 +316,17 @@ impl<'a> LabelProblem<'a> {
         Ok((w, f))
     }
 
-    /// The W-step: W = (ΦᵀΦ + λI)⁻¹ΦᵀA (D × L), the exact minimiser of f over W.
+    /// The W-step: W = (ΦᵀΦ + λI)⁻¹ΦᵀA (D × L), the exact minimiser of f over W. When Φ is
+    /// wider than tall (D > n, one process) it is solved in the dual form W = Φᵀ(ΦΦᵀ + λI)⁻¹A
+    /// (the push-through identity): O(n²D + n³) instead of O(nD² + D³), and the n × L dense A
+    /// it needs is smaller than W.
     pub fn w_step(&self, feats: &LabelFeatures) -> Result<Mat<f64>> {
+        if feats.gram_deferred() {
+            let phi = feats.phi()?;
+            let a = csr_to_dense(self.data.labels());
+            let z = ridge_solve(gram_nt(phi).as_ref(), a.as_ref(), self.lambda)?;
+            return Ok(matmul(phi.transpose(), z.as_ref())?);
+        }
         Ok(ridge_solve(feats.gram(), feats.cross(), self.lambda)?)
     }
 
@@ -419,7 +456,8 @@ mod tests {
 
     #[test]
     fn objective_and_gradient_match_dense_formulas() {
-        for (d, l) in [(6, 4), (3, 5)] {
+        // (15, 4): wider than the 11 rows, so the W-step is dual and ΦᵀΦ deferred
+        for (d, l) in [(6, 4), (3, 5), (15, 4)] {
             let n = 11;
             let phi = gaussian_mat(&mut seeded(1), n, d, 1.0);
             let a = labels(n, l);
@@ -460,6 +498,8 @@ mod tests {
                 prob.objective_at_w_step(&feats, w.as_ref().subcols(0, 1))
                     .is_err()
             );
+            assert_eq!(feats.gram_deferred(), d > n);
+            assert!((feats.gram() - phi.transpose() * &phi).norm_l2() < 1e-10);
         }
         let x = FeatureMatrix::dense(gaussian_mat(&mut seeded(2), 4, 2, 1.0)).unwrap();
         let data = LabelData::multi_label(x, labels(4, 3)).unwrap();
