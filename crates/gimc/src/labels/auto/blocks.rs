@@ -2,6 +2,7 @@
 //! score unions of them (primal, or dual when a union is wider than the rows).
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::rc::Rc;
 
 use gimc_linalg::FeatureMatrix;
@@ -170,7 +171,7 @@ impl Blocks {
     }
 
     /// The validation score of every union of `sets` (block ids, each with the intercept block
-    /// `bias`) for every λ of `lambdas`, in order. A union no wider than the training rows is
+    /// `bias`) for every λ of `lambdas` in its range of `ranges` (−∞ for the others). A union no wider than the training rows is
     /// solved in the primal form from a Cholesky factor that extends the factor of the union
     /// without its last block ([`Cholesky::extend`]) when another union of `sets` needs that
     /// one too: the union of the linear part and two maps extends the linear part with the
@@ -178,19 +179,22 @@ impl Blocks {
     pub(super) fn scores(
         &mut self,
         sets: &[Vec<usize>],
+        ranges: &[Range<usize>],
         bias: usize,
         lambdas: &[f64],
         train: &LabelData,
         val: &LabelData,
         ks: &[usize],
     ) -> Result<Vec<Vec<f64>>> {
-        let mut out = vec![Vec::with_capacity(lambdas.len()); sets.len()];
+        let mut out = vec![vec![f64::NEG_INFINITY; lambdas.len()]; sets.len()];
         let mut primal = Vec::new();
         for (i, set) in sets.iter().enumerate() {
             let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
             let width: usize = ids.iter().map(|&b| self.blocks[b].dim()).sum();
             if train.nrows() < width {
-                out[i] = self.dual_scores(&ids, lambdas, train, val, ks)?;
+                let r = ranges[i].clone();
+                let s = self.dual_scores(&ids, &lambdas[r.clone()], train, val, ks)?;
+                out[i][r].copy_from_slice(&s);
             } else {
                 primal.push(i);
             }
@@ -200,16 +204,16 @@ impl Blocks {
             .iter()
             .flat_map(|&i| (1..sets[i].len()).map(move |k| &sets[i][..k]))
             .collect();
-        for &lambda in lambdas {
+        for (li, &lambda) in lambdas.iter().enumerate() {
             let mut cache: HashMap<Vec<usize>, Rc<Cholesky>> = HashMap::new();
-            for &i in &primal {
+            for &i in primal.iter().filter(|&&i| ranges[i].contains(&li)) {
                 let base = self.factor(&sets[i], lambda, &mut cache, &needed)?;
                 let whole = self.border(&base, &sets[i], bias, lambda)?;
                 let ids: Vec<usize> = sets[i].iter().copied().chain([bias]).collect();
                 let w = whole.solve(self.cross(&ids).as_ref())?;
                 let phi_val = self.val_features(&ids);
                 let e = evaluate_phi(PhiSource::Whole(phi_val.as_ref()), w.as_ref(), val, ks)?;
-                out[i].push(select_score(&e, val.task(), ks));
+                out[i][li] = select_score(&e, val.task(), ks);
             }
         }
         Ok(out)

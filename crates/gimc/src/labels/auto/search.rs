@@ -7,6 +7,7 @@ use super::report::{AutoStage, AutoTrial, BlockChoice};
 use super::transform::RowTransform;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::Range;
 
 use gimc_featmap::FeatureMap;
 use gimc_linalg::faer::Mat;
@@ -177,11 +178,13 @@ impl Search<'_> {
     }
 
     /// The mean validation score over `folds` of every candidate (a union of blocks) for every
-    /// λ. A fold's blocks are built once and freed after their last candidate.
+    /// λ of its range in [`AutoParams::lambdas`] (−∞ outside it). A fold's blocks are built
+    /// once and kept for the later candidates.
     pub(super) fn cv_scores(
         &self,
         folds: &[Fold],
         candidates: &[Vec<Spec>],
+        ranges: &[Range<usize>],
     ) -> Result<Vec<Vec<f64>>> {
         let nl = self.params.lambdas.len();
         let mut acc = vec![vec![0.0; nl]; candidates.len()];
@@ -205,6 +208,7 @@ impl Search<'_> {
             let bias = id(Spec::Bias)?;
             let scores = blocks.scores(
                 &sets,
+                ranges,
                 bias,
                 &self.params.lambdas,
                 &fold.train,
@@ -307,6 +311,36 @@ pub(super) fn fold_rows(
             Ok((tr, va))
         })
         .collect()
+}
+
+/// The λ numbers a union of `set` searches: from the smallest to the largest best λ of its
+/// blocks alone (`scored`: spec, best λ, score), every grid λ between them. With each block's
+/// penalty scaled by its mean squared row norm, the union's best λ lies between its blocks'
+/// (so in every union of the seven data sets of `cargo xtask bench --only multilabel-peers`
+/// searched over the whole grid). The whole grid when a block was not scored alone.
+pub(super) fn union_lambdas(
+    lambdas: &[f64],
+    set: &[Spec],
+    scored: &[(Spec, f64, f64)],
+) -> Range<usize> {
+    let mut lo = usize::MAX;
+    let mut hi = 0;
+    for spec in set {
+        let best = scored
+            .iter()
+            .filter(|(s, _, _)| s == spec)
+            .find_map(|&(_, l, _)| lambdas.iter().position(|&x| x == l));
+        let Some(i) = best else {
+            return 0..lambdas.len();
+        };
+        lo = lo.min(i);
+        hi = hi.max(i);
+    }
+    if lo > hi {
+        0..lambdas.len()
+    } else {
+        lo..hi + 1
+    }
 }
 
 /// m of a map of `family` on `rows` training rows: Nyström landmarks are capped at the rows.

@@ -5,7 +5,7 @@ use super::blocks::{Blocks, solve_blocks};
 use super::report::{AutoStage, AutoTrial};
 use super::search::{
     FIRST_ROUND, Fold, LEARN_CANDIDATES, LEARN_LAMBDAS, Search, Spec, TransformBest,
-    best_of_each_kind, best_of_mean, better, unions, validation_curve,
+    best_of_each_kind, best_of_mean, better, union_lambdas, unions, validation_curve,
 };
 use super::transform::RowTransform;
 use std::collections::HashMap;
@@ -42,7 +42,8 @@ impl Search<'_> {
             }
         }
         let one: Vec<Vec<Spec>> = singles.iter().map(|&s| vec![s]).collect();
-        let scores = self.cv_scores(folds, &one)?;
+        let all_lambdas = vec![0..self.params.lambdas.len(); one.len()];
+        let scores = self.cv_scores(folds, &one, &all_lambdas)?;
         let mut best: Option<AutoTrial> = None;
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
         for (set, sc) in one.iter().zip(&scores) {
@@ -70,7 +71,11 @@ impl Search<'_> {
         trials: &mut Vec<AutoTrial>,
     ) -> Result<Option<AutoTrial>> {
         let sets = unions(&best_of_each_kind(singles));
-        let scores = self.cv_scores(folds, &sets)?;
+        let ranges: Vec<_> = sets
+            .iter()
+            .map(|set| union_lambdas(&self.params.lambdas, set, singles))
+            .collect();
+        let scores = self.cv_scores(folds, &sets, &ranges)?;
         let mut best = None;
         for (set, sc) in sets.iter().zip(&scores) {
             let t = self.trial(AutoStage::Combined, transform, set, sc, &folds[0]);
@@ -205,7 +210,8 @@ impl Search<'_> {
             .iter()
             .map(|&(family, gamma)| vec![Spec::Learned { family, gamma }])
             .collect();
-        let scores = self.cv_scores(folds, &one)?;
+        let all_lambdas = vec![0..self.params.lambdas.len(); one.len()];
+        let scores = self.cv_scores(folds, &one, &all_lambdas)?;
         let mut trials: Vec<AutoTrial> = Vec::new();
         let mut scored = singles.to_vec();
         for (set, sc) in one.iter().zip(&scores) {
@@ -218,7 +224,11 @@ impl Search<'_> {
             .into_iter()
             .filter(|u| u.iter().any(|s| matches!(s, Spec::Learned { .. })))
             .collect();
-        let scores = self.cv_scores(folds, &sets)?;
+        let ranges: Vec<_> = sets
+            .iter()
+            .map(|set| union_lambdas(&self.params.lambdas, set, &scored))
+            .collect();
+        let scores = self.cv_scores(folds, &sets, &ranges)?;
         for (set, sc) in sets.iter().zip(&scores) {
             trials.push(self.trial(AutoStage::Learned, transform, set, sc, &folds[0]));
         }
