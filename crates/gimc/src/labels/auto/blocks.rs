@@ -171,15 +171,15 @@ impl Blocks {
     }
 
     /// The validation score of every union of `sets` (block ids, each with the intercept block
-    /// `bias`) for every λ of `lambdas` in its range of `ranges` (−∞ for the others). A union no wider than the training rows is
+    /// `bias`, and the range of `lambdas` it searches) for every λ of `lambdas` in its range
+    /// (−∞ for the others). A union no wider than the training rows is
     /// solved in the primal form from a Cholesky factor that extends the factor of the union
     /// without its last block ([`Cholesky::extend`]) when another union of `sets` needs that
     /// one too: the union of the linear part and two maps extends the linear part with the
     /// first map, which it shares with that pair's own solve.
     pub(super) fn scores(
         &mut self,
-        sets: &[Vec<usize>],
-        ranges: &[Range<usize>],
+        sets: &[(Vec<usize>, Range<usize>)],
         bias: usize,
         lambdas: &[f64],
         train: &LabelData,
@@ -188,11 +188,11 @@ impl Blocks {
     ) -> Result<Vec<Vec<f64>>> {
         let mut out = vec![vec![f64::NEG_INFINITY; lambdas.len()]; sets.len()];
         let mut primal = Vec::new();
-        for (i, set) in sets.iter().enumerate() {
+        for (i, (set, range)) in sets.iter().enumerate() {
             let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
             let width: usize = ids.iter().map(|&b| self.blocks[b].dim()).sum();
             if train.nrows() < width {
-                let r = ranges[i].clone();
+                let r = range.clone();
                 let s = self.dual_scores(&ids, &lambdas[r.clone()], train, val, ks)?;
                 out[i][r].copy_from_slice(&s);
             } else {
@@ -202,14 +202,14 @@ impl Blocks {
         // the unions whose factor another union extends
         let needed: HashSet<&[usize]> = primal
             .iter()
-            .flat_map(|&i| (1..sets[i].len()).map(move |k| &sets[i][..k]))
+            .flat_map(|&i| (1..sets[i].0.len()).map(move |k| &sets[i].0[..k]))
             .collect();
         for (li, &lambda) in lambdas.iter().enumerate() {
             let mut cache: HashMap<Vec<usize>, Rc<Cholesky>> = HashMap::new();
-            for &i in primal.iter().filter(|&&i| ranges[i].contains(&li)) {
-                let base = self.factor(&sets[i], lambda, &mut cache, &needed)?;
-                let whole = self.border(&base, &sets[i], bias, lambda)?;
-                let ids: Vec<usize> = sets[i].iter().copied().chain([bias]).collect();
+            for &i in primal.iter().filter(|&&i| sets[i].1.contains(&li)) {
+                let base = self.factor(&sets[i].0, lambda, &mut cache, &needed)?;
+                let whole = self.border(&base, &sets[i].0, bias, lambda)?;
+                let ids: Vec<usize> = sets[i].0.iter().copied().chain([bias]).collect();
                 let w = whole.solve(self.cross(&ids).as_ref())?;
                 let phi_val = self.val_features(&ids);
                 let e = evaluate_phi(PhiSource::Whole(phi_val.as_ref()), w.as_ref(), val, ks)?;

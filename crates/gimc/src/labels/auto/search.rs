@@ -203,12 +203,18 @@ impl Search<'_> {
             };
             let sets = candidates
                 .iter()
-                .map(|set| set.iter().map(|&spec| id(spec)).collect::<Result<Vec<_>>>())
+                .zip(ranges)
+                .map(|(set, range)| {
+                    let ids = set
+                        .iter()
+                        .map(|&spec| id(spec))
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok((ids, range.clone()))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let bias = id(Spec::Bias)?;
             let scores = blocks.scores(
                 &sets,
-                ranges,
                 bias,
                 &self.params.lambdas,
                 &fold.train,

@@ -104,3 +104,85 @@ fn constant_columns_dense_and_sparse() {
         FeatureMatrix::sparse(gimc_linalg::sparse::dense_to_csr(dense.as_ref()).unwrap()).unwrap();
     assert_eq!(s.constant_columns(), vec![0, 1]);
 }
+
+#[test]
+fn extended_factors_score_as_whole_solves_within_each_range() {
+    let (train, val) = (data(80, 6, 5), data(30, 6, 6));
+    let labels = train.labels();
+    let mut blocks = Blocks::new();
+    let lin = blocks.push(
+        Block::new(
+            BlockRows::Rows(train.features().clone()),
+            val.features().to_dense(),
+            labels,
+            None,
+        )
+        .unwrap(),
+    );
+    let mut map = |d, seed| {
+        let tr = gaussian_mat(&mut seeded(seed), 80, d, 0.7);
+        let va = gaussian_mat(&mut seeded(seed + 1), 30, d, 0.7);
+        blocks.push(Block::new(BlockRows::Phi(tr), va, labels, None).unwrap())
+    };
+    let (a, b) = (map(10, 7), map(8, 9));
+    let bias = blocks.push(
+        Block::new(
+            BlockRows::Phi(Mat::from_fn(80, 1, |_, _| 1.0)),
+            Mat::from_fn(30, 1, |_, _| 1.0),
+            labels,
+            None,
+        )
+        .unwrap(),
+    );
+    let lambdas = [0.01, 0.3, 2.0];
+    // the triple extends the pair's factor, the pair the linear part's
+    let sets = vec![
+        (vec![lin, a], 0..3),
+        (vec![lin, a, b], 1..3),
+        (vec![b], 0..1),
+    ];
+    let got = blocks
+        .scores(&sets, bias, &lambdas, &train, &val, &[1, 2])
+        .unwrap();
+    for ((set, range), scores) in sets.iter().zip(&got) {
+        let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
+        let (gram, cross, penalty) = blocks.system(&ids).unwrap();
+        let phi_v = blocks.val_features(&ids);
+        for (li, &lambda) in lambdas.iter().enumerate() {
+            if !range.contains(&li) {
+                assert_eq!(scores[li], f64::NEG_INFINITY);
+                continue;
+            }
+            let w = solve_blocks(&gram, &cross, &penalty, lambda).unwrap();
+            let e =
+                evaluate_phi(PhiSource::Whole(phi_v.as_ref()), w.as_ref(), &val, &[1, 2]).unwrap();
+            let want = (e.score(val.task(), 1).unwrap() + e.score(val.task(), 2).unwrap()) / 2.0;
+            assert!((scores[li] - want).abs() < 1e-12, "{set:?} λ = {lambda}");
+        }
+    }
+}
+
+#[test]
+fn a_union_searches_the_lambdas_between_its_blocks() {
+    use super::search::{Spec, union_lambdas};
+    let lambdas = [0.001, 0.01, 0.1, 1.0, 10.0];
+    let m = |family| Spec::Map { family, gamma: 0 };
+    let scored = [
+        (Spec::Linear, 1.0, 0.5),
+        (m(0), 0.01, 0.4),
+        (m(1), 1.0, 0.3),
+    ];
+    assert_eq!(
+        union_lambdas(&lambdas, &[Spec::Linear, m(0)], &scored),
+        1..4
+    );
+    assert_eq!(
+        union_lambdas(&lambdas, &[Spec::Linear, m(1)], &scored),
+        3..4
+    );
+    // a block not scored alone: the whole grid
+    assert_eq!(
+        union_lambdas(&lambdas, &[Spec::Linear, m(2)], &scored),
+        0..5
+    );
+}
