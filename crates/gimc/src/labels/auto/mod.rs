@@ -23,7 +23,11 @@
 //!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Per transform, the best γ of each family goes on.
 //! 2. **Unions.** Per transform, every union of two or more of the best block of each kind (the
 //!    linear part with a map, two maps — the paper's combined LFF + LNYS model — or all of
-//!    them), again one ridge solve per λ from Gram blocks computed once.
+//!    them), again one ridge solve per λ from Gram blocks computed once. A union searches only
+//!    the λ from the smallest to the largest best λ of its blocks alone (with penalties scaled
+//!    per block, its best λ lies between theirs), and its Cholesky factor extends that of the
+//!    union without its last block (the linear part with two maps extends the linear part with
+//!    the first).
 //! 3. **Learned maps**, on the transform whose best union scored highest: successive halving
 //!    over the maps with the best fixed scores, each at its fixed λ and ten times it (GIMC's map
 //!    learning, Algorithm 1, on every fold); each map's iteration count is the best of its mean
