@@ -21,6 +21,17 @@ fn data(n: usize, d: usize, seed: u64) -> LabelData {
     LabelData::multi_label(FeatureMatrix::dense(x).unwrap(), t.to_csr()).unwrap()
 }
 
+/// The linear part's block: the rows themselves.
+fn linear_block(train: &LabelData, val: &LabelData) -> Block {
+    Block::new(
+        BlockRows::Rows(train.features().clone()),
+        val.features().to_dense(),
+        train.labels(),
+        None,
+    )
+    .unwrap()
+}
+
 #[test]
 fn dual_and_primal_scores_agree() {
     let train = data(40, 6, 1);
@@ -29,15 +40,7 @@ fn dual_and_primal_scores_agree() {
     let phi = |seed| gaussian_mat(&mut seeded(seed), 40, 30, 0.5);
     let phi_val = |seed| gaussian_mat(&mut seeded(seed), 25, 30, 0.5);
     let mut blocks = Blocks::new();
-    let lin = blocks.push(
-        Block::new(
-            BlockRows::Rows(train.features().clone()),
-            val.features().to_dense(),
-            labels,
-            None,
-        )
-        .unwrap(),
-    );
+    let lin = blocks.push(linear_block(&train, &val));
     let map = blocks.push(Block::new(BlockRows::Phi(phi(3)), phi_val(4), labels, None).unwrap());
     let set = [lin, map];
     // 36 columns > 40 rows is false: force each form on the same union
@@ -110,15 +113,7 @@ fn extended_factors_score_as_whole_solves_within_each_range() {
     let (train, val) = (data(80, 6, 5), data(30, 6, 6));
     let labels = train.labels();
     let mut blocks = Blocks::new();
-    let lin = blocks.push(
-        Block::new(
-            BlockRows::Rows(train.features().clone()),
-            val.features().to_dense(),
-            labels,
-            None,
-        )
-        .unwrap(),
-    );
+    let lin = blocks.push(linear_block(&train, &val));
     let mut map = |d, seed| {
         let tr = gaussian_mat(&mut seeded(seed), 80, d, 0.7);
         let va = gaussian_mat(&mut seeded(seed + 1), 30, d, 0.7);
