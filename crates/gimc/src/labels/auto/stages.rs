@@ -10,15 +10,17 @@ use super::search::{
 use super::transform::RowTransform;
 use std::collections::HashMap;
 
-use gimc_featmap::{Constant, FeatureMap, Identity, MapFamily};
+use gimc_featmap::{Constant, FeatureMap, Identity, LearnableMap, MapFamily};
+use gimc_linalg::faer::Mat;
 use gimc_linalg::{Gamma, Preprocess};
 
 use crate::error::param_err;
 use crate::error::{GimcError, Result};
 use crate::labels::data::LabelData;
-use crate::labels::fit::{LabelParams, fit_labels};
+use crate::labels::fit::{LabelFit, LabelParams, fit_labels};
 use crate::labels::model::LabelModel;
 use crate::labels::select::{Forward, SelectionObserver, SelectionStage, stopped};
+use crate::outer::FitStop;
 use crate::registry::BoxedMap;
 
 impl Search<'_> {
@@ -90,8 +92,9 @@ impl Search<'_> {
     /// split), each at its fixed λ and ten times it, are learned
     /// on every fold for [`FIRST_ROUND`] outer iterations, the better half by the best of
     /// their mean validation curve for 2·[`FIRST_ROUND`] + 1, and the better half of those to
-    /// [`AutoParams::max_iter`]; each map's iteration count is the best of its mean curve over
-    /// the folds (0: the random map stays). Every learned map alone, and every union
+    /// [`AutoParams::max_iter`], each round resuming from the last iterate of the round before
+    /// ([`FoldRun`]); each map's iteration count is the best of its mean curve over the folds
+    /// (0: the random map stays), and each fold's learned map is its best validation iterate. Every learned map alone, and every union
     /// of the best block of each kind holding a learned map, is then scored; returns those
     /// trials (stage [`AutoStage::Learned`]).
     pub(super) fn learn<S: SelectionObserver + ?Sized>(
@@ -135,63 +138,65 @@ impl Search<'_> {
         }
         let total: usize = rounds.iter().map(|r| r.1).sum::<usize>() * folds.len();
         let mut started = 0;
-        let mut results: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::new();
+        // each candidate's learning on each fold, resumed from round to round (warm starts)
+        let mut runs: Vec<Vec<FoldRun>> = Vec::new();
         for (round, &(iters, keep)) in rounds.iter().enumerate() {
             cands.truncate(keep);
-            results.clear();
-            for &(family, gamma, lambda) in &cands {
-                let mut curves = Vec::with_capacity(folds.len());
-                let mut maps = Vec::with_capacity(folds.len());
-                for fold in folds {
-                    let map = self.draw(
-                        family,
-                        self.params.gammas[gamma].resolve(fold.train.features()),
-                        fold.train.features(),
-                    )?;
-                    let sq = map.forward(fold.train.features())?.squared_norm_l2()
-                        / fold.train.nrows().max(1) as f64;
-                    let lambda = lambda * if sq > 0.0 { sq } else { 1.0 };
+            runs.truncate(keep);
+            for (c, &(family, gamma, lambda)) in cands.iter().enumerate() {
+                if runs.len() == c {
+                    runs.push(Vec::with_capacity(folds.len()));
+                }
+                for (f, fold) in folds.iter().enumerate() {
+                    let g = self.params.gammas[gamma].resolve(fold.train.features());
+                    if runs[c].len() == f {
+                        let map = self.draw(family, g, fold.train.features())?;
+                        let sq = map.forward(fold.train.features())?.squared_norm_l2()
+                            / fold.train.nrows().max(1) as f64;
+                        runs[c].push(FoldRun::new(map, lambda * if sq > 0.0 { sq } else { 1.0 }));
+                    }
+                    let run = &mut runs[c][f];
+                    let done = run.iterations();
+                    if run.stopped || done >= iters {
+                        continue;
+                    }
                     observer.fit_started(
                         &SelectionStage::Candidate {
                             index: started.min(total - 1),
                             total,
                             m: self.sizes[family],
-                            gamma: self.params.gammas[gamma].resolve(fold.train.features()),
-                            lambda,
+                            gamma: g,
+                            lambda: run.lambda,
                         },
-                        iters,
+                        iters - done,
                     );
                     started += 1;
                     // the last round of one split stops on patience
                     let patience = (folds.len() == 1 && round + 1 == rounds.len())
                         .then_some(self.params.patience);
-                    let fit = self.learn_map(map, lambda, iters, fold, patience, observer)?;
-                    curves.push(validation_curve(
-                        &fit.history,
-                        &fold.val,
-                        &self.params.select_ks,
-                    ));
-                    maps.push(
-                        fit.into_chosen()?
-                            .into_maps()
-                            .pop()
-                            .ok_or(GimcError::Empty("feature maps"))?,
-                    );
+                    let map = run.map.take().ok_or(GimcError::Empty("feature maps"))?;
+                    let fit =
+                        self.learn_map(map, run.lambda, iters - done, fold, patience, observer)?;
+                    let curve = validation_curve(&fit.history, &fold.val, &self.params.select_ks);
+                    run.resume_with(fit, curve);
                 }
-                let (t, score) = best_of_mean(&curves);
-                results.push((t, score, maps));
             }
             // the better half (by the best of the mean curve) goes on
+            let means: Vec<(usize, f64)> = runs.iter().map(|r| mean_curve_best(r)).collect();
             let mut order: Vec<usize> = (0..cands.len()).collect();
-            order.sort_by(|&a, &b| results[b].1.total_cmp(&results[a].1));
+            order.sort_by(|&a, &b| means[b].1.total_cmp(&means[a].1));
             cands = order.iter().map(|&i| cands[i]).collect();
-            let mut sorted: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::new();
-            let mut taken: Vec<Option<(usize, f64, Vec<BoxedMap>)>> =
-                results.drain(..).map(Some).collect();
-            for &i in &order {
-                sorted.extend(taken[i].take());
-            }
-            results = sorted;
+            let mut taken: Vec<Option<Vec<FoldRun>>> = runs.drain(..).map(Some).collect();
+            runs = order.iter().filter_map(|&i| taken[i].take()).collect();
+        }
+        let mut results: Vec<(usize, f64, Vec<BoxedMap>)> = Vec::with_capacity(runs.len());
+        for r in runs {
+            let (t, score) = mean_curve_best(&r);
+            let maps = r
+                .into_iter()
+                .map(FoldRun::into_best_map)
+                .collect::<Result<Vec<_>>>()?;
+            results.push((t, score, maps));
         }
         let mut best_score: HashMap<(usize, usize), f64> = HashMap::new();
         for (&(family, gamma, _), (t, score, maps)) in cands.iter().zip(results) {
@@ -366,4 +371,67 @@ impl Search<'_> {
         }
         Ok((model, pre))
     }
+}
+
+/// One candidate's map learning on one fold, carried from one round of the successive halving
+/// to the next: a later round resumes from the last iterate instead of starting again.
+pub(super) struct FoldRun {
+    /// The map at the last iteration run (taken while a round runs it).
+    pub(super) map: Option<BoxedMap>,
+    /// The learning's λ: the candidate's, times the random map's mean squared row norm.
+    lambda: f64,
+    /// The validation score after each iteration so far, iteration 0 first.
+    pub(super) curve: Vec<f64>,
+    /// The best validation iterate so far (P@select_k, the fit's own choice) and its map
+    /// parameters.
+    pub(super) best: Option<(f64, Mat<f64>)>,
+    /// The fit stopped before its iterations ran out (converged, no step, patience).
+    stopped: bool,
+}
+
+impl FoldRun {
+    pub(super) fn new(map: BoxedMap, lambda: f64) -> Self {
+        Self {
+            map: Some(map),
+            lambda,
+            curve: Vec::new(),
+            best: None,
+            stopped: false,
+        }
+    }
+
+    /// Outer iterations run so far.
+    pub(super) fn iterations(&self) -> usize {
+        self.curve.len().saturating_sub(1)
+    }
+
+    /// Appends a fit that resumed from the last iterate, with its validation `curve`: the
+    /// curve after its iteration 0 (the last iterate again), a better best iterate, and its
+    /// last map.
+    pub(super) fn resume_with(&mut self, fit: LabelFit<BoxedMap>, curve: Vec<f64>) {
+        let skip = usize::from(!self.curve.is_empty());
+        self.curve.extend(curve.into_iter().skip(skip));
+        if let Some(b) = &fit.best
+            && self.best.as_ref().is_none_or(|(s, _)| b.score > *s)
+        {
+            self.best = Some((b.score, b.params.clone()));
+        }
+        self.stopped = fit.stop_reason != FitStop::MaxIterations;
+        self.map = fit.model.into_maps().pop();
+    }
+
+    /// The map at the best validation iterate (the last when there is none).
+    pub(super) fn into_best_map(self) -> Result<BoxedMap> {
+        let mut map = self.map.ok_or(GimcError::Empty("feature maps"))?;
+        if let Some((_, params)) = self.best {
+            map.set_params(params)?;
+        }
+        Ok(map)
+    }
+}
+
+/// The best iteration of the mean validation curve over a candidate's folds, and that mean.
+fn mean_curve_best(runs: &[FoldRun]) -> (usize, f64) {
+    let curves: Vec<Vec<f64>> = runs.iter().map(|r| r.curve.clone()).collect();
+    best_of_mean(&curves)
 }

@@ -181,3 +181,55 @@ fn a_union_searches_the_lambdas_between_its_blocks() {
         0..5
     );
 }
+
+#[test]
+fn a_resumed_learning_continues_its_curve_and_keeps_the_best_iterate() {
+    use super::search::validation_curve;
+    use super::stages::FoldRun;
+    use crate::labels::fit::{LabelParams, fit_labels};
+    use crate::registry::MapRegistry;
+    use gimc_featmap::LearnableMap;
+    use gimc_linalg::observe::NoObserver;
+    let (train, val) = (data(60, 4, 11), data(30, 4, 12));
+    let registry = MapRegistry::builtin();
+    let map = registry
+        .family("lff")
+        .unwrap()
+        .build(train.features(), 8, 0.5, &mut seeded(13))
+        .unwrap();
+    let ks = [1, 2];
+    let fit_for = |map, max_iter| {
+        let lp = LabelParams {
+            lambda: 0.1,
+            max_iter,
+            eval_ks: ks.to_vec(),
+            select_k: 1,
+            eval_train: false,
+            ..LabelParams::default()
+        }
+        .check()
+        .unwrap();
+        fit_labels(&train, map, &lp, Some(&val), &mut NoObserver).unwrap()
+    };
+    let mut run = FoldRun::new(map, 0.1);
+    let first = fit_for(run.map.take().unwrap(), 2);
+    let best_first = first.best.as_ref().map(|b| b.score);
+    let curve = validation_curve(&first.history, &val, &ks);
+    run.resume_with(first, curve);
+    assert_eq!(run.iterations(), 2);
+    assert_eq!(run.curve.len(), 3);
+    // the next round starts from the last iterate: its iteration 0 is that iterate again
+    let second = fit_for(run.map.take().unwrap(), 3);
+    let best_second = second.best.as_ref().map(|b| b.score);
+    let curve = validation_curve(&second.history, &val, &ks);
+    assert_eq!(curve[0], run.curve[2]);
+    run.resume_with(second, curve);
+    assert_eq!(run.iterations(), 5);
+    assert_eq!(run.curve.len(), 6);
+    // the best iterate is the better of the two rounds' (the earlier on ties)
+    let (b1, b2) = (best_first.unwrap(), best_second.unwrap());
+    let best = run.best.as_ref().unwrap();
+    assert_eq!(best.0, if b2 > b1 { b2 } else { b1 });
+    let params = best.1.clone();
+    assert_eq!(run.into_best_map().unwrap().params().to_owned(), params);
+}
