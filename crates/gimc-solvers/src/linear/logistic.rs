@@ -10,7 +10,7 @@ use gimc_linalg::cg::{CgParams, FnOperator, conjugate_gradient};
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 
-use super::{ClassTag, LinearClassifier, check_labels};
+use super::{LinearClassifier, check_labels, one_vs_rest};
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
@@ -286,28 +286,8 @@ pub fn fit_logistic(
         let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
         return fit_logistic_binary(x, &y, params, observer);
     }
-    let d = x.ncols();
-    let mut w = Mat::<f64>::zeros(d, n_classes);
-    let mut bias = vec![0.0; n_classes];
-    let mut traces = Vec::with_capacity(n_classes);
-    for c in 0..n_classes {
-        let y: Vec<bool> = labels.iter().map(|&l| l == c).collect();
-        let mut tag = ClassTag {
-            inner: observer,
-            class: c,
-        };
-        let (wc, bc, trace) = binary_model(x, &y, params, &mut tag)?;
-        for (i, v) in wc.iter().enumerate() {
-            w[(i, c)] = *v;
-        }
-        bias[c] = bc;
-        traces.push(trace);
-    }
-    Ok(LinearClassifier {
-        w,
-        bias,
-        n_classes,
-        objective_traces: traces,
+    one_vs_rest(x.ncols(), labels, n_classes, observer, |_, y, tag| {
+        binary_model(x, y, params, tag)
     })
 }
 

@@ -354,6 +354,43 @@ pub(crate) fn check_labels(
     Ok(())
 }
 
+/// One binary model: weights, bias and objective trace.
+pub(crate) type BinaryModel = (Vec<f64>, f64, Vec<f64>);
+
+/// One-vs-rest over `n_classes` ≥ 3 classes of `labels`: `binary(c, y, observer)` fits class c
+/// against the rest (y[i] = labels[i] == c), in class order, its records tagged `("class", c)`;
+/// the models are the columns of W (d × n_classes).
+pub(crate) fn one_vs_rest<O: Observer + ?Sized>(
+    d: usize,
+    labels: &[usize],
+    n_classes: usize,
+    observer: &mut O,
+    mut binary: impl FnMut(usize, &[bool], &mut ClassTag<'_, O>) -> Result<BinaryModel, SolverError>,
+) -> Result<LinearClassifier, SolverError> {
+    let mut w = Mat::<f64>::zeros(d, n_classes);
+    let mut bias = vec![0.0; n_classes];
+    let mut traces = Vec::with_capacity(n_classes);
+    for c in 0..n_classes {
+        let y: Vec<bool> = labels.iter().map(|&l| l == c).collect();
+        let mut tag = ClassTag {
+            inner: &mut *observer,
+            class: c,
+        };
+        let (wc, bc, trace) = binary(c, &y, &mut tag)?;
+        for (i, v) in wc.iter().enumerate() {
+            w[(i, c)] = *v;
+        }
+        bias[c] = bc;
+        traces.push(trace);
+    }
+    Ok(LinearClassifier {
+        w,
+        bias,
+        n_classes,
+        objective_traces: traces,
+    })
+}
+
 /// Forwards records to an inner observer with an extra `("class", c)` (one-vs-rest runs).
 pub(crate) struct ClassTag<'o, O: Observer + ?Sized> {
     pub(crate) inner: &'o mut O,

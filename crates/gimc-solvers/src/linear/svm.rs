@@ -19,7 +19,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use rand::seq::SliceRandom;
 
-use super::{ClassTag, LinearClassifier, Rows, check_labels};
+use super::{LinearClassifier, Rows, check_labels, one_vs_rest};
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
@@ -437,29 +437,14 @@ pub fn fit_linear_svm(
         let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
         return fit_linear_svm_binary(x, &y, params, rng, observer);
     }
-    let d = x.ncols();
-    let mut w = Mat::<f64>::zeros(d, n_classes);
-    let mut bias = vec![0.0; n_classes];
-    let mut traces = Vec::with_capacity(n_classes);
-    for c in 0..n_classes {
-        let y: Vec<bool> = labels.iter().map(|&l| l == c).collect();
-        let mut tag = ClassTag {
-            inner: observer,
-            class: c,
-        };
-        let mut crng = gimc_linalg::rng::child(rng, c as u64);
-        let (wc, bc, trace) = binary_model(x, &y, params, &mut crng, &mut tag)?;
-        for (i, v) in wc.iter().enumerate() {
-            w[(i, c)] = *v;
-        }
-        bias[c] = bc;
-        traces.push(trace);
-    }
-    Ok(LinearClassifier {
-        w,
-        bias,
-        n_classes,
-        objective_traces: traces,
+    one_vs_rest(x.ncols(), labels, n_classes, observer, |c, y, tag| {
+        binary_model(
+            x,
+            y,
+            params,
+            &mut gimc_linalg::rng::child(rng, c as u64),
+            tag,
+        )
     })
 }
 

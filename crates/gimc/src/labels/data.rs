@@ -167,6 +167,18 @@ impl LabelData {
         self.classes.as_deref()
     }
 
+    /// The rows of each class, in row order (multi-class data; `None` for multi-label).
+    pub fn rows_by_class(&self) -> Option<Vec<Vec<usize>>> {
+        let classes = self.classes()?;
+        let mut by_class = vec![Vec::new(); self.n_labels()];
+        for (i, &c) in classes.iter().enumerate() {
+            if let Some(v) = by_class.get_mut(c) {
+                v.push(i);
+            }
+        }
+        Some(by_class)
+    }
+
     /// Label names (possibly empty).
     pub fn label_names(&self) -> &[String] {
         &self.label_names

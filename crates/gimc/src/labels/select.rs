@@ -222,14 +222,8 @@ pub fn validation_split(
         ));
     }
     let (mut train, mut val) = (Vec::new(), Vec::new());
-    match (data.task(), data.classes()) {
-        (Task::MultiClass, Some(classes)) => {
-            let mut by_class = vec![Vec::new(); data.n_labels()];
-            for (i, &c) in classes.iter().enumerate() {
-                if let Some(v) = by_class.get_mut(c) {
-                    v.push(i);
-                }
-            }
+    match (data.task(), data.rows_by_class()) {
+        (Task::MultiClass, Some(by_class)) => {
             for mut rows in by_class {
                 rows.shuffle(rng);
                 let k = ((rows.len() as f64) * fraction).round() as usize;

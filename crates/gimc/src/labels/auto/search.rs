@@ -283,14 +283,8 @@ pub(super) fn fold_rows(
     let n = data.nrows();
     // deal the shuffled rows (by class for multi-class data) round robin into k parts
     let mut order: Vec<usize> = Vec::with_capacity(n);
-    match data.classes() {
-        Some(classes) => {
-            let mut by_class = vec![Vec::new(); data.n_labels()];
-            for (i, &c) in classes.iter().enumerate() {
-                if let Some(v) = by_class.get_mut(c) {
-                    v.push(i);
-                }
-            }
+    match data.rows_by_class() {
+        Some(by_class) => {
             for mut rows in by_class {
                 rows.shuffle(rng);
                 order.extend(rows);
