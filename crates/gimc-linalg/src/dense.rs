@@ -247,6 +247,48 @@ pub fn axpby(alpha: f64, x: MatRef<'_, f64>, beta: f64, y: MatMut<'_, f64>) -> R
     faer::zip!(y, x).for_each(|faer::unzip!(y, x)| *y = alpha * *x + beta * *y);
     Ok(())
 }
+/// Row i of `p` dotted with row j of `q` for every pair (i, j) of `pairs`, in order: the
+/// entries Â_ij = P_i · Q_j of a factored matrix Â = PQᵀ, parallel over the pairs. A pair out
+/// of range is an error naming it.
+pub fn row_pair_dots(
+    p: MatRef<'_, f64>,
+    q: MatRef<'_, f64>,
+    pairs: &[(usize, usize)],
+) -> Result<Vec<f64>> {
+    if p.ncols() != q.ncols() {
+        return Err(dim_err(
+            "row_pair_dots",
+            format!("{} columns", p.ncols()),
+            format!("{} columns", q.ncols()),
+        ));
+    }
+    if let Some(&(i, j)) = pairs
+        .iter()
+        .find(|&&(i, j)| i >= p.nrows() || j >= q.nrows())
+    {
+        return Err(LinalgError::InvalidParameter {
+            name: "pairs",
+            reason: format!(
+                "pair ({i}, {j}) out of range for {} rows and {} columns",
+                p.nrows(),
+                q.nrows()
+            ),
+        });
+    }
+    // rows as contiguous columns
+    let (pt, qt) = (p.transpose().to_owned(), q.transpose().to_owned());
+    Ok(pairs
+        .par_iter()
+        .with_min_len(1024)
+        .map(|&(i, j)| {
+            pt.col_as_slice(i)
+                .iter()
+                .zip(qt.col_as_slice(j))
+                .map(|(x, y)| x * y)
+                .sum()
+        })
+        .collect())
+}
 
 /// `A ← A + λI` for a square `A`.
 pub fn add_to_diagonal(mut a: MatMut<'_, f64>, lambda: f64) -> Result<()> {
@@ -507,7 +549,26 @@ pub(crate) fn from_row_major(buf: &[f64], n: usize, k: usize) -> Mat<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::rng::{gaussian_mat, seeded};
+
+    #[test]
+    fn row_pair_dots_are_entries_of_the_product() {
+        let p = Mat::from_fn(4, 3, |i, j| (i * 3 + j) as f64 - 4.0);
+        let q = Mat::from_fn(5, 3, |i, j| (i + 2 * j) as f64 * 0.5);
+        let full = &p * q.transpose();
+        let pairs = [(0, 4), (3, 0), (2, 2), (3, 4)];
+        let got = row_pair_dots(p.as_ref(), q.as_ref(), &pairs).unwrap();
+        for (&(i, j), v) in pairs.iter().zip(got) {
+            assert_eq!(v, full[(i, j)]);
+        }
+        let err = row_pair_dots(p.as_ref(), q.as_ref(), &[(4, 0)]).unwrap_err();
+        assert!(
+            err.to_string().contains("pair (4, 0) out of range"),
+            "{err}"
+        );
+        assert!(row_pair_dots(p.as_ref(), q.as_ref().subcols(0, 2), &pairs).is_err());
+    }
 
     #[test]
     fn padded_matrices_keep_their_padding_rows_out_of_view() {

@@ -59,31 +59,11 @@ impl ImcModel {
         pairs: &[(usize, usize)],
     ) -> Result<Vec<f64>, SolverError> {
         let (p, q) = self.projected(phi, psi)?;
-        if let Some(&(i, j)) = pairs
-            .iter()
-            .find(|&&(i, j)| i >= p.nrows() || j >= q.nrows())
-        {
-            return Err(SolverError::InvalidInput {
-                what: "pairs",
-                reason: format!(
-                    "pair ({i}, {j}) out of range for {} rows and {} columns",
-                    p.nrows(),
-                    q.nrows()
-                ),
-            });
-        }
-        let (pt, qt) = (p.transpose().to_owned(), q.transpose().to_owned());
-        Ok(pairs
-            .par_iter()
-            .with_min_len(1024)
-            .map(|&(i, j)| {
-                pt.col_as_slice(i)
-                    .iter()
-                    .zip(qt.col_as_slice(j))
-                    .map(|(a, b)| a * b)
-                    .sum()
-            })
-            .collect())
+        Ok(gimc_linalg::dense::row_pair_dots(
+            p.as_ref(),
+            q.as_ref(),
+            pairs,
+        )?)
     }
 
     /// Scores of the rows of `phi_rows` against every column: (Φ_rows W)(ΨH)ᵀ, a dense

@@ -5,7 +5,6 @@ use gimc_linalg::dense::check_finite;
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::{FeatureMatrix, Observed, ValidCgParams};
 use gimc_solvers::{FeatureSides, ImcProblem, ImcWorkspace, Side};
-use rayon::prelude::*;
 
 use super::data::CompletionData;
 use crate::error::Result;
@@ -121,32 +120,12 @@ impl<MR: FeatureMap, MC: FeatureMap> CompletionModel<MR, MC> {
         y: &FeatureMatrix,
         pairs: &[(usize, usize)],
     ) -> Result<Vec<f64>> {
-        let pt = self.row_factors(x)?.transpose().to_owned();
-        let qt = self.col_factors(y)?.transpose().to_owned();
-        if let Some(&(i, j)) = pairs
-            .iter()
-            .find(|&&(i, j)| i >= pt.ncols() || j >= qt.ncols())
-        {
-            return Err(input_err(
-                "pairs",
-                format!(
-                    "pair ({i}, {j}) out of range for {} rows and {} columns",
-                    pt.ncols(),
-                    qt.ncols()
-                ),
-            ));
-        }
-        Ok(pairs
-            .par_iter()
-            .with_min_len(1024)
-            .map(|&(i, j)| {
-                pt.col_as_slice(i)
-                    .iter()
-                    .zip(qt.col_as_slice(j))
-                    .map(|(a, b)| a * b)
-                    .sum()
-            })
-            .collect())
+        let (p, q) = (self.row_factors(x)?, self.col_factors(y)?);
+        Ok(gimc_linalg::dense::row_pair_dots(
+            p.as_ref(),
+            q.as_ref(),
+            pairs,
+        )?)
     }
 
     /// Â_ij = W_i · H_j for the pairs (i, j) of the training matrix, for a model whose row and

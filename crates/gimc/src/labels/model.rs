@@ -234,18 +234,26 @@ impl<M: FeatureMap> LabelModel<M> {
         x: &FeatureMatrix,
         per_row: impl Fn(&[f64]) -> T + Sync,
     ) -> Result<Vec<T>> {
+        self.with_source(x, |src| src.reduce(self.w.as_ref(), per_row))
+    }
+
+    /// Calls `f` with the features of the rows of `x` as a [`PhiSource`] formed block by block.
+    fn with_source<T>(
+        &self,
+        x: &FeatureMatrix,
+        f: impl FnOnce(PhiSource<'_>) -> Result<T>,
+    ) -> Result<T> {
         self.check_input(x)?;
         // feature blocks of about DEFAULT_BLOCK_ENTRIES entries (each forward pass also reads
         // the whole map, so blocks sized by the scores' width L would repeat that thousands of
         // times at XMC scale); the scores within a block go by BLOCK_ENTRIES / L rows
         let block = (DEFAULT_BLOCK_ENTRIES / self.feature_dim().max(1)).clamp(1, x.nrows().max(1));
         let phi = |lo: usize, b: usize| concat_features(&self.maps, &*row_block(x, lo, b)?);
-        PhiSource::Blocks {
+        f(PhiSource::Blocks {
             n: x.nrows(),
             block,
             phi: &phi,
-        }
-        .reduce(self.w.as_ref(), per_row)
+        })
     }
 
     /// The `k` highest-scoring labels of every row of `x`, best first (ties by the lower label
@@ -282,23 +290,9 @@ impl<M: FeatureMap> LabelModel<M> {
                 format!("{}", data.n_labels()),
             ));
         }
-        match data.classes() {
-            Some(classes) => {
-                let pred = self.predict_classes(data.features())?;
-                Ok(Evaluation {
-                    precision: Vec::new(),
-                    accuracy: Some(accuracy(&pred, classes)?),
-                })
-            }
-            None => {
-                let kmax = ks.iter().copied().max().unwrap_or(0);
-                if kmax == 0 {
-                    return Ok(Evaluation::default());
-                }
-                let topk = self.top_k(data.features(), kmax)?;
-                evaluation_from_topk(&topk, data, ks)
-            }
-        }
+        self.with_source(data.features(), |src| {
+            evaluate_phi(src, self.w.as_ref(), data, ks)
+        })
     }
 }
 
