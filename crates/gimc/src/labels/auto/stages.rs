@@ -88,15 +88,15 @@ impl Search<'_> {
     }
 
     /// Stage 3, successive halving over the maps with the best fixed scores (`singles`: every
-    /// single block with its best λ and score): the best [`LEARN_CANDIDATES`] maps (one on a single
-    /// split), each at its fixed λ and ten times it, are learned
-    /// on every fold for [`FIRST_ROUND`] outer iterations, the better half by the best of
-    /// their mean validation curve for 2·[`FIRST_ROUND`] + 1, and the better half of those to
+    /// single block with its best λ and score): the best [`LEARN_CANDIDATES`] maps (one on a
+    /// single split), each at its fixed λ and ten times it, are learned on every fold for
+    /// [`FIRST_ROUND`] outer iterations, the better half by the best of their mean validation
+    /// curve to 2·[`FIRST_ROUND`] + 1, and the better half of those to
     /// [`AutoParams::max_iter`], each round resuming from the last iterate of the round before
-    /// ([`FoldRun`]); each map's iteration count is the best of its mean curve over the folds
-    /// (0: the random map stays), and each fold's learned map is its best validation iterate. Every learned map alone, and every union
-    /// of the best block of each kind holding a learned map, is then scored; returns those
-    /// trials (stage [`AutoStage::Learned`]).
+    /// ([`FoldRun`]). Each map's iteration count is the best of its mean curve over the folds
+    /// (0: the random map stays), and each fold's learned map is its best validation iterate.
+    /// Every learned map alone, and every union of the best block of each kind holding a
+    /// learned map, is then scored; returns those trials (stage [`AutoStage::Learned`]).
     pub(super) fn learn<S: SelectionObserver + ?Sized>(
         &mut self,
         transform: RowTransform,
