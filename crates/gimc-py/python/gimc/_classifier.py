@@ -52,7 +52,7 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
 
     With ``map="auto"`` (the default) the model is chosen by the library's ``auto`` search,
     the default of ``gimc fit`` (``gimc::auto_fit``): on validation data from the training
-    rows only (5-fold cross-validation up to 2,000 rows, one seeded split of
+    rows only (3-fold cross-validation up to 2,000 rows, one seeded split of
     ``validation_fraction`` above) it tries the row transform (raw rows, standardised when
     dense; unit L2 rows; tf-idf weights then unit rows, for sparse non-negative features), the
     RBF width γ, the ridge penalty λ, and the blocks of features: a linear part (the rows

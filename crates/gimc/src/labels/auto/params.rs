@@ -51,8 +51,10 @@ gimc_linalg::params! {
         /// uses one split. Default 0.2.
         pub validation_fraction: f64 = 0.2,
         /// Folds of the cross-validated search on small data (≥ 2; 1 = always one split).
-        /// Default 5.
-        pub cv_folds: usize = 5,
+        /// Default 3: on the cross-validated sets of `cargo xtask bench --only
+        /// multilabel-peers`, as accurate as 5 folds at about half the time and memory
+        /// (docs/BENCHMARKS.md, multilabel-peers).
+        pub cv_folds: usize = 3,
         /// Data with at most this many rows is searched by `cv_folds`-fold cross-validation (the
         /// maps are learned on the first fold); larger data on one split. Default 2000.
         pub cv_max_rows: usize = 2000,
