@@ -14,7 +14,7 @@ use rand::Rng;
 use rand::seq::SliceRandom;
 
 use crate::completion::method::CompletionMethod;
-use crate::completion::select::ValidCompletionSelectionParams;
+use crate::completion::select::{ValidCompletionSelectionParams, split_holdout};
 use crate::error::{GimcError, Result, input_err, param_err};
 
 /// One grid point's held-out score of a factor method.
@@ -163,49 +163,6 @@ pub(crate) fn select_factors(
         scores,
         model,
     })
-}
-
-/// Ω split at random (seeded by `seed`) into a training part and a held-out `holdout`
-/// fraction: (the training Ω, the held-out pairs, their values): the first round(holdout · |Ω|)
-/// entries of a shuffle of Ω in its canonical order by `seeded(seed ^ 0x686f6c64)`. Every
-/// completion method draws this split, the GIMC map methods
-/// ([`select_completion`](crate::select_completion)) included.
-#[allow(clippy::type_complexity)]
-pub(crate) fn split_holdout(
-    omega: &Observed,
-    holdout: f64,
-    seed: u64,
-) -> Result<(Observed, Vec<(usize, usize)>, Vec<f64>)> {
-    let entries: Vec<(usize, usize, f64)> = omega.iter().collect();
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.shuffle(&mut seeded(seed ^ 0x686f_6c64));
-    let n_out = (holdout * entries.len() as f64).round() as usize;
-    if n_out == 0 || n_out >= entries.len() {
-        return Err(param_err(
-            "holdout",
-            format!(
-                "{holdout} of {} observed entries leaves one side of the split empty",
-                entries.len()
-            ),
-        ));
-    }
-    let (out, keep) = order.split_at(n_out);
-    let part = |idx: &[usize], k: usize| -> Vec<usize> {
-        idx.iter()
-            .map(|&e| if k == 0 { entries[e].0 } else { entries[e].1 })
-            .collect()
-    };
-    let kept_vals: Vec<f64> = keep.iter().map(|&e| entries[e].2).collect();
-    let train = Observed::from_triplets(
-        omega.nrows(),
-        omega.ncols(),
-        &part(keep, 0),
-        &part(keep, 1),
-        &kept_vals,
-    )?;
-    let held: Vec<(usize, usize)> = out.iter().map(|&e| (entries[e].0, entries[e].1)).collect();
-    let truth: Vec<f64> = out.iter().map(|&e| entries[e].2).collect();
-    Ok((train, held, truth))
 }
 
 /// `count` distinct entries drawn uniformly (seeded) from outside Ω, or all of them when there
