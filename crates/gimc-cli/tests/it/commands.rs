@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::{data_dir, fit_small_model, gimc, small_multiclass_text, stderr, stdout, temp_file};
+use crate::{
+    data_dir, fit_small_model, gimc, json_of, small_multiclass_text, stderr, stdout, temp_file,
+};
 
 /// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`,
 /// the last line on stderr (informational lines, such as where the targets came from, may
@@ -287,12 +289,13 @@ fn constraints_then_semisupervised_and_kmeans_clustering() {
     let text = std::fs::read_to_string(&cons).unwrap();
     assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 300);
     let out = temp_file("small.clusters", b"");
-    let o = gimc(&[
-        "--json",
-        "cluster",
-        p(&data),
-        "-k",
-        "3",
+    // `gimc --json cluster DATA -k 3 FLAGS…`, asserting success: the report
+    let cluster = |flags: &[&str]| {
+        let mut args = vec!["--json", "cluster", p(&data), "-k", "3"];
+        args.extend_from_slice(flags);
+        json_of(&gimc(&args))
+    };
+    let v = cluster(&[
         "--constraints",
         p(&cons),
         "--m",
@@ -306,24 +309,12 @@ fn constraints_then_semisupervised_and_kmeans_clustering() {
         "-o",
         p(&out),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let acc = v["metrics"]["clustering_accuracy"].as_f64().unwrap();
     assert!(acc >= 0.8, "semi-supervised clustering accuracy {acc}");
     let o = gimc(&["--json", "eval", "--clusters", p(&out), p(&data)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["metrics"]["clustering_accuracy"].as_f64().unwrap(), acc);
-    let o = gimc(&[
-        "--json",
-        "cluster",
-        p(&data),
-        "-k",
-        "3",
-        "--method",
-        "kmeans",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = cluster(&["--method", "kmeans"]);
     assert_eq!(v["assignments"].as_array().unwrap().len(), 60);
     assert!(v["metrics"]["inertia"].as_f64().unwrap() >= 0.0);
 }
