@@ -263,10 +263,14 @@ fn gradients_match_finite_differences() {
         // central differences (step 1e-6) of the objective in entries of W, then of H
         let eps = 1e-6;
         let f = |w: &Mat<f64>, h: &Mat<f64>| ws.objective(0.3, w.as_ref(), h.as_ref()).unwrap();
-        let w_entries = [(0, 0), (dx - 1, 1), (1, 1)].map(|e| ("W", e, true));
-        let h_entries = [(0, 1), (dy - 1, 0)].map(|e| ("H", e, false));
-        for (name, (i, j), in_w) in w_entries.into_iter().chain(h_entries) {
-            let (factor, grad) = if in_w { (&w, &g.d_w) } else { (&h, &g.d_h) };
+        let w_entries = [(0, 0), (dx - 1, 1), (1, 1)].map(|e| (true, e));
+        let h_entries = [(0, 1), (dy - 1, 0)].map(|e| (false, e));
+        for (in_w, (i, j)) in w_entries.into_iter().chain(h_entries) {
+            let (name, factor, grad) = if in_w {
+                ("W", &w, &g.d_w)
+            } else {
+                ("H", &h, &g.d_h)
+            };
             let (mut plus, mut minus) = (factor.clone(), factor.clone());
             plus[(i, j)] += eps;
             minus[(i, j)] -= eps;
