@@ -48,43 +48,31 @@ pub trait MapFamily {
     ) -> Result<Self::Map>;
 }
 
-impl<F: MapFamily + ?Sized> MapFamily for &F {
-    type Map = F::Map;
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn output_dim(&self, m: usize) -> Result<usize> {
-        (**self).output_dim(m)
-    }
-    fn build(
-        &self,
-        x: &FeatureMatrix,
-        m: usize,
-        gamma: f64,
-        rng: &mut GimcRng,
-    ) -> Result<Self::Map> {
-        (**self).build(x, m, gamma, rng)
-    }
+/// Implements [`MapFamily`] for pointers to a family (`&F`, `Box<F>`) by delegating to it.
+macro_rules! delegate_map_family {
+    ($($pointer:ty),+) => {$(
+        impl<F: MapFamily + ?Sized> MapFamily for $pointer {
+            type Map = F::Map;
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn output_dim(&self, m: usize) -> Result<usize> {
+                (**self).output_dim(m)
+            }
+            fn build(
+                &self,
+                x: &FeatureMatrix,
+                m: usize,
+                gamma: f64,
+                rng: &mut GimcRng,
+            ) -> Result<Self::Map> {
+                (**self).build(x, m, gamma, rng)
+            }
+        }
+    )+};
 }
 
-impl<F: MapFamily + ?Sized> MapFamily for Box<F> {
-    type Map = F::Map;
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn output_dim(&self, m: usize) -> Result<usize> {
-        (**self).output_dim(m)
-    }
-    fn build(
-        &self,
-        x: &FeatureMatrix,
-        m: usize,
-        gamma: f64,
-        rng: &mut GimcRng,
-    ) -> Result<Self::Map> {
-        (**self).build(x, m, gamma, rng)
-    }
-}
+delegate_map_family!(&F, Box<F>);
 
 /// Checks m ≥ 1 and returns `factor`·m, or an error when it overflows.
 pub fn scaled_dim(m: usize, factor: usize) -> Result<usize> {

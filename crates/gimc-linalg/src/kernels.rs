@@ -86,12 +86,8 @@ impl Kernel {
                 let d2: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
                 (-gamma * d2).exp()
             }
-            Kernel::Linear => dot,
-            Kernel::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            } => poly(gamma * dot + coef0, degree),
+            // the other kernels read the inner product only
+            Kernel::Linear | Kernel::Polynomial { .. } => self.eval_parts(dot, 0.0, 0.0),
         })
     }
 

@@ -75,6 +75,8 @@ mod svg;
 #[cfg(test)]
 mod testutil;
 mod text;
+#[cfg(test)]
+mod tick_label;
 mod ticks;
 
 pub use text::escape;

@@ -406,6 +406,7 @@ impl Axis {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::tick_label::label_value;
     use crate::{MAX_LOG_TICKS, PLOT_H, PLOT_W};
 
     fn labels(t: &TickSet) -> Vec<&str> {
@@ -498,28 +499,6 @@ mod tests {
         // a constant series still gets ticks
         let t = log_axis(7.0, 7.0).ticks(PLOT_H, false);
         assert!(t.major.len() >= 3, "{:?}", labels(&t));
-    }
-
-    /// The number a tick label stands for: `1500`, `0.02`, `2×10⁵`, `10⁻⁶`.
-    fn label_value(label: &str) -> f64 {
-        if let Ok(v) = label.parse() {
-            return v;
-        }
-        let (mant, pow) = match label.split_once("×10") {
-            Some((m, p)) => (m.parse::<f64>().unwrap(), p),
-            None => (1.0, label.strip_prefix("10").unwrap()),
-        };
-        let exp: String = pow
-            .chars()
-            .map(|c| match c {
-                '⁻' => '-',
-                c => {
-                    let k = "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().position(|d| d == c).unwrap();
-                    char::from_digit(k as u32, 10).unwrap()
-                }
-            })
-            .collect();
-        mant * 10f64.powi(exp.parse().unwrap())
     }
 
     /// Log ticks over ranges from a twentieth of a decade to fourteen decades, at magnitudes

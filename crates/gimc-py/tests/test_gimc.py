@@ -470,17 +470,23 @@ def sigint():
     signal.signal(signal.SIGINT, previous)
 
 
-def test_ctrl_c_interrupts_a_long_fit(sigint):
-    X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
-    clf = GIMCClassifier(map="lff", m=[400, 800], alpha=[0.1, 1.0], max_iter=60, random_state=0)
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+def _assert_interrupted(fit, after, within):
+    """Sends SIGINT `after` seconds into `fit()` and asserts that it raises KeyboardInterrupt
+    less than `within` seconds after its start."""
+    timer = threading.Timer(after, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.perf_counter()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        clf.fit(X, y)
-    elapsed = time.perf_counter() - start
+        fit()
     timer.cancel()
-    assert elapsed < 15, elapsed
+    elapsed = time.perf_counter() - start
+    assert elapsed < within, elapsed
+
+
+def test_ctrl_c_interrupts_a_long_fit(sigint):
+    X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
+    clf = GIMCClassifier(map="lff", m=[400, 800], alpha=[0.1, 1.0], max_iter=60, random_state=0)
+    _assert_interrupted(lambda: clf.fit(X, y), after=1.0, within=15)
     assert not hasattr(clf, "model_bytes_")
 
 
@@ -488,14 +494,7 @@ def test_ctrl_c_interrupts_an_auto_fit(sigint):
     # the search checks for a signal after each row transform and every map-learning iteration
     X, y = make_classification(n_samples=20000, n_features=40, random_state=0)
     clf = GIMCClassifier(random_state=0)  # about 23 s uninterrupted on two cores
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-    start = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        clf.fit(X, y)
-    elapsed = time.perf_counter() - start
-    timer.cancel()
-    assert elapsed < 15, elapsed
+    _assert_interrupted(lambda: clf.fit(X, y), after=1.0, within=15)
     assert not hasattr(clf, "model_bytes_")
 
 
@@ -653,13 +652,7 @@ def test_ctrl_c_interrupts_a_long_completion_fit(sigint):
     # a λ grid of six fits and the refit: about 7 s uninterrupted
     grid = [1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3]
     est = InductiveMatrixCompletion(rank=20, alpha=grid, max_iter=2000, random_state=0)
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    start = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        est.fit(X, Y, entries)
-    timer.cancel()
-    assert time.perf_counter() - start < 3
+    _assert_interrupted(lambda: est.fit(X, Y, entries), after=0.5, within=3)
     assert not hasattr(est, "W_")
 
 
@@ -852,14 +845,8 @@ def test_ctrl_c_interrupts_semisupervised_clustering(sigint):
     u = np.unique(np.c_[lo[lo != hi], hi[lo != hi]], axis=0)
     pairs = np.c_[u, (cls[u[:, 0]] == cls[u[:, 1]]).astype(float)]
     est = SemiSupervisedClustering(n_clusters=2, m=300, max_iter=30, alpha=[0.1], random_state=0)
-    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    start = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        est.fit(X, pairs)
-    timer.cancel()
     # uninterrupted this fit takes minutes; it stops after the IMC start of the running fit
-    assert time.perf_counter() - start < 20
+    _assert_interrupted(lambda: est.fit(X, pairs), after=1.5, within=20)
     assert not hasattr(est, "labels_")
 
 
@@ -868,11 +855,5 @@ def test_ctrl_c_interrupts_okmf_at_the_end_of_an_epoch(sigint):
 
     X = np.random.default_rng(0).normal(size=(200000, 20))
     est = OKMF(n_clusters=5, budget_size=500, epochs=40, random_state=0)  # ~40 s whole
-    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    start = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        est.fit(X)
-    timer.cancel()
-    assert time.perf_counter() - start < 8
+    _assert_interrupted(lambda: est.fit(X), after=1.5, within=8)
     assert not hasattr(est, "labels_")

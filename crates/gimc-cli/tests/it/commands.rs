@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::{data_dir, fit_small_model, gimc, small_multiclass_text, stderr, stdout, temp_file};
+use crate::{
+    data_dir, fit_small_model, gimc, json_of, small_multiclass_text, stderr, stdout, temp_file,
+};
 
 /// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`,
 /// the last line on stderr (informational lines, such as where the targets came from, may
@@ -28,19 +30,38 @@ fn small_multiclass() -> PathBuf {
     temp_file("small3.svm", small_multiclass_text().as_bytes())
 }
 
-fn fit_small(model: &Path) {
-    fit_small_model(&small_multiclass(), model, &[]);
+/// Fits the small model into `{tag}.gimc` and writes its predictions of the small set into
+/// `{tag}.pred`: the set, the model and the predictions.
+fn fit_predict_small(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let data = small_multiclass();
+    let model = temp_file(&format!("{tag}.gimc"), b"");
+    fit_small_model(&data, &model, &[]);
+    let pred = temp_file(&format!("{tag}.pred"), b"");
+    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (data, model, pred)
+}
+
+/// `gimc [lead…] fit --method gimc-lff data -o model --m m --iters iters rest…`.
+fn fit_lff(
+    lead: &[&str],
+    data: &Path,
+    model: &Path,
+    m: &str,
+    iters: &str,
+    rest: &[&str],
+) -> Output {
+    let mut args = lead.to_vec();
+    args.extend(["fit", "--method", "gimc-lff", p(data), "-o", p(model)]);
+    args.extend(["--m", m, "--iters", iters]);
+    args.extend_from_slice(rest);
+    gimc(&args)
 }
 
 #[test]
 fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
-    let model = temp_file("small.gimc", b"");
-    fit_small(&model);
-    let data = small_multiclass();
     // predict + eval: a separable set is learned almost perfectly
-    let pred = temp_file("small.pred", b"");
-    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (data, model, pred) = fit_predict_small("small");
     let o = gimc(&["--json", "eval", p(&pred), p(&data)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -209,24 +230,18 @@ fn trace_then_plot_writes_an_svg() {
     let data = small_multiclass();
     let model = temp_file("traced.gimc", b"");
     let trace = temp_file("trace.csv", b"");
-    let o = gimc(&[
-        "-q",
-        "fit",
-        "--method",
-        "gimc-lff",
-        p(&data),
-        "--m",
-        "10",
-        "--gamma",
-        "0.5",
-        "--iters",
-        "2",
-        "-o",
-        p(&model),
-        "--trace",
-        p(&trace),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let fit_traced = |trace: &Path| {
+        let o = fit_lff(
+            &["-q"],
+            &data,
+            &model,
+            "10",
+            "2",
+            &["--gamma", "0.5", "--trace", p(trace)],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    fit_traced(&trace);
     let t = std::fs::read_to_string(&trace).unwrap();
     assert!(
         t.starts_with("iteration,objective,step,seconds,train_metric,validation_metric\n0,"),
@@ -239,24 +254,7 @@ fn trace_then_plot_writes_an_svg() {
     assert!(s.starts_with("<svg") && s.contains("<polyline") && s.contains("objective"));
     // JSON trace too
     let jtrace = temp_file("trace.json", b"");
-    let o = gimc(&[
-        "-q",
-        "fit",
-        "--method",
-        "gimc-lff",
-        p(&data),
-        "--m",
-        "10",
-        "--gamma",
-        "0.5",
-        "--iters",
-        "2",
-        "-o",
-        p(&model),
-        "--trace",
-        p(&jtrace),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    fit_traced(&jtrace);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&jtrace).unwrap()).unwrap();
     assert!(v[0]["objective"].as_f64().unwrap().is_finite());
@@ -291,12 +289,13 @@ fn constraints_then_semisupervised_and_kmeans_clustering() {
     let text = std::fs::read_to_string(&cons).unwrap();
     assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 300);
     let out = temp_file("small.clusters", b"");
-    let o = gimc(&[
-        "--json",
-        "cluster",
-        p(&data),
-        "-k",
-        "3",
+    // `gimc --json cluster DATA -k 3 FLAGS…`, asserting success: the report
+    let cluster = |flags: &[&str]| {
+        let mut args = vec!["--json", "cluster", p(&data), "-k", "3"];
+        args.extend_from_slice(flags);
+        json_of(&gimc(&args))
+    };
+    let v = cluster(&[
         "--constraints",
         p(&cons),
         "--m",
@@ -310,24 +309,12 @@ fn constraints_then_semisupervised_and_kmeans_clustering() {
         "-o",
         p(&out),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let acc = v["metrics"]["clustering_accuracy"].as_f64().unwrap();
     assert!(acc >= 0.8, "semi-supervised clustering accuracy {acc}");
     let o = gimc(&["--json", "eval", "--clusters", p(&out), p(&data)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["metrics"]["clustering_accuracy"].as_f64().unwrap(), acc);
-    let o = gimc(&[
-        "--json",
-        "cluster",
-        p(&data),
-        "-k",
-        "3",
-        "--method",
-        "kmeans",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = cluster(&["--method", "kmeans"]);
     assert_eq!(v["assignments"].as_array().unwrap().len(), 60);
     assert!(v["metrics"]["inertia"].as_f64().unwrap() >= 0.0);
 }
@@ -465,23 +452,8 @@ fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
     );
     let model = temp_file("sparse3.gimc", b"");
     for (mode, want) in [("auto", serde_json::Value::Null), ("on", "scale".into())] {
-        let o = gimc(&[
-            "--json",
-            "fit",
-            "--method",
-            "gimc-lff",
-            p(&sparse),
-            "--m",
-            "10",
-            "--gamma",
-            "0.5",
-            "--iters",
-            "1",
-            "--standardize",
-            mode,
-            "-o",
-            p(&model),
-        ]);
+        let rest = ["--gamma", "0.5", "--standardize", mode];
+        let o = fit_lff(&["--json"], &sparse, &model, "10", "1", &rest);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         assert_eq!(v["standardized"], want, "--standardize {mode}");
@@ -571,21 +543,7 @@ fn gamma_scale_is_computed_on_the_rows_the_map_sees() {
     let data = temp_file("gscale.svm", rows.as_bytes());
     let gamma_of = |args: &[&str]| {
         let model = temp_file("gscale.gimc", b"");
-        let mut all = vec![
-            "-q",
-            "fit",
-            "--method",
-            "gimc-lff",
-            p(&data),
-            "--m",
-            "8",
-            "--iters",
-            "0",
-            "-o",
-            p(&model),
-        ];
-        all.extend_from_slice(args);
-        let o = gimc(&all);
+        let o = fit_lff(&["-q"], &data, &model, "8", "0", args);
         assert!(o.status.success(), "{}", stderr(&o));
         gimc::persist::read_model_meta(&model)
             .unwrap()
@@ -638,9 +596,7 @@ fn random_phase_fourier_methods_fit_and_predict() {
 
 #[test]
 fn predict_top_k_zero_and_eval_argument_forms() {
-    let model = temp_file("topk.gimc", b"");
-    fit_small(&model);
-    let data = small_multiclass();
+    let (data, model, pred) = fit_predict_small("topk");
     for bad in ["0", "-1", "x"] {
         let o = gimc(&["predict", p(&data), "-m", p(&model), "--top-k", bad]);
         assert_one_line_error(&o, "--top-k", &format!("--top-k {bad}"));
@@ -649,9 +605,6 @@ fn predict_top_k_zero_and_eval_argument_forms() {
     assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
     assert!(stdout(&o).is_empty());
     // the same evaluation by positional arguments, named flags, or a mix of both
-    let pred = temp_file("topk.pred", b"");
-    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let runs: Vec<Vec<&str>> = vec![
         vec!["eval", p(&pred), p(&data)],
         vec!["eval", "--pred", p(&pred), "--truth", p(&data)],
@@ -698,22 +651,8 @@ fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
     // stderr is a pipe here: no bar or spinner frames, only the informational lines
     let data = small_multiclass();
     let model = temp_file("progress.gimc", b"");
-    let o = gimc(&[
-        "fit",
-        "--method",
-        "gimc-lff",
-        p(&data),
-        "--m",
-        "10",
-        "--gamma",
-        "0.5",
-        "--lambda",
-        "0.1,1",
-        "--iters",
-        "3",
-        "-o",
-        p(&model),
-    ]);
+    let rest = ["--gamma", "0.5", "--lambda", "0.1,1"];
+    let o = fit_lff(&[], &data, &model, "10", "3", &rest);
     assert!(o.status.success(), "{}", stderr(&o));
     let (out, err) = (stdout(&o), stderr(&o));
     for s in [&out, &err] {
@@ -726,21 +665,7 @@ fn progress_never_reaches_stdout_or_a_non_terminal_stderr() {
         "{err}"
     );
     assert!(out.starts_with("fitted gimc-lff (multi-class)"), "{out}");
-    let o = gimc(&[
-        "-q",
-        "fit",
-        "--method",
-        "gimc-lff",
-        p(&data),
-        "--m",
-        "10",
-        "--gamma",
-        "0.5",
-        "--iters",
-        "1",
-        "-o",
-        p(&model),
-    ]);
+    let o = fit_lff(&["-q"], &data, &model, "10", "1", &["--gamma", "0.5"]);
     assert!(o.status.success());
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }

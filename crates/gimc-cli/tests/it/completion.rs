@@ -2,6 +2,9 @@
 //! features, learned maps, held-out selection and saved models.
 
 use crate::commands::{assert_one_line_error, p};
+use std::path::Path;
+use std::process::Output;
+
 use crate::{gimc, stderr, stdout, temp_file};
 
 /// Feature row i of side s (3 deterministic values in [−1, 1]) for the side-information tests.
@@ -43,6 +46,88 @@ fn side_entries(n: usize, m: usize, tenths: usize) -> (String, String, Vec<f64>)
     (obs, ask, truth)
 }
 
+/// The values (third field) of the entry lines of a successful `gimc complete` or
+/// `gimc predict --pairs` text output.
+fn printed_values(o: &Output) -> Vec<f64> {
+    assert!(o.status.success(), "{}", stderr(o));
+    stdout(o)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// The values (third field) of the `predictions` triplets of a `--json` output.
+fn json_predictions(v: &serde_json::Value) -> Vec<f64> {
+    v["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[2].as_f64().unwrap())
+        .collect()
+}
+
+/// `gimc [lead] predict --pairs ask --row-features x --col-features y -m model`, asserting
+/// success: the predicted values.
+fn predict_pairs_with_features(
+    lead: &[&str],
+    ask: &Path,
+    x: &Path,
+    y: &Path,
+    model: &Path,
+) -> Vec<f64> {
+    let mut args = lead.to_vec();
+    args.extend([
+        "predict",
+        "--pairs",
+        p(ask),
+        "--row-features",
+        p(x),
+        "--col-features",
+        p(y),
+        "-m",
+        p(model),
+    ]);
+    printed_values(&gimc(&args))
+}
+
+/// `gimc -q --json complete obs [--entries ask] --method method [--row-features x
+/// --col-features y] rest…`, asserting success: its report.
+fn complete_json(
+    obs: &Path,
+    ask: Option<&Path>,
+    method: &str,
+    features: Option<(&Path, &Path)>,
+    rest: &[&str],
+) -> serde_json::Value {
+    let mut args = vec!["-q", "--json", "complete", p(obs)];
+    if let Some(ask) = ask {
+        args.extend(["--entries", p(ask)]);
+    }
+    args.extend(["--method", method]);
+    if let Some((x, y)) = features {
+        args.extend(["--row-features", p(x), "--col-features", p(y)]);
+    }
+    args.extend_from_slice(rest);
+    let o = gimc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+/// The sum of the squared differences of `pred` and `truth`, asserting equal lengths.
+fn squared_error(pred: &[f64], truth: &[f64]) -> f64 {
+    assert_eq!(pred.len(), truth.len());
+    pred.iter().zip(truth).map(|(a, b)| (a - b).powi(2)).sum()
+}
+
+/// Asserts that `again` repeats `first` to 1e-12 relative (the same model in another process).
+fn assert_same_values(again: &[f64], first: &[f64]) {
+    assert_eq!(again.len(), first.len());
+    for (a, b) in again.iter().zip(first) {
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+    }
+}
+
 /// MC-ALS recovers held-out entries of an exactly rank-2 matrix; bad entry files fail cleanly.
 #[test]
 fn complete_recovers_a_low_rank_matrix() {
@@ -81,21 +166,8 @@ fn complete_recovers_a_low_rank_matrix() {
         "--iters",
         "50",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    let pred: Vec<f64> = out
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(pred.len(), truth.len());
-    let rmse = (pred
-        .iter()
-        .zip(&truth)
-        .map(|(a, b)| (a - b).powi(2))
-        .sum::<f64>()
-        / truth.len() as f64)
-        .sqrt();
+    let pred = printed_values(&o);
+    let rmse = (squared_error(&pred, &truth) / truth.len() as f64).sqrt();
     assert!(rmse < 0.05, "held-out RMSE {rmse}");
     let bad = temp_file("bad.entries", b"1 x\n");
     let o = gimc(&["complete", p(&obs), "--entries", p(&bad)]);
@@ -120,50 +192,22 @@ fn complete_nuclear_and_pu_methods() {
     let nuc_model = temp_file("nuc.gimc", b"");
     let mc_model = temp_file("mc.gimc", b"");
     let ask = temp_file("nuc.entries", ask.as_bytes());
-    let rmse_of = |o: &std::process::Output| -> (f64, serde_json::Value) {
-        assert!(o.status.success(), "{}", stderr(o));
-        let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
-        let pred: Vec<f64> = v["predictions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t[2].as_f64().unwrap())
-            .collect();
-        assert_eq!(pred.len(), truth.len());
-        let se: f64 = pred.iter().zip(&truth).map(|(a, b)| (a - b).powi(2)).sum();
-        ((se / truth.len() as f64).sqrt(), v)
+    let rmse_of = |v: &serde_json::Value| {
+        (squared_error(&json_predictions(v), &truth) / truth.len() as f64).sqrt()
     };
     let scale = (truth.iter().map(|t| t * t).sum::<f64>() / truth.len() as f64).sqrt();
     // mc-nuclear: the grid's smallest μ fits best here; the held-out RMSE of each is reported
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "complete",
-        p(&obs),
-        "--entries",
-        p(&ask),
-        "--method",
+    let v = complete_json(
+        &obs,
+        Some(&ask),
         "mc-nuclear",
-        "--lambda",
-        "1,0.01,0.0001",
-        "--save",
-        p(&mc_model),
-    ]);
-    let (rmse, v) = rmse_of(&o);
+        None,
+        &["--lambda", "1,0.01,0.0001", "--save", p(&mc_model)],
+    );
+    let rmse = rmse_of(&v);
     // plain completion's model file: `predict --pairs` without features, the same values
     let o = gimc(&["predict", "--pairs", p(&ask), "-m", p(&mc_model)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let by_index: Vec<f64> = stdout(&o)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
-        .collect();
-    let fitted = v["predictions"].as_array().unwrap();
-    assert_eq!(by_index.len(), fitted.len());
-    for (a, t) in by_index.iter().zip(fitted) {
-        let b = t[2].as_f64().unwrap();
-        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
-    }
+    assert_same_values(&printed_values(&o), &json_predictions(&v));
     assert_eq!(v["holdout_rmse"].as_array().unwrap().len(), 3);
     let chosen = v["lambda"].as_f64().unwrap();
     let best = v["holdout_rmse"]
@@ -185,51 +229,21 @@ fn complete_nuclear_and_pu_methods() {
         "mc-nuclear held-out RMSE {rmse} (scale {scale})"
     );
     // imc-nuclear with both feature files: exact low-rank bilinear model, near-exact recovery
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "complete",
-        p(&obs),
-        "--entries",
-        p(&ask),
-        "--method",
+    let v = complete_json(
+        &obs,
+        Some(&ask),
         "imc-nuclear",
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "--lambda",
-        "0.0001",
-        "--save",
-        p(&nuc_model),
-    ]);
-    let (rmse, v) = rmse_of(&o);
+        Some((&x, &y)),
+        &["--lambda", "0.0001", "--save", p(&nuc_model)],
+    );
+    let rmse = rmse_of(&v);
     assert!(
         rmse < 0.05 * scale,
         "imc-nuclear held-out RMSE {rmse} (scale {scale})"
     );
     // the saved model (identity maps, W and H) predicts the same entries in a later process
-    let o = gimc(&[
-        "predict",
-        "--pairs",
-        p(&ask),
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "-m",
-        p(&nuc_model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let again: Vec<f64> = stdout(&o)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
-        .collect();
-    for (a, t) in again.iter().zip(v["predictions"].as_array().unwrap()) {
-        let b = t[2].as_f64().unwrap();
-        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
-    }
+    let again = predict_pairs_with_features(&[], &ask, &x, &y, &nuc_model);
+    assert_same_values(&again, &json_predictions(&v));
     // a feature model without feature files, and a model file with one side's features only
     let o = gimc(&["predict", "--pairs", p(&ask), "-m", p(&nuc_model)]);
     assert_one_line_error(&o, "maps feature rows", "feature model without features");
@@ -245,46 +259,21 @@ fn complete_nuclear_and_pu_methods() {
     ]);
     assert_one_line_error(&o, "--save: a model file needs both", "save with one side");
     // PU-IMC runs and reports; the same features
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "complete",
-        p(&obs),
-        "--entries",
-        p(&ask),
-        "--method",
+    complete_json(
+        &obs,
+        Some(&ask),
         "pu-imc",
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "--rank",
-        "2",
-        "--rho",
-        "0.3",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+        Some((&x, &y)),
+        &["--rank", "2", "--rho", "0.3"],
+    );
     // PU-IMC's grids: (λ, ρ) chosen by held-out AUC, every pair reported
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "complete",
-        p(&obs),
-        "--method",
+    let v = complete_json(
+        &obs,
+        None,
         "pu-imc",
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "--rank",
-        "2",
-        "--lambda",
-        "0.1,1",
-        "--rho",
-        "0.2,0.6",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        Some((&x, &y)),
+        &["--rank", "2", "--lambda", "0.1,1", "--rho", "0.2,0.6"],
+    );
     let scores = v["holdout_auc"].as_array().unwrap();
     assert_eq!(scores.len(), 4);
     let best = scores
@@ -371,30 +360,8 @@ fn completion_with_side_features_fit_then_predict_pairs() {
         "--row-features: general completion is `gimc complete`",
         "fit --row-features",
     );
-    let o = gimc(&[
-        "-q",
-        "predict",
-        "--pairs",
-        p(&ask),
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "-m",
-        p(&model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let pred: Vec<f64> = stdout(&o)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(pred.len(), truth.len());
-    let mse = pred
-        .iter()
-        .zip(&truth)
-        .map(|(a, b)| (a - b).powi(2))
-        .sum::<f64>();
+    let pred = predict_pairs_with_features(&["-q"], &ask, &x, &y, &model);
+    let mse = squared_error(&pred, &truth);
     let var = truth.iter().map(|b| b * b).sum::<f64>();
     assert!(mse < 0.2 * var, "held-out relative error {}", mse / var);
     let o = gimc(&["predict", p(&x), "-m", p(&model)]);
@@ -416,70 +383,38 @@ fn complete_with_learned_maps_selects_on_held_out_entries_and_saves_the_model() 
     let obs = temp_file("g.triplets", obs.as_bytes());
     let ask = temp_file("g.entries", ask.as_bytes());
     let model = temp_file("g.gimc", b"");
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "complete",
-        p(&obs),
-        "--entries",
-        p(&ask),
-        "--method",
+    let v = complete_json(
+        &obs,
+        Some(&ask),
         "gimc-lff",
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "--rank",
-        "2",
-        "--m",
-        "20,40",
-        "--gamma",
-        "0.5*scale,scale",
-        "--lambda",
-        "0.001",
-        "--iters",
-        "5",
-        "--save",
-        p(&model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        Some((&x, &y)),
+        &[
+            "--rank",
+            "2",
+            "--m",
+            "20,40",
+            "--gamma",
+            "0.5*scale,scale",
+            "--lambda",
+            "0.001",
+            "--iters",
+            "5",
+            "--save",
+            p(&model),
+        ],
+    );
     assert_eq!(v["holdout"].as_array().unwrap().len(), 4);
-    let pred: Vec<f64> = v["predictions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t[2].as_f64().unwrap())
-        .collect();
-    let se: f64 = pred.iter().zip(&truth).map(|(a, b)| (a - b).powi(2)).sum();
+    let pred = json_predictions(&v);
+    let se = squared_error(&pred, &truth);
     let ss: f64 = truth.iter().map(|t| t * t).sum();
     assert!(
         (se / ss).sqrt() < 0.3,
         "held-out relative error {}",
         (se / ss).sqrt()
     );
-    let o = gimc(&[
-        "predict",
-        "--pairs",
-        p(&ask),
-        "--row-features",
-        p(&x),
-        "--col-features",
-        p(&y),
-        "-m",
-        p(&model),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let again: Vec<f64> = stdout(&o)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
-        .collect();
+    let again = predict_pairs_with_features(&[], &ask, &x, &y, &model);
     // the same model, up to the last bit of the re-formed features
-    assert_eq!(again.len(), pred.len());
-    for (a, b) in again.iter().zip(&pred) {
-        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
-    }
+    assert_same_values(&again, &pred);
     let o = gimc(&[
         "complete",
         p(&obs),
@@ -506,17 +441,7 @@ fn complete_patience_cuts_each_grid_points_trajectory() {
     let (obs, _, _) = side_entries(n, m, 2);
     let obs = temp_file("p.triplets", obs.as_bytes());
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "-q",
-            "--json",
-            "complete",
-            p(&obs),
-            "--method",
-            "gimc-lff",
-            "--row-features",
-            p(&x),
-            "--col-features",
-            p(&y),
+        let mut rest = vec![
             "--rank",
             "4",
             "--m",
@@ -526,10 +451,8 @@ fn complete_patience_cuts_each_grid_points_trajectory() {
             "--iters",
             "20",
         ];
-        args.extend_from_slice(extra);
-        let o = gimc(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        rest.extend_from_slice(extra);
+        let v = complete_json(&obs, None, "gimc-lff", Some((&x, &y)), &rest);
         v["holdout"]
             .as_array()
             .unwrap()

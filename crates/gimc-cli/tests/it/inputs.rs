@@ -374,15 +374,8 @@ fn the_task_of_a_libsvm_file_is_decided_from_every_row() {
     let o = gimc(&fit);
     ok(&o);
     assert!(stdout(&o).contains("(multi-label)"), "{}", stdout(&o));
-    ok(&gimc(&[
-        "-q",
-        "predict",
-        p(&data),
-        "-m",
-        p(&model),
-        "-o",
-        p(&pred),
-    ]));
+    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+    ok(&o);
     let o = gimc(&["-q", "eval", p(&pred), p(&data)]);
     ok(&o);
     assert!(stdout(&o).contains("P@1"), "{}", stdout(&o));
@@ -432,14 +425,8 @@ fn csv_label_columns_are_stored_in_the_model_for_predict_and_eval() {
     ok(&o);
     assert!(stdout(&o).contains("3 labels"), "{}", stdout(&o));
     // predict finds the label columns in the model: no width mismatch, no flag
-    let err = ok(&gimc(&[
-        "predict",
-        p(&data),
-        "-m",
-        p(&model),
-        "-o",
-        p(&pred),
-    ]));
+    let o = gimc(&["predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
+    let err = ok(&o);
     assert!(
         err.contains("mlc.csv: 3 labels from columns l0, l1, l2"),
         "{err}"
@@ -458,32 +445,36 @@ fn csv_label_columns_are_stored_in_the_model_for_predict_and_eval() {
     let o = gimc(&["predict", p(&new_rows), "-m", p(&model)]);
     assert!(ok(&o).contains("mlc-new.csv: no target"), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
-    // without either, the truth has no labels, and the message says how to name them
-    let line = error_line(&gimc(&["eval", p(&pred), p(&data)]));
-    assert!(line.contains("--label-columns or -m MODEL"), "{line}");
-    // a label cell that is neither a number nor true / false
     let bad = temp_file("mlc-bad.csv", b"a,l0\n1,2\n2,maybe\n");
-    let line = error_line(&gimc(&["data", "info", p(&bad), "--label-columns", "l0"]));
-    assert!(
-        line.contains("mlc-bad.csv:3: label column `l0` holds `maybe`"),
-        "{line}"
-    );
-    let line = error_line(&gimc(&[
-        "data",
-        "info",
-        p(&data),
-        "--label-columns",
-        "l0",
-        "--label-column",
-        "c",
-    ]));
-    assert!(line.contains("give one"), "{line}");
     let svm = temp_file("labelcols.svm", b"1 1:1\n");
-    let line = error_line(&gimc(&["data", "info", p(&svm), "--label-columns", "1"]));
-    assert!(
-        line.contains("--label-columns applies to CSV files only"),
-        "{line}"
-    );
+    fn info<'a>(file: &'a Path, flags: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["data", "info", p(file)];
+        args.extend_from_slice(flags);
+        args
+    }
+    for (args, needle) in [
+        // without either, the truth has no labels, and the message says how to name them
+        (
+            vec!["eval", p(&pred), p(&data)],
+            "--label-columns or -m MODEL",
+        ),
+        // a label cell that is neither a number nor true / false
+        (
+            info(&bad, &["--label-columns", "l0"]),
+            "mlc-bad.csv:3: label column `l0` holds `maybe`",
+        ),
+        (
+            info(&data, &["--label-columns", "l0", "--label-column", "c"]),
+            "give one",
+        ),
+        (
+            info(&svm, &["--label-columns", "1"]),
+            "--label-columns applies to CSV files only",
+        ),
+    ] {
+        let line = error_line(&gimc(&args));
+        assert!(line.contains(needle), "{line}");
+    }
 }
 
 /// An iris-like file: four measurements and the species.

@@ -31,6 +31,12 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The JSON report a run printed on stdout, asserting that the run succeeded.
+fn json_of(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_str(&stdout(o)).unwrap()
+}
+
 /// The shared data directory, or None (test skipped) unless GIMC_REQUIRE_DATA=1 demands it.
 fn data_dir(set: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("GIMC_DATA")

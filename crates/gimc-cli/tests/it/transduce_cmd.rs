@@ -2,7 +2,49 @@
 //! unlabelled rows.
 
 use crate::commands::{assert_one_line_error, p};
-use crate::{gimc, stderr, stdout, temp_file};
+use std::path::Path;
+use std::process::Output;
+
+use crate::{gimc, json_of, stderr, temp_file};
+
+/// `gimc -q [--json] --label-column last transduce data --folds 3 --mu-count 4 extra…`.
+fn transduce(json: bool, data: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["-q"];
+    if json {
+        args.push("--json");
+    }
+    args.extend([
+        "--label-column",
+        "last",
+        "transduce",
+        p(data),
+        "--folds",
+        "3",
+        "--mu-count",
+        "4",
+    ]);
+    args.extend_from_slice(extra);
+    gimc(&args)
+}
+
+/// The row indices of a `gimc transduce --json` report.
+fn reported_rows(v: &serde_json::Value) -> Vec<usize> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap() as usize)
+        .collect()
+}
+
+/// How many of `rows`' first predicted labels differ from the class of the fixture of two
+/// classes (`neg` on even rows, `pos` on odd ones).
+fn wrong_classes(rows: &[usize], v: &serde_json::Value) -> usize {
+    rows.iter()
+        .zip(v["predicted"].as_array().unwrap())
+        .filter(|(i, p)| p[0].as_str().unwrap() != if *i % 2 == 0 { "neg" } else { "pos" })
+        .count()
+}
 
 /// `gimc transduce` on a CSV with missing feature cells and unlabelled rows: the unlabelled
 /// rows of two well-separated classes are predicted (low-rank features: the class shifts every
@@ -35,36 +77,16 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
     }
     let data = temp_file("td.csv", csv.as_bytes());
     let imputed = temp_file("td-imputed.csv", b"");
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "--label-column",
-        "last",
-        "transduce",
-        p(&data),
-        "--folds",
-        "3",
-        "--lambda",
-        "0.1,1",
-        "--mu-count",
-        "4",
-        "--impute-out",
-        p(&imputed),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let rows: Vec<usize> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_u64().unwrap() as usize)
-        .collect();
+    // MC-1 over the λ grid, the imputed matrix written to `out`
+    let impute = |json: bool, data: &Path, out: &Path, extra: &[&str]| {
+        let mut args = vec!["--lambda", "0.1,1", "--impute-out", p(out)];
+        args.extend_from_slice(extra);
+        transduce(json, data, &args)
+    };
+    let v = json_of(&impute(true, &data, &imputed, &[]));
+    let rows = reported_rows(&v);
     assert_eq!(rows, hidden);
-    let wrong = rows
-        .iter()
-        .zip(v["predicted"].as_array().unwrap())
-        .filter(|(i, p)| p[0].as_str().unwrap() != if *i % 2 == 0 { "neg" } else { "pos" })
-        .count();
+    let wrong = wrong_classes(&rows, &v);
     assert!(
         wrong <= 1,
         "{wrong} of {} unlabelled rows wrong",
@@ -87,28 +109,11 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
     }
     // the imputation + SVM baselines run on the same file and predict the same rows
     for method in ["mean-svm", "zero-svm", "fpc-svm"] {
-        let o = gimc(&[
-            "-q",
-            "--json",
-            "--label-column",
-            "last",
-            "transduce",
-            p(&data),
-            "--method",
-            method,
-            "--folds",
-            "3",
-            "--mu-count",
-            "4",
-        ]);
+        let o = transduce(true, &data, &["--method", method]);
         assert!(o.status.success(), "{method}: {}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let v = json_of(&o);
         assert_eq!(v["method"], method);
-        let wrong = hidden
-            .iter()
-            .zip(v["predicted"].as_array().unwrap())
-            .filter(|(i, p)| p[0].as_str().unwrap() != if *i % 2 == 0 { "neg" } else { "pos" })
-            .count();
+        let wrong = wrong_classes(&hidden, &v);
         assert!(wrong <= 2, "{method}: {wrong} of {} wrong", hidden.len());
         assert_eq!(v["svm_c"].as_array().unwrap().len(), 2);
     }
@@ -122,23 +127,7 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
     }
     let truth = temp_file("td-truth.csv", truth_csv.as_bytes());
     let pred = temp_file("td-pred.csv", b"");
-    let o = gimc(&[
-        "-q",
-        "--label-column",
-        "last",
-        "transduce",
-        p(&data),
-        "--folds",
-        "3",
-        "--lambda",
-        "0.1,1",
-        "--mu-count",
-        "4",
-        "--impute-out",
-        p(&imputed),
-        "-o",
-        p(&pred),
-    ]);
+    let o = impute(false, &data, &imputed, &["-o", p(&pred)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = gimc(&[
         "--json",
@@ -153,8 +142,7 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
         "--imputed",
         p(&imputed),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_of(&o);
     let err = v["label_error"].as_f64().unwrap();
     assert!(
         err <= 100.0 / hidden.len() as f64 + 1e-9,
@@ -178,24 +166,7 @@ fn transduce_predicts_unlabelled_rows_and_imputes_missing_cells() {
         .collect::<String>();
     let token_file = temp_file("td-token.csv", with_token.as_bytes());
     let token_imputed = temp_file("td-token-imputed.csv", b"");
-    let o = gimc(&[
-        "-q",
-        "--json",
-        "--label-column",
-        "last",
-        "transduce",
-        p(&token_file),
-        "--folds",
-        "3",
-        "--lambda",
-        "0.1,1",
-        "--mu-count",
-        "4",
-        "--missing",
-        "-999",
-        "--impute-out",
-        p(&token_imputed),
-    ]);
+    let o = impute(true, &token_file, &token_imputed, &["--missing", "-999"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(&token_imputed).unwrap(),
@@ -294,15 +265,8 @@ fn transduce_predicts_single_missing_label_cells() {
         "--mu-count",
         "4",
     ];
-    let o = gimc(&[&["-q", "--json"][..], &args[..]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let rows: Vec<usize> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_u64().unwrap() as usize)
-        .collect();
+    let v = json_of(&gimc(&[&["-q", "--json"][..], &args[..]].concat()));
+    let rows = reported_rows(&v);
     let mut want: Vec<usize> = hidden.iter().map(|&(i, _)| i).collect();
     want.dedup();
     assert_eq!(rows, want, "every row with a `?` label, once");
@@ -335,10 +299,7 @@ fn transduce_predicts_single_missing_label_cells() {
         if with_input {
             a.extend(["--input", p(&data)]);
         }
-        let o = gimc(&a);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        v["label_error"].as_f64().unwrap()
+        json_of(&gimc(&a))["label_error"].as_f64().unwrap()
     };
     let cells = eval(true);
     assert!(

@@ -20,29 +20,23 @@ fn linear_kernel_matches_kmeans_from_the_same_seeds() {
     for data in [&fx, &sparse] {
         for init in [KMeansInit::PlusPlus, KMeansInit::Random] {
             for (k, seed) in [(2, 3u64), (5, 4), (8, 5)] {
+                let km_params = KMeansParams::new(k)
+                    .with_n_init(3)
+                    .with_tol(0.0)
+                    .with_init(init);
+                let kkm_params = KernelKMeansParams::new(k, Kernel::Linear)
+                    .with_n_init(3)
+                    .with_tol(0.0)
+                    .with_init(init);
                 let km = fit_kmeans(
                     data,
-                    &KMeansParams::new(k)
-                        .with_n_init(3)
-                        .with_tol(0.0)
-                        .with_init(init)
-                        .check()
-                        .unwrap(),
+                    &km_params.check().unwrap(),
                     &mut seeded(seed),
                     &mut NoObserver,
                 )
                 .unwrap();
-                let kkm = fit_kernel_kmeans(
-                    data,
-                    &KernelKMeansParams::new(k, Kernel::Linear)
-                        .with_n_init(3)
-                        .with_tol(0.0)
-                        .with_init(init)
-                        .check()
-                        .unwrap(),
-                    &mut seeded(seed),
-                )
-                .unwrap();
+                let kkm = fit_kernel_kmeans(data, &kkm_params.check().unwrap(), &mut seeded(seed))
+                    .unwrap();
                 assert_eq!(kkm.labels, km.labels, "k = {k}, {init:?}");
                 assert_eq!(kkm.n_iter, km.n_iter);
                 assert_eq!(kkm.converged, km.converged);

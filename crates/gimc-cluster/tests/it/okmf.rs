@@ -2,8 +2,8 @@
 //! memory independent of n, clustering of blobs and rings, loss trace, determinism, errors.
 
 use gimc_cluster::{
-    ClusterError, KMeansParams, OkmfBudget, OkmfInit, OkmfParams, OkmfStep, fit_kmeans, fit_okmf,
-    okmf_sample_gradient, okmf_sample_objective,
+    ClusterError, KMeansParams, Okmf, OkmfBudget, OkmfInit, OkmfParams, OkmfStep, fit_kmeans,
+    fit_okmf, okmf_sample_gradient, okmf_sample_objective,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
@@ -13,6 +13,16 @@ use gimc_metrics::clustering_accuracy;
 use proptest::prelude::*;
 
 use crate::common::{blobs, in_pool, same_partition, sparse_pair};
+
+/// [`fit_okmf`] with `params` checked, the rng seeded with `seed` and no observer.
+fn okmf(x: &FeatureMatrix, params: &OkmfParams, seed: u64) -> Result<Okmf, ClusterError> {
+    fit_okmf(
+        x,
+        &params.check().unwrap(),
+        &mut seeded(seed),
+        &mut NoObserver,
+    )
+}
 
 /// A PSD K_B from 6 random budget points in R³ with an RBF kernel, and k_x for a new point.
 fn kernel_setup(seed: u64) -> (Mat<f64>, Vec<f64>) {
@@ -38,16 +48,20 @@ proptest! {
         let h = gaussian_vec(&mut rng, 2, 1.0);
         let alpha = 0.3;
         let g = okmf_sample_gradient(&kx, kb.as_ref(), w.as_ref(), &h, lambda).unwrap();
+        // the central difference of J in entry (i, j) of W
         let eps = 1e-6;
+        let central = |i: usize, j: usize| {
+            let mut wp = w.clone();
+            wp[(i, j)] += eps;
+            let mut wm = w.clone();
+            wm[(i, j)] -= eps;
+            let jp = okmf_sample_objective(1.0, &kx, kb.as_ref(), wp.as_ref(), &h, lambda, alpha).unwrap();
+            let jm = okmf_sample_objective(1.0, &kx, kb.as_ref(), wm.as_ref(), &h, lambda, alpha).unwrap();
+            (jp - jm) / (2.0 * eps)
+        };
         for i in 0..6 {
             for j in 0..2 {
-                let mut wp = w.clone();
-                wp[(i, j)] += eps;
-                let mut wm = w.clone();
-                wm[(i, j)] -= eps;
-                let jp = okmf_sample_objective(1.0, &kx, kb.as_ref(), wp.as_ref(), &h, lambda, alpha).unwrap();
-                let jm = okmf_sample_objective(1.0, &kx, kb.as_ref(), wm.as_ref(), &h, lambda, alpha).unwrap();
-                let fd = (jp - jm) / (2.0 * eps);
+                let fd = central(i, j);
                 prop_assert!((fd - g[(i, j)]).abs() <= 1e-6 * (1.0 + fd.abs()),
                     "({i}, {j}): finite difference {fd} vs gradient {}", g[(i, j)]);
             }
@@ -60,13 +74,7 @@ proptest! {
         let mut worst: f64 = 0.0;
         for i in 0..6 {
             for j in 0..2 {
-                let mut wp = w.clone();
-                wp[(i, j)] += eps;
-                let mut wm = w.clone();
-                wm[(i, j)] -= eps;
-                let jp = okmf_sample_objective(1.0, &kx, kb.as_ref(), wp.as_ref(), &h, lambda, alpha).unwrap();
-                let jm = okmf_sample_objective(1.0, &kx, kb.as_ref(), wm.as_ref(), &h, lambda, alpha).unwrap();
-                worst = worst.max(((jp - jm) / (2.0 * eps) - paper[(i, j)]).abs());
+                worst = worst.max((central(i, j) - paper[(i, j)]).abs());
             }
         }
         prop_assert!(worst > 1e-3);
@@ -107,13 +115,7 @@ fn model_size_does_not_depend_on_n() {
     for per in [100, 1000] {
         let (x, _) = blobs(&centres, per, 1.0, 5);
         let fx = FeatureMatrix::dense(x).unwrap();
-        let model = fit_okmf(
-            &fx,
-            &params.check().unwrap(),
-            &mut seeded(6),
-            &mut NoObserver,
-        )
-        .unwrap();
+        let model = okmf(&fx, &params, 6).unwrap();
         // the model: budget (p × d), K_B (p × p), W (p × r) and one loss per epoch, nothing
         // with n rows
         assert_eq!(model.budget.shape(), (40, 4));
@@ -141,13 +143,7 @@ fn clusters_well_separated_blobs_perfectly() {
                     .with_budget_size(100)
                     .with_budget(budget)
                     .with_init(init);
-                let model = fit_okmf(
-                    &fx,
-                    &params.check().unwrap(),
-                    &mut seeded(8),
-                    &mut NoObserver,
-                )
-                .unwrap();
+                let model = okmf(&fx, &params, 8).unwrap();
                 let labels = model.predict(&fx).unwrap();
                 let acc = clustering_accuracy(&labels, &truth).unwrap();
                 if init == OkmfInit::KernelKMeans {
@@ -229,15 +225,7 @@ fn loss_trace_observer_and_objective() {
     }
     // the authors' schedule runs too
     let paper = params.with_step(OkmfStep::InverseScaling { gamma0: 0.01 });
-    assert!(
-        fit_okmf(
-            &fx,
-            &paper.check().unwrap(),
-            &mut seeded(13),
-            &mut NoObserver
-        )
-        .is_ok()
-    );
+    assert!(okmf(&fx, &paper, 13).is_ok());
 }
 
 #[test]
@@ -246,45 +234,13 @@ fn deterministic_sparse_input_and_thread_count() {
     let params = OkmfParams::new(3, Kernel::Rbf { gamma: 0.05 })
         .with_budget_size(50)
         .with_epochs(2);
-    let a = in_pool(1, || {
-        fit_okmf(
-            &sparse,
-            &params.check().unwrap(),
-            &mut seeded(15),
-            &mut NoObserver,
-        )
-        .unwrap()
-    });
-    let b = in_pool(2, || {
-        fit_okmf(
-            &sparse,
-            &params.check().unwrap(),
-            &mut seeded(15),
-            &mut NoObserver,
-        )
-        .unwrap()
-    });
+    let a = in_pool(1, || okmf(&sparse, &params, 15).unwrap());
+    let b = in_pool(2, || okmf(&sparse, &params, 15).unwrap());
     assert_eq!(a, b);
-    let c = fit_okmf(
-        &dense,
-        &params.check().unwrap(),
-        &mut seeded(15),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let c = okmf(&dense, &params, 15).unwrap();
     assert!((&a.w - &c.w).norm_max() < 1e-8);
     assert_eq!(a.predict(&sparse).unwrap(), c.predict(&dense).unwrap());
-    let k_budget = fit_okmf(
-        &sparse,
-        &params
-            .clone()
-            .with_budget(OkmfBudget::KMeans)
-            .check()
-            .unwrap(),
-        &mut seeded(16),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let k_budget = okmf(&sparse, &params.clone().with_budget(OkmfBudget::KMeans), 16).unwrap();
     assert_eq!(k_budget.budget.shape(), (50, 15));
 }
 

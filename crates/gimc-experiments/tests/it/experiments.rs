@@ -6,14 +6,10 @@ use std::path::PathBuf;
 use gimc_experiments::experiments::datasets::Datasets;
 use gimc_experiments::{Context, Experiment, ExperimentError, Report, reproduce};
 
+use crate::common::quick_context;
+
 fn ctx(tag: &str) -> Context {
-    let base = std::env::temp_dir().join(format!("gimc-exp-{tag}-{}", std::process::id()));
-    Context {
-        data_dir: base.join("data"),
-        out_dir: base.join("out"),
-        quick: true,
-        seed: 1,
-    }
+    quick_context(&format!("gimc-exp-{tag}"), 1, None)
 }
 
 struct Fails;

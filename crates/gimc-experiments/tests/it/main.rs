@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod common;
 mod experiments;
 mod gimc_labels;
 mod gimc_table3;

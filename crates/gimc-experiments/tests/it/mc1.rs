@@ -11,27 +11,14 @@ use gimc_experiments::experiments::mc1_common::{
 };
 use gimc_experiments::experiments::mc1_emotions;
 use gimc_experiments::experiments::mc1_synthetic::{self, META_SETTING, Mc1Synthetic};
-use gimc_experiments::{Context, Experiment, Report, experiment_names};
+use gimc_experiments::{Context, Experiment, experiment_names};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{child, seeded};
 
-fn ctx(tag: &str, data_dir: Option<PathBuf>) -> Context {
-    let base = std::env::temp_dir().join(format!("gimc-mc1-{tag}-{}", std::process::id()));
-    Context {
-        data_dir: data_dir.unwrap_or_else(|| base.join("data")),
-        out_dir: base.join("out"),
-        quick: true,
-        seed: 2010,
-    }
-}
+use crate::common::{ours, quick_context};
 
-fn ours(report: &Report, method: &str, setting: &str, metric: &str) -> f64 {
-    report
-        .records
-        .iter()
-        .find(|r| r.method == method && r.setting == setting && r.metric == metric)
-        .and_then(|r| r.ours)
-        .unwrap_or_else(|| panic!("no record {method} / {setting} / {metric}"))
+fn ctx(tag: &str, data_dir: Option<PathBuf>) -> Context {
+    quick_context(&format!("gimc-mc1-{tag}"), 2010, data_dir)
 }
 
 #[test]
@@ -138,18 +125,8 @@ fn trial_groups_score_as_each_group_alone() {
 #[test]
 fn one_trial_scores_every_method() {
     let trial = planted_trial(3, 60, 8, 0.5);
-    let mut config = Mc1Config::paper(
-        1,
-        vec![
-            Method::McB,
-            Method::Mc1,
-            Method::FpcSvm,
-            Method::Em1Svm,
-            Method::MeanSvm,
-            Method::ZeroSvm,
-        ],
-        true,
-    );
+    // every method of Tables 1–2
+    let mut config = Mc1Config::paper(1, mc1_synthetic::METHODS.to_vec(), true);
     config.cv.mu_count = 4;
     let scores = run_trial(&trial, &config, &seeded(4)).unwrap();
     assert_eq!(scores.len(), 6);

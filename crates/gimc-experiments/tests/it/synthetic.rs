@@ -8,24 +8,10 @@ use gimc_experiments::experiments::imc_sample_complexity::{
 use gimc_experiments::experiments::pu_imc::{self, PuImc};
 use gimc_experiments::{Context, Experiment, Report};
 
-fn ctx(tag: &str) -> Context {
-    let base = std::env::temp_dir().join(format!("gimc-exp-{tag}-{}", std::process::id()));
-    Context {
-        data_dir: base.join("data"),
-        out_dir: base.join("out"),
-        quick: true,
-        seed: 2016,
-    }
-}
+use crate::common::{ours, quick_context};
 
-/// Our value of the record (method, setting, metric).
-fn ours(report: &Report, method: &str, setting: &str, metric: &str) -> f64 {
-    report
-        .records
-        .iter()
-        .find(|r| r.method == method && r.setting == setting && r.metric == metric)
-        .and_then(|r| r.ours)
-        .unwrap_or_else(|| panic!("no record {method} / {setting} / {metric}"))
+fn ctx(tag: &str) -> Context {
+    quick_context(&format!("gimc-exp-{tag}"), 2016, None)
 }
 
 /// Our value of the record (dataset, method, setting, metric).

@@ -1,5 +1,6 @@
 //! Shared helpers: data in both storages and the built-in maps by name.
 
+use gimc_featmap::conformance::exact_kernel_matrix;
 use gimc_featmap::{
     Activation, ActivationMap, ActivationParams, Identity, LearnableMap, Nystrom, NystromNorm,
     NystromParams, PolynomialParams, RandomCosine, RandomFourier, RandomFourierParams,
@@ -37,6 +38,30 @@ pub fn max_diff(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
 }
 
 pub const GAMMA: f64 = 0.5;
+
+/// The exact polynomial kernel matrix (γ xᵀy + c₀)^p of the rows of `x`.
+pub fn polynomial_kernel(x: &FeatureMatrix, gamma: f64, coef0: f64, degree: u32) -> Mat<f64> {
+    let kernel = Kernel::Polynomial {
+        gamma,
+        coef0,
+        degree,
+    };
+    exact_kernel_matrix(&kernel, x).unwrap()
+}
+
+/// A Random Maclaurin map of input dimension `d` and output dimension `big_d` for the
+/// polynomial kernel (γ xᵀy + c₀)^p.
+pub fn maclaurin(
+    d: usize,
+    big_d: usize,
+    (gamma, coef0, degree): (f64, f64, u32),
+    rng: &mut GimcRng,
+) -> gimc_featmap::Result<RandomMaclaurin> {
+    let params = PolynomialParams::new(big_d, gamma, coef0, degree)
+        .check()
+        .unwrap();
+    RandomMaclaurin::new(d, &params, rng)
+}
 
 /// Every learnable built-in map (with its variants), boxed, built for input dimension `d` with
 /// size `m` from `rng`; Nyström landmarks come from `x`.

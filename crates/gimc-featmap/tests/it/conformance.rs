@@ -9,14 +9,13 @@ use gimc_featmap::conformance::{
 };
 use gimc_featmap::{
     ActivationMap, ActivationParams, FeatMapError, FeatureMap, Identity, LearnableMap, Nystrom,
-    NystromParams, PolynomialParams, RandomFourier, RandomFourierParams, RandomMaclaurin, Result,
-    check_input,
+    NystromParams, RandomFourier, RandomFourierParams, Result, check_input,
 };
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::{GimcRng, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel};
 
-use crate::common::{GAMMA, data_pair};
+use crate::common::{GAMMA, data_pair, maclaurin, polynomial_kernel};
 
 #[test]
 fn every_built_in_map_passes_the_suite() {
@@ -70,29 +69,13 @@ fn every_built_in_map_passes_the_suite() {
 
         // Random Maclaurin
         let (gamma, coef0, degree) = (0.5, 1.0, 2);
-        let poly = exact_kernel_matrix(
-            &Kernel::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            },
-            &dense,
-        )
-        .unwrap();
+        let poly = polynomial_kernel(&dense, gamma, coef0, degree);
         let cfg = ConformanceConfig::new(6, 4).with_kernel(
             poly,
             KernelApproxConfig::new(vec![32, 128, 512]).with_trials(3),
         );
         run_all_learnable(
-            |f, rng| {
-                RandomMaclaurin::new(
-                    5,
-                    &PolynomialParams::new(f, gamma, coef0, degree)
-                        .check()
-                        .unwrap(),
-                    rng,
-                )
-            },
+            |f, rng| maclaurin(5, f, (gamma, coef0, degree), rng),
             x,
             &cfg,
         )

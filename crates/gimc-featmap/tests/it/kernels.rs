@@ -4,16 +4,36 @@
 
 use gimc_cluster::KMeansParams;
 use gimc_featmap::conformance::{
-    KernelApproxConfig, check_exact_kernel, check_kernel_approximation, exact_kernel_matrix,
+    KernelApproxConfig, KernelApproxReport, check_exact_kernel, check_kernel_approximation,
+    exact_kernel_matrix,
 };
 use gimc_featmap::{
     ActivationMap, ActivationParams, FeatureMap, Identity, LandmarkInit, Nystrom, NystromParams,
-    PolynomialParams, RandomFourier, RandomFourierParams, RandomMaclaurin,
+    RandomFourier, RandomFourierParams,
 };
-use gimc_linalg::Kernel;
-use gimc_linalg::rng::seeded;
+use gimc_linalg::faer::Mat;
+use gimc_linalg::rng::{GimcRng, seeded};
+use gimc_linalg::{FeatureMatrix, Kernel};
 
-use crate::common::{GAMMA, data_pair};
+use crate::common::{GAMMA, data_pair, maclaurin, polynomial_kernel};
+
+/// [`check_kernel_approximation`] of the maps `make_map` builds, on `x` against `exact`:
+/// prints the errors as `what`, asserts that the check passed and returns its report.
+fn assert_approximates<M: FeatureMap>(
+    what: &str,
+    make_map: impl Fn(usize, &mut GimcRng) -> gimc_featmap::Result<M>,
+    x: &FeatureMatrix,
+    exact: &Mat<f64>,
+    cfg: &KernelApproxConfig,
+) -> KernelApproxReport {
+    let rep = check_kernel_approximation(make_map, x, exact.as_ref(), cfg).unwrap();
+    println!(
+        "{what}: D {:?} mean err {:?} max err {:?} slope {:.3} (max: {:.3})",
+        rep.output_dims, rep.mean_abs_err, rep.max_abs_err, rep.slope_mean, rep.slope_max
+    );
+    assert!(rep.passed, "{what}: {}", rep.to_report(cfg));
+    rep
+}
 
 #[test]
 fn rff_error_falls_like_inverse_sqrt_d() {
@@ -23,21 +43,11 @@ fn rff_error_falls_like_inverse_sqrt_d() {
         .with_trials(4)
         .with_slope(-0.65, -0.35);
     for x in [&dense, &sparse] {
-        let rep = check_kernel_approximation(
-            |m, rng| {
-                RandomFourier::new(6, &RandomFourierParams::new(m, GAMMA).check().unwrap(), rng)
-            },
-            x,
-            k.as_ref(),
-            &cfg,
-        )
-        .unwrap();
-        println!(
-            "RFF: D {:?} mean err {:?} max err {:?} slope {:.3} (max: {:.3})",
-            rep.output_dims, rep.mean_abs_err, rep.max_abs_err, rep.slope_mean, rep.slope_max
-        );
+        let rff = |m, rng: &mut GimcRng| {
+            RandomFourier::new(6, &RandomFourierParams::new(m, GAMMA).check().unwrap(), rng)
+        };
+        let rep = assert_approximates("RFF", rff, x, &k, &cfg);
         assert_eq!(rep.output_dims, vec![32, 128, 512, 2048]);
-        assert!(rep.passed, "{}", rep.to_report(&cfg));
         assert!((rep.slope_mean + 0.5).abs() < 0.15);
         assert!((rep.slope_max + 0.5).abs() < 0.2);
     }
@@ -51,15 +61,9 @@ fn random_phase_rff_error_falls_like_inverse_sqrt_d() {
         .with_trials(4)
         .with_slope(-0.65, -0.35);
     for x in [&dense, &sparse] {
-        let rep = check_kernel_approximation(
-            |d, rng| gimc_featmap::RandomCosine::new(6, d, GAMMA, rng),
-            x,
-            k.as_ref(),
-            &cfg,
-        )
-        .unwrap();
+        let cosine = |d, rng: &mut GimcRng| gimc_featmap::RandomCosine::new(6, d, GAMMA, rng);
+        let rep = assert_approximates("random-phase RFF", cosine, x, &k, &cfg);
         assert_eq!(rep.output_dims, vec![32, 128, 512, 2048]);
-        assert!(rep.passed, "{}", rep.to_report(&cfg));
         assert!((rep.slope_mean + 0.5).abs() < 0.15);
     }
 }
@@ -69,38 +73,12 @@ fn maclaurin_error_falls_like_inverse_sqrt_d() {
     let (dense, _) = data_pair(22, 30, 5, 0.5);
     let (gamma, coef0) = (0.6, 1.0);
     for degree in [2u32, 3] {
-        let k = exact_kernel_matrix(
-            &Kernel::Polynomial {
-                gamma,
-                coef0,
-                degree,
-            },
-            &dense,
-        )
-        .unwrap();
+        let k = polynomial_kernel(&dense, gamma, coef0, degree);
         let cfg = KernelApproxConfig::new(vec![64, 256, 1024, 4096])
             .with_trials(4)
             .with_slope(-0.7, -0.3);
-        let rep = check_kernel_approximation(
-            |big_d, rng| {
-                RandomMaclaurin::new(
-                    5,
-                    &PolynomialParams::new(big_d, gamma, coef0, degree)
-                        .check()
-                        .unwrap(),
-                    rng,
-                )
-            },
-            &dense,
-            k.as_ref(),
-            &cfg,
-        )
-        .unwrap();
-        println!(
-            "Maclaurin p={degree}: mean err {:?} slope {:.3}",
-            rep.mean_abs_err, rep.slope_mean
-        );
-        assert!(rep.passed, "{}", rep.to_report(&cfg));
+        let map = |big_d, rng: &mut GimcRng| maclaurin(5, big_d, (gamma, coef0, degree), rng);
+        assert_approximates(&format!("Maclaurin p={degree}"), map, &dense, &k, &cfg);
     }
 }
 
@@ -142,24 +120,14 @@ fn nystrom_error_falls_with_m_for_uniform_and_kmeans_landmarks() {
         LandmarkInit::Uniform,
         LandmarkInit::KMeans(KMeansParams::new(1)),
     ] {
-        let rep = check_kernel_approximation(
-            |m, rng| {
-                Nystrom::fit(
-                    &sparse,
-                    &NystromParams::new(m, kernel)
-                        .with_landmarks(landmarks.clone())
-                        .check()
-                        .unwrap(),
-                    rng,
-                )
-            },
-            &dense,
-            k.as_ref(),
-            &cfg,
-        )
-        .unwrap();
-        println!("Nyström {landmarks:?}: mean err {:?}", rep.mean_abs_err);
-        assert!(rep.passed, "{}", rep.to_report(&cfg));
+        let params = |m| {
+            NystromParams::new(m, kernel)
+                .with_landmarks(landmarks.clone())
+                .check()
+                .unwrap()
+        };
+        let nystrom = |m, rng: &mut GimcRng| Nystrom::fit(&sparse, &params(m), rng);
+        let rep = assert_approximates(&format!("Nyström {landmarks:?}"), nystrom, &dense, &k, &cfg);
         assert!(rep.mean_abs_err[3] < 0.2 * rep.mean_abs_err[0]);
     }
 }
@@ -172,18 +140,8 @@ fn activation_map_converges_to_its_kernel() {
     let reference = ActivationMap::new(4, &params(40_000), &mut seeded(27)).unwrap();
     let k = reference.approx_kernel(&dense, &dense).unwrap();
     let cfg = KernelApproxConfig::new(vec![16, 64, 256, 1024]).with_trials(4);
-    let rep = check_kernel_approximation(
-        |m, rng| ActivationMap::new(4, &params(m), rng),
-        &dense,
-        k.as_ref(),
-        &cfg,
-    )
-    .unwrap();
-    println!(
-        "tanh: mean err {:?} slope {:.3}",
-        rep.mean_abs_err, rep.slope_mean
-    );
-    assert!(rep.passed, "{}", rep.to_report(&cfg));
+    let tanh = |m, rng: &mut GimcRng| ActivationMap::new(4, &params(m), rng);
+    let rep = assert_approximates("tanh", tanh, &dense, &k, &cfg);
     assert!(rep.slope_mean < -0.3);
 }
 

@@ -68,18 +68,13 @@ fn cg_on_matrix_valued_unknown_with_sylvester_operator() {
     };
     let b = gauss(3, p, k);
     let op = SylvesterOperator::new(l.as_ref(), r.as_ref(), lambda).unwrap();
+    let cg = CgParams::default()
+        .with_tol(1e-12)
+        .with_max_iter(500)
+        .check()
+        .unwrap();
     let mut s = Mat::<f64>::zeros(p, k);
-    let rep = conjugate_gradient(
-        &op,
-        b.as_ref(),
-        s.as_mut(),
-        &CgParams::default()
-            .with_tol(1e-12)
-            .with_max_iter(500)
-            .check()
-            .unwrap(),
-    )
-    .unwrap();
+    let rep = conjugate_gradient(&op, b.as_ref(), s.as_mut(), &cg).unwrap();
     assert!(rep.converged, "{rep:?}");
     let mut kron = r.transpose().kron(&l);
     add_to_diagonal(kron.as_mut(), lambda).unwrap();
@@ -93,17 +88,7 @@ fn cg_on_matrix_valued_unknown_with_sylvester_operator() {
         out.copy_from(&y);
     });
     let mut s2 = Mat::<f64>::zeros(p, k);
-    conjugate_gradient(
-        &f,
-        b.as_ref(),
-        s2.as_mut(),
-        &CgParams::default()
-            .with_tol(1e-12)
-            .with_max_iter(500)
-            .check()
-            .unwrap(),
-    )
-    .unwrap();
+    conjugate_gradient(&f, b.as_ref(), s2.as_mut(), &cg).unwrap();
     assert!(max_diff(&s2, &direct) < 1e-9);
 }
 

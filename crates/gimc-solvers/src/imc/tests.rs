@@ -38,6 +38,23 @@ fn small_problem_data(seed: u64) -> (FeatureMatrix, FeatureMatrix, Observed) {
     )
 }
 
+/// `x` and `y` as dense feature matrices, and the same values stored sparse.
+fn dense_and_stored_sparse(
+    x: &Mat<f64>,
+    y: &Mat<f64>,
+) -> (
+    (FeatureMatrix, FeatureMatrix),
+    (FeatureMatrix, FeatureMatrix),
+) {
+    (
+        (
+            FeatureMatrix::dense(x.clone()).unwrap(),
+            FeatureMatrix::dense(y.clone()).unwrap(),
+        ),
+        (stored_sparse(x), stored_sparse(y)),
+    )
+}
+
 /// The same values as a sparse feature matrix (whose half-steps take neither the
 /// preconditioner nor the row-space reduction): the plain-CG reference.
 fn stored_sparse(a: &Mat<f64>) -> FeatureMatrix {
@@ -91,11 +108,7 @@ fn preconditioned_half_step_matches_plain_cg_in_fewer_iterations() {
         }
     }
     let o = Observed::from_triplets(n, m, &r, &c, &v).unwrap();
-    let (xd, yd) = (
-        FeatureMatrix::dense(x.clone()).unwrap(),
-        FeatureMatrix::dense(y.clone()).unwrap(),
-    );
-    let (xs, ys) = (stored_sparse(&x), stored_sparse(&y));
+    let ((xd, yd), (xs, ys)) = dense_and_stored_sparse(&x, &y);
     let dense = ImcProblem::partial(Side::Features(&xd), Side::Features(&yd), &o).unwrap();
     let sparse = ImcProblem::partial(Side::Features(&xs), Side::Features(&ys), &o).unwrap();
     let (bases_x, _) = preconditioner_bases(&dense);
@@ -153,11 +166,7 @@ fn row_space_reduction_of_wide_features_gives_the_same_half_step() {
         }
     }
     let o = Observed::from_triplets(n, m, &r, &c, &v).unwrap();
-    let (xd, yd) = (
-        FeatureMatrix::dense(x.clone()).unwrap(),
-        FeatureMatrix::dense(y.clone()).unwrap(),
-    );
-    let (xs, ys) = (stored_sparse(&x), stored_sparse(&y));
+    let ((xd, yd), (xs, ys)) = dense_and_stored_sparse(&x, &y);
     let dense = ImcProblem::partial(Side::Features(&xd), Side::Features(&yd), &o).unwrap();
     let sparse = ImcProblem::partial(Side::Features(&xs), Side::Features(&ys), &o).unwrap();
     let cg = CgParams::default()
@@ -251,33 +260,29 @@ fn gradients_match_finite_differences() {
         let h = gaussian_mat(&mut rng, dy, 2, 1.0);
         let ws = ImcWorkspace::new(pr);
         let g = ws.factor_gradients(0.3, w.as_ref(), h.as_ref()).unwrap();
+        // central differences (step 1e-6) of the objective in entries of W, then of H
         let eps = 1e-6;
-        for (i, j) in [(0, 0), (dx - 1, 1), (1, 1)] {
-            let mut wp = w.clone();
-            wp[(i, j)] += eps;
-            let mut wm = w.clone();
-            wm[(i, j)] -= eps;
-            let fd = (ws.objective(0.3, wp.as_ref(), h.as_ref()).unwrap()
-                - ws.objective(0.3, wm.as_ref(), h.as_ref()).unwrap())
-                / (2.0 * eps);
+        let f = |w: &Mat<f64>, h: &Mat<f64>| ws.objective(0.3, w.as_ref(), h.as_ref()).unwrap();
+        let w_entries = [(0, 0), (dx - 1, 1), (1, 1)].map(|e| (true, e));
+        let h_entries = [(0, 1), (dy - 1, 0)].map(|e| (false, e));
+        for (in_w, (i, j)) in w_entries.into_iter().chain(h_entries) {
+            let (name, factor, grad) = if in_w {
+                ("W", &w, &g.d_w)
+            } else {
+                ("H", &h, &g.d_h)
+            };
+            let (mut plus, mut minus) = (factor.clone(), factor.clone());
+            plus[(i, j)] += eps;
+            minus[(i, j)] -= eps;
+            let fd = if in_w {
+                (f(&plus, &h) - f(&minus, &h)) / (2.0 * eps)
+            } else {
+                (f(&w, &plus) - f(&w, &minus)) / (2.0 * eps)
+            };
             assert!(
-                (fd - g.d_w[(i, j)]).abs() < 1e-5 * (1.0 + fd.abs()),
-                "case {c} W({i},{j}): fd {fd} vs {}",
-                g.d_w[(i, j)]
-            );
-        }
-        for (i, j) in [(0, 1), (dy - 1, 0)] {
-            let mut hp = h.clone();
-            hp[(i, j)] += eps;
-            let mut hm = h.clone();
-            hm[(i, j)] -= eps;
-            let fd = (ws.objective(0.3, w.as_ref(), hp.as_ref()).unwrap()
-                - ws.objective(0.3, w.as_ref(), hm.as_ref()).unwrap())
-                / (2.0 * eps);
-            assert!(
-                (fd - g.d_h[(i, j)]).abs() < 1e-5 * (1.0 + fd.abs()),
-                "case {c} H({i},{j}): fd {fd} vs {}",
-                g.d_h[(i, j)]
+                (fd - grad[(i, j)]).abs() < 1e-5 * (1.0 + fd.abs()),
+                "case {c} {name}({i},{j}): fd {fd} vs {}",
+                grad[(i, j)]
             );
         }
         // feature gradients: ∂f/∂Φ = (∂f/∂P) Wᵀ, so Φᵀ(∂f/∂Φ)... check via ⟨∂f/∂Φ, ΔΦ⟩

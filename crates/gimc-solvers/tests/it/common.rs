@@ -3,6 +3,7 @@
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
+use gimc_solvers::{ImcModel, ImcProblem, Side};
 use rand::seq::index::sample;
 
 /// `count` distinct (i, j) pairs of an n × m matrix, sorted.
@@ -30,6 +31,21 @@ pub struct Planted {
     pub x: FeatureMatrix,
     pub y: FeatureMatrix,
     pub a: Mat<f64>,
+}
+
+impl Planted {
+    /// The partial IMC problem of the planted features observed at `omega`.
+    pub fn problem<'a>(&'a self, omega: &'a Observed) -> ImcProblem<'a> {
+        ImcProblem::partial(Side::Features(&self.x), Side::Features(&self.y), omega).unwrap()
+    }
+
+    /// ‖A − Â‖_F / ‖A‖_F of the scores Â that `model` gives every (row, column) pair.
+    pub fn rel_err_of(&self, model: &ImcModel) -> f64 {
+        let ahat = model
+            .scores_for_rows(Side::Features(&self.x), Side::Features(&self.y))
+            .unwrap();
+        rel_err(&self.a, &ahat)
+    }
 }
 
 pub fn planted_imc(n: usize, d: usize, k: usize, seed: u64) -> Planted {

@@ -9,7 +9,7 @@ use gimc_solvers::{
 };
 use proptest::prelude::*;
 
-use crate::common::{observe, planted_imc, random_pairs, rel_err};
+use crate::common::{observe, planted_imc, random_pairs};
 
 #[test]
 fn imc_recovers_planted_low_rank_with_gaussian_features() {
@@ -18,8 +18,7 @@ fn imc_recovers_planted_low_rank_with_gaussian_features() {
     let mut rng = seeded(2);
     let pairs = random_pairs(&mut rng, n, n, 2000);
     let omega = observe(&pl.a, &pairs);
-    let problem =
-        ImcProblem::partial(Side::Features(&pl.x), Side::Features(&pl.y), &omega).unwrap();
+    let problem = pl.problem(&omega);
     let params = ImcParams::default()
         .with_rank(k)
         .with_lambda(1e-8)
@@ -31,10 +30,7 @@ fn imc_recovers_planted_low_rank_with_gaussian_features() {
         .unwrap();
     let mut trace = Trace::new();
     let model = fit_imc(&problem, &params, None, &mut rng, &mut trace).unwrap();
-    let ahat = model
-        .scores_for_rows(Side::Features(&pl.x), Side::Features(&pl.y))
-        .unwrap();
-    let err = rel_err(&pl.a, &ahat);
+    let err = pl.rel_err_of(&model);
     assert!(
         err < 1e-3,
         "relative error {err}, {} iterations",

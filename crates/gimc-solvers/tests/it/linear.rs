@@ -47,6 +47,19 @@ fn brute_force_bilinear(
     best
 }
 
+/// Asserts that a closed-form objective `f` is no worse than the brute-force `brute` (to 1e-10
+/// relative) and equal to it to 1e-7 relative.
+fn assert_matches_brute_force(f: f64, brute: f64) {
+    assert!(
+        f <= brute * (1.0 + 1e-10),
+        "closed form {f} vs brute force {brute}"
+    );
+    assert!(
+        (f - brute).abs() < 1e-7 * brute,
+        "closed form {f} vs brute force {brute}"
+    );
+}
+
 fn singular_values(m: &Mat<f64>) -> Vec<f64> {
     gimc_linalg::thin_svd(m.as_ref()).unwrap().s
 }
@@ -64,14 +77,7 @@ fn reduced_rank_regression_matches_brute_force() {
     assert!(s[k] < 1e-10 * s[0], "rank of X*: {s:?}");
     let f = regression_loss(&af, x.as_ref(), Targets::Dense(t.as_ref())).unwrap();
     let brute = brute_force_bilinear(&a, &Mat::identity(tc, tc), &t, k, &mut rng);
-    assert!(
-        f <= brute * (1.0 + 1e-10),
-        "closed form {f} vs brute force {brute}"
-    );
-    assert!(
-        (f - brute).abs() < 1e-7 * brute,
-        "closed form {f} vs brute force {brute}"
-    );
+    assert_matches_brute_force(f, brute);
     // the classical form: OLS solution projected on the top-k right singular vectors of A·B_ols
     let b_ols = solve(&(a.transpose() * &a), &(a.transpose() * &t));
     let v = gimc_linalg::thin_svd((&a * &b_ols).as_ref()).unwrap().v;
@@ -106,14 +112,7 @@ fn bilinear_regression_matches_brute_force_dense_and_sparse_targets() {
     assert_eq!(x.shape(), (da, db));
     let f = (&a * &x * b.transpose() - &t).squared_norm_l2();
     let brute = brute_force_bilinear(&a, &b, &t, k, &mut rng);
-    assert!(
-        f <= brute * (1.0 + 1e-10),
-        "closed form {f} vs brute force {brute}"
-    );
-    assert!(
-        (f - brute).abs() < 1e-7 * brute,
-        "closed form {f} vs brute force {brute}"
-    );
+    assert_matches_brute_force(f, brute);
     assert!(bilinear_regression(&af, &bf, Targets::Dense(t.as_ref()), 5).is_err());
     assert!(bilinear_regression(&af, &af, Targets::Dense(t.as_ref()), 2).is_err());
 }
@@ -147,6 +146,26 @@ fn blobs(
     (x, labels)
 }
 
+/// A training set of `n` blob rows (labels flipped at `flip`) and then a test set of `n_test`
+/// rows (no flips) from the same blobs, both as dense features.
+fn train_test_blobs(
+    rng: &mut GimcRng,
+    (n, n_test): (usize, usize),
+    d: usize,
+    classes: usize,
+    flip: f64,
+    sep: f64,
+) -> (FeatureMatrix, Vec<usize>, FeatureMatrix, Vec<usize>) {
+    let (xtr, ltr) = blobs(rng, n, d, classes, flip, sep);
+    let (xte, lte) = blobs(rng, n_test, d, classes, 0.0, sep);
+    (
+        FeatureMatrix::dense(xtr).unwrap(),
+        ltr,
+        FeatureMatrix::dense(xte).unwrap(),
+        lte,
+    )
+}
+
 fn accuracy(model: &LinearClassifier, x: &FeatureMatrix, labels: &[usize]) -> f64 {
     let p = model.predict(x).unwrap();
     p.iter().zip(labels).filter(|(a, b)| a == b).count() as f64 / labels.len() as f64
@@ -158,39 +177,40 @@ fn non_increasing(trace: &[f64]) -> bool {
         .all(|w| w[1] <= w[0] + 1e-12 * w[0].abs().max(1.0))
 }
 
+/// Binary SVM parameters: C, the loss and the stopping tolerance.
+fn svm(c: f64, loss: SvmLoss, eps: f64) -> SvmParams {
+    SvmParams::default().with_c(c).with_loss(loss).with_eps(eps)
+}
+
+/// Asserts that a dual coordinate-descent `trace` never increased its dual objective, and that
+/// weak duality holds at its last record with the gap closed to below `rel` · P(w).
+fn assert_dual_converged(trace: &Trace, loss: SvmLoss, rel: f64) {
+    assert!(
+        non_increasing(&trace.objectives()),
+        "{loss:?}: dual objective increased"
+    );
+    // weak duality P(w) ≥ −D(α), and the gap closes at convergence
+    let last = trace.records.last().unwrap();
+    let primal = last.extra("primal").unwrap();
+    let gap = primal + last.objective;
+    assert!(
+        gap >= -1e-9 && gap < rel * primal,
+        "{loss:?}: duality gap {gap}, primal {primal}"
+    );
+}
+
 #[test]
 fn linear_svm_accuracy_duality_and_monotone_dual() {
     let mut rng = seeded(3);
-    let (xtr, ltr) = blobs(&mut rng, 400, 10, 2, 0.0, 4.0);
-    let (xte, lte) = blobs(&mut rng, 200, 10, 2, 0.0, 4.0);
-    let (xtr, xte) = (
-        FeatureMatrix::dense(xtr).unwrap(),
-        FeatureMatrix::dense(xte).unwrap(),
-    );
+    let (xtr, ltr, xte, lte) = train_test_blobs(&mut rng, (400, 200), 10, 2, 0.0, 4.0);
     for loss in [SvmLoss::Hinge, SvmLoss::SquaredHinge] {
-        let params = SvmParams::default()
-            .with_c(1.0)
-            .with_loss(loss)
-            .with_eps(1e-4)
-            .check()
-            .unwrap();
+        let params = svm(1.0, loss, 1e-4).check().unwrap();
         let y: Vec<bool> = ltr.iter().map(|&l| l == 1).collect();
         let mut trace = Trace::new();
         let model = fit_linear_svm_binary(&xtr, &y, &params, &mut seeded(4), &mut trace).unwrap();
         let acc = accuracy(&model, &xte, &lte);
         assert!(acc >= 0.97, "{loss:?}: test accuracy {acc}");
-        assert!(
-            non_increasing(&trace.objectives()),
-            "{loss:?}: dual objective increased"
-        );
-        // weak duality P(w) ≥ −D(α), and the gap closes at convergence
-        let last = trace.records.last().unwrap();
-        let primal = last.extra("primal").unwrap();
-        let gap = primal + last.objective;
-        assert!(
-            gap >= -1e-9 && gap < 1e-3 * primal,
-            "{loss:?}: duality gap {gap}, primal {primal}"
-        );
+        assert_dual_converged(&trace, loss, 1e-3);
     }
 }
 
@@ -203,19 +223,12 @@ fn linear_svm_shrinking_reaches_the_full_problem_optimum_at_large_c() {
     let x = FeatureMatrix::dense(x).unwrap();
     let y: Vec<bool> = l.iter().map(|&c| c == 1).collect();
     for loss in [SvmLoss::Hinge, SvmLoss::SquaredHinge] {
-        let params = SvmParams::default()
-            .with_c(10.0)
-            .with_loss(loss)
-            .with_eps(1e-2)
+        let params = svm(10.0, loss, 1e-2)
             .with_max_epochs(20_000)
             .check()
             .unwrap();
         let mut trace = Trace::new();
         fit_linear_svm_binary(&x, &y, &params, &mut seeded(9), &mut trace).unwrap();
-        assert!(
-            non_increasing(&trace.objectives()),
-            "{loss:?}: dual increased"
-        );
         let shrunk = trace
             .records
             .iter()
@@ -230,12 +243,7 @@ fn linear_svm_shrinking_reaches_the_full_problem_optimum_at_large_c() {
             trace.records.len(),
             last.extra("pg_gap")
         );
-        let primal = last.extra("primal").unwrap();
-        let gap = primal + last.objective;
-        assert!(
-            gap >= -1e-9 && gap < 1e-2 * primal,
-            "{loss:?}: duality gap {gap}, primal {primal}"
-        );
+        assert_dual_converged(&trace, loss, 1e-2);
     }
 }
 
@@ -375,12 +383,7 @@ fn linear_svm_multiclass_sparse_equals_dense_and_nearly_separable() {
 #[test]
 fn logistic_regression_accuracy_and_monotone_objective() {
     let mut rng = seeded(8);
-    let (xtr, ltr) = blobs(&mut rng, 400, 10, 2, 0.05, 4.0);
-    let (xte, lte) = blobs(&mut rng, 200, 10, 2, 0.0, 4.0);
-    let (xtr, xte) = (
-        FeatureMatrix::dense(xtr).unwrap(),
-        FeatureMatrix::dense(xte).unwrap(),
-    );
+    let (xtr, ltr, xte, lte) = train_test_blobs(&mut rng, (400, 200), 10, 2, 0.05, 4.0);
     let params = LogisticParams::default().check().unwrap();
     let y: Vec<bool> = ltr.iter().map(|&l| l == 1).collect();
     let mut trace = Trace::new();
@@ -419,12 +422,7 @@ fn logistic_regression_accuracy_and_monotone_objective() {
         assert!(g.abs() < 1e-4, "gradient component {j}: {g}");
     }
     // multi-class one-vs-rest
-    let (x3, l3) = blobs(&mut rng, 450, 6, 3, 0.0, 3.0);
-    let (x3t, l3t) = blobs(&mut rng, 300, 6, 3, 0.0, 3.0);
-    let (x3, x3t) = (
-        FeatureMatrix::dense(x3).unwrap(),
-        FeatureMatrix::dense(x3t).unwrap(),
-    );
+    let (x3, l3, x3t, l3t) = train_test_blobs(&mut rng, (450, 300), 6, 3, 0.0, 3.0);
     let m3 = fit_logistic(&x3, &l3, 3, &params, &mut NoObserver).unwrap();
     let acc3 = accuracy(&m3, &x3t, &l3t);
     assert!(acc3 >= 0.93, "multi-class accuracy {acc3}");

@@ -2,7 +2,7 @@
 
 use gimc_linalg::rng::seeded;
 use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
-use gimc_solvers::{ImcProblem, Side, Trace};
+use gimc_solvers::{Side, Trace};
 
 use crate::common::{observe, planted_imc, planted_low_rank, random_pairs, rel_err};
 
@@ -61,8 +61,7 @@ fn nuclear_imc_recovers_planted_low_rank() {
     let pl = planted_imc(n, d, k, 8);
     let mut rng = seeded(9);
     let omega = observe(&pl.a, &random_pairs(&mut rng, n, n, 600));
-    let problem =
-        ImcProblem::partial(Side::Features(&pl.x), Side::Features(&pl.y), &omega).unwrap();
+    let problem = pl.problem(&omega);
     let params = FpcParams::default()
         .with_mu(1e-3)
         .with_xtol(1e-10)
@@ -71,10 +70,7 @@ fn nuclear_imc_recovers_planted_low_rank() {
         .unwrap();
     let mut trace = Trace::new();
     let model = fit_nuclear_imc(&problem, &params, &mut rng, &mut trace).unwrap();
-    let ahat = model
-        .scores_for_rows(Side::Features(&pl.x), Side::Features(&pl.y))
-        .unwrap();
-    let err = rel_err(&pl.a, &ahat);
+    let err = pl.rel_err_of(&model);
     assert!(
         err < 1e-3,
         "relative error {err}, rank {}, {} iterations",

@@ -20,6 +20,16 @@ fn quick() -> AutoParams {
         .with_lambdas(vec![0.1, 1.0])
 }
 
+/// [`auto_fit`] with the built-in families, `params` checked and no observer.
+fn auto(data: &LabelData, params: &AutoParams) -> gimc::Result<gimc::AutoSelection> {
+    auto_fit(
+        data,
+        &MapRegistry::builtin(),
+        &params.check().unwrap(),
+        &mut NoObserver,
+    )
+}
+
 /// Counts data: nonnegative sparse features whose first label follows column 0.
 fn counts(n: usize) -> LabelData {
     let mut x = TriMat::new((n, 6));
@@ -39,13 +49,7 @@ fn counts(n: usize) -> LabelData {
 #[test]
 fn the_search_covers_transforms_blocks_and_unions_and_the_choice_is_its_best() {
     let data = common::multilabel(160, 4, 3, 3);
-    let sel = auto_fit(
-        &data,
-        &MapRegistry::builtin(),
-        &quick().check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let sel = auto(&data, &quick()).unwrap();
     // dense data: raw and l2 rows (tf-idf needs sparse counts)
     let transforms: Vec<RowTransform> = sel.trials.iter().map(|t| t.transform).collect();
     assert!(transforms.contains(&RowTransform::Raw) && transforms.contains(&RowTransform::L2));
@@ -164,13 +168,7 @@ fn sparse_counts_try_tfidf_and_a_narrowed_search_stays_narrow() {
 #[test]
 fn multi_class_data_is_searched_by_accuracy_with_stratified_folds() {
     let data = common::multiclass(150, 3, 3, 2);
-    let sel = auto_fit(
-        &data,
-        &MapRegistry::builtin(),
-        &quick().check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let sel = auto(&data, &quick()).unwrap();
     assert!(sel.chosen.score > 1.0 / 3.0 && sel.chosen.score <= 1.0);
     let pred = sel
         .model

@@ -1,6 +1,7 @@
 //! Small synthetic problems shared by the tests.
 
-use gimc::LabelData;
+use gimc::{LabelData, LabelFit, LabelParams, NoObserver, fit_labels};
+use gimc_featmap::LearnableMap;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sprs::TriMat;
@@ -96,5 +97,21 @@ pub fn completion(
         FeatureMatrix::dense(x).unwrap(),
         FeatureMatrix::dense(y).unwrap(),
         full,
+    )
+}
+
+/// [`fit_labels`] with `params` checked and no observer.
+pub fn fit_checked<M: LearnableMap>(
+    data: &LabelData,
+    map: M,
+    params: &LabelParams,
+    validation: Option<&LabelData>,
+) -> gimc::Result<LabelFit<M>> {
+    fit_labels(
+        data,
+        map,
+        &params.check().unwrap(),
+        validation,
+        &mut NoObserver,
     )
 }

@@ -5,12 +5,14 @@
 
 use gimc::labels::LabelProblem;
 use gimc::{
-    CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LineSearchParams,
-    MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
+    CompletionData, CompletionFit, CompletionParams, FitStop, LabelModel, LabelParams,
+    LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
 };
-use gimc_featmap::{FeatureMap, FourierFamily, LearnableMap, MapFamily, NystromFamily};
-use gimc_linalg::Observed;
+use gimc_featmap::{
+    FeatureMap, FourierFamily, LearnableMap, MapFamily, NystromFamily, RandomFourier,
+};
 use gimc_linalg::rng::seeded;
+use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{FnObserver, IterationRecord, ObserverAction};
 use proptest::prelude::*;
 
@@ -49,7 +51,7 @@ proptest! {
             .build(data.features(), m, gamma, &mut seeded(seed + 1))
             .unwrap();
         let params = LabelParams::default().with_lambda(10f64.powf(log_lambda)).with_max_iter(6).with_scheme(if varpro { Scheme::VariableProjection } else { Scheme::Alternating });
-        let fit = fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver).unwrap();
+        let fit = common::fit_checked(&data, map, &params, None).unwrap();
         let obj = fit.objectives();
         assert_monotone(&obj);
         prop_assert!(!obj.is_empty() && obj.len() <= 7);
@@ -176,14 +178,7 @@ fn observer_can_stop_and_line_search_failure_keeps_the_last_iterate() {
             .with_initial_step(Some(1e9))
             .with_max_halvings(0),
     );
-    let fit = fit_labels(
-        &data,
-        map.clone(),
-        &params.check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = common::fit_checked(&data, map.clone(), &params, None).unwrap();
     assert_eq!(fit.stop_reason, FitStop::LineSearchFailed);
     assert_eq!(fit.history.len(), 1);
     let start = LabelModel::fit_w(vec![map.clone()], &data, 1.0).unwrap();
@@ -191,7 +186,7 @@ fn observer_can_stop_and_line_search_failure_keeps_the_last_iterate() {
 
     // zero iterations: the IMC start itself
     let params = LabelParams::default().with_max_iter(0);
-    let fit = fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver).unwrap();
+    let fit = common::fit_checked(&data, map, &params, None).unwrap();
     assert_eq!(fit.model.w(), start.w());
     assert_eq!(fit.stop_reason, FitStop::MaxIterations);
 }
@@ -203,14 +198,7 @@ fn multiclass_path_predicts_arg_max_and_scores_accuracy() {
         .build(data.features(), 10, 0.5, &mut seeded(2))
         .unwrap();
     let params = LabelParams::default().with_max_iter(5);
-    let fit = fit_labels(
-        &data,
-        map,
-        &params.check().unwrap(),
-        Some(&data),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = common::fit_checked(&data, map, &params, Some(&data)).unwrap();
     let last = fit.history.last().unwrap();
     let acc = last.validation.as_ref().unwrap().accuracy.unwrap();
     assert!(last.train.as_ref().unwrap().precision.is_empty());
@@ -237,26 +225,14 @@ fn combined_features_fit_at_least_as_well_as_either_map() {
     let data = common::multilabel(80, 3, 4, 9);
     let lambda = 0.5;
     let params = LabelParams::default().with_lambda(lambda).with_max_iter(3);
-    let lff = fit_labels(
-        &data,
-        FourierFamily
-            .build(data.features(), 6, 0.3, &mut seeded(1))
-            .unwrap(),
-        &params.check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
-    let lnys = fit_labels(
-        &data,
-        NystromFamily::default()
-            .build(data.features(), 8, 0.3, &mut seeded(2))
-            .unwrap(),
-        &params.check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fourier = FourierFamily
+        .build(data.features(), 6, 0.3, &mut seeded(1))
+        .unwrap();
+    let lff = common::fit_checked(&data, fourier, &params, None).unwrap();
+    let nystrom = NystromFamily::default()
+        .build(data.features(), 8, 0.3, &mut seeded(2))
+        .unwrap();
+    let lnys = common::fit_checked(&data, nystrom, &params, None).unwrap();
     // maps of two types side by side, boxed
     let maps: Vec<gimc::BoxedMap> = vec![
         Box::new(lff.model.maps()[0].clone()),
@@ -274,6 +250,34 @@ fn combined_features_fit_at_least_as_well_as_either_map() {
     assert!(fc <= f1.min(f2) + 1e-9, "{fc} vs {f1}, {f2}");
     let top = comb.top_k(data.features(), 2).unwrap();
     assert_eq!(top.len(), 80);
+}
+
+/// Fourier maps of `m` features (γ 0.3) on the row features `x` (seed 1) and the column
+/// features `y` (seed 2).
+fn fourier_maps(x: &FeatureMatrix, y: &FeatureMatrix, m: usize) -> (RandomFourier, RandomFourier) {
+    (
+        FourierFamily.build(x, m, 0.3, &mut seeded(1)).unwrap(),
+        FourierFamily.build(y, m, 0.3, &mut seeded(2)).unwrap(),
+    )
+}
+
+/// [`fit_completion`] with `params` checked, the rng seeded with `seed` and no observer.
+fn fit_general<MR: LearnableMap, MC: LearnableMap>(
+    data: &CompletionData<'_>,
+    (row_map, col_map): (MR, MC),
+    params: &CompletionParams,
+    validation: Option<&Observed>,
+    seed: u64,
+) -> gimc::Result<CompletionFit<MR, MC>> {
+    fit_completion(
+        data,
+        row_map,
+        col_map,
+        &params.check().unwrap(),
+        validation,
+        &mut seeded(seed),
+        &mut NoObserver,
+    )
 }
 
 /// Every entry of `full` not in Ω, as validation entries.
@@ -298,22 +302,12 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
     let (omega, x, y, full) = common::completion(40, 30, 3, 0.4, 3);
     let data = CompletionData::new(&omega, &x, &y).unwrap();
     let val = unobserved(&omega, &full);
-    let rm = FourierFamily.build(&x, 10, 0.3, &mut seeded(1)).unwrap();
-    let cm = FourierFamily.build(&y, 10, 0.3, &mut seeded(2)).unwrap();
+    let maps = fourier_maps(&x, &y, 10);
     let params = CompletionParams::default()
         .with_rank(4)
         .with_lambda(0.05)
         .with_max_iter(8);
-    let fit = fit_completion(
-        &data,
-        rm.clone(),
-        cm.clone(),
-        &params.check().unwrap(),
-        Some(&val),
-        &mut seeded(3),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = fit_general(&data, maps.clone(), &params, Some(&val), 3).unwrap();
     // the best iterate is the recorded minimum of the validation error, and recomputing the
     // error of its model gives the same number
     let best = fit.best.as_ref().unwrap();
@@ -353,16 +347,7 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
     assert!(((num / val.values_sq_norm()).sqrt() - best_error).abs() < 1e-10);
     // rank must be below both feature dimensions
     let bad = params.with_rank(20);
-    let err = fit_completion(
-        &data,
-        rm,
-        cm,
-        &bad.check().unwrap(),
-        None,
-        &mut seeded(3),
-        &mut NoObserver,
-    )
-    .unwrap_err();
+    let err = fit_general(&data, maps, &bad, None, 3).unwrap_err();
     assert!(err.is_parameter_error(), "{err}");
 }
 
@@ -375,25 +360,13 @@ fn completion_patience_stops_past_the_best_and_keeps_it() {
     let (omega, x, y, full) = common::completion(40, 30, 3, 0.15, 5);
     let data = CompletionData::new(&omega, &x, &y).unwrap();
     let val = unobserved(&omega, &full);
-    let rm = FourierFamily.build(&x, 20, 0.3, &mut seeded(1)).unwrap();
-    let cm = FourierFamily.build(&y, 20, 0.3, &mut seeded(2)).unwrap();
+    let maps = fourier_maps(&x, &y, 20);
     // few entries and a small λ: the validation error bottoms out and the run goes on past it
     let params = CompletionParams::default()
         .with_rank(4)
         .with_lambda(1e-3)
         .with_max_iter(25);
-    let run = |p: CompletionParams| {
-        fit_completion(
-            &data,
-            rm.clone(),
-            cm.clone(),
-            &p.check().unwrap(),
-            Some(&val),
-            &mut seeded(3),
-            &mut NoObserver,
-        )
-        .unwrap()
-    };
+    let run = |p: CompletionParams| fit_general(&data, maps.clone(), &p, Some(&val), 3).unwrap();
     let whole = run(params);
     let errors: Vec<f64> = whole
         .history
@@ -445,16 +418,7 @@ fn completion_patience_stops_past_the_best_and_keeps_it() {
         "{f0}"
     );
     // without a validation set the patience never acts
-    let blind = fit_completion(
-        &data,
-        rm.clone(),
-        cm.clone(),
-        &params.with_patience(Some(1)).check().unwrap(),
-        None,
-        &mut seeded(3),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let blind = fit_general(&data, maps.clone(), &params.with_patience(Some(1)), None, 3).unwrap();
     assert_eq!(blind.history.len(), 26);
 }
 
@@ -466,8 +430,7 @@ fn completion_inputs_and_parameters_are_checked() {
     let empty = Observed::from_triplets(10, 8, &[], &[], &[]).unwrap();
     assert!(CompletionData::new(&empty, &x, &y).is_err());
     let data = CompletionData::new(&omega, &x, &y).unwrap();
-    let rm = FourierFamily.build(&x, 4, 0.3, &mut seeded(1)).unwrap();
-    let cm = FourierFamily.build(&y, 4, 0.3, &mut seeded(2)).unwrap();
+    let maps = fourier_maps(&x, &y, 4);
     for bad in [
         CompletionParams::default().with_rank(0),
         CompletionParams::default().with_lambda(-1.0),
@@ -499,16 +462,7 @@ fn completion_inputs_and_parameters_are_checked() {
     assert_eq!(**v.valid_imc_inner().valid_cg(), cg);
     let wrong_shape = Observed::from_triplets(9, 8, &[0], &[0], &[1.0]).unwrap();
     let params = CompletionParams::default().with_rank(2).with_max_iter(1);
-    let e = fit_completion(
-        &data,
-        rm,
-        cm,
-        &params.check().unwrap(),
-        Some(&wrong_shape),
-        &mut seeded(1),
-        &mut NoObserver,
-    )
-    .unwrap_err();
+    let e = fit_general(&data, maps, &params, Some(&wrong_shape), 1).unwrap_err();
     assert!(e.is_parameter_error(), "{e}");
 }
 
@@ -524,29 +478,13 @@ fn label_fit_inputs_and_parameters_are_checked() {
     let wrong_map = FourierFamily
         .build(other.features(), 4, 0.3, &mut seeded(1))
         .unwrap();
-    assert!(fit_labels(&data, wrong_map, &p.check().unwrap(), None, &mut NoObserver).is_err());
+    assert!(common::fit_checked(&data, wrong_map, &p, None).is_err());
     for v in [&other, &wrong_labels] {
-        let e = fit_labels(
-            &data,
-            map.clone(),
-            &p.check().unwrap(),
-            Some(v),
-            &mut NoObserver,
-        )
-        .unwrap_err();
+        let e = common::fit_checked(&data, map.clone(), &p, Some(v)).unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
     let mc = common::multiclass(30, 3, 4, 5);
-    assert!(
-        fit_labels(
-            &data,
-            map.clone(),
-            &p.check().unwrap(),
-            Some(&mc),
-            &mut NoObserver
-        )
-        .is_err()
-    );
+    assert!(common::fit_checked(&data, map.clone(), &p, Some(&mc)).is_err());
     for bad in [
         LabelParams::default().with_lambda(f64::NAN),
         LabelParams::default().with_select_k(0),
@@ -573,23 +511,9 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
             .with_max_iter(5)
             .with_scheme(scheme);
         let build = || NystromFamily::default().build(train.features(), 10, 0.3, &mut seeded(4));
-        let typed = fit_labels(
-            &train,
-            build().unwrap(),
-            &params.check().unwrap(),
-            Some(&val),
-            &mut NoObserver,
-        )
-        .unwrap();
+        let typed = common::fit_checked(&train, build().unwrap(), &params, Some(&val)).unwrap();
         let boxed: Box<dyn LearnableMap> = Box::new(build().unwrap());
-        let dynamic = fit_labels(
-            &train,
-            boxed,
-            &params.check().unwrap(),
-            Some(&val),
-            &mut NoObserver,
-        )
-        .unwrap();
+        let dynamic = common::fit_checked(&train, boxed, &params, Some(&val)).unwrap();
         assert_eq!(typed.objectives(), dynamic.objectives(), "{scheme:?}");
         assert!(
             typed.history.iter().skip(1).any(|h| h.trials > 0),
@@ -606,32 +530,11 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
         .with_rank(3)
         .with_lambda(0.05)
         .with_max_iter(4);
-    let rm = || FourierFamily.build(&x, 6, 0.3, &mut seeded(1)).unwrap();
-    let cm = || FourierFamily.build(&y, 6, 0.3, &mut seeded(2)).unwrap();
-    let fit = |r, c| {
-        fit_completion(
-            &data,
-            r,
-            c,
-            &params.check().unwrap(),
-            None,
-            &mut seeded(3),
-            &mut NoObserver,
-        )
-    };
-    let typed = fit(rm(), cm()).unwrap();
-    let boxed_r: Box<dyn LearnableMap> = Box::new(rm());
-    let boxed_c: Box<dyn LearnableMap> = Box::new(cm());
-    let dynamic = fit_completion(
-        &data,
-        boxed_r,
-        boxed_c,
-        &params.check().unwrap(),
-        None,
-        &mut seeded(3),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let (rm, cm) = fourier_maps(&x, &y, 6);
+    let boxed_r: Box<dyn LearnableMap> = Box::new(rm.clone());
+    let boxed_c: Box<dyn LearnableMap> = Box::new(cm.clone());
+    let typed = fit_general(&data, (rm, cm), &params, None, 3).unwrap();
+    let dynamic = fit_general(&data, (boxed_r, boxed_c), &params, None, 3).unwrap();
     assert_eq!(typed.objectives(), dynamic.objectives());
     assert_eq!(
         typed.model.row_map().params(),
@@ -658,14 +561,7 @@ fn a_relative_step_cap_bounds_every_map_update_and_the_objective_still_falls() {
     let mut current = map.clone();
     for _ in 0..3 {
         let params = capped.clone().with_max_iter(1);
-        let fit = fit_labels(
-            &data,
-            current.clone(),
-            &params.check().unwrap(),
-            None,
-            &mut NoObserver,
-        )
-        .unwrap();
+        let fit = common::fit_checked(&data, current.clone(), &params, None).unwrap();
         assert_monotone(&fit.objectives());
         let next = fit.model.maps()[0].clone();
         let moved = (next.params() - u.as_ref()).norm_l2();
@@ -679,21 +575,14 @@ fn a_relative_step_cap_bounds_every_map_update_and_the_objective_still_falls() {
     }
     // the uncapped first update of the same start is larger than the cap allows
     let free = LabelParams::default().with_max_iter(1);
-    let fit = fit_labels(
-        &data,
-        map.clone(),
-        &free.check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = common::fit_checked(&data, map.clone(), &free, None).unwrap();
     let moved = (fit.model.maps()[0].params() - map.params()).norm_l2();
     assert!(
         moved > rho * map.params().norm_l2(),
         "uncapped move {moved}"
     );
     // and the capped multi-iteration fit still lowers the objective below its start
-    let fit = fit_labels(&data, map, &capped.check().unwrap(), None, &mut NoObserver).unwrap();
+    let fit = common::fit_checked(&data, map, &capped, None).unwrap();
     let obj = fit.objectives();
     assert!(obj.last().unwrap() < &obj[0], "{obj:?}");
 }
@@ -708,14 +597,7 @@ fn a_proximal_term_keeps_the_map_near_its_start() {
         let params = LabelParams::default()
             .with_max_iter(5)
             .with_proximal(proximal);
-        let fit = fit_labels(
-            &data,
-            map.clone(),
-            &params.check().unwrap(),
-            None,
-            &mut NoObserver,
-        )
-        .unwrap();
+        let fit = common::fit_checked(&data, map.clone(), &params, None).unwrap();
         // the recorded objective includes the term and still never increases
         assert_monotone(&fit.objectives());
         (fit.model.maps()[0].params() - map.params()).norm_l2()
@@ -727,23 +609,9 @@ fn a_proximal_term_keeps_the_map_near_its_start() {
         "moves {free} / {light} / {heavy}"
     );
     // a zero weight is exactly the plain fit
-    let plain = fit_labels(
-        &data,
-        map.clone(),
-        &LabelParams::default().check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
+    let plain = common::fit_checked(&data, map.clone(), &LabelParams::default(), None).unwrap();
     let zero = LabelParams::default().with_proximal(0.0);
-    let same = fit_labels(
-        &data,
-        map.clone(),
-        &zero.check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
+    let same = common::fit_checked(&data, map.clone(), &zero, None).unwrap();
     assert_eq!(plain.objectives(), same.objectives());
     let bad = LabelParams::default().with_proximal(-1.0);
     assert!(bad.check().is_err());

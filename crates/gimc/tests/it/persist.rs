@@ -13,7 +13,7 @@ use gimc::persist::{
 };
 use gimc::{
     AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParams, Gamma, GimcError,
-    LabelData, LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion, fit_labels,
+    LabelData, LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion,
 };
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::FeatureMatrix;
@@ -71,7 +71,7 @@ pub(crate) fn fitted_label_model() -> (LabelModel, gimc::LabelData) {
         .unwrap();
     let params = LabelParams::default().with_max_iter(3);
     let map = build("lff", data.features(), 5, 0.3, 1);
-    let mut model = fit_labels(&data, map, &params.check().unwrap(), None, &mut NoObserver)
+    let mut model = common::fit_checked(&data, map, &params, None)
         .unwrap()
         .model;
     model.set_method("gimc-lff");
@@ -343,9 +343,7 @@ pub(crate) type TensorEdit = dyn Fn(&str, Vec<f64>) -> Option<Vec<f64>>;
 fn fitted_phase_model(data: &LabelData) -> LabelModel {
     let map = build("lff-phase", data.features(), 6, 0.3, 8);
     let params = LabelParams::default().with_max_iter(2);
-    let mut model = fit_labels(data, map, &params.check().unwrap(), None, &mut NoObserver)
-        .unwrap()
-        .model;
+    let mut model = common::fit_checked(data, map, &params, None).unwrap().model;
     model.set_method("gimc-lff-phase");
     model
 }

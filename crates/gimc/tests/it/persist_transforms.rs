@@ -10,7 +10,7 @@ use gimc::persist::{
     label_model_with_preprocess_from_bytes, load_label_model, load_label_model_with_preprocess,
     read_model_meta, save_label_model_with_preprocess,
 };
-use gimc::{GimcError, LabelData, LabelModel, LabelParams, NoObserver, fit_labels};
+use gimc::{GimcError, LabelData, LabelModel, LabelParams};
 use gimc_featmap::LearnableMap;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm, Standardizer};
 use safetensors::tensor::{Dtype, TensorView};
@@ -40,15 +40,9 @@ fn badly_scaled() -> (FeatureMatrix, Standardizer, LabelData) {
 fn a_stored_standardisation_round_trips_and_predicts_like_the_in_process_model() {
     let (raw, st, data) = badly_scaled();
     let map = build("lff", data.features(), 8, 0.5, 4);
-    let model = fit_labels(
-        &data,
-        map,
-        &LabelParams::default().with_max_iter(2).check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap()
-    .model;
+    let model = common::fit_checked(&data, map, &LabelParams::default().with_max_iter(2), None)
+        .unwrap()
+        .model;
     let path = temp_path("standardized.safetensors");
     let pre = Preprocess {
         standardizer: Some(st.clone()),
@@ -127,15 +121,9 @@ fn a_stored_row_normalisation_round_trips_as_version_4_and_predicts_like_the_in_
     let classes = standardized.classes().unwrap().to_vec();
     let data = LabelData::multi_class(z, &classes, 3).unwrap();
     let map = build("lff", data.features(), 8, 0.5, 4);
-    let model = fit_labels(
-        &data,
-        map,
-        &LabelParams::default().check().unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap()
-    .model;
+    let model = common::fit_checked(&data, map, &LabelParams::default(), None)
+        .unwrap()
+        .model;
     let bytes = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();
     let (back, back_pre) = label_model_with_preprocess_from_bytes(&bytes, &reg()).unwrap();
     assert_eq!(back_pre, pre);
@@ -415,6 +403,12 @@ fn transforms_without_version_5_parts_are_written_as_before() {
     let (raw, st, data) = badly_scaled();
     let model =
         LabelModel::fit_w(vec![build("lff", data.features(), 4, 0.5, 1)], &data, 1.0).unwrap();
+    let standardized = vec![
+        "W",
+        "map.0.directions",
+        "preprocess.mean",
+        "preprocess.scale",
+    ];
     // a row scale of exactly 1 and no columns, weights or width: no version-5 key or tensor
     for (pre, version, tensors) in [
         (Preprocess::default(), 1, vec!["W", "map.0.directions"]),
@@ -424,12 +418,7 @@ fn transforms_without_version_5_parts_are_written_as_before() {
                 ..Preprocess::default()
             },
             2,
-            vec![
-                "W",
-                "map.0.directions",
-                "preprocess.mean",
-                "preprocess.scale",
-            ],
+            standardized.clone(),
         ),
         (
             Preprocess {
@@ -439,12 +428,7 @@ fn transforms_without_version_5_parts_are_written_as_before() {
                 ..Preprocess::default()
             },
             4,
-            vec![
-                "W",
-                "map.0.directions",
-                "preprocess.mean",
-                "preprocess.scale",
-            ],
+            standardized.clone(),
         ),
     ] {
         let bytes = label_model_to_bytes_with_preprocess(&model, &pre).unwrap();

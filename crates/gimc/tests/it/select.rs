@@ -3,29 +3,39 @@
 use gimc::labels::{SelectionStage, validation_split};
 use gimc::{
     Gamma, IterationRecord, LabelParams, MapRegistry, NoObserver, Observer, ObserverAction,
-    SelectionObserver, SelectionParams, fit_labels, select_and_fit, select_combined,
+    SelectionObserver, SelectionParams, select_and_fit, select_combined,
 };
 use gimc_featmap::{CosineFamily, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::rng::{child, seeded};
 
 use crate::common;
 
-#[test]
-fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
+/// [`select_and_fit`] with `params` checked and no observer.
+fn select<F: MapFamily + ?Sized>(
+    data: &gimc::LabelData,
+    family: &F,
+    params: &SelectionParams,
+) -> gimc::Selection<F::Map> {
+    select_and_fit(data, family, &params.check().unwrap(), &mut NoObserver).unwrap()
+}
+
+/// Selection of m = 6 over γ ∈ {1e-4, 0.3} and `lambdas` on the multi-label set of seed 41
+/// (150 rows), seed 5.
+fn two_gamma_selection(lambdas: Vec<f64>, max_iter: usize) -> (gimc::LabelData, SelectionParams) {
     let data = common::multilabel(150, 3, 4, 41);
     let params = SelectionParams::default()
         .with_gammas(vec![Gamma::Value(1e-4), Gamma::Value(0.3)])
-        .with_lambdas(vec![0.1, 1.0])
+        .with_lambdas(lambdas)
         .with_ms(vec![6])
-        .with_max_iter(4)
+        .with_max_iter(max_iter)
         .with_seed(5);
-    let sel = select_and_fit(
-        &data,
-        &FourierFamily,
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    (data, params)
+}
+
+#[test]
+fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
+    let (data, params) = two_gamma_selection(vec![0.1, 1.0], 4);
+    let sel = select(&data, &FourierFamily, &params);
     assert_eq!(sel.candidates.len(), 4);
     let best = sel
         .candidates
@@ -74,39 +84,19 @@ fn selection_picks_the_best_validation_setting_and_refits_deterministically() {
             &mut child(&seeded(5), 1),
         )
         .unwrap();
-    let direct = fit_labels(
-        &data,
-        map,
-        &LabelParams::default()
-            .with_lambda(sel.chosen.lambda)
-            .with_max_iter(sel.chosen.iterations)
-            .with_eval_train(false)
-            .check()
-            .unwrap(),
-        None,
-        &mut NoObserver,
-    )
-    .unwrap();
+    let direct_params = LabelParams::default()
+        .with_lambda(sel.chosen.lambda)
+        .with_max_iter(sel.chosen.iterations)
+        .with_eval_train(false);
+    let direct = common::fit_checked(&data, map, &direct_params, None).unwrap();
     assert_eq!(direct.model.w(), sel.model.w());
     // and the whole procedure is deterministic
-    let again = select_and_fit(
-        &data,
-        &FourierFamily,
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let again = select(&data, &FourierFamily, &params);
     assert_eq!(again.chosen, sel.chosen);
     assert_eq!(again.model, sel.model);
     // the same family through the registry (boxed maps) makes exactly the same selection
     let registry = MapRegistry::builtin();
-    let boxed = select_and_fit(
-        &data,
-        registry.family("lff").unwrap(),
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let boxed = select(&data, registry.family("lff").unwrap(), &params);
     assert_eq!(boxed.chosen, sel.chosen);
     assert_eq!(boxed.model.w(), sel.model.w());
     assert_eq!(boxed.model.maps()[0].params(), sel.model.maps()[0].params());
@@ -127,13 +117,7 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
         .with_gammas(vec![Gamma::Value(0.5)])
         .with_ms(vec![10])
         .with_max_iter(3);
-    let sel = select_and_fit(
-        &data,
-        &NystromFamily::default(),
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let sel = select(&data, &NystromFamily::default(), &params);
     assert!(sel.chosen.validation_score > 0.4);
     assert_eq!(sel.model.method(), "gimc-lnys");
     assert!(sel.model.evaluate(&data, &[1]).unwrap().accuracy.is_some());
@@ -144,32 +128,14 @@ fn multiclass_selection_uses_accuracy_and_a_stratified_split() {
 /// chosen setting, are those of the full run whenever no best lies beyond a stall of p.
 #[test]
 fn a_validation_patience_cuts_each_curve_at_its_first_stall() {
-    let data = common::multilabel(150, 3, 4, 41);
-    let params = SelectionParams::default()
-        .with_gammas(vec![Gamma::Value(1e-4), Gamma::Value(0.3)])
-        .with_lambdas(vec![0.01, 1.0])
-        .with_ms(vec![6])
-        .with_max_iter(12)
-        .with_seed(5);
-    let full = select_and_fit(
-        &data,
-        &FourierFamily,
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let (data, params) = two_gamma_selection(vec![0.01, 1.0], 12);
+    let full = select(&data, &FourierFamily, &params);
     let patience = 2;
-    let cut = select_and_fit(
+    let cut = select(
         &data,
         &FourierFamily,
-        &params
-            .clone()
-            .with_patience(Some(patience))
-            .check()
-            .unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+        &params.clone().with_patience(Some(patience)),
+    );
     let mut stalled = 0;
     for (f, c) in full.candidates.iter().zip(&cut.candidates) {
         let mut best = 0;
@@ -214,17 +180,11 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
         .with_seed(3);
     // two families of different map types combine through the registry's boxed maps
     let registry = MapRegistry::builtin();
-    let select = |name: &str, params: &SelectionParams| {
-        select_and_fit(
-            &data,
-            registry.family(name).unwrap(),
-            &params.check().unwrap(),
-            &mut NoObserver,
-        )
-        .unwrap()
+    let select_family = |name: &str, params: &SelectionParams| {
+        select(&data, registry.family(name).unwrap(), params)
     };
-    let lff = select("lff", &base);
-    let lnys = select("lnys", &base);
+    let lff = select_family("lff", &base);
+    let lnys = select_family("lnys", &base);
     assert_eq!(lff.validation_rows, lnys.validation_rows);
     assert_eq!(lff.validation_model.n_labels(), 4);
     let (lff_u, lnys_u) = (
@@ -245,11 +205,11 @@ fn combined_selection_concatenates_the_refitted_maps_and_picks_lambda_on_validat
     assert_eq!(comb.model.lambda(), comb.lambda);
     assert_eq!(comb.model.method(), "gimc-combined");
     // a selection made on another split cannot be combined
-    let other = select("lff", &base.clone().with_seed(4));
-    let lff = select("lff", &base);
+    let other = select_family("lff", &base.clone().with_seed(4));
+    let lff = select_family("lff", &base);
     assert!(select_combined(&data, vec![lff, other], &[1.0], 1).is_err());
     assert!(select_combined::<gimc::BoxedMap>(&data, vec![], &[1.0], 1).is_err());
-    assert!(select_combined(&data, vec![select("lff", &base)], &[], 1).is_err());
+    assert!(select_combined(&data, vec![select_family("lff", &base)], &[], 1).is_err());
 }
 
 /// Records what [`select_and_fit_observed`] reports.
@@ -288,13 +248,7 @@ fn random_phase_fourier_selection_learns_and_reports_progress() {
     let mut rec = Recorder::default();
     let sel = select_and_fit(&data, &CosineFamily, &params.check().unwrap(), &mut rec).unwrap();
     // the same selection as without an observer (all but the timings)
-    let plain = select_and_fit(
-        &data,
-        &CosineFamily,
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let plain = select(&data, &CosineFamily, &params);
     assert_eq!((&sel.chosen, &sel.model), (&plain.chosen, &plain.model));
     let scores = |s: &gimc::Selection<gimc_featmap::RandomCosine>| -> Vec<Vec<f64>> {
         s.candidates.iter().map(|c| c.scores.clone()).collect()
@@ -363,23 +317,11 @@ fn default_gamma_is_the_scale_rule_resolved_on_the_data_passed() {
         .with_max_iter(1)
         .with_seed(2);
     assert_eq!(params.grid.gammas, vec![Gamma::SCALE]);
-    let sel = select_and_fit(
-        &data,
-        &FourierFamily,
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let sel = select(&data, &FourierFamily, &params);
     assert_eq!(sel.chosen.gamma, rule);
     // a multiple of the rule, and a fixed value, are taken as given
     let params = params.with_gammas(vec![Gamma::Scale(0.25), Gamma::Value(0.7)]);
-    let sel = select_and_fit(
-        &data,
-        &FourierFamily,
-        &params.check().unwrap(),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let sel = select(&data, &FourierFamily, &params);
     let tried: Vec<f64> = sel.candidates.iter().map(|c| c.gamma).collect();
     assert_eq!(tried, vec![0.25 * rule, 0.7]);
     // a non-positive factor is refused before any work

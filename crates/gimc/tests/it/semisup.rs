@@ -1,9 +1,12 @@
 //! Semi-supervised clustering (Algorithm 2, DESIGN §3.3).
 
 use gimc::NoObserver;
-use gimc::{GimcError, SemiSupParams, fit_semisupervised, fit_semisupervised_with_start};
+use gimc::{
+    GimcError, SemiSupFit, SemiSupParams, ValidSemiSupParams, fit_semisupervised,
+    fit_semisupervised_with_start,
+};
 use gimc_data::synth::two_class_2d;
-use gimc_featmap::FourierFamily;
+use gimc_featmap::{FourierFamily, RandomFourier};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
@@ -41,28 +44,29 @@ fn params(learn: bool) -> SemiSupParams {
     p
 }
 
+/// [`fit_semisupervised`] with Fourier maps, the rng seeded with `seed` and no observer.
+fn fourier_fit(
+    x: &FeatureMatrix,
+    pairs: &[(usize, usize, f64)],
+    params: &ValidSemiSupParams,
+    seed: u64,
+) -> gimc::Result<SemiSupFit<RandomFourier>> {
+    fit_semisupervised(
+        x,
+        pairs,
+        &FourierFamily,
+        params,
+        &mut seeded(seed),
+        &mut NoObserver,
+    )
+}
+
 #[test]
 fn learned_map_beats_its_start_on_rings() {
     let (x, truth, pairs) = rings(300, 1500, 3);
     let (test, train) = pairs.split_at(500);
-    let start = fit_semisupervised(
-        &x,
-        train,
-        &FourierFamily,
-        &params(false).check().unwrap(),
-        &mut seeded(9),
-        &mut NoObserver,
-    )
-    .unwrap();
-    let learned = fit_semisupervised(
-        &x,
-        train,
-        &FourierFamily,
-        &params(true).check().unwrap(),
-        &mut seeded(9),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let start = fourier_fit(&x, train, &params(false).check().unwrap(), 9).unwrap();
+    let learned = fourier_fit(&x, train, &params(true).check().unwrap(), 9).unwrap();
     assert_eq!(start.iterations, 0);
     assert!(learned.iterations > 0, "validation kept the start");
     let e_start = constraint_error(test, &start.labels).unwrap();
@@ -83,15 +87,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
     let mut p = params(true).with_lambdas(vec![0.1, 10.0]);
     p.completion.max_iter = 3;
     let p = p.check().unwrap();
-    let fit = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
-        &p,
-        &mut seeded(1),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = fourier_fit(&x, &pairs, &p, 1).unwrap();
     assert_eq!(fit.validation.len(), 2);
     let best = fit
         .validation
@@ -106,15 +102,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
     assert_eq!(chosen.constraint_error, best);
     assert_eq!(fit.labels.len(), 120);
     // deterministic from the seed
-    let again = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
-        &p,
-        &mut seeded(1),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let again = fourier_fit(&x, &pairs, &p, 1).unwrap();
     assert_eq!(again.labels, fit.labels);
 }
 
@@ -122,16 +110,7 @@ fn lambda_is_chosen_on_held_out_constraints() {
 fn invalid_constraints_give_typed_errors() {
     let (x, _, pairs) = rings(40, 100, 2);
     let p = params(true).check().unwrap();
-    let run = |pairs: &[(usize, usize, f64)]| {
-        fit_semisupervised(
-            &x,
-            pairs,
-            &FourierFamily,
-            &p,
-            &mut seeded(0),
-            &mut NoObserver,
-        )
-    };
+    let run = |pairs: &[(usize, usize, f64)]| fourier_fit(&x, pairs, &p, 0);
     assert!(matches!(run(&[]), Err(GimcError::Empty(_))));
     let mut bad = pairs.clone();
     bad.push((3, 40, 1.0));
@@ -146,29 +125,9 @@ fn invalid_constraints_give_typed_errors() {
     let mut xn = x.to_dense();
     xn[(7, 1)] = f64::NAN;
     let xn = FeatureMatrix::Dense(xn);
-    assert!(
-        fit_semisupervised(
-            &xn,
-            &pairs,
-            &FourierFamily,
-            &p,
-            &mut seeded(0),
-            &mut NoObserver
-        )
-        .is_err()
-    );
+    assert!(fourier_fit(&xn, &pairs, &p, 0).is_err());
     let xe = FeatureMatrix::Dense(Mat::zeros(0, 2));
-    assert!(
-        fit_semisupervised(
-            &xe,
-            &pairs,
-            &FourierFamily,
-            &p,
-            &mut seeded(0),
-            &mut NoObserver
-        )
-        .is_err()
-    );
+    assert!(fourier_fit(&xe, &pairs, &p, 0).is_err());
     let mut pk = params(true);
     pk.k = 0;
     assert!(matches!(
@@ -184,26 +143,10 @@ fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
         .with_learn(false)
         .with_lambdas(vec![0.1]);
     p.completion.start_iters = 5;
-    let fit = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
-        &p.check().unwrap(),
-        &mut seeded(1),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = fourier_fit(&x, &pairs, &p.check().unwrap(), 1).unwrap();
     assert_eq!(fit.gamma, 2.0 * x.gamma_scale());
     let fixed = p.clone().with_gamma(0.3).check().unwrap();
-    let fit = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
-        &fixed,
-        &mut seeded(1),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let fit = fourier_fit(&x, &pairs, &fixed, 1).unwrap();
     assert_eq!(fit.gamma, 0.3);
     let bad = p.with_gamma(gimc::Gamma::Scale(f64::NAN));
     assert!(bad.check().is_err());

@@ -3,7 +3,7 @@
 //! and sparse X, and f32 block products stay close to f64.
 
 use gimc::labels::LabelProblem;
-use gimc::{LabelParams, MapRegistry, NoObserver, Precision, Storage, fit_labels};
+use gimc::{LabelParams, MapRegistry, NoObserver, Precision, Storage};
 use gimc_featmap::{FeatureMap, FourierFamily, MapFamily};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -107,23 +107,9 @@ fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
         .build(data.features(), 12, 0.3, &mut seeded(2))
         .unwrap();
     let base = LabelParams::default().with_max_iter(5);
-    let whole = fit_labels(
-        &data,
-        map.clone(),
-        &base.check().unwrap(),
-        Some(&valid),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let whole = common::fit_checked(&data, map.clone(), &base, Some(&valid)).unwrap();
     let params = base.clone().with_storage(streamed(16, Precision::F64));
-    let st = fit_labels(
-        &data,
-        map.clone(),
-        &params.check().unwrap(),
-        Some(&valid),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let st = common::fit_checked(&data, map.clone(), &params, Some(&valid)).unwrap();
     assert_eq!(st.history.len(), whole.history.len());
     for (a, b) in st.history.iter().zip(&whole.history) {
         assert!((a.objective - b.objective).abs() < 1e-9 * b.objective.abs());
@@ -133,14 +119,7 @@ fn streamed_fit_is_the_whole_fit_and_f32_stays_close() {
     assert!(rel(&st.model.w().to_owned(), &whole.model.w().to_owned()) < 1e-8);
     // f32 block products: a slightly perturbed problem, solved consistently
     let params = base.with_storage(streamed(16, Precision::F32));
-    let s32 = fit_labels(
-        &data,
-        map,
-        &params.check().unwrap(),
-        Some(&valid),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let s32 = common::fit_checked(&data, map, &params, Some(&valid)).unwrap();
     let (f32_last, f64_last) = (
         s32.history.last().unwrap().objective,
         whole.history.last().unwrap().objective,
@@ -188,14 +167,8 @@ fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
         let params = LabelParams::default()
             .with_max_iter(4)
             .with_storage(storage);
-        let union = fit_labels(
-            &twice(&data),
-            map.clone(),
-            &params.check().unwrap(),
-            Some(&twice(&valid)),
-            &mut NoObserver,
-        )
-        .unwrap();
+        let union =
+            common::fit_checked(&twice(&data), map.clone(), &params, Some(&twice(&valid))).unwrap();
         let sharded = gimc::fit_labels_sharded(
             &data,
             map.clone(),
@@ -230,14 +203,7 @@ fn sharded_fit_is_the_fit_of_the_union_of_the_shards() {
         );
         assert!(rel(&sharded.model.w().to_owned(), &union.model.w().to_owned()) < 1e-8);
         // with the local sums only, the fit is another one (the test can fail)
-        let alone = fit_labels(
-            &data,
-            map.clone(),
-            &params.check().unwrap(),
-            Some(&valid),
-            &mut NoObserver,
-        )
-        .unwrap();
+        let alone = common::fit_checked(&data, map.clone(), &params, Some(&valid)).unwrap();
         assert!(rel(&alone.model.w().to_owned(), &union.model.w().to_owned()) > 1e-6);
     }
 }
