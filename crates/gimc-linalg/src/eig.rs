@@ -161,16 +161,7 @@ fn check_rel_tol(rel_tol: f64) -> Result<()> {
 /// kernel matrix, are dropped (DESIGN §3.1, Nyström M). A matrix with no eigenvalue above the
 /// threshold gives the zero matrix. `rel_tol` must be in [0, 1).
 pub fn pinv_sqrt(a: MatRef<'_, f64>, rel_tol: f64) -> Result<Mat<f64>> {
-    check_rel_tol(rel_tol)?;
-    let (vals, vecs) = sym_eig(a)?;
-    let lmax = vals.last().copied().unwrap_or(0.0).max(0.0);
-    let cut = rel_tol * lmax;
-    Ok(spectral_fn(
-        &vals,
-        &vecs,
-        |l| l > cut && l > 0.0,
-        |l| 1.0 / l.sqrt(),
-    ))
+    pinv_fn(a, rel_tol, |l| 1.0 / l.sqrt())
 }
 
 /// A factor M with M Mᵀ = A^† for a symmetric PSD `a`, with the eigenvalue threshold of
@@ -204,16 +195,16 @@ pub fn pinv_factor(a: MatRef<'_, f64>, rel_tol: f64) -> Result<Mat<f64>> {
 
 /// A^† for a symmetric PSD `a`, dropping eigenvalues ≤ rel_tol·λ_max as in [`pinv_sqrt`].
 pub fn sym_pinv(a: MatRef<'_, f64>, rel_tol: f64) -> Result<Mat<f64>> {
+    pinv_fn(a, rel_tol, |l| 1.0 / l)
+}
+
+/// V diag(f(λ)) Vᵀ over the eigenvalues λ > rel_tol·λ_max (and > 0) of a symmetric PSD `a`.
+fn pinv_fn(a: MatRef<'_, f64>, rel_tol: f64, f: impl Fn(f64) -> f64) -> Result<Mat<f64>> {
     check_rel_tol(rel_tol)?;
     let (vals, vecs) = sym_eig(a)?;
     let lmax = vals.last().copied().unwrap_or(0.0).max(0.0);
     let cut = rel_tol * lmax;
-    Ok(spectral_fn(
-        &vals,
-        &vecs,
-        |l| l > cut && l > 0.0,
-        |l| 1.0 / l,
-    ))
+    Ok(spectral_fn(&vals, &vecs, |l| l > cut && l > 0.0, f))
 }
 
 /// A^{1/2} for a symmetric PSD `a` (negative eigenvalues, i.e. rounding noise, are clamped to 0).

@@ -392,13 +392,7 @@ impl<'p, 'a> FpcImc<'p, 'a> {
         match self.problem.psi() {
             Side::Identity(_) => Ok(a.iter().map(|(i, j, _)| p[(i, j)]).collect()),
             Side::Features(f) => {
-                let psi_d: MatRef<'_, f64> = match (&self.dense_side, f) {
-                    (Some(d), _) => d.as_ref(),
-                    (None, FeatureMatrix::Dense(m)) => m.as_ref(),
-                    (None, FeatureMatrix::Sparse(_)) => {
-                        return Err(param_err("psi", "internal: sparse Ψ not densified"));
-                    }
-                };
+                let psi_d = self.dense_psi(f)?;
                 Ok(sampled_dot(a, p.as_ref(), psi_d)?)
             }
         }
@@ -423,19 +417,24 @@ impl<'p, 'a> FpcImc<'p, 'a> {
         Ok(est)
     }
 
+    /// Ψ's features as a dense matrix: the densified copy of a sparse Ψ, else Ψ itself.
+    fn dense_psi<'s>(&'s self, f: &'s FeatureMatrix) -> Result<MatRef<'s, f64>, SolverError> {
+        match (&self.dense_side, f) {
+            (Some(d), _) => Ok(d.as_ref()),
+            (None, FeatureMatrix::Dense(m)) => Ok(m.as_ref()),
+            (None, FeatureMatrix::Sparse(_)) => {
+                Err(param_err("psi", "internal: sparse Ψ not densified"))
+            }
+        }
+    }
+
     /// ∇ = Φᵀ R Ψ (d_x × d_y) for residual values `r` on Ω.
     fn gradient_from_residual(&self, r: &[f64]) -> Result<Mat<f64>, SolverError> {
         let a = self.problem.observed();
         let (phi, psi) = (self.problem.phi(), self.problem.psi());
         match psi {
             Side::Features(f) => {
-                let psi_d: MatRef<'_, f64> = match (&self.dense_side, f) {
-                    (Some(d), _) => d.as_ref(),
-                    (None, FeatureMatrix::Dense(m)) => m.as_ref(),
-                    (None, FeatureMatrix::Sparse(_)) => {
-                        return Err(param_err("psi", "internal: sparse Ψ not densified"));
-                    }
-                };
+                let psi_d = self.dense_psi(f)?;
                 let t = omega_mul_dense(a, r, psi_d)?;
                 phi.tr_mul(t.as_ref())
             }

@@ -117,28 +117,7 @@ pub(crate) fn first_step(
     u_norm: f64,
     g_norm: f64,
 ) -> f64 {
-    let eta = unbounded_first_step(params, last, f, u_norm, g_norm);
-    match params.max_relative_step {
-        Some(rho) => {
-            let cap = rho * u_norm / g_norm;
-            if cap.is_finite() && cap > 0.0 {
-                eta.min(cap)
-            } else {
-                eta
-            }
-        }
-        None => eta,
-    }
-}
-
-fn unbounded_first_step(
-    params: &LineSearchParams,
-    last: Option<f64>,
-    f: f64,
-    u_norm: f64,
-    g_norm: f64,
-) -> f64 {
-    match (last, params.initial_step) {
+    let eta = match (last, params.initial_step) {
         (Some(l), _) => params.growth * l,
         (None, Some(s)) => s,
         (None, None) => {
@@ -150,6 +129,17 @@ fn unbounded_first_step(
                 .fold(f64::INFINITY, f64::min);
             if eta.is_finite() { eta } else { 1.0 }
         }
+    };
+    match params.max_relative_step {
+        Some(rho) => {
+            let cap = rho * u_norm / g_norm;
+            if cap.is_finite() && cap > 0.0 {
+                eta.min(cap)
+            } else {
+                eta
+            }
+        }
+        None => eta,
     }
 }
 
