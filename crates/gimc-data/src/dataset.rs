@@ -284,6 +284,26 @@ impl Dataset {
         Ok(ds)
     }
 
+    /// The data set of a sparse-format file (LIBSVM, XMC): named by the file's stem, sparse
+    /// features, no feature names, nothing missing. Unchecked: the readers build consistent
+    /// parts.
+    pub(crate) fn from_sparse_file(
+        path: &std::path::Path,
+        features: CsMat<f64>,
+        targets: Targets,
+    ) -> Self {
+        Self {
+            name: file_stem(path),
+            features: FeatureMatrix::Sparse(shared_csr(features)),
+            targets,
+            feature_names: Vec::new(),
+            missing: Vec::new(),
+            unlabeled: Vec::new(),
+            missing_labels: Vec::new(),
+            nominal_columns: Vec::new(),
+        }
+    }
+
     /// Checks the internal consistency of the public fields.
     pub fn check(&self) -> Result<()> {
         let n = self.features.nrows();
@@ -766,6 +786,12 @@ fn select_cells(cells: &[(usize, usize)], rows: &[usize], n: usize) -> Vec<(usiz
         out.extend(per_row[r].iter().map(|&c| (i, c)));
     }
     out
+}
+
+/// A data set's name from its file: the file name without its last extension ("" if none).
+pub(crate) fn file_stem(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -8,9 +8,6 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use gimc_linalg::FeatureMatrix;
-use gimc_linalg::shared::shared_csr;
-
 use crate::io::{ClassInterner, CsrBuilder, Lines, Loc, open_text, parse_num};
 use crate::{Dataset, Result, Targets};
 
@@ -111,19 +108,7 @@ pub fn parse_libsvm<R: BufRead>(reader: R, path: &Path, opts: &LibsvmOptions) ->
     feats.set_ncols(opts.n_features.unwrap_or(max_feat));
     let x = feats.finish().map_err(|m| loc.err(end, m))?;
     let targets = targets.finish(&loc, end)?;
-    let name = path
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    Ok(Dataset {
-        name,
-        features: FeatureMatrix::Sparse(shared_csr(x)),
-        targets,
-        feature_names: Vec::new(),
-        missing: Vec::new(),
-        unlabeled: Vec::new(),
-        missing_labels: Vec::new(),
-        nominal_columns: Vec::new(),
-    })
+    Ok(Dataset::from_sparse_file(path, x, targets))
 }
 
 /// The targets of the rows as they are read, in the options' mode.
@@ -325,6 +310,7 @@ fn parse_value(loc: &Loc, ln: usize, r: usize, j: usize, val: &str) -> Result<f6
 mod tests {
     use super::*;
     use crate::DataError;
+    use gimc_linalg::FeatureMatrix;
 
     fn parse(text: &str, opts: &LibsvmOptions) -> Result<Dataset> {
         parse_libsvm(text.as_bytes(), Path::new("inline.svm"), opts)

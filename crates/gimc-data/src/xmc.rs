@@ -6,9 +6,6 @@
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
-use gimc_linalg::FeatureMatrix;
-use gimc_linalg::shared::shared_csr;
-
 use crate::io::{CsrBuilder, Lines, Loc, open_text};
 use crate::{Dataset, Result, Targets};
 
@@ -168,22 +165,14 @@ fn parse_rows<R: BufRead>(
     }
     let x = feats.finish().map_err(|m| loc.err(end, m))?;
     let y = labels.finish().map_err(|m| loc.err(end, m))?;
-    let name = path
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    Ok(Dataset {
-        name,
-        features: FeatureMatrix::Sparse(shared_csr(x)),
-        targets: Targets::Labels {
+    Ok(Dataset::from_sparse_file(
+        path,
+        x,
+        Targets::Labels {
             matrix: y,
             names: Vec::new(),
         },
-        feature_names: Vec::new(),
-        missing: Vec::new(),
-        unlabeled: Vec::new(),
-        missing_labels: Vec::new(),
-        nominal_columns: Vec::new(),
-    })
+    ))
 }
 
 #[cfg(test)]

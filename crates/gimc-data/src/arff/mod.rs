@@ -530,9 +530,7 @@ impl Collected {
             Targets::None
         };
         self.missing.sort_unstable();
-        let name = path
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let name = crate::dataset::file_stem(path);
         Ok(Dataset {
             name,
             features,

@@ -704,9 +704,7 @@ pub fn parse_csv<R: BufRead>(reader: R, path: &Path, opts: &CsvOptions) -> Resul
         require_a_class(&loc, last_line, rows.nrows, rows.unlabeled.len())?;
     }
     rows.check_columns(path)?;
-    let name = path
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = crate::dataset::file_stem(path);
     let name = name
         .strip_suffix(".csv")
         .map(str::to_string)
