@@ -25,6 +25,7 @@ use gimc_solvers::transduction::{
 use rayon::prelude::*;
 
 use crate::ExperimentError;
+pub use crate::experiments::support::mean_std;
 
 /// Metric name of the label error.
 pub const METRIC_LABEL: &str = "label error (%)";
@@ -362,20 +363,6 @@ impl Drop for SequentialFaer {
     fn drop(&mut self) {
         gimc_linalg::faer::set_global_parallelism(self.0);
     }
-}
-
-/// Mean and sample standard deviation (0 for fewer than two values; NaN mean when empty).
-pub fn mean_std(values: &[f64]) -> (f64, f64) {
-    let n = values.len();
-    if n == 0 {
-        return (f64::NAN, 0.0);
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    if n < 2 {
-        return (mean, 0.0);
-    }
-    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
-    (mean, var.sqrt())
 }
 
 /// Per method (in `methods` order): the label errors and imputation errors over trials.

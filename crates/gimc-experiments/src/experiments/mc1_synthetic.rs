@@ -12,9 +12,10 @@ use gimc_data::synth::{Mc1Params, ValidMc1Params, mc1_synthetic};
 use gimc_linalg::rng::{child, seeded};
 
 use super::mc1_common::{
-    METRIC_IMPUTATION, METRIC_LABEL, Mc1Config, Method, MethodScore, TrialData, collect, mean_std,
+    METRIC_IMPUTATION, METRIC_LABEL, Mc1Config, Method, MethodScore, TrialData, collect,
     mean_std_cell, run_trial_groups, run_trials,
 };
+use super::support::mean_std;
 use crate::report::{MISSING, Report, Table, format_value};
 use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 

@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use crate::ExperimentError;
 
 /// Mean and sample standard deviation (0 for fewer than two values; NaN mean when empty).
-pub(crate) fn mean_std(values: &[f64]) -> (f64, f64) {
+pub fn mean_std(values: &[f64]) -> (f64, f64) {
     let n = values.len();
     if n == 0 {
         return (f64::NAN, 0.0);
