@@ -20,7 +20,7 @@ use gimc_linalg::memory::{Tally, mat_bytes};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sums::{sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc_sharded};
+use gimc_solvers::{ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc_sharded};
 use serde_json::json;
 
 use crate::common::{
@@ -594,7 +594,13 @@ fn fit_on_group(
     let shard = ImcProblem::partial_shard(problem.phi, problem.psi, &problem.obs.local.omega)?;
     let t = Instant::now();
     let mut log = IterationLog::new(g, group.lead());
-    let model = fit_imc_sharded(&shard, &params, None, &mut seeded(g.seed), &mut log, group)?;
+    let model = fit_imc_sharded(
+        &shard,
+        &params,
+        ImcStart::Draw(&mut seeded(g.seed)),
+        &mut log,
+        group,
+    )?;
     let seconds = t.elapsed().as_secs_f64();
     Ok(Fitted {
         lambda,

@@ -17,7 +17,9 @@ use clap::{Args, ValueEnum};
 use gimc_data::{Dataset, MissingPolicy, Targets};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
-use gimc_solvers::transduction::data::{Baseline, Transduced, transduce, transduce_baseline};
+use gimc_solvers::transduction::data::{
+    Baseline, Transduced, TransductionTable, transduce, transduce_baseline,
+};
 use gimc_solvers::{
     FpcImputeParams, SvmCvParams, TransductionCvParams, TransductionParams, TransductionVariant,
     ValidSvmCvParams, ValidTransductionCvParams, ValidTransductionParams,
@@ -243,23 +245,14 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         .stream
         .iter()
         .fold(seeded(g.seed), |r, &s| gimc_linalg::rng::child(&r, s));
+    let table = TransductionTable {
+        x: x.as_ref(),
+        y: y.as_ref(),
+        standardize: a.standardize,
+    };
     let fit = match &settings.baseline {
-        None => transduce(
-            x.as_ref(),
-            y.as_ref(),
-            a.standardize,
-            &settings.params,
-            &settings.cv,
-            &mut rng,
-        ),
-        Some(b) => transduce_baseline(
-            x.as_ref(),
-            y.as_ref(),
-            a.standardize,
-            b,
-            &settings.svm,
-            &mut rng,
-        ),
+        None => transduce(table, &settings.params, &settings.cv, &mut rng),
+        Some(b) => transduce_baseline(table, b, &settings.svm, &mut rng),
     };
     spinner.finish();
     let out = fit?;

@@ -8,7 +8,9 @@ use gimc_featmap::{FeatureMap, RandomFourier, RandomFourierParams};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::{CgParams, ImcParams, ImcProblem, NoObserver, Side, fit_imc, fit_mc_als};
+use gimc_solvers::{
+    CgParams, ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc, fit_mc_als,
+};
 
 /// What a method sees of one toy problem.
 #[derive(Debug, Clone, Copy)]
@@ -138,7 +140,7 @@ impl Fig1Method for Mc {
         rng: &mut GimcRng,
     ) -> Result<Fig1Fit, ExperimentError> {
         let params = imc_params(task.rank, setting.get("λ")?, task.quick).check()?;
-        let model = fit_mc_als(train, &params, None, rng, &mut NoObserver)?;
+        let model = fit_mc_als(train, &params, ImcStart::Draw(rng), &mut NoObserver)?;
         Ok((&model.w * model.h.transpose()).into())
     }
 }
@@ -178,7 +180,7 @@ pub(super) fn fit_features(
     let params = imc_params(task.rank, lambda, task.quick).check()?;
     let (phi, psi) = (Side::Features(phi), Side::Features(psi));
     let problem = ImcProblem::partial(phi, psi, train)?;
-    let model = fit_imc(&problem, &params, None, rng, &mut NoObserver)?;
+    let model = fit_imc(&problem, &params, ImcStart::Draw(rng), &mut NoObserver)?;
     model
         .scores_for_rows(phi, psi)
         .map_err(ExperimentError::from)
