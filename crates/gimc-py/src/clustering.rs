@@ -203,13 +203,13 @@ pub(crate) fn okmf_predict<'py>(
     };
     let labels = py
         .detach(|| -> Result<Vec<usize>, GimcError> {
-            let model = gimc_cluster::Okmf::from_parts(
+            let model = gimc_cluster::Okmf::from_parts(gimc_cluster::OkmfParts {
                 budget,
                 w,
-                gimc_linalg::Kernel::Rbf { gamma },
-                lambda_,
+                kernel: gimc_linalg::Kernel::Rbf { gamma },
+                lambda: lambda_,
                 alpha,
-            )?;
+            })?;
             let x = pre.apply(&x)?;
             Ok(model.predict(&x)?)
         })
