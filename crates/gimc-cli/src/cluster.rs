@@ -13,8 +13,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::labels::OneProcess;
 use gimc::{
-    Gamma, MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
-    fit_semisupervised,
+    Gamma, MccParams, SemiSupInputs, SemiSupParams, estimate_mccc, estimate_semisupervised,
+    fit_mccc, fit_semisupervised,
 };
 use gimc_cluster::{
     KMeans, KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
@@ -295,7 +295,16 @@ fn with_constraints(
         budget,
         "--m",
     )?;
-    let r = fit_semisupervised(x, &pairs, family, &p.check()?, rng, &mut NoObserver)?;
+    let r = fit_semisupervised(
+        SemiSupInputs {
+            x,
+            pairs: &pairs,
+            family,
+        },
+        &p.check()?,
+        rng,
+        &mut NoObserver,
+    )?;
     let extra = vec![
         ("lambda".into(), r.lambda),
         ("iterations".into(), r.iterations as f64),

@@ -224,13 +224,13 @@ fn write_predictions(
 /// (identity maps as wide as the matrix, applied by `gimc predict --pairs` without feature
 /// files).
 fn save_factors(a: &CompleteArgs, path: &Path, model: &ImcModel, lambda: f64) -> Result<()> {
-    let mut saved = gimc::CompletionModel::new(
-        Box::new(gimc_featmap::Identity::new(model.w.nrows())) as gimc::BoxedMap,
-        Box::new(gimc_featmap::Identity::new(model.h.nrows())) as gimc::BoxedMap,
-        model.w.clone(),
-        model.h.clone(),
+    let mut saved = gimc::CompletionModel::new(gimc::CompletionParts {
+        row_map: Box::new(gimc_featmap::Identity::new(model.w.nrows())) as gimc::BoxedMap,
+        col_map: Box::new(gimc_featmap::Identity::new(model.h.nrows())) as gimc::BoxedMap,
+        w: model.w.clone(),
+        h: model.h.clone(),
         lambda,
-    )?;
+    })?;
     saved.set_method(a.method.clone());
     gimc::persist::save_completion_model(&saved, path)
         .with_context(|| format!("saving the model to {}", path.display()))
@@ -280,9 +280,7 @@ fn run_gimc(
     let (phi, psi) = (Side::Features(x), Side::Features(y));
     let Completed::Maps(sel) = gimc::complete(
         method,
-        phi,
-        psi,
-        omega,
+        gimc::ObservedMatrix { phi, psi, omega },
         &params,
         &g.registry,
         &mut NoObserver,
@@ -632,9 +630,7 @@ fn select(
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
     let fit = gimc::complete(
         method,
-        phi,
-        psi,
-        omega,
+        gimc::ObservedMatrix { phi, psi, omega },
         &params,
         &g.registry,
         &mut NoObserver,

@@ -13,7 +13,7 @@ use gimc_solvers::{
 };
 
 use super::data::CompletionData;
-use super::model::CompletionModel;
+use super::model::{CompletionModel, CompletionParts};
 use super::outcome::{BestCompletion, CompletionFit, CompletionIteration};
 use super::params::ValidCompletionParams;
 use crate::error::Result;
@@ -225,13 +225,13 @@ impl<'a, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, MR, MC> {
         self,
         run: OuterRun<CompletionIteration, CompletionSnapshot>,
     ) -> Result<CompletionFit<MR, MC>> {
-        let model = CompletionModel::new(
-            self.row_map,
-            self.col_map,
-            self.w,
-            self.h,
-            self.params.lambda,
-        )?;
+        let model = CompletionModel::new(CompletionParts {
+            row_map: self.row_map,
+            col_map: self.col_map,
+            w: self.w,
+            h: self.h,
+            lambda: self.params.lambda,
+        })?;
         let start_error = run
             .history
             .first()

@@ -5,8 +5,8 @@
 
 use gimc::labels::LabelProblem;
 use gimc::{
-    CompletionData, CompletionParams, FitStop, LabelModel, LabelParams, LineSearchParams,
-    MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
+    CompletionData, CompletionInputs, CompletionParams, FitStop, LabelModel, LabelParams,
+    LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
 };
 use gimc_featmap::{FeatureMap, FourierFamily, LearnableMap, MapFamily, NystromFamily};
 use gimc_linalg::Observed;
@@ -76,7 +76,8 @@ proptest! {
             .unwrap();
         let cm = FourierFamily.build(&y, 3, 0.3, &mut seeded(seed + 1)).unwrap();
         let params = CompletionParams::default().with_rank(2).with_lambda(0.1).with_max_iter(4).with_start_iters(10).with_inner_iters(2).with_learn_cols(learn_cols);
-        let fit = fit_completion(&data, rm, cm, &params.check().unwrap(), None, &mut seeded(seed + 2), &mut NoObserver)
+        let inputs = CompletionInputs { data, row_map: rm, col_map: cm };
+        let fit = fit_completion(inputs, &params.check().unwrap(), &mut seeded(seed + 2), &mut NoObserver)
             .unwrap();
         assert_monotone(&fit.objectives());
         for h in &fit.history {
@@ -305,11 +306,12 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
         .with_lambda(0.05)
         .with_max_iter(8);
     let fit = fit_completion(
-        &data,
-        rm.clone(),
-        cm.clone(),
+        CompletionInputs {
+            data: data.with_validation(Some(&val)),
+            row_map: rm.clone(),
+            col_map: cm.clone(),
+        },
         &params.check().unwrap(),
-        Some(&val),
         &mut seeded(3),
         &mut NoObserver,
     )
@@ -354,11 +356,12 @@ fn general_path_improves_on_imc_and_predicts_consistently() {
     // rank must be below both feature dimensions
     let bad = params.with_rank(20);
     let err = fit_completion(
-        &data,
-        rm,
-        cm,
+        CompletionInputs {
+            data,
+            row_map: rm,
+            col_map: cm,
+        },
         &bad.check().unwrap(),
-        None,
         &mut seeded(3),
         &mut NoObserver,
     )
@@ -384,11 +387,12 @@ fn completion_patience_stops_past_the_best_and_keeps_it() {
         .with_max_iter(25);
     let run = |p: CompletionParams| {
         fit_completion(
-            &data,
-            rm.clone(),
-            cm.clone(),
+            CompletionInputs {
+                data: data.with_validation(Some(&val)),
+                row_map: rm.clone(),
+                col_map: cm.clone(),
+            },
             &p.check().unwrap(),
-            Some(&val),
             &mut seeded(3),
             &mut NoObserver,
         )
@@ -446,11 +450,12 @@ fn completion_patience_stops_past_the_best_and_keeps_it() {
     );
     // without a validation set the patience never acts
     let blind = fit_completion(
-        &data,
-        rm.clone(),
-        cm.clone(),
+        CompletionInputs {
+            data,
+            row_map: rm.clone(),
+            col_map: cm.clone(),
+        },
         &params.with_patience(Some(1)).check().unwrap(),
-        None,
         &mut seeded(3),
         &mut NoObserver,
     )
@@ -500,11 +505,12 @@ fn completion_inputs_and_parameters_are_checked() {
     let wrong_shape = Observed::from_triplets(9, 8, &[0], &[0], &[1.0]).unwrap();
     let params = CompletionParams::default().with_rank(2).with_max_iter(1);
     let e = fit_completion(
-        &data,
-        rm,
-        cm,
+        CompletionInputs {
+            data: data.with_validation(Some(&wrong_shape)),
+            row_map: rm,
+            col_map: cm,
+        },
         &params.check().unwrap(),
-        Some(&wrong_shape),
         &mut seeded(1),
         &mut NoObserver,
     )
@@ -610,11 +616,12 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
     let cm = || FourierFamily.build(&y, 6, 0.3, &mut seeded(2)).unwrap();
     let fit = |r, c| {
         fit_completion(
-            &data,
-            r,
-            c,
+            CompletionInputs {
+                data,
+                row_map: r,
+                col_map: c,
+            },
             &params.check().unwrap(),
-            None,
             &mut seeded(3),
             &mut NoObserver,
         )
@@ -623,11 +630,12 @@ fn boxed_dyn_maps_fit_exactly_like_the_typed_map() {
     let boxed_r: Box<dyn LearnableMap> = Box::new(rm());
     let boxed_c: Box<dyn LearnableMap> = Box::new(cm());
     let dynamic = fit_completion(
-        &data,
-        boxed_r,
-        boxed_c,
+        CompletionInputs {
+            data,
+            row_map: boxed_r,
+            col_map: boxed_c,
+        },
         &params.check().unwrap(),
-        None,
         &mut seeded(3),
         &mut NoObserver,
     )

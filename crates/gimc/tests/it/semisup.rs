@@ -1,7 +1,9 @@
 //! Semi-supervised clustering (Algorithm 2, DESIGN §3.3).
 
 use gimc::NoObserver;
-use gimc::{GimcError, SemiSupParams, fit_semisupervised, fit_semisupervised_with_start};
+use gimc::{
+    GimcError, SemiSupInputs, SemiSupParams, fit_semisupervised, fit_semisupervised_with_start,
+};
 use gimc_data::synth::two_class_2d;
 use gimc_featmap::FourierFamily;
 use gimc_linalg::FeatureMatrix;
@@ -46,18 +48,22 @@ fn learned_map_beats_its_start_on_rings() {
     let (x, truth, pairs) = rings(300, 1500, 3);
     let (test, train) = pairs.split_at(500);
     let start = fit_semisupervised(
-        &x,
-        train,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: train,
+            family: &FourierFamily,
+        },
         &params(false).check().unwrap(),
         &mut seeded(9),
         &mut NoObserver,
     )
     .unwrap();
     let learned = fit_semisupervised(
-        &x,
-        train,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: train,
+            family: &FourierFamily,
+        },
         &params(true).check().unwrap(),
         &mut seeded(9),
         &mut NoObserver,
@@ -84,9 +90,11 @@ fn lambda_is_chosen_on_held_out_constraints() {
     p.completion.max_iter = 3;
     let p = p.check().unwrap();
     let fit = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &FourierFamily,
+        },
         &p,
         &mut seeded(1),
         &mut NoObserver,
@@ -107,9 +115,11 @@ fn lambda_is_chosen_on_held_out_constraints() {
     assert_eq!(fit.labels.len(), 120);
     // deterministic from the seed
     let again = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &FourierFamily,
+        },
         &p,
         &mut seeded(1),
         &mut NoObserver,
@@ -124,9 +134,11 @@ fn invalid_constraints_give_typed_errors() {
     let p = params(true).check().unwrap();
     let run = |pairs: &[(usize, usize, f64)]| {
         fit_semisupervised(
-            &x,
-            pairs,
-            &FourierFamily,
+            SemiSupInputs {
+                x: &x,
+                pairs,
+                family: &FourierFamily,
+            },
             &p,
             &mut seeded(0),
             &mut NoObserver,
@@ -148,9 +160,11 @@ fn invalid_constraints_give_typed_errors() {
     let xn = FeatureMatrix::Dense(xn);
     assert!(
         fit_semisupervised(
-            &xn,
-            &pairs,
-            &FourierFamily,
+            SemiSupInputs {
+                x: &xn,
+                pairs: &pairs,
+                family: &FourierFamily
+            },
             &p,
             &mut seeded(0),
             &mut NoObserver
@@ -160,9 +174,11 @@ fn invalid_constraints_give_typed_errors() {
     let xe = FeatureMatrix::Dense(Mat::zeros(0, 2));
     assert!(
         fit_semisupervised(
-            &xe,
-            &pairs,
-            &FourierFamily,
+            SemiSupInputs {
+                x: &xe,
+                pairs: &pairs,
+                family: &FourierFamily
+            },
             &p,
             &mut seeded(0),
             &mut NoObserver
@@ -185,9 +201,11 @@ fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
         .with_lambdas(vec![0.1]);
     p.completion.start_iters = 5;
     let fit = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &FourierFamily,
+        },
         &p.check().unwrap(),
         &mut seeded(1),
         &mut NoObserver,
@@ -196,9 +214,11 @@ fn gamma_from_the_scale_rule_is_resolved_on_the_features_and_reported() {
     assert_eq!(fit.gamma, 2.0 * x.gamma_scale());
     let fixed = p.clone().with_gamma(0.3).check().unwrap();
     let fit = fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &FourierFamily,
+        },
         &fixed,
         &mut seeded(1),
         &mut NoObserver,
@@ -225,9 +245,11 @@ fn an_observer_that_stops_interrupts_the_whole_fit() {
     let (x, _, pairs) = rings(120, 400, 6);
     let mut stop = StopAfter(0);
     let err = gimc::fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &FourierFamily,
+        },
         &params(true).check().unwrap(),
         &mut seeded(2),
         &mut stop,
@@ -262,22 +284,33 @@ fn the_pair_equals_the_two_separate_fits() {
                 p.check().unwrap()
             };
             let seed = 50 + g as u64;
-            let pair =
-                fit_semisupervised_with_start(&x, &pairs, &family, &build(true), &mut seeded(seed))
-                    .unwrap();
+            let pair = fit_semisupervised_with_start(
+                SemiSupInputs {
+                    x: &x,
+                    pairs: &pairs,
+                    family: &family,
+                },
+                &build(true),
+                &mut seeded(seed),
+            )
+            .unwrap();
             let learned = fit_semisupervised(
-                &x,
-                &pairs,
-                &family,
+                SemiSupInputs {
+                    x: &x,
+                    pairs: &pairs,
+                    family: &family,
+                },
                 &build(true),
                 &mut seeded(seed),
                 &mut NoObserver,
             )
             .unwrap();
             let start = fit_semisupervised(
-                &x,
-                &pairs,
-                &family,
+                SemiSupInputs {
+                    x: &x,
+                    pairs: &pairs,
+                    family: &family,
+                },
                 &build(false),
                 &mut seeded(seed),
                 &mut NoObserver,
@@ -298,9 +331,11 @@ fn the_pair_equals_the_two_separate_fits() {
     );
     // the baseline alone has no start to share
     let e = fit_semisupervised_with_start(
-        &x,
-        &pairs,
-        &family,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &family,
+        },
         &SemiSupParams::new(2, 6, 0.5)
             .with_learn(false)
             .check()

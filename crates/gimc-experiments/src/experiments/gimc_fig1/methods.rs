@@ -2,7 +2,7 @@
 
 use super::grid::{Grid, Setting};
 use crate::ExperimentError;
-use gimc::{CompletionData, CompletionParams, fit_completion};
+use gimc::{CompletionData, CompletionInputs, CompletionParams, fit_completion};
 use gimc_data::synth::Fig1Toy;
 use gimc_featmap::{FeatureMap, RandomFourier, RandomFourierParams};
 use gimc_linalg::faer::Mat;
@@ -327,7 +327,16 @@ impl Fig1Method for GimcLff {
             .with_cg(imc.cg)
             .check()?;
         let data = CompletionData::new(train, task.x, task.y)?;
-        let fit = fit_completion(&data, fx, fy, &params, validation, rng, &mut NoObserver)?;
+        let fit = fit_completion(
+            CompletionInputs {
+                data: data.with_validation(validation),
+                row_map: fx,
+                col_map: fy,
+            },
+            &params,
+            rng,
+            &mut NoObserver,
+        )?;
         let effective = fit.best.as_ref().map(|b| {
             let mut s = setting.clone();
             for (name, v) in &mut s.values {
