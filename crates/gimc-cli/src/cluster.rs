@@ -30,7 +30,7 @@ use crate::common::{
     write_output,
 };
 use crate::globals::Globals;
-use crate::group::{Group, Layout, layout, load_rows, prepare_rows};
+use crate::group::{Group, Layout, LocalShard, layout, load_rows, prepare_rows};
 
 /// Arguments of `gimc cluster`.
 #[derive(Args, Debug)]
@@ -184,12 +184,20 @@ fn cluster(a: &ClusterArgs, g: &Globals, group: &dyn Group) -> Result<()> {
         g.info(&format!("{}: rows normalised to unit norm", ds.name));
     }
     let ncols = ds.features.ncols();
-    let whole = layout(group, ds.nrows(), &[ncols], announced, || {
-        format!(
-            "the shards disagree on the number of features: process {} has {ncols}",
-            group.rank()
-        )
-    })?;
+    let whole = layout(
+        group,
+        LocalShard {
+            rows: ds.nrows(),
+            widths: &[ncols],
+            announced,
+        },
+        || {
+            format!(
+                "the shards disagree on the number of features: process {} has {ncols}",
+                group.rank()
+            )
+        },
+    )?;
     let (labels, extra) = if group.distributed() {
         if group.lead() {
             g.info(&format!(

@@ -27,7 +27,7 @@ use crate::common::{
     PredictionKind, check_memory, check_outputs, load_input, memory_budget, write_output,
 };
 use crate::globals::Globals;
-use crate::group::{Group, Layout, layout, load_rows};
+use crate::group::{Group, Layout, LocalShard, layout, load_rows};
 use crate::progress::IterationLog;
 
 /// Arguments of `gimc complete`.
@@ -465,13 +465,21 @@ fn load_sides(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<Sides>
         None => None,
     };
     let whole = match &rowf {
-        Some(x) => Some(layout(group, x.nrows(), &[x.ncols()], announced, || {
-            format!(
-                "the shards disagree on the number of row features: process {} has {}",
-                group.rank(),
-                x.ncols()
-            )
-        })?),
+        Some(x) => Some(layout(
+            group,
+            LocalShard {
+                rows: x.nrows(),
+                widths: &[x.ncols()],
+                announced,
+            },
+            || {
+                format!(
+                    "the shards disagree on the number of row features: process {} has {}",
+                    group.rank(),
+                    x.ncols()
+                )
+            },
+        )?),
         None => None,
     };
     Ok(Sides { rowf, colf, whole })

@@ -26,7 +26,7 @@ use gimc_solvers::{
 };
 use serde_json::json;
 
-use crate::common::{check_outputs, load_input_with, write_output};
+use crate::common::{MissingValues, check_outputs, load_input_with, write_output};
 use crate::globals::Globals;
 
 /// The transductive method, or a baseline of the paper's tables.
@@ -207,7 +207,11 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         &[a.out.as_deref(), a.impute_out.as_deref()],
         &[Path::new(&a.target)],
     )?;
-    let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask, &a.missing)?;
+    let missing = MissingValues {
+        policy: MissingPolicy::Mask,
+        tokens: &a.missing,
+    };
+    let ds = load_input_with(&a.target, &a.part, g, missing)?;
     let (n, d) = (ds.nrows(), ds.ncols());
     let side = label_entries(&ds)?;
     let t = side.t;

@@ -345,15 +345,24 @@ pub struct MethodRun {
     pub seconds: f64,
 }
 
-/// Runs `method` on `set` with constraints `pairs`; `rng` drives every random choice (the same
-/// generator state gives IMC-RFF and GIMC-LFF the same map draw and held-out split).
+/// A set with pairwise constraints on its points.
+#[derive(Debug, Clone, Copy)]
+pub struct ConstrainedSet<'a> {
+    /// The set.
+    pub set: &'a ClusterSet,
+    /// The constraints (i, j, s) on its points.
+    pub pairs: &'a [(usize, usize, f64)],
+}
+
+/// Runs `method` on `data` (a set and its constraints); `rng` drives every random choice (the
+/// same generator state gives IMC-RFF and GIMC-LFF the same map draw and held-out split).
 pub fn run_method(
     method: Method,
-    set: &ClusterSet,
-    pairs: &[(usize, usize, f64)],
+    data: ConstrainedSet<'_>,
     config: &Table3Config,
     rng: &mut GimcRng,
 ) -> Result<MethodRun, ExperimentError> {
+    let ConstrainedSet { set, pairs } = data;
     let start = Instant::now();
     let (labels, lambda, iterations) = match method {
         Method::KMeans => {
@@ -506,9 +515,19 @@ fn run_cells(
                         }
                         Method::GimcLff => match lff.take() {
                             Some(learned) => Ok(learned),
-                            None => run_method(method, set, &pairs, config, &mut rng),
+                            None => run_method(
+                                method,
+                                ConstrainedSet { set, pairs: &pairs },
+                                config,
+                                &mut rng,
+                            ),
                         },
-                        _ => run_method(method, set, &pairs, config, &mut rng),
+                        _ => run_method(
+                            method,
+                            ConstrainedSet { set, pairs: &pairs },
+                            config,
+                            &mut rng,
+                        ),
                     }
                 })
                 .collect()
