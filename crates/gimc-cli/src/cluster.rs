@@ -13,8 +13,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gimc::labels::OneProcess;
 use gimc::{
-    Gamma, MccParams, SemiSupParams, estimate_mccc, estimate_semisupervised, fit_mccc,
-    fit_semisupervised,
+    Gamma, MccParams, SemiSupInputs, SemiSupParams, estimate_mccc, estimate_semisupervised,
+    fit_mccc, fit_semisupervised,
 };
 use gimc_cluster::{
     KMeans, KMeansParams, KernelKMeansParams, MiniBatchKMeansParams, OkmfParams, fit_kernel_kmeans,
@@ -30,7 +30,7 @@ use crate::common::{
     write_output,
 };
 use crate::globals::Globals;
-use crate::group::{Group, Layout, layout, load_rows, prepare_rows};
+use crate::group::{Group, Layout, LocalShard, layout, load_rows, prepare_rows};
 
 /// Arguments of `gimc cluster`.
 #[derive(Args, Debug)]
@@ -184,12 +184,20 @@ fn cluster(a: &ClusterArgs, g: &Globals, group: &dyn Group) -> Result<()> {
         g.info(&format!("{}: rows normalised to unit norm", ds.name));
     }
     let ncols = ds.features.ncols();
-    let whole = layout(group, ds.nrows(), &[ncols], announced, || {
-        format!(
-            "the shards disagree on the number of features: process {} has {ncols}",
-            group.rank()
-        )
-    })?;
+    let whole = layout(
+        group,
+        LocalShard {
+            rows: ds.nrows(),
+            widths: &[ncols],
+            announced,
+        },
+        || {
+            format!(
+                "the shards disagree on the number of features: process {} has {ncols}",
+                group.rank()
+            )
+        },
+    )?;
     let (labels, extra) = if group.distributed() {
         if group.lead() {
             g.info(&format!(
@@ -295,7 +303,16 @@ fn with_constraints(
         budget,
         "--m",
     )?;
-    let r = fit_semisupervised(x, &pairs, family, &p.check()?, rng, &mut NoObserver)?;
+    let r = fit_semisupervised(
+        SemiSupInputs {
+            x,
+            pairs: &pairs,
+            family,
+        },
+        &p.check()?,
+        rng,
+        &mut NoObserver,
+    )?;
     let extra = vec![
         ("lambda".into(), r.lambda),
         ("iterations".into(), r.iterations as f64),

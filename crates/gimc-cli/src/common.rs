@@ -99,19 +99,35 @@ pub fn load_target(target: Option<&str>, part: &str, g: &Globals) -> Result<Data
 /// `part` is read from the data directory. Says where the targets came from on stderr (unless
 /// --quiet), e.g. `bibtex-train.arff: 159 labels from bibtex.xml`.
 pub fn load_input(target: &str, part: &str, g: &Globals) -> Result<Dataset> {
-    load_input_with(target, part, g, MissingPolicy::Error, &[])
+    let missing = MissingValues {
+        policy: MissingPolicy::Error,
+        tokens: &[],
+    };
+    load_input_with(target, part, g, missing)
 }
 
-/// [`load_input`] with a policy for missing values in a file (`?`, empty CSV cells, and in CSV
-/// files the extra `missing_tokens`): [`MissingPolicy::Mask`] records missing features and
-/// unlabelled rows instead of refusing them (named sets have none).
+/// How a data file's missing values are read: `?`, empty CSV cells, and in CSV files the extra
+/// `tokens`.
+#[derive(Debug, Clone, Copy)]
+pub struct MissingValues<'a> {
+    /// What a missing value does: [`MissingPolicy::Mask`] records missing features and
+    /// unlabelled rows instead of refusing them.
+    pub policy: MissingPolicy,
+    /// The extra tokens that mean "missing" in a CSV file.
+    pub tokens: &'a [String],
+}
+
+/// [`load_input`] with `missing` for the missing values in a file (named sets have none).
 pub fn load_input_with(
     target: &str,
     part: &str,
     g: &Globals,
-    missing: MissingPolicy,
-    missing_tokens: &[String],
+    missing: MissingValues<'_>,
 ) -> Result<Dataset> {
+    let MissingValues {
+        policy: missing,
+        tokens: missing_tokens,
+    } = missing;
     let path = Path::new(target);
     let (ds, source) = if path.exists() {
         let (ds, source) = load_file(path, g, missing, missing_tokens)?;

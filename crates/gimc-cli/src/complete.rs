@@ -20,14 +20,14 @@ use gimc_linalg::memory::{Tally, mat_bytes};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sums::{sum_scalar, sum_slice};
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc_sharded};
+use gimc_solvers::{ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc_sharded};
 use serde_json::json;
 
 use crate::common::{
     PredictionKind, check_memory, check_outputs, load_input, memory_budget, write_output,
 };
 use crate::globals::Globals;
-use crate::group::{Group, Layout, layout, load_rows};
+use crate::group::{Group, Layout, LocalShard, layout, load_rows};
 use crate::progress::IterationLog;
 
 /// Arguments of `gimc complete`.
@@ -224,13 +224,13 @@ fn write_predictions(
 /// (identity maps as wide as the matrix, applied by `gimc predict --pairs` without feature
 /// files).
 fn save_factors(a: &CompleteArgs, path: &Path, model: &ImcModel, lambda: f64) -> Result<()> {
-    let mut saved = gimc::CompletionModel::new(
-        Box::new(gimc_featmap::Identity::new(model.w.nrows())) as gimc::BoxedMap,
-        Box::new(gimc_featmap::Identity::new(model.h.nrows())) as gimc::BoxedMap,
-        model.w.clone(),
-        model.h.clone(),
+    let mut saved = gimc::CompletionModel::new(gimc::CompletionParts {
+        row_map: Box::new(gimc_featmap::Identity::new(model.w.nrows())) as gimc::BoxedMap,
+        col_map: Box::new(gimc_featmap::Identity::new(model.h.nrows())) as gimc::BoxedMap,
+        w: model.w.clone(),
+        h: model.h.clone(),
         lambda,
-    )?;
+    })?;
     saved.set_method(a.method.clone());
     gimc::persist::save_completion_model(&saved, path)
         .with_context(|| format!("saving the model to {}", path.display()))
@@ -280,9 +280,7 @@ fn run_gimc(
     let (phi, psi) = (Side::Features(x), Side::Features(y));
     let Completed::Maps(sel) = gimc::complete(
         method,
-        phi,
-        psi,
-        omega,
+        gimc::ObservedMatrix { phi, psi, omega },
         &params,
         &g.registry,
         &mut NoObserver,
@@ -467,13 +465,21 @@ fn load_sides(a: &CompleteArgs, g: &Globals, group: &dyn Group) -> Result<Sides>
         None => None,
     };
     let whole = match &rowf {
-        Some(x) => Some(layout(group, x.nrows(), &[x.ncols()], announced, || {
-            format!(
-                "the shards disagree on the number of row features: process {} has {}",
-                group.rank(),
-                x.ncols()
-            )
-        })?),
+        Some(x) => Some(layout(
+            group,
+            LocalShard {
+                rows: x.nrows(),
+                widths: &[x.ncols()],
+                announced,
+            },
+            || {
+                format!(
+                    "the shards disagree on the number of row features: process {} has {}",
+                    group.rank(),
+                    x.ncols()
+                )
+            },
+        )?),
         None => None,
     };
     Ok(Sides { rowf, colf, whole })
@@ -594,7 +600,13 @@ fn fit_on_group(
     let shard = ImcProblem::partial_shard(problem.phi, problem.psi, &problem.obs.local.omega)?;
     let t = Instant::now();
     let mut log = IterationLog::new(g, group.lead());
-    let model = fit_imc_sharded(&shard, &params, None, &mut seeded(g.seed), &mut log, group)?;
+    let model = fit_imc_sharded(
+        &shard,
+        &params,
+        ImcStart::Draw(&mut seeded(g.seed)),
+        &mut log,
+        group,
+    )?;
     let seconds = t.elapsed().as_secs_f64();
     Ok(Fitted {
         lambda,
@@ -626,9 +638,7 @@ fn select(
     let spinner = crate::progress::spinner(g, &format!("completing with {}", a.method));
     let fit = gimc::complete(
         method,
-        phi,
-        psi,
-        omega,
+        gimc::ObservedMatrix { phi, psi, omega },
         &params,
         &g.registry,
         &mut NoObserver,

@@ -86,8 +86,10 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
             input,
             &a.part,
             g,
-            gimc_data::MissingPolicy::Mask,
-            &a.missing,
+            crate::common::MissingValues {
+                policy: gimc_data::MissingPolicy::Mask,
+                tokens: &a.missing,
+            },
         )?),
         None => None,
     };

@@ -200,16 +200,30 @@ impl Layout {
     }
 }
 
-/// The layout of the group's shards from every process's row count (`rows` here), checking
-/// that every process has this process's `widths` (feature and label counts; `disagree` words
-/// the error) and, when the source announced one, the whole's row count.
+/// This process's shard as [`layout`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalShard<'a> {
+    /// The rows this process holds.
+    pub rows: usize,
+    /// Its widths (feature and label counts), which every process must share.
+    pub widths: &'a [usize],
+    /// The whole's row count, when the source announced one.
+    pub announced: Option<usize>,
+}
+
+/// The layout of the group's shards from every process's row count (`shard.rows` here),
+/// checking that every process has this process's `shard.widths` (`disagree` words the error)
+/// and, when the source announced one, the whole's row count.
 pub fn layout(
     group: &dyn Group,
-    rows: usize,
-    widths: &[usize],
-    announced: Option<usize>,
+    shard: LocalShard<'_>,
     disagree: impl FnOnce() -> String,
 ) -> Result<Layout> {
+    let LocalShard {
+        rows,
+        widths,
+        announced,
+    } = shard;
     let (rank, size) = (group.rank(), group.processes());
     let mut counts = vec![0.0; size + widths.len()];
     counts[rank] = rows as f64;
@@ -282,7 +296,16 @@ mod tests {
     fn layout_places_each_shard_after_the_lower_ranks() {
         let got = on_threads(3, |group| {
             let rows = [4, 0, 7][group.rank()];
-            layout(group, rows, &[5, 2], Some(11), String::new).unwrap()
+            layout(
+                group,
+                LocalShard {
+                    rows,
+                    widths: &[5, 2],
+                    announced: Some(11),
+                },
+                String::new,
+            )
+            .unwrap()
         });
         let offsets: Vec<usize> = got.iter().map(|l| l.offset).collect();
         assert_eq!(offsets, vec![0, 4, 4]);
@@ -294,17 +317,43 @@ mod tests {
     fn layout_refuses_disagreeing_widths_and_a_wrong_announced_count() {
         let got = on_threads(2, |group| {
             let width = 3 + group.rank();
-            layout(group, 2, &[width], None, || format!("width {width}"))
-                .unwrap_err()
-                .to_string()
+            layout(
+                group,
+                LocalShard {
+                    rows: 2,
+                    widths: &[width],
+                    announced: None,
+                },
+                || format!("width {width}"),
+            )
+            .unwrap_err()
+            .to_string()
         });
         assert_eq!(got, vec!["width 3".to_string(), "width 4".to_string()]);
-        let err = layout(&OneProcess, 5, &[1], Some(6), String::new).unwrap_err();
+        let err = layout(
+            &OneProcess,
+            LocalShard {
+                rows: 5,
+                widths: &[1],
+                announced: Some(6),
+            },
+            String::new,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "the shards hold 5 rows, the file announces 6"
         );
-        let one = layout(&OneProcess, 5, &[1], Some(5), String::new).unwrap();
+        let one = layout(
+            &OneProcess,
+            LocalShard {
+                rows: 5,
+                widths: &[1],
+                announced: Some(5),
+            },
+            String::new,
+        )
+        .unwrap();
         assert_eq!(one, Layout { rows: 5, offset: 0 });
     }
 }

@@ -17,14 +17,16 @@ use clap::{Args, ValueEnum};
 use gimc_data::{Dataset, MissingPolicy, Targets};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
-use gimc_solvers::transduction::data::{Baseline, Transduced, transduce, transduce_baseline};
+use gimc_solvers::transduction::data::{
+    Baseline, Transduced, TransductionTable, transduce, transduce_baseline,
+};
 use gimc_solvers::{
     FpcImputeParams, SvmCvParams, TransductionCvParams, TransductionParams, TransductionVariant,
     ValidSvmCvParams, ValidTransductionCvParams, ValidTransductionParams,
 };
 use serde_json::json;
 
-use crate::common::{check_outputs, load_input_with, write_output};
+use crate::common::{MissingValues, check_outputs, load_input_with, write_output};
 use crate::globals::Globals;
 
 /// The transductive method, or a baseline of the paper's tables.
@@ -205,7 +207,11 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         &[a.out.as_deref(), a.impute_out.as_deref()],
         &[Path::new(&a.target)],
     )?;
-    let ds = load_input_with(&a.target, &a.part, g, MissingPolicy::Mask, &a.missing)?;
+    let missing = MissingValues {
+        policy: MissingPolicy::Mask,
+        tokens: &a.missing,
+    };
+    let ds = load_input_with(&a.target, &a.part, g, missing)?;
     let (n, d) = (ds.nrows(), ds.ncols());
     let side = label_entries(&ds)?;
     let t = side.t;
@@ -243,23 +249,14 @@ pub fn run(a: &TransduceArgs, g: &Globals) -> Result<()> {
         .stream
         .iter()
         .fold(seeded(g.seed), |r, &s| gimc_linalg::rng::child(&r, s));
+    let table = TransductionTable {
+        x: x.as_ref(),
+        y: y.as_ref(),
+        standardize: a.standardize,
+    };
     let fit = match &settings.baseline {
-        None => transduce(
-            x.as_ref(),
-            y.as_ref(),
-            a.standardize,
-            &settings.params,
-            &settings.cv,
-            &mut rng,
-        ),
-        Some(b) => transduce_baseline(
-            x.as_ref(),
-            y.as_ref(),
-            a.standardize,
-            b,
-            &settings.svm,
-            &mut rng,
-        ),
+        None => transduce(table, &settings.params, &settings.cv, &mut rng),
+        Some(b) => transduce_baseline(table, b, &settings.svm, &mut rng),
     };
     spinner.finish();
     let out = fit?;

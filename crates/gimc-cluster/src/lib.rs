@@ -80,7 +80,7 @@ pub use kmeans::{
 };
 pub use minibatch::{MiniBatchKMeansParams, ValidMiniBatchKMeansParams, fit_minibatch_kmeans};
 pub use okmf::{
-    Okmf, OkmfBudget, OkmfInit, OkmfParams, OkmfStep, ValidOkmfParams, fit_okmf,
-    okmf_sample_gradient, okmf_sample_objective,
+    Okmf, OkmfBudget, OkmfFactor, OkmfInit, OkmfParams, OkmfParts, OkmfSample, OkmfStep,
+    ValidOkmfParams, fit_okmf, okmf_sample_gradient, okmf_sample_objective,
 };
 pub use spectral::{SpectralKMeans, constraint_matrix, spectral_kmeans};

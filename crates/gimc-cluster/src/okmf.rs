@@ -213,18 +213,33 @@ pub struct Okmf {
     alpha: f64,
 }
 
+/// The stored parts of an [`Okmf`] model (a model kept outside Rust, e.g. by the Python
+/// package), for [`Okmf::from_parts`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct OkmfParts {
+    /// The budget B (p × d).
+    pub budget: Mat<f64>,
+    /// The factor W (p × r).
+    pub w: Mat<f64>,
+    /// The kernel it was fitted with.
+    pub kernel: Kernel,
+    /// The λ it was fitted with.
+    pub lambda: f64,
+    /// The α it was fitted with.
+    pub alpha: f64,
+}
+
 impl Okmf {
-    /// A model from its stored parts (a model kept outside Rust, e.g. by the Python package):
-    /// the budget B (p × d), the factor W (p × r), the kernel and the λ, α it was fitted with.
-    /// K_B is recomputed. Errors: shapes that disagree, an empty budget or factor, non-finite
-    /// values, an invalid kernel or λ < 0, α ≤ 0.
-    pub fn from_parts(
-        budget: Mat<f64>,
-        w: Mat<f64>,
-        kernel: Kernel,
-        lambda: f64,
-        alpha: f64,
-    ) -> Result<Self> {
+    /// A model from its stored parts. K_B is recomputed. Errors: shapes that disagree, an empty
+    /// budget or factor, non-finite values, an invalid kernel or λ < 0, α ≤ 0.
+    pub fn from_parts(parts: OkmfParts) -> Result<Self> {
+        let OkmfParts {
+            budget,
+            w,
+            kernel,
+            lambda,
+            alpha,
+        } = parts;
         kernel.check()?;
         if budget.nrows() == 0 || w.ncols() == 0 || w.nrows() != budget.nrows() {
             return Err(ClusterError::DimensionMismatch {
@@ -377,18 +392,37 @@ fn argmax_row(h: MatRef<'_, f64>, i: usize) -> usize {
     best.0
 }
 
+/// One sample x of the per-sample OKMF objective, given by its kernel values, and its code h.
+#[derive(Debug, Clone, Copy)]
+pub struct OkmfSample<'a> {
+    /// k(x, x).
+    pub kxx: f64,
+    /// k_x = k(B, x) (length p).
+    pub kx: &'a [f64],
+    /// The code h (length r).
+    pub h: &'a [f64],
+}
+
+/// The model side of the per-sample OKMF objective: K_B and the factor W.
+#[derive(Debug, Clone, Copy)]
+pub struct OkmfFactor<'a> {
+    /// K_B = k(B, B) (p × p).
+    pub kernel_budget: MatRef<'a, f64>,
+    /// W (p × r).
+    pub w: MatRef<'a, f64>,
+}
+
 /// The per-sample OKMF objective J(W, h; x) = ½k(x,x) − k_xᵀWh + ½hᵀWᵀK_B W h + (λ/2)‖W‖² +
 /// (α/2)‖h‖² for one sample given by k(x, x) and k_x = k(B, x) (DESIGN §3.4). For tests and
 /// diagnostics.
 pub fn okmf_sample_objective(
-    kxx: f64,
-    kx: &[f64],
-    kernel_budget: MatRef<'_, f64>,
-    w: MatRef<'_, f64>,
-    h: &[f64],
+    sample: OkmfSample<'_>,
+    factor: OkmfFactor<'_>,
     lambda: f64,
     alpha: f64,
 ) -> Result<f64> {
+    let OkmfSample { kxx, kx, h } = sample;
+    let OkmfFactor { kernel_budget, w } = factor;
     check_sample_shapes(kx, kernel_budget, w, h)?;
     let wh: Vec<f64> = (0..w.nrows())
         .map(|i| (0..w.ncols()).map(|j| w[(i, j)] * h[j]).sum())
@@ -405,14 +439,15 @@ pub fn okmf_sample_objective(
 }
 
 /// The gradient ∂J/∂W = −k_x hᵀ + K_B W h hᵀ + λW of [`okmf_sample_objective`] at fixed h
-/// (p × r), the update direction of OKMF's SGD (DESIGN §3.4, with the corrected signs).
+/// (p × r), the update direction of OKMF's SGD (DESIGN §3.4, with the corrected signs). The
+/// k(x, x) of `sample` does not enter.
 pub fn okmf_sample_gradient(
-    kx: &[f64],
-    kernel_budget: MatRef<'_, f64>,
-    w: MatRef<'_, f64>,
-    h: &[f64],
+    sample: OkmfSample<'_>,
+    factor: OkmfFactor<'_>,
     lambda: f64,
 ) -> Result<Mat<f64>> {
+    let OkmfSample { kx, h, .. } = sample;
+    let OkmfFactor { kernel_budget, w } = factor;
     check_sample_shapes(kx, kernel_budget, w, h)?;
     let kx_mat = Mat::from_fn(1, kx.len(), |_, j| kx[j]);
     let h_mat = Mat::from_fn(1, h.len(), |_, j| h[j]);
@@ -688,19 +723,31 @@ mod tests {
             .check()
             .unwrap();
         let fit = fit_okmf(&x, &params, &mut seeded(5), &mut NoObserver).unwrap();
-        let back = Okmf::from_parts(
-            fit.budget.clone(),
-            fit.w.clone(),
-            fit.kernel(),
-            fit.lambda(),
-            fit.alpha(),
-        )
+        let back = Okmf::from_parts(OkmfParts {
+            budget: fit.budget.clone(),
+            w: fit.w.clone(),
+            kernel: fit.kernel(),
+            lambda: fit.lambda(),
+            alpha: fit.alpha(),
+        })
         .unwrap();
         assert_eq!(back.predict(&x).unwrap(), fit.predict(&x).unwrap());
         assert_eq!(back.kernel_budget, fit.kernel_budget);
-        let bad = Okmf::from_parts(fit.budget.clone(), Mat::zeros(3, 2), fit.kernel(), 0.0, 1.0);
+        let bad = Okmf::from_parts(OkmfParts {
+            budget: fit.budget.clone(),
+            w: Mat::zeros(3, 2),
+            kernel: fit.kernel(),
+            lambda: 0.0,
+            alpha: 1.0,
+        });
         assert!(matches!(bad, Err(ClusterError::DimensionMismatch { .. })));
-        let bad = Okmf::from_parts(fit.budget.clone(), fit.w.clone(), fit.kernel(), 0.0, 0.0);
+        let bad = Okmf::from_parts(OkmfParts {
+            budget: fit.budget.clone(),
+            w: fit.w.clone(),
+            kernel: fit.kernel(),
+            lambda: 0.0,
+            alpha: 0.0,
+        });
         assert!(matches!(bad, Err(ClusterError::InvalidParameter { .. })));
     }
 
@@ -716,7 +763,19 @@ mod tests {
         for i in 0..3 {
             let kx: Vec<f64> = (0..4).map(|j| kb[(i, j)]).collect();
             let hi: Vec<f64> = (0..2).map(|j| h[(i, j)]).collect();
-            let gi = okmf_sample_gradient(&kx, kb_budget.as_ref(), w.as_ref(), &hi, 0.05).unwrap();
+            let gi = okmf_sample_gradient(
+                OkmfSample {
+                    kxx: 0.0,
+                    kx: &kx,
+                    h: &hi,
+                },
+                OkmfFactor {
+                    kernel_budget: kb_budget.as_ref(),
+                    w: w.as_ref(),
+                },
+                0.05,
+            )
+            .unwrap();
             mean += &gi * gimc_linalg::faer::Scale(1.0 / 3.0);
         }
         assert!((&g - &mean).norm_max() < 1e-12);
@@ -739,11 +798,15 @@ mod tests {
             .transpose()
             .to_owned();
         let direct = okmf_sample_objective(
-            1.5,
-            &kx,
-            kb.as_ref(),
-            w.as_ref(),
-            &[h[(0, 0)], h[(0, 1)]],
+            OkmfSample {
+                kxx: 1.5,
+                kx: &kx,
+                h: &[h[(0, 0)], h[(0, 1)]],
+            },
+            OkmfFactor {
+                kernel_budget: kb.as_ref(),
+                w: w.as_ref(),
+            },
             0.0,
             0.1,
         )

@@ -492,13 +492,37 @@ pub fn two_class_2d(n: usize, noise_std: f64, rng: &mut GimcRng) -> Result<Datas
     )
 }
 
-/// `n` points in `d` dimensions around `centres` centres drawn uniformly in [−10, 10]^d; point i
-/// belongs to class i mod `centres` and is its centre plus N(0, std²) noise per coordinate.
-pub fn blobs(n: usize, d: usize, centres: usize, std: f64, rng: &mut GimcRng) -> Result<Dataset> {
-    check_nonzero("n", n)?;
-    check_nonzero("d", d)?;
-    check_nonzero("centres", centres)?;
-    check_variance("std", std)?;
+gimc_linalg::params! {
+    /// The shape of [`blobs`]. Build with [`BlobsParams::new`]; [`BlobsParams::check`] validates
+    /// it into the [`ValidBlobsParams`] that [`blobs`] takes.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct BlobsParams => ValidBlobsParams {
+        /// `n` points in `d` dimensions around `centres` centres, noise standard deviation `std`.
+        required {
+            /// Number of points n ≥ 1.
+            pub n: usize,
+            /// Dimension d ≥ 1.
+            pub d: usize,
+            /// Number of centres ≥ 1.
+            pub centres: usize,
+            /// Standard deviation of the noise per coordinate (finite, ≥ 0).
+            pub std: f64,
+        }
+    }
+    /// Checks n, d, centres ≥ 1 and a finite non-negative `std`.
+    check |this| -> crate::DataError {
+        check_nonzero("n", this.n)?;
+        check_nonzero("d", this.d)?;
+        check_nonzero("centres", this.centres)?;
+        check_variance("std", this.std)?;
+    }
+}
+
+/// `params.n` points in `params.d` dimensions around `params.centres` centres drawn uniformly in
+/// [−10, 10]^d; point i belongs to class i mod `centres` and is its centre plus N(0, std²) noise
+/// per coordinate.
+pub fn blobs(params: &ValidBlobsParams, rng: &mut GimcRng) -> Result<Dataset> {
+    let BlobsParams { n, d, centres, std } = **params;
     let c = Mat::from_fn(centres, d, |_, _| rng.random_range(-10.0..10.0));
     let mut x = Mat::<f64>::zeros(n, d);
     let mut classes = Vec::with_capacity(n);

@@ -22,7 +22,7 @@ use clap::{Args, Parser, Subcommand};
 use gimc_data::fetch::{FetchParams, FetchStatus, fetch_all};
 use gimc_data::{FileStatus, Manifest, resolve_data_dir, verify_all};
 use gimc_experiments::bench::{
-    Measurement, peak_rss_bytes, render_markdown, select_benches, update_markdown,
+    BenchRun, Measurement, peak_rss_bytes, render_markdown, select_benches, update_markdown,
 };
 use gimc_experiments::{Context, Record, registry, render, reproduce, select, skipped_by_default};
 
@@ -164,9 +164,14 @@ fn run_bench(args: BenchArgs) -> Result<()> {
             "cargo xtask bench"
         };
         // an existing report keeps its prose: only the generated parts are replaced
+        let run = BenchRun {
+            machine: &machine,
+            date: &date,
+            command,
+        };
         let report = match std::fs::read_to_string(path) {
-            Ok(existing) => update_markdown(&existing, &results, &machine, &date, command),
-            Err(_) => render_markdown(&results, &machine, &date, command),
+            Ok(existing) => update_markdown(&existing, &results, &run),
+            Err(_) => render_markdown(&results, &run),
         };
         gimc_data::output::write_file(path, report.as_bytes(), &[])?;
         writeln!(stdout, "wrote {}", path.display())?;

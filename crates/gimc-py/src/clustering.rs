@@ -1,7 +1,7 @@
 //! Clustering: semi-supervised from pairwise constraints, and OKMF with its prediction of new
 //! rows.
 
-use gimc::{Gamma, GimcError, MapRegistry, SemiSupParams, fit_semisupervised};
+use gimc::{Gamma, GimcError, MapRegistry, SemiSupInputs, SemiSupParams, fit_semisupervised};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::{Preprocess, RowNorm};
 use numpy::{IntoPyArray, PyReadonlyArray2};
@@ -84,9 +84,11 @@ pub(crate) fn fit_clusters<'py>(
         params.completion.max_iter = max_iter;
         let params = params.check()?;
         let r = fit_semisupervised(
-            &x,
-            &list,
-            fam,
+            SemiSupInputs {
+                x: &x,
+                pairs: &list,
+                family: fam,
+            },
             &params,
             &mut seeded(seed),
             &mut StopOnSignal(cancel),
@@ -203,13 +205,13 @@ pub(crate) fn okmf_predict<'py>(
     };
     let labels = py
         .detach(|| -> Result<Vec<usize>, GimcError> {
-            let model = gimc_cluster::Okmf::from_parts(
+            let model = gimc_cluster::Okmf::from_parts(gimc_cluster::OkmfParts {
                 budget,
                 w,
-                gimc_linalg::Kernel::Rbf { gamma },
-                lambda_,
+                kernel: gimc_linalg::Kernel::Rbf { gamma },
+                lambda: lambda_,
                 alpha,
-            )?;
+            })?;
             let x = pre.apply(&x)?;
             Ok(model.predict(&x)?)
         })

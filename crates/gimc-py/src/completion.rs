@@ -82,8 +82,17 @@ pub(crate) fn fit_completion<'py>(
         let phi = fx.as_ref().map_or(Side::Identity(n1), Side::Features);
         let psi = fy.as_ref().map_or(Side::Identity(n2), Side::Features);
         let mut stop = StopOnSignal(cancel);
-        let Completed::Factors(f) =
-            gimc::complete(&method, phi, psi, &omega, &params, &registry, &mut stop)?
+        let Completed::Factors(f) = gimc::complete(
+            &method,
+            gimc::ObservedMatrix {
+                phi,
+                psi,
+                omega: &omega,
+            },
+            &params,
+            &registry,
+            &mut stop,
+        )?
         else {
             return Err(gimc::GimcError::Empty("factor model"));
         };
@@ -190,8 +199,17 @@ pub(crate) fn fit_gimc_completion<'py>(
         let registry = MapRegistry::builtin();
         let (phi, psi) = (Side::Features(&fx), Side::Features(&fy));
         let mut stop = StopOnSignal(cancel);
-        let Completed::Maps(sel) =
-            gimc::complete(&method, phi, psi, &omega, &params, &registry, &mut stop)?
+        let Completed::Maps(sel) = gimc::complete(
+            &method,
+            gimc::ObservedMatrix {
+                phi,
+                psi,
+                omega: &omega,
+            },
+            &params,
+            &registry,
+            &mut stop,
+        )?
         else {
             return Err(gimc::GimcError::Empty("map model"));
         };

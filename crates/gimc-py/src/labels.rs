@@ -8,7 +8,6 @@ use gimc::{
     SelectionParams, Storage, auto_fit, select_and_fit,
 };
 use gimc_linalg::faer::Mat;
-use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm};
 use numpy::ndarray::Array2;
@@ -114,7 +113,7 @@ pub(crate) fn fit_labels<'py>(
         let fam = registry.family(family)?;
         let storage = match storage {
             Some(s) => s,
-            None => auto_storage(&data, fam, &params, MemoryBudget::Detect, streamed)?,
+            None => auto_storage(&data, fam, &params, streamed)?,
         };
         let params = params.with_storage(storage).check()?;
         let mut sel = select_and_fit(&data, fam, &params, &mut Cancel(cancel))?;

@@ -31,7 +31,7 @@ pub(crate) fn transduce<'py>(
     seed: u64,
     n_jobs: Option<usize>,
 ) -> PyResult<CompletionFit<'py>> {
-    use gimc_solvers::transduction::data::{Baseline, transduce_baseline};
+    use gimc_solvers::transduction::data::{Baseline, TransductionTable, transduce_baseline};
     let (variant, baseline) = match method {
         "mc1" => (gimc_solvers::TransductionVariant::Mc1, None),
         "mcb" => (gimc_solvers::TransductionVariant::McB, None),
@@ -62,19 +62,17 @@ pub(crate) fn transduce<'py>(
         }
     };
     let (x, y) = (mat_from_py(&x), mat_from_py(&y));
+    let table = TransductionTable {
+        x: x.as_ref(),
+        y: y.as_ref(),
+        standardize,
+    };
     let out = run_interruptible(py, n_jobs, |_cancel| {
         if let Some(b) = &baseline {
             let svm = gimc_solvers::SvmCvParams::default()
                 .with_folds(folds)
                 .check()?;
-            return Ok(transduce_baseline(
-                x.as_ref(),
-                y.as_ref(),
-                standardize,
-                b,
-                &svm,
-                &mut seeded(seed),
-            )?);
+            return Ok(transduce_baseline(table, b, &svm, &mut seeded(seed))?);
         }
         let params = gimc_solvers::TransductionParams::default()
             .with_variant(variant)
@@ -87,9 +85,7 @@ pub(crate) fn transduce<'py>(
             .with_mu_count(mu_count)
             .check()?;
         Ok(gimc_solvers::transduction::data::transduce(
-            x.as_ref(),
-            y.as_ref(),
-            standardize,
+            table,
             &params,
             &cv,
             &mut seeded(seed),

@@ -9,7 +9,7 @@
 //! ```
 //! use gimc_linalg::rng::{gaussian_mat, seeded};
 //! use gimc_linalg::{FeatureMatrix, Observed};
-//! use gimc_solvers::{ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+//! use gimc_solvers::{ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc};
 //!
 //! // 30 row entities and 20 column entities with 5 features each
 //! let mut rng = seeded(7);
@@ -32,7 +32,7 @@
 //! let (fx, fy) = (FeatureMatrix::dense(x)?, FeatureMatrix::dense(y)?);
 //! let problem = ImcProblem::partial(Side::Features(&fx), Side::Features(&fy), &omega)?;
 //! let params = ImcParams::default().with_rank(2).with_lambda(1e-4).check()?;
-//! let model = fit_imc(&problem, &params, None, &mut seeded(8), &mut NoObserver)?;
+//! let model = fit_imc(&problem, &params, ImcStart::Draw(&mut seeded(8)), &mut NoObserver)?;
 //!
 //! // the objective never increases, and an unobserved entry is recovered
 //! assert!(model.objective_trace.windows(2).all(|f| f[1] <= f[0]));
@@ -76,10 +76,10 @@ pub mod transduction;
 pub use error::SolverError;
 pub use imc::{
     FactorGradients, FactorProducts, FeatureGradients, FeatureSides, HalfStepReport, ImcAls,
-    ImcFactors, ImcInit, ImcModel, ImcParams, ImcProblem, ImcWorkspace, ObservationModel,
-    PRECONDITIONER_MAX_DIM, PreconditionerBasis, PuImcParams, ValidImcParams, ValidPuImcParams,
-    fit_imc, fit_imc_sharded, fit_mc_als, fit_pu_imc, h_step, imc_objective, imc_residual,
-    init_factors, preconditioner_bases, w_step,
+    ImcFactors, ImcInit, ImcModel, ImcParams, ImcProblem, ImcStart, ImcWorkspace, ObservationModel,
+    PRECONDITIONER_MAX_DIM, PreconditionerBasis, PuImcInputs, PuImcParams, ValidImcParams,
+    ValidPuImcParams, fit_imc, fit_imc_sharded, fit_mc_als, fit_pu_imc, h_step, imc_objective,
+    imc_residual, init_factors, preconditioner_bases, w_step,
 };
 pub use iter::{
     FnObserver, IterationRecord, IterativeSolver, NoObserver, Observer, ObserverAction, Progress,

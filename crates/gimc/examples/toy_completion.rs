@@ -6,7 +6,7 @@
 //! `cargo run --release -p gimc --example toy_completion -- 0.2 100 0.01 0.1 10`
 //! (fraction observed, m, γ, λ, outer iterations)
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
-use gimc::{CompletionData, CompletionParams, NoObserver, fit_completion};
+use gimc::{CompletionData, CompletionInputs, CompletionParams, NoObserver, fit_completion};
 use gimc_data::synth::{Fig1Params, gimc_fig1_toy, observe};
 use gimc_featmap::{FourierFamily, MapFamily};
 use gimc_linalg::rng::seeded;
@@ -78,21 +78,23 @@ fn main() {
     let err = |ahat: &gimc_linalg::faer::Mat<f64>| (ahat - &toy.a).norm_l2() / toy.a.norm_l2();
     let start = std::time::Instant::now();
     let imc = fit_completion(
-        &data,
-        rm.clone(),
-        cm.clone(),
+        CompletionInputs {
+            data,
+            row_map: rm.clone(),
+            col_map: cm.clone(),
+        },
         &params.with_max_iter(0).check().unwrap(),
-        None,
         &mut seeded(5),
         &mut NoObserver,
     )
     .unwrap();
     let fit = fit_completion(
-        &data,
-        rm,
-        cm,
+        CompletionInputs {
+            data: data.with_validation(Some(&val)),
+            row_map: rm,
+            col_map: cm,
+        },
         &params.check().unwrap(),
-        Some(&val),
         &mut seeded(5),
         &mut NoObserver,
     )

@@ -102,14 +102,15 @@ pub mod threads;
 
 pub use clustering::mccc;
 pub use clustering::{
-    MccParams, Mccc, SemiSupFit, SemiSupParams, ValidMccParams, ValidSemiSupParams, estimate_mccc,
-    estimate_semisupervised, fit_mccc, fit_semisupervised, fit_semisupervised_with_start,
+    MccParams, Mccc, SemiSupFit, SemiSupInputs, SemiSupParams, ValidMccParams, ValidSemiSupParams,
+    estimate_mccc, estimate_semisupervised, fit_mccc, fit_semisupervised,
+    fit_semisupervised_with_start,
 };
 pub use completion::{
-    Completed, CompletionData, CompletionFit, CompletionMethod, CompletionModel, CompletionParams,
-    CompletionSelection, CompletionSelectionParams, FactorSelection, ValidCompletionParams,
-    ValidCompletionSelectionParams, complete, estimate_completion, estimate_completion_family,
-    fit_completion, select_completion,
+    Completed, CompletionData, CompletionFit, CompletionInputs, CompletionMethod, CompletionModel,
+    CompletionParams, CompletionParts, CompletionSelection, CompletionSelectionParams,
+    FactorSelection, ObservedMatrix, ValidCompletionParams, ValidCompletionSelectionParams,
+    complete, estimate_completion, estimate_completion_family, fit_completion, select_completion,
 };
 pub use error::{GimcError, Result};
 pub use gimc_linalg::Gamma;

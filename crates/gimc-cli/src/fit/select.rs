@@ -139,7 +139,7 @@ fn selection_params(
     params.storage = a.storage(
         "--precision f32 and --block-rows need the streamed path (--stream on or auto)",
         |streamed| {
-            let storage = gimc::labels::auto_storage(data, family, &params, budget, streamed)?;
+            let storage = gimc::labels::auto_storage(data, family, &params, streamed)?;
             if storage.is_streamed() {
                 g.info("the whole features would not fit the memory available: streaming them in row blocks");
             }

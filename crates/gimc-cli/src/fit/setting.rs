@@ -19,7 +19,7 @@ use serde_json::json;
 use super::args::FitArgs;
 use crate::common::{Normalize, check_memory, label_data, memory_budget, write_output};
 use crate::globals::Globals;
-use crate::group::{Group, layout, load_rows, prepare_rows};
+use crate::group::{Group, LocalShard, layout, load_rows, prepare_rows};
 use crate::progress::IterationLog;
 
 /// Runs `gimc fit --mpi` on `group`.
@@ -128,13 +128,21 @@ fn load(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<(LabelData, RowNo
     let (_, row_norm) = prepare_rows(group, &mut ds, a.standardize, normalize_mode)?;
     let data = label_data(ds)?;
     let (d, labels) = (data.features().ncols(), data.n_labels());
-    let whole = layout(group, data.nrows(), &[d, labels], announced, || {
-        format!(
-            "the shards disagree on the number of features or labels (classes): process {} \
+    let whole = layout(
+        group,
+        LocalShard {
+            rows: data.nrows(),
+            widths: &[d, labels],
+            announced,
+        },
+        || {
+            format!(
+                "the shards disagree on the number of features or labels (classes): process {} \
              has {d} and {labels}",
-            group.rank()
-        )
-    })?;
+                group.rank()
+            )
+        },
+    )?;
     if group.lead() {
         g.info(&format!(
             "{} processes: {} rows, {d} features, {labels} labels; process 0 holds {} rows (read in {:.1} s)",

@@ -2,8 +2,8 @@
 //! memory independent of n, clustering of blobs and rings, loss trace, determinism, errors.
 
 use gimc_cluster::{
-    ClusterError, KMeansParams, Okmf, OkmfBudget, OkmfInit, OkmfParams, OkmfStep, fit_kmeans,
-    fit_okmf, okmf_sample_gradient, okmf_sample_objective,
+    ClusterError, KMeansParams, Okmf, OkmfBudget, OkmfFactor, OkmfInit, OkmfParams, OkmfSample,
+    OkmfStep, fit_kmeans, fit_okmf, okmf_sample_gradient, okmf_sample_objective,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
@@ -35,6 +35,14 @@ fn kernel_setup(seed: u64) -> (Mat<f64>, Vec<f64>) {
     (kb, (0..6).map(|i| kx[(i, 0)]).collect())
 }
 
+/// K_B and W as the per-sample objective takes them.
+fn factor<'a>(kb: &'a Mat<f64>, w: &'a Mat<f64>) -> OkmfFactor<'a> {
+    OkmfFactor {
+        kernel_budget: kb.as_ref(),
+        w: w.as_ref(),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
@@ -47,7 +55,8 @@ proptest! {
         let w = gaussian_mat(&mut rng, 6, 2, 1.0);
         let h = gaussian_vec(&mut rng, 2, 1.0);
         let alpha = 0.3;
-        let g = okmf_sample_gradient(&kx, kb.as_ref(), w.as_ref(), &h, lambda).unwrap();
+        let sample = OkmfSample { kxx: 1.0, kx: &kx, h: &h };
+        let g = okmf_sample_gradient(sample, factor(&kb, &w), lambda).unwrap();
         // the central difference of J in entry (i, j) of W
         let eps = 1e-6;
         let central = |i: usize, j: usize| {
@@ -55,8 +64,8 @@ proptest! {
             wp[(i, j)] += eps;
             let mut wm = w.clone();
             wm[(i, j)] -= eps;
-            let jp = okmf_sample_objective(1.0, &kx, kb.as_ref(), wp.as_ref(), &h, lambda, alpha).unwrap();
-            let jm = okmf_sample_objective(1.0, &kx, kb.as_ref(), wm.as_ref(), &h, lambda, alpha).unwrap();
+            let jp = okmf_sample_objective(sample, factor(&kb, &wp), lambda, alpha).unwrap();
+            let jm = okmf_sample_objective(sample, factor(&kb, &wm), lambda, alpha).unwrap();
             (jp - jm) / (2.0 * eps)
         };
         for i in 0..6 {
@@ -68,7 +77,7 @@ proptest! {
         }
         // the paper's printed signs (+k_x hᵀ − K_B W h hᵀ + λW) disagree with the finite
         // differences wherever the data part of the gradient is not negligible
-        let data_part = okmf_sample_gradient(&kx, kb.as_ref(), w.as_ref(), &h, 0.0).unwrap();
+        let data_part = okmf_sample_gradient(sample, factor(&kb, &w), 0.0).unwrap();
         prop_assume!(data_part.norm_max() > 1e-3);
         let paper = &g - &data_part * gimc_linalg::faer::Scale(2.0);
         let mut worst: f64 = 0.0;
@@ -93,12 +102,14 @@ proptest! {
         let rhs = Mat::from_fn(2, 1, |j, _| c[j]);
         let sol = gimc_linalg::cholesky_solve(g.as_ref(), rhs.as_ref()).unwrap();
         let h = [sol[(0, 0)], sol[(1, 0)]];
-        let j0 = okmf_sample_objective(1.0, &kx, kb.as_ref(), w.as_ref(), &h, 0.1, alpha).unwrap();
+        let factor = OkmfFactor { kernel_budget: kb.as_ref(), w: w.as_ref() };
+        let j = |h: &[f64]| okmf_sample_objective(OkmfSample { kxx: 1.0, kx: &kx, h }, factor, 0.1, alpha).unwrap();
+        let j0 = j(&h);
         for t in 0..2 {
             for delta in [1e-3, -1e-3] {
                 let mut hp = h;
                 hp[t] += delta;
-                let jp = okmf_sample_objective(1.0, &kx, kb.as_ref(), w.as_ref(), &hp, 0.1, alpha).unwrap();
+                let jp = j(&hp);
                 prop_assert!(jp >= j0 - 1e-12);
             }
         }
@@ -309,7 +320,21 @@ fn errors() {
     ));
     let kb = Mat::<f64>::identity(3, 3);
     let w = Mat::<f64>::zeros(3, 2);
-    assert!(okmf_sample_gradient(&[1.0, 2.0], kb.as_ref(), w.as_ref(), &[0.0, 0.0], 0.1).is_err());
+    assert!(
+        okmf_sample_gradient(
+            OkmfSample {
+                kxx: 0.0,
+                kx: &[1.0, 2.0],
+                h: &[0.0, 0.0]
+            },
+            OkmfFactor {
+                kernel_budget: kb.as_ref(),
+                w: w.as_ref()
+            },
+            0.1
+        )
+        .is_err()
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use gimc_data::split::{
     balanced_subsample, pair_count, sample_pairs, split_pairs, split_rows, stratified_split,
 };
-use gimc_data::synth::blobs;
+use gimc_data::synth::{BlobsParams, blobs};
 use gimc_linalg::rng::seeded;
 use proptest::prelude::*;
 
@@ -90,7 +90,11 @@ fn different_seeds_differ() {
 
 #[test]
 fn dataset_split_and_balanced_subsample() {
-    let ds = blobs(700, 3, 7, 0.5, &mut seeded(4)).unwrap();
+    let ds = blobs(
+        &BlobsParams::new(700, 3, 7, 0.5).check().unwrap(),
+        &mut seeded(4),
+    )
+    .unwrap();
     let (tr, va) = ds.split(0.2, true, &mut seeded(5)).unwrap();
     assert_eq!((tr.nrows(), va.nrows()), (560, 140));
     assert_eq!(va.summary().class_counts, Some(vec![20; 7]));

@@ -2,8 +2,8 @@
 //! observed fractions, determinism.
 
 use gimc_data::synth::{
-    Fig1Params, Fig1Target, GaussianImcParams, Mc1Params, blobs, gaussian_imc, gimc_fig1_toy,
-    mc1_synthetic, observe, sample_count, sample_entries, two_class_2d,
+    BlobsParams, Fig1Params, Fig1Target, GaussianImcParams, Mc1Params, blobs, gaussian_imc,
+    gimc_fig1_toy, mc1_synthetic, observe, sample_count, sample_entries, two_class_2d,
 };
 use gimc_data::{DataError, FeatureMatrix, Targets};
 use gimc_linalg::faer::Mat;
@@ -256,7 +256,8 @@ fn rings_are_not_linearly_separable_but_radially() {
 
 #[test]
 fn blobs_cluster_around_centres() {
-    let ds = blobs(300, 4, 3, 0.5, &mut seeded(9)).unwrap();
+    let params = BlobsParams::new(300, 4, 3, 0.5).check().unwrap();
+    let ds = blobs(&params, &mut seeded(9)).unwrap();
     assert_eq!((ds.nrows(), ds.ncols()), (300, 4));
     assert_eq!(ds.summary().class_counts, Some(vec![100; 3]));
     let FeatureMatrix::Dense(x) = &ds.features else {
@@ -270,8 +271,8 @@ fn blobs_cluster_around_centres() {
             assert!((v - 0.25).abs() < 0.12, "within-blob variance {v}");
         }
     }
-    assert_eq!(ds, blobs(300, 4, 3, 0.5, &mut seeded(9)).unwrap());
-    assert!(blobs(10, 2, 0, 1.0, &mut seeded(0)).is_err());
+    assert_eq!(ds, blobs(&params, &mut seeded(9)).unwrap());
+    assert!(BlobsParams::new(10, 2, 0, 1.0).check().is_err());
 }
 
 /// The name of the parameter a `check()` refused.

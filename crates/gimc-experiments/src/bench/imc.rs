@@ -9,7 +9,8 @@ use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed, sampled_dot};
 use gimc_metrics::precision_at_k_from_topk;
 use gimc_solvers::{
-    CgParams, ImcInit, ImcParams, ImcProblem, ImcWorkspace, NoObserver, Side, fit_imc, w_step,
+    CgParams, ImcInit, ImcParams, ImcProblem, ImcStart, ImcWorkspace, NoObserver, Side, fit_imc,
+    w_step,
 };
 use rand::seq::index::sample;
 
@@ -54,8 +55,13 @@ fn bibtex_run(data_dir: &Path, runs: usize) -> Result<(f64, [f64; 3]), Experimen
             Side::Identity(n_labels),
             &a,
         )?;
-        fit_imc(&problem, &params, None, &mut seeded(0), &mut NoObserver)
-            .map_err(ExperimentError::from)
+        fit_imc(
+            &problem,
+            &params,
+            ImcStart::Draw(&mut seeded(0)),
+            &mut NoObserver,
+        )
+        .map_err(ExperimentError::from)
     })?;
     let top = model.top_k_for_rows(Side::Features(&test.features), Side::Identity(n_labels), 5)?;
     let mut p = [0.0; 3];
@@ -147,13 +153,13 @@ impl Benchmark for ImcCgStep {
         let problem = ImcProblem::partial(Side::Features(&x), Side::Features(&y), &omega)?;
         let h = gaussian_mat(&mut rng, d, k, 1.0);
         let time_half_step = |iters: usize| -> Result<(f64, usize), ExperimentError> {
-            let cg = CgParams::default()
-                .with_tol(0.0)
-                .with_max_iter(iters)
+            let params = ImcParams::default()
+                .with_lambda(0.1)
+                .with_cg(CgParams::default().with_tol(0.0).with_max_iter(iters))
                 .check()?;
             let (secs, report) = median_secs(3, || {
                 let mut w = Mat::<f64>::zeros(d, k);
-                w_step(&problem, 0.1, h.as_ref(), w.as_mut(), &cg).map_err(ExperimentError::from)
+                w_step(&problem, &params, h.as_ref(), w.as_mut()).map_err(ExperimentError::from)
             })?;
             Ok((secs, report.cg_iterations))
         };
@@ -223,11 +229,10 @@ impl Benchmark for ImcWideFit {
         let start = fit_imc(
             &problem,
             &params,
-            Some((
+            ImcStart::Warm(
                 gaussian_mat(&mut rng, d, k, 0.1),
                 gaussian_mat(&mut rng, d, k, 0.1),
-            )),
-            &mut seeded(1),
+            ),
             &mut NoObserver,
         )?;
         let (w0, h0) = (start.w, start.h);
@@ -241,8 +246,7 @@ impl Benchmark for ImcWideFit {
             fit_imc(
                 &problem,
                 &params,
-                Some((w0.clone(), h0.clone())),
-                &mut seeded(1),
+                ImcStart::Warm(w0.clone(), h0.clone()),
                 &mut NoObserver,
             )
             .map_err(ExperimentError::from)

@@ -216,7 +216,8 @@ impl Benchmark for KMeansPeer {
                 out.extend(measurements(self.name(), &case, o, Some(p)));
             }
             None => {
-                let data = gimc_data::synth::blobs(n, d, c, 1.0, &mut seeded(ctx.seed))?;
+                let shape = gimc_data::synth::BlobsParams::new(n, d, c, 1.0).check()?;
+                let data = gimc_data::synth::blobs(&shape, &mut seeded(ctx.seed))?;
                 let o = ours(&data.features, c, runs)?;
                 out.extend(measurements(
                     self.name(),

@@ -194,12 +194,34 @@ pub fn median_secs<T, E>(runs: usize, mut f: impl FnMut() -> Result<T, E>) -> Re
     }
 }
 
-/// Renders measurements as the Markdown of docs/BENCHMARKS.md.
+/// Where, when and how the benchmarks ran: the "Latest run" line of each section of
+/// docs/BENCHMARKS.md.
+#[derive(Debug, Clone, Copy)]
+pub struct BenchRun<'a> {
+    /// The machine (CPU, cores).
+    pub machine: &'a str,
+    /// The date.
+    pub date: &'a str,
+    /// The command that ran them.
+    pub command: &'a str,
+}
+
+impl BenchRun<'_> {
+    /// The "Latest run" line.
+    fn line(&self) -> String {
+        let BenchRun {
+            machine,
+            date,
+            command,
+        } = self;
+        format!("Latest run: {date}, `{command}`, {machine}.")
+    }
+}
+
+/// Renders measurements of the benchmarks of `run` as the Markdown of docs/BENCHMARKS.md.
 pub fn render_markdown(
     benches: &[(String, String, Vec<Measurement>)],
-    machine: &str,
-    date: &str,
-    command: &str,
+    run: &BenchRun<'_>,
 ) -> String {
     let mut s = String::new();
     s.push_str("# Benchmarks\n\n");
@@ -212,8 +234,7 @@ pub fn render_markdown(
     let registry = bench_registry();
     for (name, description, ms) in benches {
         let (open, close) = markers(name);
-        let run_line = format!("Latest run: {date}, `{command}`, {machine}.");
-        let block = bench_block(name, ms, &registry, &run_line);
+        let block = bench_block(name, ms, &registry, &run.line());
         s.push_str(&format!(
             "## {name}\n\n{description}\n\n{open}\n{block}{close}\n\n"
         ));
@@ -263,22 +284,19 @@ fn markers(name: &str) -> (String, String) {
     )
 }
 
-/// Updates an existing docs/BENCHMARKS.md with the benchmarks just run: the generated part of
-/// each (between its `<!-- bench NAME -->` and `<!-- /bench NAME -->` markers) is replaced,
-/// and everything around it (what the benchmark measures, against what, the discussion) is
-/// kept. A benchmark without markers gets a new section at the end.
+/// Updates an existing docs/BENCHMARKS.md with the benchmarks just run (by `run`): the
+/// generated part of each (between its `<!-- bench NAME -->` and `<!-- /bench NAME -->`
+/// markers) is replaced, and everything around it (what the benchmark measures, against what,
+/// the discussion) is kept. A benchmark without markers gets a new section at the end.
 pub fn update_markdown(
     existing: &str,
     benches: &[(String, String, Vec<Measurement>)],
-    machine: &str,
-    date: &str,
-    command: &str,
+    run: &BenchRun<'_>,
 ) -> String {
     let registry = bench_registry();
     let mut doc = existing.to_string();
     for (name, description, ms) in benches {
-        let run_line = format!("Latest run: {date}, `{command}`, {machine}.");
-        let block = bench_block(name, ms, &registry, &run_line);
+        let block = bench_block(name, ms, &registry, &run.line());
         let (open, close) = markers(name);
         let span = doc
             .find(&open)
@@ -345,7 +363,14 @@ mod tests {
             Measurement::new("b", "c", "fit s", 1.5, "s").with_reference(3.0, "peer"),
             Measurement::new("b", "c", "P@1", 64.2, "%"),
         ];
-        let md = render_markdown(&[("b".into(), "d".into(), ms)], "m", "today", "cmd");
+        let md = render_markdown(
+            &[("b".into(), "d".into(), ms)],
+            &BenchRun {
+                machine: "m",
+                date: "today",
+                command: "cmd",
+            },
+        );
         assert_eq!(md.matches("\n| c |").count(), 2, "{md}");
         assert!(md.contains("| 3.000 | peer |"), "{md}");
     }
@@ -353,7 +378,14 @@ mod tests {
     #[test]
     fn an_update_replaces_the_generated_part_and_keeps_the_prose() {
         let old = vec![Measurement::new("b", "c", "fit s", 1.5, "s")];
-        let fresh = render_markdown(&[("b".into(), "d".into(), old)], "m", "day 1", "cmd");
+        let fresh = render_markdown(
+            &[("b".into(), "d".into(), old)],
+            &BenchRun {
+                machine: "m",
+                date: "day 1",
+                command: "cmd",
+            },
+        );
         let doc = fresh.replace("## b\n\nd\n\n", "## b\n\nWhat b measures, by hand.\n\n")
             + "A discussion of b.\n";
         let new = vec![Measurement::new("b", "c", "fit s", 2.5, "s")];
@@ -364,9 +396,11 @@ mod tests {
                 ("b".into(), "d".into(), new),
                 ("e".into(), "f".into(), later),
             ],
-            "m",
-            "day 2",
-            "cmd",
+            &BenchRun {
+                machine: "m",
+                date: "day 2",
+                command: "cmd",
+            },
         );
         assert!(updated.contains("What b measures, by hand."), "{updated}");
         assert!(updated.contains("A discussion of b."), "{updated}");
@@ -390,9 +424,11 @@ mod tests {
                 "f".into(),
                 vec![Measurement::new("e", "c", "fit s", 9.0, "s")],
             )],
-            "m",
-            "day 2",
-            "cmd",
+            &BenchRun {
+                machine: "m",
+                date: "day 2",
+                command: "cmd",
+            },
         );
         assert_eq!(again, updated);
     }
@@ -405,9 +441,11 @@ mod tests {
         ];
         let md = render_markdown(
             &[("multilabel-peers".into(), "d".into(), ms)],
-            "m",
-            "today",
-            "cmd",
+            &BenchRun {
+                machine: "m",
+                date: "today",
+                command: "cmd",
+            },
         );
         let table = md.find("| flags | gimc | 75.00 |").expect("summary table");
         let rows = md.find("| flags gimc | P@1 |").expect("measurement rows");

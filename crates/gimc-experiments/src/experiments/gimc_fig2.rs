@@ -28,7 +28,7 @@ use gimc_featmap::Identity;
 use gimc_linalg::Observed;
 use gimc_linalg::rng::{child, seeded};
 use gimc_plot::LineChart;
-use gimc_solvers::{ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+use gimc_solvers::{ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc};
 
 use super::gimc_table2::{linear_ridge, load_train_test};
 use crate::report::{Record, Report, Table, format_value};
@@ -161,8 +161,7 @@ pub fn linear_imc(
         let model = fit_imc(
             &problem,
             &params,
-            None,
-            &mut child(&seeded(seed), 9),
+            ImcStart::Draw(&mut child(&seeded(seed), 9)),
             &mut NoObserver,
         )?;
         let z = &model.w * model.h.transpose();

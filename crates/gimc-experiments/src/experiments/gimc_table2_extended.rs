@@ -138,17 +138,26 @@ pub fn exact_kernel_ridge(
     })
 }
 
+/// A data set's training and test parts.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainTest<'a> {
+    /// The training part.
+    pub train: &'a LabelData,
+    /// The test part.
+    pub test: &'a LabelData,
+}
+
 /// The test-oracle row of one learned family (`lff` or `lnys`, with the table's GIMC grid): for
 /// every (m, γ, λ) of the grid, the map drawn as `select_and_fit` draws it for its refit
-/// (stream 1 of the seed), fitted on all of `train` with `test` scored after every outer
-/// iteration (to the cap, no patience); (m, γ, λ, iteration) with the best *test* P@1.
+/// (stream 1 of the seed), fitted on all of `sets.train` with `sets.test` scored after every
+/// outer iteration (to the cap, no patience); (m, γ, λ, iteration) with the best *test* P@1.
 pub fn test_oracle(
     cfg: &SetConfig,
-    train: &LabelData,
-    test: &LabelData,
+    sets: TrainTest<'_>,
     family_name: &str,
     grid: &GimcGrid,
 ) -> Result<MethodResult, ExperimentError> {
+    let TrainTest { train, test } = sets;
     let t = Instant::now();
     let registry = MapRegistry::builtin();
     let family = registry.family(family_name)?;
@@ -425,7 +434,11 @@ impl Experiment for GimcTable2Extended {
             }
             // test oracle
             for (family, grid) in [("lff", &cfg.gimc_lff), ("lnys", &cfg.gimc_lnys)] {
-                let o = test_oracle(cfg, &train, &test, family, grid)?;
+                let sets = TrainTest {
+                    train: &train,
+                    test: &test,
+                };
+                let o = test_oracle(cfg, sets, family, grid)?;
                 push_row(
                     &mut report,
                     &mut table,

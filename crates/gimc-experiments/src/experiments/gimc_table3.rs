@@ -26,7 +26,7 @@ use gimc_linalg::observe::NoObserver;
 use std::path::Path;
 use std::time::Instant;
 
-use gimc::{MccParams, SemiSupParams, fit_mccc, fit_semisupervised};
+use gimc::{MccParams, SemiSupInputs, SemiSupParams, fit_mccc, fit_semisupervised};
 use gimc_cluster::{KMeansParams, fit_kmeans};
 use gimc_data::split::{sample_pairs, split_pairs};
 use gimc_data::{DataError, NamedOptions, load_named, load_named_part};
@@ -345,15 +345,24 @@ pub struct MethodRun {
     pub seconds: f64,
 }
 
-/// Runs `method` on `set` with constraints `pairs`; `rng` drives every random choice (the same
-/// generator state gives IMC-RFF and GIMC-LFF the same map draw and held-out split).
+/// A set with pairwise constraints on its points.
+#[derive(Debug, Clone, Copy)]
+pub struct ConstrainedSet<'a> {
+    /// The set.
+    pub set: &'a ClusterSet,
+    /// The constraints (i, j, s) on its points.
+    pub pairs: &'a [(usize, usize, f64)],
+}
+
+/// Runs `method` on `data` (a set and its constraints); `rng` drives every random choice (the
+/// same generator state gives IMC-RFF and GIMC-LFF the same map draw and held-out split).
 pub fn run_method(
     method: Method,
-    set: &ClusterSet,
-    pairs: &[(usize, usize, f64)],
+    data: ConstrainedSet<'_>,
     config: &Table3Config,
     rng: &mut GimcRng,
 ) -> Result<MethodRun, ExperimentError> {
+    let ConstrainedSet { set, pairs } = data;
     let start = Instant::now();
     let (labels, lambda, iterations) = match method {
         Method::KMeans => {
@@ -383,17 +392,27 @@ pub fn run_method(
             let p = semisup_params(set, config, method != Method::ImcRff)?;
             let (labels, lambda, iterations) = if method == Method::GimcLnys {
                 let fit = fit_semisupervised(
-                    &set.x,
-                    pairs,
-                    &NystromFamily::default(),
+                    SemiSupInputs {
+                        x: &set.x,
+                        pairs,
+                        family: &NystromFamily::default(),
+                    },
                     &p,
                     rng,
                     &mut NoObserver,
                 );
                 fit.map(|f| (f.labels, f.lambda, f.iterations))
             } else {
-                let fit =
-                    fit_semisupervised(&set.x, pairs, &FourierFamily, &p, rng, &mut NoObserver);
+                let fit = fit_semisupervised(
+                    SemiSupInputs {
+                        x: &set.x,
+                        pairs,
+                        family: &FourierFamily,
+                    },
+                    &p,
+                    rng,
+                    &mut NoObserver,
+                );
                 fit.map(|f| (f.labels, f.lambda, f.iterations))
             }?;
             (labels, Some(lambda), Some(iterations))
@@ -433,7 +452,15 @@ pub fn run_rff_and_lff(
 ) -> Result<(MethodRun, MethodRun), ExperimentError> {
     let start = Instant::now();
     let p = semisup_params(set, config, true)?;
-    let pair = gimc::fit_semisupervised_with_start(&set.x, pairs, &FourierFamily, &p, rng)?;
+    let pair = gimc::fit_semisupervised_with_start(
+        SemiSupInputs {
+            x: &set.x,
+            pairs,
+            family: &FourierFamily,
+        },
+        &p,
+        rng,
+    )?;
     let seconds = start.elapsed().as_secs_f64();
     let run = |fit: gimc::SemiSupFit<_>, seconds| MethodRun {
         labels: fit.labels,
@@ -488,9 +515,19 @@ fn run_cells(
                         }
                         Method::GimcLff => match lff.take() {
                             Some(learned) => Ok(learned),
-                            None => run_method(method, set, &pairs, config, &mut rng),
+                            None => run_method(
+                                method,
+                                ConstrainedSet { set, pairs: &pairs },
+                                config,
+                                &mut rng,
+                            ),
                         },
-                        _ => run_method(method, set, &pairs, config, &mut rng),
+                        _ => run_method(
+                            method,
+                            ConstrainedSet { set, pairs: &pairs },
+                            config,
+                            &mut rng,
+                        ),
                     }
                 })
                 .collect()

@@ -24,7 +24,7 @@ use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::{child, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc};
-use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+use gimc_solvers::{CgParams, ImcInit, ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc};
 use rayon::prelude::*;
 
 use crate::report::{Report, Table};
@@ -241,7 +241,7 @@ fn run_trial(
                 .with_cg(CgParams::default().with_tol(1e-9).with_max_iter(60))
                 .with_init(ImcInit::Spectral)
                 .check()?;
-            fit_imc(&problem, &p, None, &mut rng, &mut NoObserver)
+            fit_imc(&problem, &p, ImcStart::Draw(&mut rng), &mut NoObserver)
         }
         PhaseSolver::Nuclear => {
             let p = FpcParams::default()

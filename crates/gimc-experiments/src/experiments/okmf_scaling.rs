@@ -68,7 +68,8 @@ fn pool(
             ),
         ));
     }
-    let d = gimc_data::synth::blobs(n, 54, K, 1.0, rng)?;
+    let shape = gimc_data::synth::BlobsParams::new(n, 54, K, 1.0).check()?;
+    let d = gimc_data::synth::blobs(&shape, rng)?;
     Ok((
         d.features,
         "blobs (covtype missing): 7 centres uniform in [−10, 10]^54, noise std 1".to_owned(),

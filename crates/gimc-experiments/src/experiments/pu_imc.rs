@@ -26,7 +26,8 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, child, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{
-    ImcModel, ImcParams, ImcProblem, NoObserver, PuImcParams, Side, fit_imc, fit_pu_imc,
+    ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, PuImcInputs, PuImcParams, Side, fit_imc,
+    fit_pu_imc,
 };
 use rand::Rng;
 use rayon::prelude::*;
@@ -212,14 +213,23 @@ fn fit_predict(
         None => {
             let p = imc.check()?;
             let pr = ImcProblem::partial(phi, psi, &omega)?;
-            fit_imc(&pr, &p, None, rng, &mut NoObserver)?
+            fit_imc(&pr, &p, ImcStart::Draw(rng), &mut NoObserver)?
         }
         Some(alpha) => {
             let p = PuImcParams::default()
                 .with_imc(imc)
                 .with_alpha(alpha)
                 .check()?;
-            fit_pu_imc(phi, psi, &omega, &p, None, rng, &mut NoObserver)?
+            fit_pu_imc(
+                PuImcInputs {
+                    phi,
+                    psi,
+                    positives: &omega,
+                },
+                &p,
+                ImcStart::Draw(rng),
+                &mut NoObserver,
+            )?
         }
     };
     model

@@ -178,7 +178,7 @@ fn quick_multiclass_on_segment() {
 
 #[test]
 fn quick_test_oracle_walks_every_row_form() {
-    use gimc_experiments::experiments::gimc_table2_extended::test_oracle;
+    use gimc_experiments::experiments::gimc_table2_extended::{TrainTest, test_oracle};
     let Some(dir) = data_dir() else { return };
     let mut cfg = SetConfig::quick(5);
     cfg.max_iter = 2;
@@ -192,7 +192,11 @@ fn quick_test_oracle_walks_every_row_form() {
     let raw = grid(vec![RowGrid::raw(&[0.002])]);
     let l2 = grid(vec![RowGrid::l2(&[0.14])]);
     let both = grid(vec![RowGrid::raw(&[0.002]), RowGrid::l2(&[0.14])]);
-    let oracle = |g: &GimcGrid| test_oracle(&cfg, &train, &test, "lff", g).unwrap();
+    let sets = TrainTest {
+        train: &train,
+        test: &test,
+    };
+    let oracle = |g: &GimcGrid| test_oracle(&cfg, sets, "lff", g).unwrap();
     let (o_raw, o_l2, o_both) = (oracle(&raw), oracle(&l2), oracle(&both));
     assert!(
         o_raw.setting.starts_with("rows=raw m=50 γ=0.002"),

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use gimc_experiments::Context;
 use gimc_experiments::experiment_names;
 use gimc_experiments::experiments::gimc_table3::{
-    ClusterSet, DATASETS, METHODS, METRIC_ERROR, Method, Table3Config, load_set, run_method,
-    run_table3,
+    ClusterSet, ConstrainedSet, DATASETS, METHODS, METRIC_ERROR, Method, Table3Config, load_set,
+    run_method, run_table3,
 };
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
@@ -96,7 +96,11 @@ fn every_method_clusters_planted_blobs() {
         ..Table3Config::quick()
     };
     for m in METHODS {
-        let r = run_method(m, &set, &pairs, &config, &mut seeded(8)).unwrap();
+        let data = ConstrainedSet {
+            set: &set,
+            pairs: &pairs,
+        };
+        let r = run_method(m, data, &config, &mut seeded(8)).unwrap();
         let e = pairwise_clustering_error(&r.labels, &set.classes).unwrap();
         assert!(e < 0.1, "{}: error {e}", m.name());
         assert_eq!(r.lambda.is_some(), m != Method::KMeans);

@@ -258,7 +258,7 @@ fn exported_trial_refits_to_the_experiments_numbers() {
         METHOD_STREAM_BASE, METHODS_STREAM, write_trial_mulan,
     };
     use gimc_linalg::rng::child;
-    use gimc_solvers::transduction::data::transduce;
+    use gimc_solvers::transduction::data::{TransductionTable, transduce};
     let trial = planted_trial(11, 50, 6, 0.6);
     let (d, n) = trial.x.shape();
     let t = trial.y.nrows();
@@ -328,7 +328,12 @@ fn exported_trial_refits_to_the_experiments_numbers() {
             METHOD_STREAM_BASE + k as u64,
         );
         let cv = config.cv.check().unwrap();
-        let out = transduce(x.as_ref(), y.as_ref(), false, &p, &cv, &mut r).unwrap();
+        let table = TransductionTable {
+            x: x.as_ref(),
+            y: y.as_ref(),
+            standardize: false,
+        };
+        let out = transduce(table, &p, &cv, &mut r).unwrap();
         let wrong = hidden_y
             .iter()
             .filter(|&&(i, l)| out.scores[(i, l)] * trial.y[(l, i)] <= 0.0)

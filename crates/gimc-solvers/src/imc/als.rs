@@ -173,19 +173,26 @@ impl IterativeSolver for ImcAls<'_, '_> {
     }
 }
 
+/// Where an IMC fit starts: factors drawn by `params.init` from a generator, or a warm start.
+#[derive(Debug)]
+pub enum ImcStart<'r> {
+    /// Factors from [`ImcParams::init`], drawing from the generator.
+    Draw(&'r mut GimcRng),
+    /// The factors (W, H) (e.g. the previous GIMC iterate); nothing is drawn.
+    Warm(Mat<f64>, Mat<f64>),
+}
+
 /// Fits IMC (DESIGN §3.2) by alternating minimisation: W-step then H-step per iteration, each a
 /// warm-started ridge solve, until the relative decrease of f is ≤ `tol` or `max_outer`
-/// alternations. `init` is a warm start (W, H) (e.g. the previous GIMC iterate); without it the
-/// factors come from `params.init`, drawing from `rng`. This is [`fit_imc_sharded`] on one
-/// process.
+/// alternations, from `start` ([`ImcStart::Warm`] factors, or factors from `params.init` drawn
+/// by [`ImcStart::Draw`]). This is [`fit_imc_sharded`] on one process.
 pub fn fit_imc(
     problem: &ImcProblem<'_>,
     params: &ValidImcParams,
-    init: Option<(Mat<f64>, Mat<f64>)>,
-    rng: &mut GimcRng,
+    start: ImcStart<'_>,
     observer: &mut impl Observer,
 ) -> Result<ImcModel, SolverError> {
-    fit_imc_sharded(problem, params, init, rng, observer, &ONE_PROCESS)
+    fit_imc_sharded(problem, params, start, observer, &ONE_PROCESS)
 }
 
 /// [`fit_imc`] on row shards of Ω: a data-parallel fit across the processes of `sums` (MPI
@@ -214,17 +221,16 @@ pub fn fit_imc(
 /// observation model (no fully observed or PU term), row features Φ (not the identity), no
 /// preconditioner bases given on the problem. The row-space reduction of wide dense sides
 /// (D > n) is not used, since it depends on every row of Φ: such a half-step runs CG on the
-/// D-dimensional features. Every process must pass the same parameters, warm start and a
-/// generator in the same state (the random and spectral starts then draw the same numbers),
-/// and the same kind of features (dense or sparse) on each side. The small dense work that
-/// follows the sums (CG's updates, the preconditioner) is repeated by every process on the same
-/// numbers and must give the same bits there: run the processes with the same build and
+/// D-dimensional features. Every process must pass the same parameters, the same start (warm
+/// factors, or a generator in the same state: the random and spectral starts then draw the same
+/// numbers), and the same kind of features (dense or sparse) on each side. The small dense work
+/// that follows the sums (CG's updates, the preconditioner) is repeated by every process on the
+/// same numbers and must give the same bits there: run the processes with the same build and
 /// thread count. The observer is called on every process with the same numbers.
 pub fn fit_imc_sharded(
     problem: &ImcProblem<'_>,
     params: &ValidImcParams,
-    init: Option<(Mat<f64>, Mat<f64>)>,
-    rng: &mut GimcRng,
+    start: ImcStart<'_>,
     observer: &mut impl Observer,
     sums: &dyn RowSums,
 ) -> Result<ImcModel, SolverError> {
@@ -237,8 +243,8 @@ pub fn fit_imc_sharded(
     }
     let (dx, dy) = problem.dims();
     check_rank(params.rank, dx, dy)?;
-    let mut state = match init {
-        Some((w, h)) => {
+    let mut state = match start {
+        ImcStart::Warm(w, h) => {
             let shape_ok = w.shape() == (dx, params.rank) && h.shape() == (dy, params.rank);
             if !shape_ok {
                 return Err(dim_err(
@@ -257,7 +263,7 @@ pub fn fit_imc_sharded(
             check_finite_mat("initial H", h.as_ref())?;
             ImcFactors { w, h }
         }
-        None => init_factors_sharded(&solver.ws, params.rank, params.init, rng)?,
+        ImcStart::Draw(rng) => init_factors_sharded(&solver.ws, params.rank, params.init, rng)?,
     };
     let report = match run_in_row_space(&solver, &mut state, observer)? {
         Some(report) => report,

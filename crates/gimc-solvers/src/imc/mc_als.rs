@@ -1,13 +1,11 @@
 //! Plain matrix completion by row-wise ALS (GIMC eq. 2): IMC with identity sides.
 
 use gimc_linalg::Observed;
-use gimc_linalg::faer::Mat;
-use gimc_linalg::rng::GimcRng;
 
 use crate::iter::Observer;
 use crate::{Side, SolverError};
 
-use super::als::{ValidImcParams, fit_imc};
+use super::als::{ImcStart, ValidImcParams, fit_imc};
 use super::predict::ImcModel;
 use super::problem::ImcProblem;
 
@@ -18,8 +16,7 @@ use super::problem::ImcProblem;
 pub fn fit_mc_als(
     omega: &Observed,
     params: &ValidImcParams,
-    init: Option<(Mat<f64>, Mat<f64>)>,
-    rng: &mut GimcRng,
+    start: ImcStart<'_>,
     observer: &mut impl Observer,
 ) -> Result<ImcModel, SolverError> {
     let problem = ImcProblem::partial(
@@ -27,5 +24,5 @@ pub fn fit_mc_als(
         Side::Identity(omega.ncols()),
         omega,
     )?;
-    fit_imc(&problem, params, init, rng, observer)
+    fit_imc(&problem, params, start, observer)
 }

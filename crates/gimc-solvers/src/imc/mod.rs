@@ -40,14 +40,14 @@ mod pu;
 mod spectral;
 mod workspace;
 
-pub use als::{ImcAls, ImcParams, ValidImcParams, fit_imc, fit_imc_sharded};
+pub use als::{ImcAls, ImcParams, ImcStart, ValidImcParams, fit_imc, fit_imc_sharded};
 pub use factors::{ImcFactors, ImcInit};
 pub use hessian::preconditioner_bases;
 pub use mc_als::fit_mc_als;
 pub use preconditioner::{PRECONDITIONER_MAX_DIM, PreconditionerBasis};
 pub use predict::ImcModel;
 pub use problem::{ImcProblem, ObservationModel};
-pub use pu::{PuImcParams, ValidPuImcParams, fit_pu_imc};
+pub use pu::{PuImcInputs, PuImcParams, ValidPuImcParams, fit_pu_imc};
 pub use spectral::init_factors;
 pub use workspace::{
     FactorGradients, FactorProducts, FeatureGradients, FeatureSides, HalfStepReport, ImcWorkspace,

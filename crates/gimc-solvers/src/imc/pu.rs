@@ -2,14 +2,12 @@
 //! target 0 weighted 1 − α.
 
 use gimc_linalg::Observed;
-use gimc_linalg::faer::Mat;
-use gimc_linalg::rng::GimcRng;
 
 use crate::error::param_err;
 use crate::iter::Observer;
 use crate::{Side, SolverError};
 
-use super::als::{ImcParams, ValidImcParams, fit_imc};
+use super::als::{ImcParams, ImcStart, ValidImcParams, fit_imc};
 use super::predict::ImcModel;
 use super::problem::ImcProblem;
 
@@ -63,17 +61,29 @@ impl ValidPuImcParams {
     }
 }
 
-/// PU (biased) IMC (DESIGN §3.2): fits [`ImcProblem::pu`] built from `phi`, `psi` and the
-/// observed positives.
+/// The data of a PU-IMC fit.
+#[derive(Debug, Clone, Copy)]
+pub struct PuImcInputs<'a> {
+    /// Φ: the row features, or the identity.
+    pub phi: Side<'a>,
+    /// Ψ: the column features, or the identity.
+    pub psi: Side<'a>,
+    /// The observed positives.
+    pub positives: &'a Observed,
+}
+
+/// PU (biased) IMC (DESIGN §3.2): fits [`ImcProblem::pu`] built from `inputs`, from `start`.
 pub fn fit_pu_imc(
-    phi: Side<'_>,
-    psi: Side<'_>,
-    positives: &Observed,
+    inputs: PuImcInputs<'_>,
     params: &ValidPuImcParams,
-    init: Option<(Mat<f64>, Mat<f64>)>,
-    rng: &mut GimcRng,
+    start: ImcStart<'_>,
     observer: &mut impl Observer,
 ) -> Result<ImcModel, SolverError> {
+    let PuImcInputs {
+        phi,
+        psi,
+        positives,
+    } = inputs;
     let problem = ImcProblem::pu(phi, psi, positives, params.alpha)?;
-    fit_imc(&problem, &params.imc, init, rng, observer)
+    fit_imc(&problem, &params.imc, start, observer)
 }

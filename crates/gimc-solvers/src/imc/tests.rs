@@ -115,15 +115,15 @@ fn preconditioned_half_step_matches_plain_cg_in_fewer_iterations() {
     assert!(bases_x.is_some());
     assert!(preconditioner_bases(&sparse).0.is_none());
     let h = gaussian_mat(&mut rng, d, k, 0.3);
-    let cg = CgParams::default()
-        .with_tol(1e-10)
-        .with_max_iter(2000)
+    let params = ImcParams::default()
+        .with_lambda(0.01)
+        .with_cg(CgParams::default().with_tol(1e-10).with_max_iter(2000))
         .check()
         .unwrap();
     let mut w_pre = Mat::<f64>::zeros(d, k);
-    let rep_pre = w_step(&dense, 0.01, h.as_ref(), w_pre.as_mut(), &cg).unwrap();
+    let rep_pre = w_step(&dense, &params, h.as_ref(), w_pre.as_mut()).unwrap();
     let mut w_plain = Mat::<f64>::zeros(d, k);
-    let rep_plain = w_step(&sparse, 0.01, h.as_ref(), w_plain.as_mut(), &cg).unwrap();
+    let rep_plain = w_step(&sparse, &params, h.as_ref(), w_plain.as_mut()).unwrap();
     let rel = (&w_pre - &w_plain).norm_l2() / w_plain.norm_l2();
     assert!(rel < 1e-7, "solutions differ by {rel}");
     assert!(
@@ -143,7 +143,7 @@ fn preconditioned_half_step_matches_plain_cg_in_fewer_iterations() {
         .with_preconditioner_bases(bases_x.as_ref(), None)
         .unwrap();
     let mut w_given = Mat::<f64>::zeros(d, k);
-    let rep_given = w_step(&given, 0.01, h.as_ref(), w_given.as_mut(), &cg).unwrap();
+    let rep_given = w_step(&given, &params, h.as_ref(), w_given.as_mut()).unwrap();
     assert_eq!(rep_given.cg_iterations, rep_pre.cg_iterations);
 }
 
@@ -169,19 +169,19 @@ fn row_space_reduction_of_wide_features_gives_the_same_half_step() {
     let ((xd, yd), (xs, ys)) = dense_and_stored_sparse(&x, &y);
     let dense = ImcProblem::partial(Side::Features(&xd), Side::Features(&yd), &o).unwrap();
     let sparse = ImcProblem::partial(Side::Features(&xs), Side::Features(&ys), &o).unwrap();
-    let cg = CgParams::default()
-        .with_tol(1e-12)
-        .with_max_iter(5000)
+    let params = ImcParams::default()
+        .with_lambda(0.05)
+        .with_cg(CgParams::default().with_tol(1e-12).with_max_iter(5000))
         .check()
         .unwrap();
     let h = gaussian_mat(&mut rng, d, k, 0.3);
     // a warm start with a component outside the row space of Φ
     let w0 = gaussian_mat(&mut rng, d, k, 1.0);
     let mut w_red = w0.clone();
-    let rep = w_step(&dense, 0.05, h.as_ref(), w_red.as_mut(), &cg).unwrap();
+    let rep = w_step(&dense, &params, h.as_ref(), w_red.as_mut()).unwrap();
     assert!(rep.relative_residual <= 1e-12, "{rep:?}");
     let mut w_plain = w0.clone();
-    w_step(&sparse, 0.05, h.as_ref(), w_plain.as_mut(), &cg).unwrap();
+    w_step(&sparse, &params, h.as_ref(), w_plain.as_mut()).unwrap();
     let rel = (&w_red - &w_plain).norm_l2() / w_plain.norm_l2();
     assert!(rel < 1e-8, "solutions differ by {rel}");
     // and the objective agrees with the reduced solution
@@ -465,14 +465,13 @@ fn parameter_errors() {
     let mut rng = seeded(1);
     for rank in [4, 5] {
         let bad = p.with_rank(rank).check().unwrap();
-        let e = fit_imc(&pr, &bad, None, &mut rng, &mut NoObserver).unwrap_err();
+        let e = fit_imc(&pr, &bad, ImcStart::Draw(&mut rng), &mut NoObserver).unwrap_err();
         assert!(e.is_parameter_error(), "{e}");
     }
     let e = fit_imc(
         &pr,
         &vp,
-        Some((Mat::zeros(5, 2), Mat::zeros(3, 2))),
-        &mut rng,
+        ImcStart::Warm(Mat::zeros(5, 2), Mat::zeros(3, 2)),
         &mut NoObserver,
     )
     .unwrap_err();

@@ -20,6 +20,7 @@ use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
 use crate::kernel::{OmegaView, omega_row_grams, rowwise_ridge, rowwise_ridge_from_grams};
 use crate::{Side, SolverError};
 
+use super::als::ValidImcParams;
 use super::hessian::{KroneckerPreconditioner, Reduced, SampledHessian};
 use super::preconditioner::PreconditionerBasis;
 use super::problem::{ImcProblem, Term};
@@ -882,24 +883,24 @@ pub fn imc_residual(
     ImcWorkspace::new(problem).residual(w, h)
 }
 
-/// One W half-step (see [`ImcWorkspace::w_step`]).
+/// One W half-step (see [`ImcWorkspace::w_step`]) with the λ and the CG stopping rule of
+/// `params`.
 pub fn w_step(
     problem: &ImcProblem<'_>,
-    lambda: f64,
+    params: &ValidImcParams,
     h: MatRef<'_, f64>,
     w: MatMut<'_, f64>,
-    cg: &ValidCgParams,
 ) -> Result<HalfStepReport, SolverError> {
-    ImcWorkspace::new(problem).w_step(lambda, h, w, cg)
+    ImcWorkspace::new(problem).w_step(params.lambda, h, w, params.valid_cg())
 }
 
-/// One H half-step (see [`ImcWorkspace::h_step`]).
+/// One H half-step (see [`ImcWorkspace::h_step`]) with the λ and the CG stopping rule of
+/// `params`.
 pub fn h_step(
     problem: &ImcProblem<'_>,
-    lambda: f64,
+    params: &ValidImcParams,
     w: MatRef<'_, f64>,
     h: MatMut<'_, f64>,
-    cg: &ValidCgParams,
 ) -> Result<HalfStepReport, SolverError> {
-    ImcWorkspace::new(problem).h_step(lambda, w, h, cg)
+    ImcWorkspace::new(problem).h_step(params.lambda, w, h, params.valid_cg())
 }

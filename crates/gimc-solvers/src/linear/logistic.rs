@@ -10,7 +10,7 @@ use gimc_linalg::cg::{CgParams, FnOperator, conjugate_gradient};
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 
-use super::{LinearClassifier, check_labels, one_vs_rest};
+use super::{BinaryData, ClassData, LinearClassifier, check_labels, one_vs_rest};
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
@@ -256,14 +256,14 @@ fn binary_model(
     ))
 }
 
-/// Binary L2 logistic regression; `y[i]` true for the positive class (predicted as class 1).
+/// Binary L2 logistic regression on `data` (`y[i]` true for the positive class, predicted as
+/// class 1).
 pub fn fit_logistic_binary(
-    x: &FeatureMatrix,
-    y: &[bool],
+    data: BinaryData<'_>,
     params: &ValidLogisticParams,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
-    let (w, b, trace) = binary_model(x, y, params, observer)?;
+    let (w, b, trace) = binary_model(data.x, data.y, params, observer)?;
     Ok(LinearClassifier {
         w: Mat::from_fn(w.len(), 1, |i, _| w[i]),
         bias: vec![b],
@@ -272,19 +272,23 @@ pub fn fit_logistic_binary(
     })
 }
 
-/// Multi-class L2 logistic regression, one-vs-rest (records tagged `("class", c)`); with
-/// `n_classes = 2` a single binary model (class 1 positive). Deterministic (no random draws).
+/// Multi-class L2 logistic regression on `data`, one-vs-rest (records tagged `("class", c)`);
+/// with `n_classes = 2` a single binary model (class 1 positive). Deterministic (no random
+/// draws).
 pub fn fit_logistic(
-    x: &FeatureMatrix,
-    labels: &[usize],
-    n_classes: usize,
+    data: ClassData<'_>,
     params: &ValidLogisticParams,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
+    let ClassData {
+        x,
+        labels,
+        n_classes,
+    } = data;
     check_labels(labels, x.nrows(), n_classes)?;
     if n_classes == 2 {
         let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
-        return fit_logistic_binary(x, &y, params, observer);
+        return fit_logistic_binary(BinaryData { x, y: &y }, params, observer);
     }
     one_vs_rest(x.ncols(), labels, n_classes, observer, |_, y, tag| {
         binary_model(x, y, params, tag)

@@ -17,7 +17,7 @@
 //! use gimc_solvers::NoObserver;
 //! use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic};
 //! use gimc_solvers::linear::regression::{RidgeParams, fit_ridge, reduced_rank_regression};
-//! use gimc_solvers::linear::Targets;
+//! use gimc_solvers::linear::{ClassData, Targets};
 //!
 //! // 300 rows of 6 features; 4 targets T = X B with B of rank 2, plus a little noise.
 //! let x = gaussian_mat(&mut seeded(1), 300, 6, 1.0);
@@ -38,7 +38,8 @@
 //! // (a class is an intersection of two half-spaces, so one-vs-rest is not exact; chance is 25 %).
 //! let classes: Vec<usize> =
 //!     (0..300).map(|i| usize::from(t[(i, 0)] > 0.0) + 2 * usize::from(t[(i, 1)] > 0.0)).collect();
-//! let model = fit_logistic(&features, &classes, 4, &LogisticParams::default().check()?, &mut NoObserver)?;
+//! let data = ClassData { x: &features, labels: &classes, n_classes: 4 };
+//! let model = fit_logistic(data, &LogisticParams::default().check()?, &mut NoObserver)?;
 //! let predicted = model.predict(&features)?;
 //! let correct = predicted.iter().zip(&classes).filter(|(p, c)| p == c).count();
 //! assert!(correct >= 240, "{correct} of 300");
@@ -58,6 +59,28 @@ use gimc_linalg::{FeatureMatrix, Observed};
 use crate::SolverError;
 use crate::error::dim_err;
 use crate::iter::{IterationRecord, Observer, ObserverAction};
+
+/// Examples with one class each: the data of the multi-class classifiers
+/// ([`svm::fit_linear_svm`], [`logistic::fit_logistic`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ClassData<'a> {
+    /// The features X (n × d).
+    pub x: &'a FeatureMatrix,
+    /// The class of every row, in `0..n_classes`.
+    pub labels: &'a [usize],
+    /// The number of classes.
+    pub n_classes: usize,
+}
+
+/// Examples with a binary label each: the data of the binary classifiers
+/// ([`svm::fit_linear_svm_binary`], [`logistic::fit_logistic_binary`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BinaryData<'a> {
+    /// The features X (n × d).
+    pub x: &'a FeatureMatrix,
+    /// `y[i]` true for the positive class (predicted as class 1).
+    pub y: &'a [bool],
+}
 
 /// Regression targets T (n × t): dense, or sparse given by the non-zeros (every other entry is
 /// 0, e.g. a multi-label indicator matrix).

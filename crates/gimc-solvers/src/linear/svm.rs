@@ -19,7 +19,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use rand::seq::SliceRandom;
 
-use super::{LinearClassifier, Rows, check_labels, one_vs_rest};
+use super::{BinaryData, ClassData, LinearClassifier, Rows, check_labels, one_vs_rest};
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
@@ -290,6 +290,19 @@ fn binary_model(
     Ok((st.w, bias, report.objective_trace))
 }
 
+/// The settings of [`l2svm_primal_newton`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewtonSvmParams {
+    /// The cost C > 0.
+    pub c: f64,
+    /// The value of the constant feature appended for the bias (`None`: no bias).
+    pub bias: Option<f64>,
+    /// Stop when ‖∇f‖ ≤ `tol`·‖∇f(0)‖.
+    pub tol: f64,
+    /// The cap on Newton steps.
+    pub max_iter: usize,
+}
+
 /// The squared-hinge (L2-loss) SVM primal min_w ½‖w‖² + C Σ_i max(0, 1 − y_i wᵀx̃_i)² — the
 /// same problem [`SvmDualCd`] solves in the dual, x̃ = [x, bias] — by the generalised Newton
 /// method of Keerthi & DeCoste (2005) with Armijo backtracking, for dense features with few
@@ -299,17 +312,20 @@ fn binary_model(
 /// dual's coordinate descent slows down as C grows (its diagonal 1/(2C) vanishes).
 ///
 /// `w0` (length p) warm-starts the run (e.g. the solution at the previous C of a path). Stops
-/// when ‖∇f‖ ≤ `tol`·‖∇f(0)‖ or after `max_iter` steps. Returns w (length p).
+/// when ‖∇f‖ ≤ `params.tol`·‖∇f(0)‖ or after `params.max_iter` steps. Returns w (length p).
 pub fn l2svm_primal_newton(
     x: faer::MatRef<'_, f64>,
     y: &[bool],
-    c: f64,
-    bias: Option<f64>,
+    params: &NewtonSvmParams,
     w0: Option<&[f64]>,
-    tol: f64,
-    max_iter: usize,
 ) -> Result<Vec<f64>, SolverError> {
     use gimc_linalg::dense::{gram_tn, matmul, matmul_tn};
+    let NewtonSvmParams {
+        c,
+        bias,
+        tol,
+        max_iter,
+    } = *params;
     let (n, d) = x.shape();
     super::check_binary_labels(n, y.len())?;
     check_pos("c", c)?;
@@ -404,15 +420,14 @@ pub fn l2svm_primal_newton(
     Ok((0..p).map(|j| w[(j, 0)]).collect())
 }
 
-/// A binary linear SVM; `y[i]` true for the positive class (predicted as class 1).
+/// A binary linear SVM on `data` (`y[i]` true for the positive class, predicted as class 1).
 pub fn fit_linear_svm_binary(
-    x: &FeatureMatrix,
-    y: &[bool],
+    data: BinaryData<'_>,
     params: &ValidSvmParams,
     rng: &mut GimcRng,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
-    let (w, b, trace) = binary_model(x, y, params, rng, observer)?;
+    let (w, b, trace) = binary_model(data.x, data.y, params, rng, observer)?;
     Ok(LinearClassifier {
         w: Mat::from_fn(w.len(), 1, |i, _| w[i]),
         bias: vec![b],
@@ -421,21 +436,24 @@ pub fn fit_linear_svm_binary(
     })
 }
 
-/// A multi-class linear SVM, one-vs-rest (one binary SVM per class, run in class order; the
-/// observer sees every run, each record tagged with the extra `("class", c)`). With
+/// A multi-class linear SVM on `data`, one-vs-rest (one binary SVM per class, run in class
+/// order; the observer sees every run, each record tagged with the extra `("class", c)`). With
 /// `n_classes = 2` a single binary SVM is fitted (class 1 positive).
 pub fn fit_linear_svm(
-    x: &FeatureMatrix,
-    labels: &[usize],
-    n_classes: usize,
+    data: ClassData<'_>,
     params: &ValidSvmParams,
     rng: &mut GimcRng,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
+    let ClassData {
+        x,
+        labels,
+        n_classes,
+    } = data;
     check_labels(labels, x.nrows(), n_classes)?;
     if n_classes == 2 {
         let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
-        return fit_linear_svm_binary(x, &y, params, rng, observer);
+        return fit_linear_svm_binary(BinaryData { x, y: &y }, params, rng, observer);
     }
     one_vs_rest(x.ncols(), labels, n_classes, observer, |c, y, tag| {
         binary_model(

@@ -32,7 +32,7 @@ use super::{
 use crate::SolverError;
 use crate::error::{check_nonneg, check_pos, param_err};
 use crate::iter::{NoObserver, run};
-use crate::linear::svm::{SvmDualCd, SvmLoss, SvmParams, l2svm_primal_newton};
+use crate::linear::svm::{NewtonSvmParams, SvmDualCd, SvmLoss, SvmParams, l2svm_primal_newton};
 
 /// The observed features with 0 in every missing entry (d × n).
 pub fn impute_zero(features: &Observed) -> Mat<f64> {
@@ -468,15 +468,13 @@ fn svm_c_path(
         let mut prev: Option<Vec<f64>> = None;
         for &c in cs {
             let p = base.with_c(c).check()?;
-            let w = l2svm_primal_newton(
-                xd.as_ref(),
-                y,
+            let newton = NewtonSvmParams {
                 c,
-                p.bias,
-                prev.as_deref(),
-                NEWTON_TOL,
-                NEWTON_MAX_ITER,
-            )?;
+                bias: p.bias,
+                tol: NEWTON_TOL,
+                max_iter: NEWTON_MAX_ITER,
+            };
+            let w = l2svm_primal_newton(xd.as_ref(), y, &newton, prev.as_deref())?;
             out.push(split(&w, p.bias));
             prev = Some(w);
         }

@@ -6,7 +6,7 @@
 //! ```
 //! use gimc_linalg::faer::Mat;
 //! use gimc_linalg::rng::seeded;
-//! use gimc_solvers::transduction::data::transduce;
+//! use gimc_solvers::transduction::data::{TransductionTable, transduce};
 //! use gimc_solvers::{TransductionCvParams, TransductionParams};
 //!
 //! // 40 rows of two classes; every 5th feature cell missing; rows 0..8 unlabelled
@@ -20,7 +20,8 @@
 //!     .with_mu_count(4)
 //!     .check()?;
 //! let params = TransductionParams::default().check()?;
-//! let out = transduce(x.as_ref(), y.as_ref(), true, &params, &cv, &mut seeded(1))?;
+//! let table = TransductionTable { x: x.as_ref(), y: y.as_ref(), standardize: true };
+//! let out = transduce(table, &params, &cv, &mut seeded(1))?;
 //! for i in 0..8 {
 //!     assert_eq!(out.scores[(i, 0)] > 0.0, i % 2 == 1, "row {i}");
 //! }
@@ -198,17 +199,28 @@ pub enum Baseline {
     ZeroSvm,
 }
 
+/// A user's table: what [`transduce`] and [`transduce_baseline`] complete.
+#[derive(Debug, Clone, Copy)]
+pub struct TransductionTable<'a> {
+    /// The n × d features (NaN: missing).
+    pub x: MatRef<'a, f64>,
+    /// The n × t labels (+1 / −1 known, 0 unknown).
+    pub y: MatRef<'a, f64>,
+    /// Centre and scale every feature by the mean and standard deviation of its observed cells
+    /// first (the imputed cells are returned in the original units).
+    pub standardize: bool,
+}
+
 /// A [`Baseline`] on the same table as [`transduce`]: impute the features, then one linear SVM
 /// per label with C chosen by cross-validation (`svm`). `lambda` and `cv_label_error` of the
 /// result are NaN; `mu` is FPC's (NaN otherwise); `svm_c` holds each label's C.
 pub fn transduce_baseline(
-    x: MatRef<'_, f64>,
-    y: MatRef<'_, f64>,
-    standardize: bool,
+    table: TransductionTable<'_>,
     baseline: &Baseline,
     svm: &ValidSvmCvParams,
     rng: &mut GimcRng,
 ) -> Result<Transduced, SolverError> {
+    let TransductionTable { x, y, standardize } = table;
     let Prepared {
         problem,
         mean,
@@ -236,19 +248,17 @@ pub fn transduce_baseline(
     ))
 }
 
-/// MC-1 / MC-b transduction (the variant of `params`) of the n × d features `x` (NaN: missing)
-/// and the n × t labels `y` (+1 / −1 known, 0 unknown). With `standardize`, every feature is
-/// centred and scaled by the mean and standard deviation of its observed cells first (the
-/// imputed cells are returned in the original units). Errors: shapes that disagree, infinite
-/// values, labels other than ±1 / 0, no known label, or no observed feature cell.
+/// MC-1 / MC-b transduction (the variant of `params`) of `table`: its n × d features (NaN:
+/// missing) and n × t labels (+1 / −1 known, 0 unknown), standardised first when
+/// `table.standardize`. Errors: shapes that disagree, infinite values, labels other than ±1 /
+/// 0, no known label, or no observed feature cell.
 pub fn transduce(
-    x: MatRef<'_, f64>,
-    y: MatRef<'_, f64>,
-    standardize: bool,
+    table: TransductionTable<'_>,
     params: &ValidTransductionParams,
     cv: &ValidTransductionCvParams,
     rng: &mut GimcRng,
 ) -> Result<Transduced, SolverError> {
+    let TransductionTable { x, y, standardize } = table;
     let Prepared {
         problem,
         mean,

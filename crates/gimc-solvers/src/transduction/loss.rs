@@ -7,7 +7,7 @@ use gimc_linalg::faer::{Mat, MatRef};
 use crate::SolverError;
 use crate::error::{check_pos, dim_err};
 
-use super::{TransductionProblem, TransductionVariant};
+use super::{TransductionProblem, TransductionVariant, ValidTransductionParams};
 
 /// λ/|Ω_Y| and 1/|Ω_X| (0 for an empty set).
 pub(super) fn loss_weights(problem: &TransductionProblem, lambda: f64) -> (f64, f64) {
@@ -87,15 +87,16 @@ pub(super) fn check_iterate(
     Ok(())
 }
 
-/// The smooth loss f(Z, b) (DESIGN §3.5) for an iterate of the given variant (the ones row of
-/// MC-1 and the bias are used as given; MC-1 ignores `bias` when it is all zeros).
+/// The smooth loss f(Z, b) (DESIGN §3.5) for an iterate of the variant of `params`, with its λ
+/// (the ones row of MC-1 and the bias are used as given; MC-1 ignores `bias` when it is all
+/// zeros).
 pub fn transduction_loss(
     problem: &TransductionProblem,
-    variant: TransductionVariant,
-    lambda: f64,
+    params: &ValidTransductionParams,
     z: MatRef<'_, f64>,
     bias: &[f64],
 ) -> Result<f64, SolverError> {
+    let (variant, lambda) = (params.variant, params.lambda);
     check_pos("lambda", lambda)?;
     check_iterate(problem, variant, z, bias)?;
     Ok(smooth_loss(problem, lambda, z, bias))
@@ -125,14 +126,15 @@ fn smooth_loss(
     wy * ly + wx * lx
 }
 
-/// The gradient of the smooth loss: ∇_Z f (same shape as Z, non-zero on Ω only) and ∇_b f.
+/// The gradient of the smooth loss ([`transduction_loss`]): ∇_Z f (same shape as Z, non-zero
+/// on Ω only) and ∇_b f.
 pub fn transduction_gradient(
     problem: &TransductionProblem,
-    variant: TransductionVariant,
-    lambda: f64,
+    params: &ValidTransductionParams,
     z: MatRef<'_, f64>,
     bias: &[f64],
 ) -> Result<(Mat<f64>, Vec<f64>), SolverError> {
+    let (variant, lambda) = (params.variant, params.lambda);
     check_pos("lambda", lambda)?;
     check_iterate(problem, variant, z, bias)?;
     let mut g = Mat::<f64>::zeros(z.nrows(), z.ncols());

@@ -8,11 +8,11 @@ use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic};
 use gimc_solvers::linear::regression::{RidgeParams, bilinear_regression, fit_ridge};
 use gimc_solvers::linear::svm::{SvmParams, fit_linear_svm};
-use gimc_solvers::linear::{LinearClassifier, Targets};
+use gimc_solvers::linear::{ClassData, LinearClassifier, Targets};
 use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
 use gimc_solvers::{
-    ImcParams, ImcProblem, NoObserver, PuImcParams, Side, SolverError, fit_imc, fit_mc_als,
-    imc_objective, w_step,
+    ImcParams, ImcProblem, ImcStart, NoObserver, PuImcParams, Side, SolverError, fit_imc,
+    fit_mc_als, imc_objective, w_step,
 };
 
 use crate::common::{observe, random_pairs};
@@ -43,8 +43,7 @@ fn imc_and_mc_parameter_errors() {
         assert!(is_param(fit_imc(
             &problem,
             &p,
-            None,
-            &mut rng,
+            ImcStart::Draw(&mut rng),
             &mut NoObserver
         )));
     }
@@ -83,16 +82,14 @@ fn imc_and_mc_parameter_errors() {
     assert!(is_param(fit_mc_als(
         &empty,
         &vp,
-        None,
-        &mut rng,
+        ImcStart::Draw(&mut rng),
         &mut NoObserver
     )));
     let big = base.with_rank(15).check().unwrap();
     assert!(is_param(fit_mc_als(
         &o,
         &big,
-        None,
-        &mut rng,
+        ImcStart::Draw(&mut rng),
         &mut NoObserver
     )));
     // NaN features (bypassing the FeatureMatrix constructor) and NaN warm starts
@@ -110,17 +107,15 @@ fn imc_and_mc_parameter_errors() {
     assert!(is_param(fit_imc(
         &problem,
         &vp,
-        Some((w0.clone(), h0.clone())),
-        &mut rng,
+        ImcStart::Warm(w0.clone(), h0.clone()),
         &mut NoObserver
     )));
     let mut w1 = Mat::<f64>::zeros(5, 2);
     assert!(is_param(w_step(
         &problem,
-        0.1,
+        &vp.params().with_lambda(0.1).check().unwrap(),
         Mat::<f64>::zeros(4, 3).as_ref(),
         w1.as_mut(),
-        vp.valid_cg()
     )));
     // PU
     assert!(is_param(PuImcParams::default().with_alpha(0.0).check()));
@@ -208,14 +203,31 @@ fn linear_toolbox_parameter_errors() {
     let sp = SvmParams::default().check().unwrap();
     let fit_svm =
         |labels: &[usize], k: usize, rng: &mut _| -> Result<LinearClassifier, SolverError> {
-            fit_linear_svm(&x, labels, k, &sp, rng, &mut NoObserver)
+            fit_linear_svm(
+                ClassData {
+                    x: &x,
+                    labels,
+                    n_classes: k,
+                },
+                &sp,
+                rng,
+                &mut NoObserver,
+            )
         };
     assert!(is_param(fit_svm(&labels[..19], 3, &mut rng)));
     assert!(is_param(fit_svm(&labels, 2, &mut rng)));
     assert!(is_param(fit_svm(&labels, 1, &mut rng)));
     assert!(is_param(LogisticParams::default().with_c(-1.0).check()));
     let lp = LogisticParams::default().check().unwrap();
-    assert!(is_param(fit_logistic(&x, &labels, 2, &lp, &mut NoObserver)));
+    assert!(is_param(fit_logistic(
+        ClassData {
+            x: &x,
+            labels: &labels,
+            n_classes: 2
+        },
+        &lp,
+        &mut NoObserver
+    )));
     let model = fit_svm(&labels, 3, &mut rng).unwrap();
     assert!(is_param(model.predict(&y)));
 }
@@ -230,13 +242,7 @@ fn overflow_is_reported_as_a_fit_error() {
     let p = ImcParams::default().with_rank(2).check().unwrap();
     let w0 = Mat::<f64>::full(5, 2, 1.0);
     let h0 = Mat::<f64>::full(4, 2, 1.0);
-    let r = fit_imc(
-        &problem,
-        &p,
-        Some((w0, h0)),
-        &mut seeded(5),
-        &mut NoObserver,
-    );
+    let r = fit_imc(&problem, &p, ImcStart::Warm(w0, h0), &mut NoObserver);
     match r {
         Err(e) => assert!(!e.is_parameter_error(), "{e}"),
         Ok(m) => panic!("expected a fit error, got a model with W = {:?}", m.w),

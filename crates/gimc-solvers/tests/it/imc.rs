@@ -5,7 +5,7 @@ use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sparse::dense_to_csr;
 use gimc_linalg::{CgParams, FeatureMatrix, Observed};
 use gimc_solvers::{
-    ImcInit, ImcParams, ImcProblem, NoObserver, Side, Trace, fit_imc, imc_objective,
+    ImcInit, ImcParams, ImcProblem, ImcStart, NoObserver, Side, Trace, fit_imc, imc_objective,
 };
 use proptest::prelude::*;
 
@@ -29,7 +29,7 @@ fn imc_recovers_planted_low_rank_with_gaussian_features() {
         .check()
         .unwrap();
     let mut trace = Trace::new();
-    let model = fit_imc(&problem, &params, None, &mut rng, &mut trace).unwrap();
+    let model = fit_imc(&problem, &params, ImcStart::Draw(&mut rng), &mut trace).unwrap();
     let err = pl.rel_err_of(&model);
     assert!(
         err < 1e-3,
@@ -80,19 +80,11 @@ fn fully_observed_fast_path_equals_general_path() {
         let mf = fit_imc(
             &full,
             &params,
-            Some((w0.clone(), h0.clone())),
-            &mut seeded(1),
+            ImcStart::Warm(w0.clone(), h0.clone()),
             &mut NoObserver,
         )
         .unwrap();
-        let mg = fit_imc(
-            &general,
-            &params,
-            Some((w0, h0)),
-            &mut seeded(1),
-            &mut NoObserver,
-        )
-        .unwrap();
+        let mg = fit_imc(&general, &params, ImcStart::Warm(w0, h0), &mut NoObserver).unwrap();
         assert_eq!(mf.iterations, 6);
         assert_eq!(mg.iterations, 6);
         let dw = (&mf.w - &mg.w).norm_l2() / mg.w.norm_l2();
@@ -139,8 +131,20 @@ fn sparse_features_match_dense_features() {
         .unwrap();
     let pd = ImcProblem::partial(Side::Features(&xd), Side::Identity(m), &omega).unwrap();
     let ps = ImcProblem::partial(Side::Features(&xs), Side::Identity(m), &omega).unwrap();
-    let md = fit_imc(&pd, &params, None, &mut seeded(5), &mut NoObserver).unwrap();
-    let ms = fit_imc(&ps, &params, None, &mut seeded(5), &mut NoObserver).unwrap();
+    let md = fit_imc(
+        &pd,
+        &params,
+        ImcStart::Draw(&mut seeded(5)),
+        &mut NoObserver,
+    )
+    .unwrap();
+    let ms = fit_imc(
+        &ps,
+        &params,
+        ImcStart::Draw(&mut seeded(5)),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert!((&md.w - &ms.w).norm_l2() < 1e-8 * md.w.norm_l2());
     assert!((&md.h - &ms.h).norm_l2() < 1e-8 * md.h.norm_l2());
 }
@@ -177,8 +181,7 @@ fn row_space_fit_matches_the_full_dimensional_fit() {
         let model = fit_imc(
             p,
             &params,
-            Some((w0.clone(), h0.clone())),
-            &mut seeded(3),
+            ImcStart::Warm(w0.clone(), h0.clone()),
             &mut trace,
         )
         .unwrap();
@@ -259,7 +262,7 @@ proptest! {
             .with_init(ImcInit::Random)
             .check()
             .unwrap();
-        let model = fit_imc(&problem, &params, None, &mut rng, &mut NoObserver).unwrap();
+        let model = fit_imc(&problem, &params, ImcStart::Draw(&mut rng), &mut NoObserver).unwrap();
         for w in model.objective_trace.windows(2) {
             prop_assert!(w[1] <= w[0] + 1e-10 * w[0].abs().max(1.0), "{} -> {}", w[0], w[1]);
         }

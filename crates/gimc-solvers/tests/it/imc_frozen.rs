@@ -12,7 +12,7 @@
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::{ImcInit, ImcModel, ImcParams, ImcProblem, NoObserver, Side, fit_imc};
+use gimc_solvers::{ImcInit, ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc};
 
 use crate::common::random_pairs;
 
@@ -90,8 +90,7 @@ pub fn fingerprints() -> Vec<u64> {
         fit_imc(
             p,
             &params.check().unwrap(),
-            None,
-            &mut seeded(9),
+            ImcStart::Draw(&mut seeded(9)),
             &mut NoObserver,
         )
         .unwrap()

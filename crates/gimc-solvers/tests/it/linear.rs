@@ -9,8 +9,10 @@ use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic, fit_logistic_
 use gimc_solvers::linear::regression::{
     bilinear_regression, reduced_rank_regression, regression_loss,
 };
-use gimc_solvers::linear::svm::{SvmLoss, SvmParams, fit_linear_svm, fit_linear_svm_binary};
-use gimc_solvers::linear::{LinearClassifier, Targets};
+use gimc_solvers::linear::svm::{
+    NewtonSvmParams, SvmLoss, SvmParams, fit_linear_svm, fit_linear_svm_binary,
+};
+use gimc_solvers::linear::{BinaryData, ClassData, LinearClassifier, Targets};
 use gimc_solvers::{NoObserver, Trace};
 use rand::Rng;
 
@@ -207,7 +209,13 @@ fn linear_svm_accuracy_duality_and_monotone_dual() {
         let params = svm(1.0, loss, 1e-4).check().unwrap();
         let y: Vec<bool> = ltr.iter().map(|&l| l == 1).collect();
         let mut trace = Trace::new();
-        let model = fit_linear_svm_binary(&xtr, &y, &params, &mut seeded(4), &mut trace).unwrap();
+        let model = fit_linear_svm_binary(
+            BinaryData { x: &xtr, y: &y },
+            &params,
+            &mut seeded(4),
+            &mut trace,
+        )
+        .unwrap();
         let acc = accuracy(&model, &xte, &lte);
         assert!(acc >= 0.97, "{loss:?}: test accuracy {acc}");
         assert_dual_converged(&trace, loss, 1e-3);
@@ -228,7 +236,17 @@ fn linear_svm_shrinking_reaches_the_full_problem_optimum_at_large_c() {
             .check()
             .unwrap();
         let mut trace = Trace::new();
-        fit_linear_svm_binary(&x, &y, &params, &mut seeded(9), &mut trace).unwrap();
+        fit_linear_svm_binary(
+            BinaryData { x: &x, y: &y },
+            &params,
+            &mut seeded(9),
+            &mut trace,
+        )
+        .unwrap();
+        assert!(
+            non_increasing(&trace.objectives()),
+            "{loss:?}: dual increased"
+        );
         let shrunk = trace
             .records
             .iter()
@@ -267,24 +285,28 @@ fn l2svm_primal_newton_matches_dual_coordinate_descent() {
     let xf = FeatureMatrix::dense(x.clone()).unwrap();
     let mut warm: Option<Vec<f64>> = None;
     for c in [0.01, 1.0, 1e4] {
-        let newton = gimc_solvers::linear::svm::l2svm_primal_newton(
-            x.as_ref(),
-            &y,
+        let newton_params = NewtonSvmParams {
             c,
-            Some(1.0),
-            None,
-            1e-10,
-            100,
-        )
-        .unwrap();
+            bias: Some(1.0),
+            tol: 1e-10,
+            max_iter: 100,
+        };
+        let newton =
+            gimc_solvers::linear::svm::l2svm_primal_newton(x.as_ref(), &y, &newton_params, None)
+                .unwrap();
         let params = SvmParams::default()
             .with_c(c)
             .with_eps(1e-6)
             .with_max_epochs(200_000)
             .check()
             .unwrap();
-        let dual =
-            fit_linear_svm_binary(&xf, &y, &params, &mut seeded(13), &mut NoObserver).unwrap();
+        let dual = fit_linear_svm_binary(
+            BinaryData { x: &xf, y: &y },
+            &params,
+            &mut seeded(13),
+            &mut NoObserver,
+        )
+        .unwrap();
         let mut wd: Vec<f64> = (0..6).map(|j| dual.w[(j, 0)]).collect();
         wd.push(dual.bias[0]);
         let (pn, pd) = (primal(&newton, c), primal(&wd, c));
@@ -319,11 +341,8 @@ fn l2svm_primal_newton_matches_dual_coordinate_descent() {
             let warmed = gimc_solvers::linear::svm::l2svm_primal_newton(
                 x.as_ref(),
                 &y,
-                c,
-                Some(1.0),
+                &newton_params,
                 Some(w0),
-                1e-10,
-                100,
             )
             .unwrap();
             assert!(
@@ -354,7 +373,17 @@ fn linear_svm_multiclass_sparse_equals_dense_and_nearly_separable() {
     let xte = FeatureMatrix::dense(xte).unwrap();
     let params = SvmParams::default().check().unwrap();
     let mut trace = Trace::new();
-    let model = fit_linear_svm(&xtr, &ltr, 3, &params, &mut seeded(6), &mut trace).unwrap();
+    let model = fit_linear_svm(
+        ClassData {
+            x: &xtr,
+            labels: &ltr,
+            n_classes: 3,
+        },
+        &params,
+        &mut seeded(6),
+        &mut trace,
+    )
+    .unwrap();
     assert_eq!(model.w.shape(), (8, 3));
     let acc = accuracy(&model, &xte, &lte);
     assert!(acc >= 0.93, "multi-class test accuracy {acc}");
@@ -368,15 +397,45 @@ fn linear_svm_multiclass_sparse_equals_dense_and_nearly_separable() {
         assert!(tr.len() >= 2 && non_increasing(&tr));
     }
     // sparse rows give the same classifier as their dense copy (same seed, same visiting order)
-    let md = fit_linear_svm(&xd, &ltr, 3, &params, &mut seeded(7), &mut NoObserver).unwrap();
-    let ms = fit_linear_svm(&xs, &ltr, 3, &params, &mut seeded(7), &mut NoObserver).unwrap();
+    let md = fit_linear_svm(
+        ClassData {
+            x: &xd,
+            labels: &ltr,
+            n_classes: 3,
+        },
+        &params,
+        &mut seeded(7),
+        &mut NoObserver,
+    )
+    .unwrap();
+    let ms = fit_linear_svm(
+        ClassData {
+            x: &xs,
+            labels: &ltr,
+            n_classes: 3,
+        },
+        &params,
+        &mut seeded(7),
+        &mut NoObserver,
+    )
+    .unwrap();
     let (sd, ss) = (
         md.decision_function(&xd).unwrap(),
         ms.decision_function(&xs).unwrap(),
     );
     assert!((&sd - &ss).norm_l2() < 1e-8 * sd.norm_l2());
     // determinism: the same seed gives the same model
-    let md2 = fit_linear_svm(&xd, &ltr, 3, &params, &mut seeded(7), &mut NoObserver).unwrap();
+    let md2 = fit_linear_svm(
+        ClassData {
+            x: &xd,
+            labels: &ltr,
+            n_classes: 3,
+        },
+        &params,
+        &mut seeded(7),
+        &mut NoObserver,
+    )
+    .unwrap();
     assert_eq!(md, md2);
 }
 
@@ -387,7 +446,7 @@ fn logistic_regression_accuracy_and_monotone_objective() {
     let params = LogisticParams::default().check().unwrap();
     let y: Vec<bool> = ltr.iter().map(|&l| l == 1).collect();
     let mut trace = Trace::new();
-    let model = fit_logistic_binary(&xtr, &y, &params, &mut trace).unwrap();
+    let model = fit_logistic_binary(BinaryData { x: &xtr, y: &y }, &params, &mut trace).unwrap();
     let acc = accuracy(&model, &xte, &lte);
     assert!(acc >= 0.95, "test accuracy {acc}");
     let obj = trace.objectives();
@@ -423,7 +482,16 @@ fn logistic_regression_accuracy_and_monotone_objective() {
     }
     // multi-class one-vs-rest
     let (x3, l3, x3t, l3t) = train_test_blobs(&mut rng, (450, 300), 6, 3, 0.0, 3.0);
-    let m3 = fit_logistic(&x3, &l3, 3, &params, &mut NoObserver).unwrap();
+    let m3 = fit_logistic(
+        ClassData {
+            x: &x3,
+            labels: &l3,
+            n_classes: 3,
+        },
+        &params,
+        &mut NoObserver,
+    )
+    .unwrap();
     let acc3 = accuracy(&m3, &x3t, &l3t);
     assert!(acc3 >= 0.93, "multi-class accuracy {acc3}");
 }

@@ -1,7 +1,7 @@
 //! Plain MC by row-wise ALS.
 
 use gimc_linalg::rng::seeded;
-use gimc_solvers::{ImcInit, ImcParams, NoObserver, Side, fit_mc_als};
+use gimc_solvers::{ImcInit, ImcParams, ImcStart, NoObserver, Side, fit_mc_als};
 
 use crate::common::{observe, planted_low_rank, random_pairs, rel_err};
 
@@ -19,7 +19,7 @@ fn mc_als_recovers_planted_low_rank() {
         .with_init(ImcInit::Spectral)
         .check()
         .unwrap();
-    let model = fit_mc_als(&omega, &params, None, &mut rng, &mut NoObserver).unwrap();
+    let model = fit_mc_als(&omega, &params, ImcStart::Draw(&mut rng), &mut NoObserver).unwrap();
     let ahat = model
         .scores_for_rows(Side::Identity(n), Side::Identity(m))
         .unwrap();

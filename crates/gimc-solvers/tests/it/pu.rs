@@ -6,7 +6,8 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{
-    ImcInit, ImcParams, ImcProblem, NoObserver, PuImcParams, Side, fit_imc, fit_pu_imc,
+    ImcInit, ImcParams, ImcProblem, ImcStart, NoObserver, PuImcInputs, PuImcParams, Side, fit_imc,
+    fit_pu_imc,
 };
 use rand::Rng;
 
@@ -74,12 +75,13 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
         .unwrap();
     let (phi, psi) = (Side::Features(&x), Side::Features(&y));
     let pu = fit_pu_imc(
-        phi,
-        psi,
-        &positives,
+        PuImcInputs {
+            phi,
+            psi,
+            positives: &positives,
+        },
         &pu_params,
-        None,
-        &mut seeded(1),
+        ImcStart::Draw(&mut seeded(1)),
         &mut NoObserver,
     )
     .unwrap();
@@ -87,8 +89,7 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
     let plain = fit_imc(
         &plain_problem,
         &imc.check().unwrap(),
-        None,
-        &mut seeded(1),
+        ImcStart::Draw(&mut seeded(1)),
         &mut NoObserver,
     )
     .unwrap();

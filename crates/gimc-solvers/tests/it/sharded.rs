@@ -7,7 +7,7 @@ use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::sums::ThreadSums;
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{
-    ImcInit, ImcModel, ImcParams, ImcProblem, NoObserver, Side, SolverError, fit_imc,
+    ImcInit, ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, Side, SolverError, fit_imc,
     fit_imc_sharded,
 };
 
@@ -100,8 +100,7 @@ fn fit_on_shards(
                     fit_imc_sharded(
                         &problem,
                         &params,
-                        None,
-                        &mut seeded(3),
+                        ImcStart::Draw(&mut seeded(3)),
                         &mut NoObserver,
                         sums,
                     )
@@ -144,8 +143,7 @@ fn sharded_fit_is_the_fit_on_the_union() {
         let want = fit_imc(
             &whole,
             &params.check().unwrap(),
-            None,
-            &mut seeded(3),
+            ImcStart::Draw(&mut seeded(3)),
             &mut NoObserver,
         )
         .unwrap();
@@ -187,8 +185,7 @@ fn sharded_fit_refuses_what_it_does_not_sum() {
         fit_imc_sharded(
             &problem,
             &params,
-            None,
-            &mut seeded(1),
+            ImcStart::Draw(&mut seeded(1)),
             &mut NoObserver,
             &group[0],
         )
@@ -221,8 +218,7 @@ fn sharded_fit_refuses_what_it_does_not_sum() {
                     fit_imc_sharded(
                         &problem,
                         params,
-                        None,
-                        &mut seeded(1),
+                        ImcStart::Draw(&mut seeded(1)),
                         &mut NoObserver,
                         sums,
                     )

@@ -279,11 +279,13 @@ fn logistic_gradient_matches_finite_differences() {
         } else {
             vec![0.0; 3]
         };
-        let lambda = 0.7;
-        let (g, gb) = transduction_gradient(&prob, variant, lambda, z.as_ref(), &bias).unwrap();
-        let f = |z: &Mat<f64>, b: &[f64]| {
-            transduction_loss(&prob, variant, lambda, z.as_ref(), b).unwrap()
-        };
+        let par = TransductionParams::default()
+            .with_variant(variant)
+            .with_lambda(0.7)
+            .check()
+            .unwrap();
+        let (g, gb) = transduction_gradient(&prob, &par, z.as_ref(), &bias).unwrap();
+        let f = |z: &Mat<f64>, b: &[f64]| transduction_loss(&prob, &par, z.as_ref(), b).unwrap();
         let h = 1e-6;
         for i in 0..m {
             for j in 0..9 {
@@ -344,14 +346,7 @@ fn one_fpc_step_is_gradient_step_then_shrinkage() {
             .count(),
         1
     );
-    let (g, gb) = transduction_gradient(
-        &prob,
-        TransductionVariant::McB,
-        0.3,
-        st.z.as_ref(),
-        &st.bias,
-    )
-    .unwrap();
+    let (g, gb) = transduction_gradient(&prob, &par, st.z.as_ref(), &st.bias).unwrap();
     let a = &st.z - &g * faer::Scale(tau_z);
     let svd = gimc_linalg::thin_svd(a.as_ref()).unwrap();
     let want = gimc_linalg::shrink_singular_values(svd, tau_z * mu)
@@ -521,9 +516,12 @@ fn invalid_inputs_are_typed_errors() {
         assert!(fit_transduction_path(&prob, &par, &grid, &mut rng, &mut NoObserver).is_err());
     }
     let z = Mat::<f64>::zeros(3, 3);
-    assert!(
-        transduction_loss(&prob, TransductionVariant::Mc1, 1.0, z.as_ref(), &[0.0; 2]).is_err()
-    );
+    let mc1 = TransductionParams::default()
+        .with_variant(TransductionVariant::Mc1)
+        .with_lambda(1.0)
+        .check()
+        .unwrap();
+    assert!(transduction_loss(&prob, &mc1, z.as_ref(), &[0.0; 2]).is_err());
 }
 
 #[test]

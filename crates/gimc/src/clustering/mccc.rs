@@ -59,7 +59,9 @@ use gimc_cluster::{
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::GimcRng;
-use gimc_solvers::{ImcModel, ImcParams, ImcProblem, NoObserver, Side, ValidImcParams, fit_imc};
+use gimc_solvers::{
+    ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, Side, ValidImcParams, fit_imc,
+};
 
 use crate::error::Result;
 
@@ -222,7 +224,12 @@ pub fn fit_mccc(
     check_fits(&estimate_mccc(x, pairs.len(), params), params.memory)?;
     let omega = constraint_matrix(n, pairs)?;
     let problem = ImcProblem::partial(Side::Features(x), Side::Features(x), &omega)?;
-    let imc = fit_imc(&problem, params.valid_imc(), None, rng, &mut NoObserver)?;
+    let imc = fit_imc(
+        &problem,
+        params.valid_imc(),
+        ImcStart::Draw(rng),
+        &mut NoObserver,
+    )?;
     let p = x.mul_dense(imc.w.as_ref())?;
     let spectral = spectral_kmeans(p.as_ref(), params.valid_kmeans(), rng)?;
     Ok(Mccc {

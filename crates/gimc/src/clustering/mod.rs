@@ -7,6 +7,6 @@ pub(crate) mod semisup;
 
 pub use mccc::{MccParams, Mccc, ValidMccParams, estimate_mccc, fit_mccc};
 pub use semisup::{
-    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupPair, SemiSupParams, ValidSemiSupParams,
-    estimate_semisupervised, fit_semisupervised, fit_semisupervised_with_start,
+    DEFAULT_LAMBDAS, LambdaScore, SemiSupFit, SemiSupInputs, SemiSupPair, SemiSupParams,
+    ValidSemiSupParams, estimate_semisupervised, fit_semisupervised, fit_semisupervised_with_start,
 };

@@ -35,8 +35,8 @@ use gimc_solvers::{NoObserver, Observer};
 use rand::seq::SliceRandom;
 
 use crate::completion::data::CompletionData;
-use crate::completion::fit::fit_completion;
-use crate::completion::model::CompletionModel;
+use crate::completion::fit::{CompletionInputs, fit_completion};
+use crate::completion::model::{CompletionModel, CompletionParts};
 use crate::completion::params::CompletionParams;
 use crate::error::{GimcError, Result};
 use crate::error::{input_err, param_err};
@@ -338,11 +338,12 @@ fn fit_one<M: LearnableMap>(
     }
     .check()?;
     let mut fit = fit_completion(
-        &data,
-        draw()?,
-        draw()?,
+        CompletionInputs {
+            data: data.with_validation(val_omega.as_ref()),
+            row_map: draw()?,
+            col_map: draw()?,
+        },
         &cp,
-        val_omega.as_ref(),
         &mut child(rng, 1),
         observer,
     )?;
@@ -351,7 +352,13 @@ fn fit_one<M: LearnableMap>(
         Some(s) => {
             let t = std::time::Instant::now();
             let secs = fit.history.first().map_or(0.0, |h| h.seconds);
-            let model = CompletionModel::new(draw()?, draw()?, s.w.clone(), s.h.clone(), lambda)?;
+            let model = CompletionModel::new(CompletionParts {
+                row_map: draw()?,
+                col_map: draw()?,
+                w: s.w.clone(),
+                h: s.h.clone(),
+                lambda,
+            })?;
             let model = s.restore_into(model)?;
             let one = embed(x, model, 0, (start_obj, start_obj), params, rng)?;
             Some((one, secs + t.elapsed().as_secs_f64()))
@@ -449,10 +456,28 @@ pub fn estimate_semisupervised<F: MapFamily + ?Sized>(
     Ok(t.finish())
 }
 
-/// Semi-supervised clustering by GIMC (Algorithm 2; module documentation). `pairs` are the
-/// constraints (i, j, s) on the rows of `x`; the map is drawn from `rng` once (the same draw for
-/// every λ and for rows and columns), and the held-out split, IMC starts and k-means restarts use
-/// further streams of it.
+/// What [`fit_semisupervised`] clusters: the points, the pairwise constraints on them and the
+/// family of the map drawn on them.
+pub struct SemiSupInputs<'a, F: ?Sized> {
+    /// The points X (n × d).
+    pub x: &'a FeatureMatrix,
+    /// The constraints (i, j, s) on the rows of `x` (s = 1: same cluster, 0: different).
+    pub pairs: &'a [(usize, usize, f64)],
+    /// The family of the map.
+    pub family: &'a F,
+}
+
+impl<F: ?Sized> Clone for SemiSupInputs<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F: ?Sized> Copy for SemiSupInputs<'_, F> {}
+
+/// Semi-supervised clustering by GIMC (Algorithm 2; module documentation) of `inputs`: the map
+/// of its family is drawn from `rng` once (the same draw for every λ and for rows and columns),
+/// and the held-out split, IMC starts and k-means restarts use further streams of it.
 ///
 /// Errors (the parameters were checked by [`SemiSupParams::check`]): no constraints, an index
 /// ≥ n, a label other than 0 / 1, the same pair with both labels, NaN / Inf in `x`, k > n,
@@ -463,13 +488,12 @@ pub fn estimate_semisupervised<F: MapFamily + ?Sized>(
 /// [`NoObserver`] for none). An observer that asks to stop (e.g. on Ctrl-C) ends the running
 /// fit, and the whole fit returns [`GimcError::Interrupted`].
 pub fn fit_semisupervised<F: MapFamily + ?Sized>(
-    x: &FeatureMatrix,
-    pairs: &[(usize, usize, f64)],
-    family: &F,
+    inputs: SemiSupInputs<'_, F>,
     params: &ValidSemiSupParams,
     rng: &mut GimcRng,
     observer: &mut dyn Observer,
 ) -> Result<SemiSupFit<F::Map>> {
+    let SemiSupInputs { x, pairs, family } = inputs;
     Ok(fit_both(x, pairs, family, params, false, rng, observer)?.0)
 }
 
@@ -479,12 +503,11 @@ pub fn fit_semisupervised<F: MapFamily + ?Sized>(
 /// learned fit is the unlearned fit), is solved once, as is the refit's when both choose the
 /// same λ. `params.learn` must be true.
 pub fn fit_semisupervised_with_start<F: MapFamily + ?Sized>(
-    x: &FeatureMatrix,
-    pairs: &[(usize, usize, f64)],
-    family: &F,
+    inputs: SemiSupInputs<'_, F>,
     params: &ValidSemiSupParams,
     rng: &mut GimcRng,
 ) -> Result<SemiSupPair<F::Map>> {
+    let SemiSupInputs { x, pairs, family } = inputs;
     if !params.learn {
         return Err(param_err(
             "learn",

@@ -4,6 +4,7 @@
 use gimc_linalg::Observed;
 use gimc_solvers::{Observer, Side};
 
+use crate::completion::data::CompletionData;
 use crate::completion::factors::{FactorSelection, select_factors};
 use crate::completion::method::CompletionMethod;
 use crate::completion::select::{
@@ -21,8 +22,20 @@ pub enum Completed {
     Maps(CompletionSelection),
 }
 
-/// Completes the matrix observed on Ω with `method`, its rows and columns described by `phi`
-/// and `psi` (features, or [`Side::Identity`] for none): the grid of `params` is scored on a
+/// A matrix observed on Ω, with what describes its rows and columns: what [`complete`]
+/// completes.
+#[derive(Debug, Clone, Copy)]
+pub struct ObservedMatrix<'a> {
+    /// The rows' features Φ, or [`Side::Identity`] for none.
+    pub phi: Side<'a>,
+    /// The columns' features Ψ, or [`Side::Identity`] for none.
+    pub psi: Side<'a>,
+    /// Ω with the observed values.
+    pub omega: &'a Observed,
+}
+
+/// Completes `matrix` with `method`, its rows and columns described by its `phi` and `psi`
+/// (features, or [`Side::Identity`] for none): the grid of `params` is scored on a
 /// seeded held-out part of Ω (`params.holdout`, the same split for every method) and the best
 /// point refitted on all of Ω.
 ///
@@ -33,7 +46,9 @@ pub enum Completed {
 ///   the family's maps on both sides ([`select_completion`]); they need features on both sides.
 ///
 /// ```
-/// use gimc::{CompletionMethod, CompletionSelectionParams, Completed, MapRegistry, complete};
+/// use gimc::{
+///     CompletionMethod, CompletionSelectionParams, Completed, MapRegistry, ObservedMatrix, complete,
+/// };
 /// use gimc_linalg::Observed;
 /// use gimc_solvers::{NoObserver, Side};
 ///
@@ -59,7 +74,8 @@ pub enum Completed {
 ///     .with_seed(7)
 ///     .check()?;
 /// let (rows, cols) = (Side::Identity(10), Side::Identity(8));
-/// let Completed::Factors(fit) = complete(&method, rows, cols, &omega, &params, &registry, &mut NoObserver)?
+/// let matrix = ObservedMatrix { phi: rows, psi: cols, omega: &omega };
+/// let Completed::Factors(fit) = complete(&method, matrix, &params, &registry, &mut NoObserver)?
 /// else {
 ///     unreachable!("mc-nuclear is a factor method")
 /// };
@@ -70,19 +86,19 @@ pub enum Completed {
 /// ```
 pub fn complete(
     method: &CompletionMethod,
-    phi: Side<'_>,
-    psi: Side<'_>,
-    omega: &Observed,
+    matrix: ObservedMatrix<'_>,
     params: &ValidCompletionSelectionParams,
     registry: &MapRegistry,
     observer: &mut (impl Observer + ?Sized),
 ) -> Result<Completed> {
+    let ObservedMatrix { phi, psi, omega } = matrix;
     method.check_sides(phi, psi)?;
     match (method, phi, psi) {
         (CompletionMethod::Maps { family, learn }, Side::Features(x), Side::Features(y)) => {
             let family = registry.family(family)?;
+            let data = CompletionData::new(omega, x, y)?;
             Ok(Completed::Maps(select_completion(
-                omega, x, y, family, *learn, params,
+                &data, family, *learn, params,
             )?))
         }
         _ => Ok(Completed::Factors(select_factors(

@@ -6,12 +6,14 @@ use crate::error::dim_err;
 use crate::error::{GimcError, Result};
 
 /// A partially observed matrix with row and column features: A on Ω (n_x × n_y), X (n_x × d_x),
-/// Y (n_y × d_y).
+/// Y (n_y × d_y); optionally, held-out entries of the same matrix to validate a fit on
+/// ([`CompletionData::with_validation`]).
 #[derive(Debug, Clone, Copy)]
 pub struct CompletionData<'a> {
     pub(crate) omega: &'a Observed,
     pub(crate) x: &'a FeatureMatrix,
     pub(crate) y: &'a FeatureMatrix,
+    pub(crate) validation: Option<&'a Observed>,
 }
 
 impl<'a> CompletionData<'a> {
@@ -35,7 +37,21 @@ impl<'a> CompletionData<'a> {
                 format!("{} rows", y.nrows()),
             ));
         }
-        Ok(Self { omega, x, y })
+        Ok(Self {
+            omega,
+            x,
+            y,
+            validation: None,
+        })
+    }
+
+    /// The same data with `validation` (held-out entries of the same matrix, same shape as Ω;
+    /// `None` for none), which [`fit_completion`](crate::fit_completion) scores after every
+    /// iteration. Checked by the fit.
+    #[must_use]
+    pub fn with_validation(mut self, validation: Option<&'a Observed>) -> Self {
+        self.validation = validation;
+        self
     }
 
     /// Ω with the observed values.
@@ -51,5 +67,10 @@ impl<'a> CompletionData<'a> {
     /// Column features Y.
     pub fn y(&self) -> &'a FeatureMatrix {
         self.y
+    }
+
+    /// The validation entries, if any.
+    pub fn validation(&self) -> Option<&'a Observed> {
+        self.validation
     }
 }

@@ -8,7 +8,8 @@ use gimc_linalg::Observed;
 use gimc_linalg::rng::seeded;
 use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
 use gimc_solvers::{
-    ImcModel, ImcParams, ImcProblem, Observer, PuImcParams, Side, fit_imc, fit_mc_als, fit_pu_imc,
+    ImcModel, ImcParams, ImcProblem, ImcStart, Observer, PuImcInputs, PuImcParams, Side, fit_imc,
+    fit_mc_als, fit_pu_imc,
 };
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -67,10 +68,12 @@ fn fit_method(
         .with_lambda(lambda)
         .with_max_outer(params.grid.max_iter);
     Ok(match method {
-        CompletionMethod::McAls => fit_mc_als(omega, &imc.check()?, None, &mut rng, observer)?,
+        CompletionMethod::McAls => {
+            fit_mc_als(omega, &imc.check()?, ImcStart::Draw(&mut rng), observer)?
+        }
         CompletionMethod::Imc => {
             let problem = ImcProblem::partial(phi, psi, omega)?;
-            fit_imc(&problem, &imc.check()?, None, &mut rng, observer)?
+            fit_imc(&problem, &imc.check()?, ImcStart::Draw(&mut rng), observer)?
         }
         CompletionMethod::McNuclear => {
             let p = FpcParams::default().with_mu(lambda).check()?;
@@ -86,7 +89,16 @@ fn fit_method(
                 .with_imc(imc)
                 .with_alpha(0.5 * (1.0 + rho))
                 .check()?;
-            fit_pu_imc(phi, psi, omega, &p, None, &mut rng, observer)?
+            fit_pu_imc(
+                PuImcInputs {
+                    phi,
+                    psi,
+                    positives: omega,
+                },
+                &p,
+                ImcStart::Draw(&mut rng),
+                observer,
+            )?
         }
         CompletionMethod::Maps { .. } => {
             return Err(param_err(

@@ -33,15 +33,14 @@ use crate::error::{GimcError, Result};
 use crate::error::{dim_err, param_err};
 use crate::outer::run_outer;
 
-/// The estimated peak memory of [`fit_completion`] with these maps on `data` (and
-/// `validation`): X, Y, Ω, Φ, Ψ, the factors and the larger of the IMC steps and a map step
-/// (see [`crate::memory`]). The parameter to lower is `m`.
+/// The estimated peak memory of [`fit_completion`] with these maps on `data` (with its
+/// validation entries): X, Y, Ω, Φ, Ψ, the factors and the larger of the IMC steps and a map
+/// step (see [`crate::memory`]). The parameter to lower is `m`.
 pub fn estimate_completion<MR, MC>(
     data: &CompletionData<'_>,
     row_map: &MR,
     col_map: &MC,
     params: &CompletionParams,
-    validation: Option<&Observed>,
 ) -> MemoryEstimate
 where
     MR: LearnableMap + ?Sized,
@@ -53,7 +52,7 @@ where
         (m_of(row_map.n_params(), data.x), row_map.output_dim()),
         (m_of(col_map.n_params(), data.y), col_map.output_dim()),
         params,
-        validation,
+        data.validation,
     )
 }
 
@@ -65,7 +64,6 @@ pub fn estimate_completion_family<F: MapFamily + ?Sized>(
     family: &F,
     m: usize,
     params: &CompletionParams,
-    validation: Option<&Observed>,
 ) -> Result<MemoryEstimate> {
     let dim = family.output_dim(m)?;
     Ok(completion_estimate(
@@ -73,7 +71,7 @@ pub fn estimate_completion_family<F: MapFamily + ?Sized>(
         (m, dim),
         (m, dim),
         params,
-        validation,
+        data.validation,
     ))
 }
 
@@ -123,21 +121,30 @@ pub(crate) fn completion_estimate(
     t.finish()
 }
 
-/// Fits GIMC on a partially observed matrix (Algorithm 1, DESIGN §3.3), learning `row_map`
-/// (U) and `col_map` (V) from their initial parameters. `validation` (optional: held-out
-/// entries of the same matrix, same shape as Ω) is scored after every iteration by its relative
-/// error and the best iterate kept, so the iteration count can be chosen on validation data.
-/// `rng` is used by the spectral IMC start only.
+/// What [`fit_completion`] fits: the data and the maps of both sides at their initial
+/// parameters.
+#[derive(Debug, Clone)]
+pub struct CompletionInputs<'a, MR, MC> {
+    /// The observed matrix, its features and (optionally) its validation entries.
+    pub data: CompletionData<'a>,
+    /// The row map (U), learned when `learn_rows`.
+    pub row_map: MR,
+    /// The column map (V), learned when `learn_cols`.
+    pub col_map: MC,
+}
+
+/// Fits GIMC on a partially observed matrix (Algorithm 1, DESIGN §3.3), learning the row map
+/// (U) and the column map (V) of `inputs` from their initial parameters. The validation entries
+/// of the data ([`CompletionData::with_validation`]), when given, are scored after every
+/// iteration by their relative error and the best iterate kept, so the iteration count can be
+/// chosen on validation data. `rng` is used by the spectral IMC start only.
 ///
 /// Errors: parameter / shape errors (rank ≥ min(D_x, D_y), …) before any work;
 /// [`GimcError::NonFinite`] if the objective or a gradient stops being finite;
 /// [`GimcError::ObjectiveIncreased`] if the monotonicity invariant fails.
 pub fn fit_completion<MR, MC, O>(
-    data: &CompletionData<'_>,
-    row_map: MR,
-    col_map: MC,
+    inputs: CompletionInputs<'_, MR, MC>,
     params: &ValidCompletionParams,
-    validation: Option<&Observed>,
     rng: &mut GimcRng,
     observer: &mut O,
 ) -> Result<CompletionFit<MR, MC>>
@@ -146,6 +153,13 @@ where
     MC: LearnableMap,
     O: Observer + ?Sized,
 {
+    let CompletionInputs {
+        data,
+        row_map,
+        col_map,
+    } = inputs;
+    let data = &data;
+    let validation = data.validation;
     let dx = row_map.output_dim();
     let dy = col_map.output_dim();
     if params.rank >= dx.min(dy) {
@@ -171,7 +185,7 @@ where
         }
     }
     check_fits(
-        &estimate_completion(data, &row_map, &col_map, params, validation),
+        &estimate_completion(data, &row_map, &col_map, params),
         params.memory,
     )?;
     let started = Instant::now();

@@ -17,12 +17,12 @@ pub(crate) mod params;
 mod problem;
 pub(crate) mod select;
 
-pub use complete::{Completed, complete};
+pub use complete::{Completed, ObservedMatrix, complete};
 pub use data::CompletionData;
 pub use factors::{FactorScore, FactorSelection};
-pub use fit::{estimate_completion, estimate_completion_family, fit_completion};
+pub use fit::{CompletionInputs, estimate_completion, estimate_completion_family, fit_completion};
 pub use method::CompletionMethod;
-pub use model::CompletionModel;
+pub use model::{CompletionModel, CompletionParts};
 pub use outcome::{BestCompletion, CompletionFit, CompletionIteration};
 pub use params::{CompletionParams, ValidCompletionParams};
 pub use select::{

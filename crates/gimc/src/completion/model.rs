@@ -22,9 +22,31 @@ pub struct CompletionModel<MR = BoxedMap, MC = BoxedMap> {
     pub(crate) method: String,
 }
 
+/// The parts of a [`CompletionModel`], for [`CompletionModel::new`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionParts<MR = BoxedMap, MC = BoxedMap> {
+    /// The row map φ_U.
+    pub row_map: MR,
+    /// The column map ψ_V.
+    pub col_map: MC,
+    /// W (D_x × k).
+    pub w: Mat<f64>,
+    /// H (D_y × k).
+    pub h: Mat<f64>,
+    /// The λ the factors were fitted with.
+    pub lambda: f64,
+}
+
 impl<MR: FeatureMap, MC: FeatureMap> CompletionModel<MR, MC> {
     /// A model from its parts. Errors: W not D_x × k, H not D_y × k, non-finite factors.
-    pub fn new(row_map: MR, col_map: MC, w: Mat<f64>, h: Mat<f64>, lambda: f64) -> Result<Self> {
+    pub fn new(parts: CompletionParts<MR, MC>) -> Result<Self> {
+        let CompletionParts {
+            row_map,
+            col_map,
+            w,
+            h,
+            lambda,
+        } = parts;
         if w.nrows() != row_map.output_dim() || h.nrows() != col_map.output_dim() {
             return Err(dim_err(
                 "factors (W, H)",

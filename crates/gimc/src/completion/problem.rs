@@ -8,12 +8,12 @@ use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{
-    FactorProducts, FeatureSides, ImcProblem, ImcWorkspace, IterationRecord, NoObserver,
+    FactorProducts, FeatureSides, ImcProblem, ImcStart, ImcWorkspace, IterationRecord, NoObserver,
     PreconditionerBasis, ScreenedFeatures, ValidImcParams, fit_imc, preconditioner_bases,
 };
 
 use super::data::CompletionData;
-use super::model::CompletionModel;
+use super::model::{CompletionModel, CompletionParts};
 use super::outcome::{BestCompletion, CompletionFit, CompletionIteration};
 use super::params::ValidCompletionParams;
 use crate::error::Result;
@@ -95,12 +95,10 @@ pub(crate) struct CompletionSnapshot {
 
 /// The general path as an [`OuterProblem`] (module documentation): blocks U then V (those
 /// learned), W and H by warm-started IMC alternations before the searches (step (1)).
-pub(crate) struct CompletionOuter<'a, 'r, MR, MC> {
+pub(crate) struct CompletionOuter<'a, MR, MC> {
     pub(crate) data: CompletionData<'a>,
     pub(crate) params: &'a ValidCompletionParams,
     pub(crate) validation: Option<&'a Observed>,
-    /// The stream of the IMC solves.
-    pub(crate) rng: &'r mut GimcRng,
     /// The IMC solve of step (1).
     pub(crate) inner: ValidImcParams,
     /// The Kronecker preconditioner bases of the start, reused by every IMC solve.
@@ -122,7 +120,7 @@ pub(crate) struct CompletionOuter<'a, 'r, MR, MC> {
     pub(crate) start: Option<CompletionSnapshot>,
 }
 
-impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC> {
+impl<'a, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, MR, MC> {
     /// Iteration 0: IMC with the initial maps from the spectral start (the IMC-RFF / IMC-NYS
     /// solution), with its objective.
     pub(crate) fn start(
@@ -131,7 +129,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         col_map: MC,
         params: &'a ValidCompletionParams,
         validation: Option<&'a Observed>,
-        rng: &'r mut GimcRng,
+        rng: &mut GimcRng,
     ) -> Result<(Self, f64)> {
         let phi = Which::Rows.screened(row_map.forward(data.x)?)?;
         let psi = Which::Cols.screened(col_map.forward(data.y)?)?;
@@ -140,7 +138,12 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         let imc_start = {
             let prob = ImcProblem::partial_screened(&phi, &psi, data.omega)?
                 .with_preconditioner_bases(bases.0.as_ref(), bases.1.as_ref())?;
-            fit_imc(&prob, params.valid_imc_start(), None, rng, &mut NoObserver)?
+            fit_imc(
+                &prob,
+                params.valid_imc_start(),
+                ImcStart::Draw(rng),
+                &mut NoObserver,
+            )?
         };
         let (w, h) = (imc_start.w, imc_start.h);
         let factors = (w.as_ref(), h.as_ref());
@@ -157,7 +160,6 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
             data: *data,
             params,
             validation,
-            rng,
             inner: *params.valid_imc_inner(),
             bases,
             row_map,
@@ -223,13 +225,13 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
         self,
         run: OuterRun<CompletionIteration, CompletionSnapshot>,
     ) -> Result<CompletionFit<MR, MC>> {
-        let model = CompletionModel::new(
-            self.row_map,
-            self.col_map,
-            self.w,
-            self.h,
-            self.params.lambda,
-        )?;
+        let model = CompletionModel::new(CompletionParts {
+            row_map: self.row_map,
+            col_map: self.col_map,
+            w: self.w,
+            h: self.h,
+            lambda: self.params.lambda,
+        })?;
         let start_error = run
             .history
             .first()
@@ -259,7 +261,7 @@ impl<'a, 'r, MR: LearnableMap, MC: LearnableMap> CompletionOuter<'a, 'r, MR, MC>
     }
 }
 
-impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_, MR, MC> {
+impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, MR, MC> {
     type Info = CompletionIteration;
     type Snapshot = CompletionSnapshot;
     /// The side's features at the trial map, and their product with the side's factor.
@@ -345,11 +347,11 @@ impl<MR: LearnableMap, MC: LearnableMap> OuterProblem for CompletionOuter<'_, '_
         }
         let prob = ImcProblem::partial_screened(&self.phi, &self.psi, self.data.omega)?
             .with_preconditioner_bases(self.bases.0.as_ref(), self.bases.1.as_ref())?;
-        let warm = (
+        let warm = ImcStart::Warm(
             std::mem::replace(&mut self.w, Mat::new()),
             std::mem::replace(&mut self.h, Mat::new()),
         );
-        let m = fit_imc(&prob, &self.inner, Some(warm), self.rng, &mut NoObserver)?;
+        let m = fit_imc(&prob, &self.inner, warm, &mut NoObserver)?;
         (self.w, self.h) = (m.w, m.h);
         self.pq = products(
             &self.phi,

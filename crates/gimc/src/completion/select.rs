@@ -3,7 +3,7 @@
 //! `MatrixCompletion(method="gimc-lff", …)`, written once.
 //!
 //! ```
-//! use gimc::{CompletionSelectionParams, Gamma, select_completion};
+//! use gimc::{CompletionData, CompletionSelectionParams, Gamma, select_completion};
 //! use gimc::registry::MapRegistry;
 //! use gimc_linalg::{FeatureMatrix, Observed};
 //! use gimc_linalg::faer::Mat;
@@ -31,7 +31,8 @@
 //!     .with_max_iter(3)
 //!     .check()?;
 //! let registry = MapRegistry::builtin();
-//! let sel = select_completion(&omega, &x, &y, registry.family("lff")?, true, &params)?;
+//! let data = CompletionData::new(&omega, &x, &y)?;
+//! let sel = select_completion(&data, registry.family("lff")?, true, &params)?;
 //! assert_eq!(sel.scores.len(), 2);
 //! assert!(sel.chosen.holdout_relative_error.is_finite());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -39,12 +40,12 @@
 
 use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::{child, seeded};
-use gimc_linalg::{FeatureMatrix, Gamma, Observed};
+use gimc_linalg::{Gamma, Observed};
 use gimc_solvers::NoObserver;
 use rand::seq::SliceRandom;
 
 use crate::completion::data::CompletionData;
-use crate::completion::fit::fit_completion;
+use crate::completion::fit::{CompletionInputs, fit_completion};
 use crate::completion::model::CompletionModel;
 use crate::completion::params::CompletionParams;
 use crate::error::Result;
@@ -157,7 +158,8 @@ pub struct CompletionSelection {
     pub scores: Vec<CompletionScore>,
 }
 
-/// GIMC completion (Algorithm 1 on a general Ω) with maps of `family` on both sides, learned
+/// GIMC completion (Algorithm 1 on the Ω of `data`, with its features; its validation
+/// entries, if any, are not used) with maps of `family` on both sides, learned
 /// when `learn` (which sides: [`CompletionSelectionParams::learn_rows`] / `learn_cols`), else
 /// kept at their random draw (IMC-RFF / IMC-NYS). Every (m, γ, λ) of the grid is fitted on Ω
 /// minus a seeded held-out part and scored by the relative error on it after every outer
@@ -167,13 +169,12 @@ pub struct CompletionSelection {
 /// `seeded(seed ^ 0x686f6c64)`), the row and column
 /// maps from child streams 1 and 2 of `seeded(seed)`, each fit from stream 3.
 pub fn select_completion(
-    omega: &Observed,
-    x: &FeatureMatrix,
-    y: &FeatureMatrix,
+    data: &CompletionData<'_>,
     family: &DynFamily,
     learn: bool,
     params: &ValidCompletionSelectionParams,
 ) -> Result<CompletionSelection> {
+    let (omega, x, y) = (data.omega, data.x, data.y);
     // the held-out part as every completion method draws it
     let (train, held_pairs, held_values) = split_holdout(omega, params.holdout, params.seed)?;
     let (held_rows, held_cols): (Vec<usize>, Vec<usize>) = held_pairs.into_iter().unzip();
@@ -198,13 +199,14 @@ pub fn select_completion(
             for &lambda in &params.grid.lambdas {
                 let (rm, cm) = build(m, gamma)?;
                 let fit = fit_completion(
-                    &train_data,
-                    rm,
-                    cm,
+                    CompletionInputs {
+                        data: train_data.with_validation(Some(&held)),
+                        row_map: rm,
+                        col_map: cm,
+                    },
                     &params
                         .fit_params(lambda, params.grid.max_iter, learn)
                         .check()?,
-                    Some(&held),
                     &mut child(&root, 3),
                     &mut NoObserver,
                 )?;
@@ -236,13 +238,14 @@ pub fn select_completion(
     let (rm, cm) = build(chosen.m, chosen.gamma)?;
     let data = CompletionData::new(omega, x, y)?;
     let fit = fit_completion(
-        &data,
-        rm,
-        cm,
+        CompletionInputs {
+            data,
+            row_map: rm,
+            col_map: cm,
+        },
         &params
             .fit_params(chosen.lambda, chosen.iterations, learn)
             .check()?,
-        None,
         &mut child(&root, 3),
         &mut NoObserver,
     )?;

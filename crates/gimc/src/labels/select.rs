@@ -311,16 +311,17 @@ pub(crate) fn stopped<S: SelectionObserver + ?Sized>(stop: FitStop, observer: &m
     stop == FitStop::Observer || observer.interrupted()
 }
 
-/// The storage of Φ for [`select_and_fit`] under `budget`: [`Storage::Whole`] when the
-/// estimate of the whole-Φ fit ([`estimate_selection`]) fits, else `streamed` (which should be
-/// a [`Storage::Streamed`]). The `auto` of `gimc fit --stream` and of the Python estimator.
+/// The storage of Φ for [`select_and_fit`] under the memory budget of `params`
+/// ([`SelectionParams::memory`]): [`Storage::Whole`] when the estimate of the whole-Φ fit
+/// ([`estimate_selection`]) fits, else `streamed` (which should be a [`Storage::Streamed`]). The
+/// `auto` of `gimc fit --stream` and of the Python estimator.
 pub fn auto_storage<F: MapFamily + ?Sized>(
     data: &LabelData,
     family: &F,
     params: &SelectionParams,
-    budget: gimc_linalg::memory::MemoryBudget,
     streamed: Storage,
 ) -> Result<Storage> {
+    let budget = params.memory;
     let whole = SelectionParams {
         storage: Storage::Whole,
         ..params.clone()

@@ -12,7 +12,7 @@ use super::meta::{
     CHECKSUM_KEY, COLUMNS_TENSOR, FORMAT_NAME, FORMAT_VERSION, IDF_TENSOR, METADATA_KEYS, MapMeta,
     ModelMeta, PREPROCESS_PREFIX, PreprocessMeta, required_version,
 };
-use crate::completion::model::CompletionModel;
+use crate::completion::model::{CompletionModel, CompletionParts};
 use crate::error::{GimcError, Result};
 use crate::labels::data::Task;
 use crate::labels::model::LabelModel;
@@ -350,8 +350,14 @@ pub(super) fn completion_model_from_bytes_named(
         .ok_or_else(|| rd.bad("tensor W is missing"))?;
     let w = rd.matrix("W", (row_map.output_dim(), k))?;
     let h = rd.matrix("H", (col_map.output_dim(), k))?;
-    let mut model = CompletionModel::new(row_map, col_map, w, h, rd.meta.lambda)
-        .map_err(|e| rd.bad(e.to_string()))?;
+    let mut model = CompletionModel::new(CompletionParts {
+        row_map,
+        col_map,
+        w,
+        h,
+        lambda: rd.meta.lambda,
+    })
+    .map_err(|e| rd.bad(e.to_string()))?;
     model.set_method(rd.meta.method.clone());
     Ok(model)
 }

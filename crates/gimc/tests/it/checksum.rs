@@ -9,7 +9,7 @@ use gimc::persist::{
     label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes,
     load_label_model_with_preprocess, save_label_model_with_preprocess,
 };
-use gimc::{BoxedMap, CompletionModel, GimcError, LabelModel, MapRegistry};
+use gimc::{BoxedMap, CompletionModel, CompletionParts, GimcError, LabelModel, MapRegistry};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::seeded;
 use gimc_linalg::{Preprocess, RowNorm, Standardizer};
@@ -46,13 +46,13 @@ fn small_model() -> (LabelModel, Preprocess) {
 fn small_completion() -> CompletionModel {
     let w = Mat::from_fn(3, 2, |i, j| (i + 2 * j) as f64 * 0.5 - 1.0);
     let h = Mat::from_fn(2, 2, |i, j| (i * j) as f64 + 0.25);
-    let mut m = CompletionModel::new(
-        Box::new(gimc_featmap::Identity::new(3)) as BoxedMap,
-        Box::new(gimc_featmap::Identity::new(2)) as BoxedMap,
+    let mut m = CompletionModel::new(CompletionParts {
+        row_map: Box::new(gimc_featmap::Identity::new(3)) as BoxedMap,
+        col_map: Box::new(gimc_featmap::Identity::new(2)) as BoxedMap,
         w,
         h,
-        0.1,
-    )
+        lambda: 0.1,
+    })
     .unwrap();
     m.set_method("imc");
     m

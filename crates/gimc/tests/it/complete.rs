@@ -2,7 +2,8 @@
 //! each method takes, and PU-IMC's selection of λ and ρ by held-out AUC.
 
 use gimc::{
-    Completed, CompletionMethod, CompletionSelectionParams, FactorSelection, MapRegistry, complete,
+    Completed, CompletionMethod, CompletionSelectionParams, FactorSelection, MapRegistry,
+    ObservedMatrix, complete,
 };
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
@@ -63,9 +64,19 @@ fn each_method_refuses_the_sides_it_does_not_take() {
     let params = CompletionSelectionParams::default().check().unwrap();
     let run = |name: &str, phi, psi| {
         let m = CompletionMethod::parse(name, &registry).unwrap();
-        complete(&m, phi, psi, &omega, &params, &registry, &mut NoObserver)
-            .err()
-            .map(|e| e.to_string())
+        complete(
+            &m,
+            ObservedMatrix {
+                phi,
+                psi,
+                omega: &omega,
+            },
+            &params,
+            &registry,
+            &mut NoObserver,
+        )
+        .err()
+        .map(|e| e.to_string())
     };
     let (id, feat) = (Side::Identity(6), Side::Features(&x));
     assert!(
@@ -122,9 +133,11 @@ fn pu_selection_chooses_lambda_and_rho_by_held_out_auc() {
             .check()?;
         match complete(
             &pu,
-            phi,
-            psi,
-            &positives,
+            ObservedMatrix {
+                phi,
+                psi,
+                omega: &positives,
+            },
             &params,
             &registry,
             &mut NoObserver,

@@ -4,7 +4,7 @@
 //! gives the closed-form W, and the gradients w.r.t. U agree.
 
 use gimc::labels::LabelProblem;
-use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, MapRegistry};
+use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParts, MapRegistry};
 use gimc_featmap::{FeatureMap, LearnableMap, MapFamily, Nystrom, NystromFamily};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
@@ -45,9 +45,14 @@ fn fast_path_equals_general_path_when_fully_observed() {
             "ψ(Y) must be the identity"
         );
         let cdata = CompletionData::new(&omega, data.features(), &y).unwrap();
-        let mut model =
-            CompletionModel::new(map, eye_map, w0.clone(), Mat::<f64>::identity(l, l), lambda)
-                .unwrap();
+        let mut model = CompletionModel::new(CompletionParts {
+            row_map: map,
+            col_map: eye_map,
+            w: w0.clone(),
+            h: Mat::<f64>::identity(l, l),
+            lambda,
+        })
+        .unwrap();
         let f_general = model.objective(&cdata).unwrap();
         let offset = 0.5 * lambda * l as f64;
         assert!(

@@ -5,8 +5,9 @@
 
 use gimc::labels::LabelProblem;
 use gimc::{
-    CompletionData, CompletionFit, CompletionParams, FitStop, LabelModel, LabelParams,
-    LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion, fit_labels,
+    CompletionData, CompletionFit, CompletionInputs, CompletionParams, FitStop, LabelModel,
+    LabelParams, LineSearchParams, MapRegistry, NoObserver, Scheme, Task, Trace, fit_completion,
+    fit_labels,
 };
 use gimc_featmap::{
     FeatureMap, FourierFamily, LearnableMap, MapFamily, NystromFamily, RandomFourier,
@@ -78,7 +79,8 @@ proptest! {
             .unwrap();
         let cm = FourierFamily.build(&y, 3, 0.3, &mut seeded(seed + 1)).unwrap();
         let params = CompletionParams::default().with_rank(2).with_lambda(0.1).with_max_iter(4).with_start_iters(10).with_inner_iters(2).with_learn_cols(learn_cols);
-        let fit = fit_completion(&data, rm, cm, &params.check().unwrap(), None, &mut seeded(seed + 2), &mut NoObserver)
+        let inputs = CompletionInputs { data, row_map: rm, col_map: cm };
+        let fit = fit_completion(inputs, &params.check().unwrap(), &mut seeded(seed + 2), &mut NoObserver)
             .unwrap();
         assert_monotone(&fit.objectives());
         for h in &fit.history {
@@ -270,11 +272,12 @@ fn fit_general<MR: LearnableMap, MC: LearnableMap>(
     seed: u64,
 ) -> gimc::Result<CompletionFit<MR, MC>> {
     fit_completion(
-        data,
-        row_map,
-        col_map,
+        CompletionInputs {
+            data: data.with_validation(validation),
+            row_map,
+            col_map,
+        },
         &params.check().unwrap(),
-        validation,
         &mut seeded(seed),
         &mut NoObserver,
     )

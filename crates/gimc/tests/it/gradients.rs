@@ -3,7 +3,9 @@
 //! and the general objective w.r.t. U and V.
 
 use gimc::labels::LabelProblem;
-use gimc::{AnyMap, BoxedMap, CompletionData, CompletionModel, LabelData, MapRegistry};
+use gimc::{
+    AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParts, LabelData, MapRegistry,
+};
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::frob_dot;
@@ -118,23 +120,42 @@ fn general_objective_gradients_match_finite_differences() {
         let k = 2;
         let w = gaussian_mat(&mut seeded(10), rm.output_dim(), k, 0.5);
         let h = gaussian_mat(&mut seeded(11), cm.output_dim(), k, 0.5);
-        let model = CompletionModel::new(rm, cm, w.clone(), h.clone(), 0.3).unwrap();
+        let model = CompletionModel::new(CompletionParts {
+            row_map: rm,
+            col_map: cm,
+            w: w.clone(),
+            h: h.clone(),
+            lambda: 0.3,
+        })
+        .unwrap();
         let (du, dv) = model.gradients(&data).unwrap();
         let (mut rm, mut cm) = model.into_maps();
         assert!(du.norm_l2() > 1e-6 && dv.norm_l2() > 1e-6);
         let (rkind, ckind) = (rm.kind().to_string(), cm.kind().to_string());
         let f_rows = |m: &BoxedMap| {
-            CompletionModel::new(m, &cm, w.clone(), h.clone(), 0.3)
-                .unwrap()
-                .objective(&data)
-                .unwrap()
+            CompletionModel::new(CompletionParts {
+                row_map: m,
+                col_map: &cm,
+                w: w.clone(),
+                h: h.clone(),
+                lambda: 0.3,
+            })
+            .unwrap()
+            .objective(&data)
+            .unwrap()
         };
         check_directional(&mut rm, &du, f_rows, &rkind);
         let f_cols = |m: &BoxedMap| {
-            CompletionModel::new(&rm, m, w.clone(), h.clone(), 0.3)
-                .unwrap()
-                .objective(&data)
-                .unwrap()
+            CompletionModel::new(CompletionParts {
+                row_map: &rm,
+                col_map: m,
+                w: w.clone(),
+                h: h.clone(),
+                lambda: 0.3,
+            })
+            .unwrap()
+            .objective(&data)
+            .unwrap()
         };
         check_directional(&mut cm, &dv, f_cols, &ckind);
     }

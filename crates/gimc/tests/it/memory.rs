@@ -8,9 +8,10 @@ use gimc_linalg::sprs::TriMat;
 use gimc_linalg::{FeatureMatrix, Observed};
 
 use gimc::{
-    CompletionData, CompletionParams, GimcError, LabelData, MccParams, SelectionParams,
-    SemiSupParams, estimate_completion_family, estimate_mccc, estimate_selection,
-    estimate_semisupervised, fit_completion, fit_mccc, fit_semisupervised, select_and_fit,
+    CompletionData, CompletionInputs, CompletionParams, GimcError, LabelData, MccParams,
+    SelectionParams, SemiSupInputs, SemiSupParams, estimate_completion_family, estimate_mccc,
+    estimate_selection, estimate_semisupervised, fit_completion, fit_mccc, fit_semisupervised,
+    select_and_fit,
 };
 
 fn x(n: usize, d: usize) -> FeatureMatrix {
@@ -110,7 +111,7 @@ fn completion_estimate_is_monotone_and_refuses() {
     let est = |n: usize, m: usize| {
         let (x, om) = (x(n, 4), omega(n, 3));
         let data = CompletionData::new(&om, &x, &x).unwrap();
-        estimate_completion_family(&data, &FourierFamily, m, &CompletionParams::default(), None)
+        estimate_completion_family(&data, &FourierFamily, m, &CompletionParams::default())
             .unwrap()
             .bytes
     };
@@ -126,11 +127,12 @@ fn completion_estimate_is_monotone_and_refuses() {
         .with_rank(2)
         .with_memory(MemoryBudget::Bytes(1000));
     let e = fit_completion(
-        &data,
-        map(),
-        map(),
+        CompletionInputs {
+            data,
+            row_map: map(),
+            col_map: map(),
+        },
         &p.check().unwrap(),
-        None,
         &mut seeded(3),
         &mut gimc::NoObserver,
     )
@@ -156,9 +158,11 @@ fn clustering_estimates_are_monotone_and_refuse() {
     let mut p = SemiSupParams::new(3, 20, 0.5);
     p.completion.memory = MemoryBudget::Bytes(1000);
     let e = fit_semisupervised(
-        &x(60, 4),
-        &pairs(60),
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x(60, 4),
+            pairs: &pairs(60),
+            family: &FourierFamily,
+        },
         &p.check().unwrap(),
         &mut seeded(1),
         &mut NoObserver,

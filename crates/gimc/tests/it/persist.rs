@@ -12,8 +12,8 @@ use gimc::persist::{
     save_completion_model, save_label_model,
 };
 use gimc::{
-    AnyMap, BoxedMap, CompletionData, CompletionModel, CompletionParams, Gamma, GimcError,
-    LabelData, LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion,
+    AnyMap, BoxedMap, CompletionData, CompletionInputs, CompletionModel, CompletionParams, Gamma,
+    GimcError, LabelData, LabelModel, LabelParams, MapRegistry, NoObserver, fit_completion,
 };
 use gimc_featmap::{FeatureMap, LearnableMap};
 use gimc_linalg::FeatureMatrix;
@@ -158,11 +158,12 @@ fn completion_models_round_trip() {
     let cm = build("lnys", &y, 6, 0.3, 2);
     let params = CompletionParams::default().with_rank(3).with_max_iter(2);
     let fit = fit_completion(
-        &data,
-        rm,
-        cm,
+        CompletionInputs {
+            data,
+            row_map: rm,
+            col_map: cm,
+        },
         &params.check().unwrap(),
-        None,
         &mut seeded(3),
         &mut NoObserver,
     )

@@ -2,7 +2,7 @@
 
 use gimc::NoObserver;
 use gimc::{
-    GimcError, SemiSupFit, SemiSupParams, ValidSemiSupParams, fit_semisupervised,
+    GimcError, SemiSupFit, SemiSupInputs, SemiSupParams, ValidSemiSupParams, fit_semisupervised,
     fit_semisupervised_with_start,
 };
 use gimc_data::synth::two_class_2d;
@@ -52,9 +52,11 @@ fn fourier_fit(
     seed: u64,
 ) -> gimc::Result<SemiSupFit<RandomFourier>> {
     fit_semisupervised(
-        x,
-        pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x,
+            pairs,
+            family: &FourierFamily,
+        },
         params,
         &mut seeded(seed),
         &mut NoObserver,
@@ -168,9 +170,11 @@ fn an_observer_that_stops_interrupts_the_whole_fit() {
     let (x, _, pairs) = rings(120, 400, 6);
     let mut stop = StopAfter(0);
     let err = gimc::fit_semisupervised(
-        &x,
-        &pairs,
-        &FourierFamily,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &FourierFamily,
+        },
         &params(true).check().unwrap(),
         &mut seeded(2),
         &mut stop,
@@ -205,22 +209,33 @@ fn the_pair_equals_the_two_separate_fits() {
                 p.check().unwrap()
             };
             let seed = 50 + g as u64;
-            let pair =
-                fit_semisupervised_with_start(&x, &pairs, &family, &build(true), &mut seeded(seed))
-                    .unwrap();
+            let pair = fit_semisupervised_with_start(
+                SemiSupInputs {
+                    x: &x,
+                    pairs: &pairs,
+                    family: &family,
+                },
+                &build(true),
+                &mut seeded(seed),
+            )
+            .unwrap();
             let learned = fit_semisupervised(
-                &x,
-                &pairs,
-                &family,
+                SemiSupInputs {
+                    x: &x,
+                    pairs: &pairs,
+                    family: &family,
+                },
                 &build(true),
                 &mut seeded(seed),
                 &mut NoObserver,
             )
             .unwrap();
             let start = fit_semisupervised(
-                &x,
-                &pairs,
-                &family,
+                SemiSupInputs {
+                    x: &x,
+                    pairs: &pairs,
+                    family: &family,
+                },
                 &build(false),
                 &mut seeded(seed),
                 &mut NoObserver,
@@ -241,9 +256,11 @@ fn the_pair_equals_the_two_separate_fits() {
     );
     // the baseline alone has no start to share
     let e = fit_semisupervised_with_start(
-        &x,
-        &pairs,
-        &family,
+        SemiSupInputs {
+            x: &x,
+            pairs: &pairs,
+            family: &family,
+        },
         &SemiSupParams::new(2, 6, 0.5)
             .with_learn(false)
             .check()

@@ -2,13 +2,15 @@
 
 use super::grid::{Grid, Setting};
 use crate::ExperimentError;
-use gimc::{CompletionData, CompletionParams, fit_completion};
+use gimc::{CompletionData, CompletionInputs, CompletionParams, fit_completion};
 use gimc_data::synth::Fig1Toy;
 use gimc_featmap::{FeatureMap, RandomFourier, RandomFourierParams};
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use gimc_linalg::{FeatureMatrix, Observed};
-use gimc_solvers::{CgParams, ImcParams, ImcProblem, NoObserver, Side, fit_imc, fit_mc_als};
+use gimc_solvers::{
+    CgParams, ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc, fit_mc_als,
+};
 
 /// What a method sees of one toy problem.
 #[derive(Debug, Clone, Copy)]
@@ -138,7 +140,7 @@ impl Fig1Method for Mc {
         rng: &mut GimcRng,
     ) -> Result<Fig1Fit, ExperimentError> {
         let params = imc_params(task.rank, setting.get("λ")?, task.quick).check()?;
-        let model = fit_mc_als(train, &params, None, rng, &mut NoObserver)?;
+        let model = fit_mc_als(train, &params, ImcStart::Draw(rng), &mut NoObserver)?;
         Ok((&model.w * model.h.transpose()).into())
     }
 }
@@ -178,7 +180,7 @@ pub(super) fn fit_features(
     let params = imc_params(task.rank, lambda, task.quick).check()?;
     let (phi, psi) = (Side::Features(phi), Side::Features(psi));
     let problem = ImcProblem::partial(phi, psi, train)?;
-    let model = fit_imc(&problem, &params, None, rng, &mut NoObserver)?;
+    let model = fit_imc(&problem, &params, ImcStart::Draw(rng), &mut NoObserver)?;
     model
         .scores_for_rows(phi, psi)
         .map_err(ExperimentError::from)
@@ -325,7 +327,16 @@ impl Fig1Method for GimcLff {
             .with_cg(imc.cg)
             .check()?;
         let data = CompletionData::new(train, task.x, task.y)?;
-        let fit = fit_completion(&data, fx, fy, &params, validation, rng, &mut NoObserver)?;
+        let fit = fit_completion(
+            CompletionInputs {
+                data: data.with_validation(validation),
+                row_map: fx,
+                col_map: fy,
+            },
+            &params,
+            rng,
+            &mut NoObserver,
+        )?;
         let effective = fit.best.as_ref().map(|b| {
             let mut s = setting.clone();
             for (name, v) in &mut s.values {
