@@ -25,7 +25,7 @@ use gimc_solvers::transduction::{
 use rayon::prelude::*;
 
 use crate::ExperimentError;
-pub use crate::experiments::support::mean_std;
+pub use crate::experiments::support::{SequentialFaer, mean_std};
 
 /// Metric name of the label error.
 pub const METRIC_LABEL: &str = "label error (%)";
@@ -339,31 +339,6 @@ pub const METHODS_STREAM: u64 = 0x7472_6961;
 /// generator: MC-1 / MC-b fit with `fit_transduction_cv` on `child(methods, METHOD_STREAM_BASE
 /// + k)`.
 pub const METHOD_STREAM_BASE: u64 = 100;
-
-/// Sets faer's global parallelism to `Par::Seq` and restores the previous setting when dropped.
-#[derive(Debug)]
-pub struct SequentialFaer(gimc_linalg::faer::Par);
-
-impl SequentialFaer {
-    /// Switches faer to sequential until the guard is dropped.
-    pub fn new() -> Self {
-        let prev = gimc_linalg::faer::get_global_parallelism();
-        gimc_linalg::faer::set_global_parallelism(gimc_linalg::faer::Par::Seq);
-        Self(prev)
-    }
-}
-
-impl Default for SequentialFaer {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Drop for SequentialFaer {
-    fn drop(&mut self) {
-        gimc_linalg::faer::set_global_parallelism(self.0);
-    }
-}
 
 /// Per method (in `methods` order): the label errors and imputation errors over trials.
 pub fn collect(trials: &[Vec<MethodScore>], method: Method) -> (Vec<f64>, Vec<f64>, Vec<String>) {

@@ -96,7 +96,7 @@ pub(crate) fn run_jobs_single_threaded<T: Send>(
 ) -> Result<Vec<T>, ExperimentError> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let _seq = super::mc1_common::SequentialFaer::new();
+    let _seq = SequentialFaer::new();
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .clamp(1, count.max(1));
@@ -130,6 +130,31 @@ pub(crate) fn run_jobs_single_threaded<T: Send>(
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(ExperimentError::Failed("a job did not run".into()))))
         .collect()
+}
+
+/// Sets faer's global parallelism to `Par::Seq` and restores the previous setting when dropped.
+#[derive(Debug)]
+pub struct SequentialFaer(gimc_linalg::faer::Par);
+
+impl SequentialFaer {
+    /// Switches faer to sequential until the guard is dropped.
+    pub fn new() -> Self {
+        let prev = gimc_linalg::faer::get_global_parallelism();
+        gimc_linalg::faer::set_global_parallelism(gimc_linalg::faer::Par::Seq);
+        Self(prev)
+    }
+}
+
+impl Default for SequentialFaer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for SequentialFaer {
+    fn drop(&mut self) {
+        gimc_linalg::faer::set_global_parallelism(self.0);
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@ use gimc_linalg::Observed;
 use crate::iter::Observer;
 use crate::{Side, SolverError};
 
-use super::als::{ImcStart, ValidImcParams, fit_imc};
+use super::als::{ImcStart, fit_imc};
+use super::params::ValidImcParams;
 use super::predict::ImcModel;
 use super::problem::ImcProblem;
 

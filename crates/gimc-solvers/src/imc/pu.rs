@@ -7,7 +7,8 @@ use crate::error::param_err;
 use crate::iter::Observer;
 use crate::{Side, SolverError};
 
-use super::als::{ImcParams, ImcStart, ValidImcParams, fit_imc};
+use super::als::{ImcStart, fit_imc};
+use super::params::{ImcParams, ValidImcParams};
 use super::predict::ImcModel;
 use super::problem::ImcProblem;
 

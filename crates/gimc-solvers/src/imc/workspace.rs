@@ -20,8 +20,8 @@ use crate::error::{check_finite_mat, check_nonneg, dim_err, param_err};
 use crate::kernel::{OmegaView, omega_row_grams, rowwise_ridge, rowwise_ridge_from_grams};
 use crate::{Side, SolverError};
 
-use super::als::ValidImcParams;
 use super::hessian::{KroneckerPreconditioner, Reduced, SampledHessian};
+use super::params::ValidImcParams;
 use super::preconditioner::PreconditionerBasis;
 use super::problem::{ImcProblem, Term};
 
