@@ -263,13 +263,9 @@ pub fn fit_logistic_binary(
     params: &ValidLogisticParams,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
-    let (w, b, trace) = binary_model(data.x, data.y, params, observer)?;
-    Ok(LinearClassifier {
-        w: Mat::from_fn(w.len(), 1, |i, _| w[i]),
-        bias: vec![b],
-        n_classes: 2,
-        objective_traces: vec![trace],
-    })
+    Ok(LinearClassifier::binary(binary_model(
+        data.x, data.y, params, observer,
+    )?))
 }
 
 /// Multi-class L2 logistic regression on `data`, one-vs-rest (records tagged `("class", c)`);

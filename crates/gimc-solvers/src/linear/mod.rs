@@ -291,6 +291,16 @@ pub struct LinearClassifier {
 }
 
 impl LinearClassifier {
+    /// The binary classifier of one model: weights `w`, bias `bias` and its solver's trace.
+    pub(crate) fn binary((w, bias, trace): (Vec<f64>, f64, Vec<f64>)) -> Self {
+        Self {
+            w: Mat::from_fn(w.len(), 1, |i, _| w[i]),
+            bias: vec![bias],
+            n_classes: 2,
+            objective_traces: vec![trace],
+        }
+    }
+
     /// Scores x_iᵀ w_c + b_c (n × models).
     pub fn decision_function(&self, x: &FeatureMatrix) -> Result<Mat<f64>, SolverError> {
         if x.ncols() != self.w.nrows() {

@@ -427,13 +427,9 @@ pub fn fit_linear_svm_binary(
     rng: &mut GimcRng,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
-    let (w, b, trace) = binary_model(data.x, data.y, params, rng, observer)?;
-    Ok(LinearClassifier {
-        w: Mat::from_fn(w.len(), 1, |i, _| w[i]),
-        bias: vec![b],
-        n_classes: 2,
-        objective_traces: vec![trace],
-    })
+    Ok(LinearClassifier::binary(binary_model(
+        data.x, data.y, params, rng, observer,
+    )?))
 }
 
 /// A multi-class linear SVM on `data`, one-vs-rest (one binary SVM per class, run in class
