@@ -209,38 +209,18 @@ fn the_pair_equals_the_two_separate_fits() {
                 p.check().unwrap()
             };
             let seed = 50 + g as u64;
-            let pair = fit_semisupervised_with_start(
-                SemiSupInputs {
-                    x: &x,
-                    pairs: &pairs,
-                    family: &family,
-                },
-                &build(true),
-                &mut seeded(seed),
-            )
-            .unwrap();
-            let learned = fit_semisupervised(
-                SemiSupInputs {
-                    x: &x,
-                    pairs: &pairs,
-                    family: &family,
-                },
-                &build(true),
-                &mut seeded(seed),
-                &mut NoObserver,
-            )
-            .unwrap();
-            let start = fit_semisupervised(
-                SemiSupInputs {
-                    x: &x,
-                    pairs: &pairs,
-                    family: &family,
-                },
-                &build(false),
-                &mut seeded(seed),
-                &mut NoObserver,
-            )
-            .unwrap();
+            let inputs = SemiSupInputs {
+                x: &x,
+                pairs: &pairs,
+                family: &family,
+            };
+            let pair =
+                fit_semisupervised_with_start(inputs, &build(true), &mut seeded(seed)).unwrap();
+            let fit = |learn: bool| {
+                fit_semisupervised(inputs, &build(learn), &mut seeded(seed), &mut NoObserver)
+                    .unwrap()
+            };
+            let (learned, start) = (fit(true), fit(false));
             assert_eq!(pair.learned, learned, "grid {lambdas:?}, refit {refit}");
             assert_eq!(pair.start, start, "grid {lambdas:?}, refit {refit}");
             assert_eq!(pair.start.iterations, 0);
