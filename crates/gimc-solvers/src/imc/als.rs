@@ -110,7 +110,7 @@ impl IterativeSolver for ImcAls<'_, '_> {
 /// Where an IMC fit starts: factors drawn by `params.init` from a generator, or a warm start.
 #[derive(Debug)]
 pub enum ImcStart<'r> {
-    /// Factors from [`ImcParams::init`], drawing from the generator.
+    /// Factors from [`ImcParams::init`](super::ImcParams::init), drawing from the generator.
     Draw(&'r mut GimcRng),
     /// The factors (W, H) (e.g. the previous GIMC iterate); nothing is drawn.
     Warm(Mat<f64>, Mat<f64>),

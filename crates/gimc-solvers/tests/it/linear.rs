@@ -397,45 +397,22 @@ fn linear_svm_multiclass_sparse_equals_dense_and_nearly_separable() {
         assert!(tr.len() >= 2 && non_increasing(&tr));
     }
     // sparse rows give the same classifier as their dense copy (same seed, same visiting order)
-    let md = fit_linear_svm(
-        ClassData {
-            x: &xd,
+    let fit = |x: &FeatureMatrix| {
+        let data = ClassData {
+            x,
             labels: &ltr,
             n_classes: 3,
-        },
-        &params,
-        &mut seeded(7),
-        &mut NoObserver,
-    )
-    .unwrap();
-    let ms = fit_linear_svm(
-        ClassData {
-            x: &xs,
-            labels: &ltr,
-            n_classes: 3,
-        },
-        &params,
-        &mut seeded(7),
-        &mut NoObserver,
-    )
-    .unwrap();
+        };
+        fit_linear_svm(data, &params, &mut seeded(7), &mut NoObserver).unwrap()
+    };
+    let (md, ms) = (fit(&xd), fit(&xs));
     let (sd, ss) = (
         md.decision_function(&xd).unwrap(),
         ms.decision_function(&xs).unwrap(),
     );
     assert!((&sd - &ss).norm_l2() < 1e-8 * sd.norm_l2());
     // determinism: the same seed gives the same model
-    let md2 = fit_linear_svm(
-        ClassData {
-            x: &xd,
-            labels: &ltr,
-            n_classes: 3,
-        },
-        &params,
-        &mut seeded(7),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let md2 = fit(&xd);
     assert_eq!(md, md2);
 }
 
