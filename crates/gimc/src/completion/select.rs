@@ -35,6 +35,9 @@
 //! let sel = select_completion(&data, registry.family("lff")?, true, &params)?;
 //! assert_eq!(sel.scores.len(), 2);
 //! assert!(sel.chosen.holdout_relative_error.is_finite());
+//! // the selection holds out part of Ω itself: validation entries of the caller's are refused
+//! let with_val = data.with_validation(Some(&omega));
+//! assert!(select_completion(&with_val, registry.family("lff")?, true, &params).is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -158,8 +161,8 @@ pub struct CompletionSelection {
     pub scores: Vec<CompletionScore>,
 }
 
-/// GIMC completion (Algorithm 1 on the Ω of `data`, with its features; its validation
-/// entries, if any, are not used) with maps of `family` on both sides, learned
+/// GIMC completion (Algorithm 1 on the Ω of `data`, with its features) with maps of `family`
+/// on both sides, learned
 /// when `learn` (which sides: [`CompletionSelectionParams::learn_rows`] / `learn_cols`), else
 /// kept at their random draw (IMC-RFF / IMC-NYS). Every (m, γ, λ) of the grid is fitted on Ω
 /// minus a seeded held-out part and scored by the relative error on it after every outer
@@ -168,12 +171,21 @@ pub struct CompletionSelection {
 /// [`complete`](crate::complete) draws (a shuffle of Ω's entries in canonical order by
 /// `seeded(seed ^ 0x686f6c64)`), the row and column
 /// maps from child streams 1 and 2 of `seeded(seed)`, each fit from stream 3.
+///
+/// Errors: `data` with validation entries ([`CompletionData::with_validation`]) is refused, as
+/// the selection scores its own held-out part of Ω.
 pub fn select_completion(
     data: &CompletionData<'_>,
     family: &DynFamily,
     learn: bool,
     params: &ValidCompletionSelectionParams,
 ) -> Result<CompletionSelection> {
+    if data.validation.is_some() {
+        return Err(param_err(
+            "validation",
+            "select_completion scores its own held-out part of Ω; pass data without validation entries",
+        ));
+    }
     let (omega, x, y) = (data.omega, data.x, data.y);
     // the held-out part as every completion method draws it
     let (train, held_pairs, held_values) = split_holdout(omega, params.holdout, params.seed)?;
