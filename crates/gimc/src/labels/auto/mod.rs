@@ -15,7 +15,9 @@
 //! Validation: data with at most [`AutoParams::cv_max_rows`] rows is searched by
 //! [`AutoParams::cv_folds`]-fold cross-validation (every score is the mean over the folds),
 //! larger data on one split of [`AutoParams::validation_fraction`]. The score is the mean of
-//! P@k over [`AutoParams::select_ks`] (default P@1 and P@3), or accuracy for classes.
+//! P@k over [`AutoParams::select_ks`] (default P@1 and P@3), or accuracy for classes. Tied
+//! scores (the same hits on every fold, common on small data) go to the simpler model: fewer
+//! blocks, fewer maps, fewer learned iterations, then the larger λ.
 //!
 //! The search, cheapest first:
 //! 1. **Single blocks.** For every row transform ([`RowTransform`]) and γ (multiples of the
@@ -56,7 +58,7 @@ pub use params::{AutoParams, LinearPart, ValidAutoParams};
 pub use report::{AutoSelection, AutoStage, AutoTrial, BlockChoice};
 pub use transform::RowTransform;
 
-use search::{Fold, Search, Winner, better, fold_rows, map_size};
+use search::{Fold, Search, Winner, beats, better, fold_rows, map_size};
 use std::collections::HashMap;
 use std::time::Instant;
 use transform::drop_columns;
@@ -175,18 +177,19 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
             best = better(best, &u);
         }
         let Some(t) = best else { continue };
-        if win.as_ref().is_none_or(|x| t.score > x.score) {
+        // the learned stage runs on the transform of the best fixed choice
+        if chosen.as_ref().is_none_or(|c| beats(&t, c)) {
             w.score = t.score;
             win = Some(w);
+            chosen = Some(t);
         }
-        chosen = better(chosen, &t);
     }
     let (Some(mut chosen), Some(win)) = (chosen, win) else {
         return Err(GimcError::Empty("auto search (no transform applies)"));
     };
     if params.max_iter > 0 {
         for t in search.learn(win.transform, &win.folds, &win.singles, observer)? {
-            if t.score > chosen.score {
+            if beats(&t, &chosen) {
                 chosen = t.clone();
             }
             trials.push(t);

@@ -239,15 +239,19 @@ impl Search<'_> {
         scores: &[f64],
         fold: &Fold,
     ) -> AutoTrial {
-        let (li, score) =
-            scores
-                .iter()
-                .copied()
-                .enumerate()
-                .fold(
-                    (0, f64::NEG_INFINITY),
-                    |b, (i, s)| if s > b.1 { (i, s) } else { b },
-                );
+        // the best λ, the largest on ties (the simpler model)
+        let lambdas = &self.params.lambdas;
+        let (li, score) = scores.iter().copied().enumerate().fold(
+            (0, f64::NEG_INFINITY),
+            |b, (i, s)| {
+                let tied = ties(s, b.1);
+                if (tied && lambdas[i] > lambdas[b.0]) || (!tied && s > b.1) {
+                    (i, s)
+                } else {
+                    b
+                }
+            },
+        );
         AutoTrial {
             stage,
             transform,
@@ -429,10 +433,36 @@ pub(super) fn unions(kinds: &[Spec]) -> Vec<Vec<Spec>> {
         .collect()
 }
 
-/// The better of two trials (the first on ties).
+/// Validation scores closer than this (relative) are a tie: the same hits on every fold.
+const TIE: f64 = 1e-9;
+
+/// Whether finite scores `a` and `b` tie (within [`TIE`]).
+pub(super) fn ties(a: f64, b: f64) -> bool {
+    a.is_finite() && b.is_finite() && (a - b).abs() <= TIE * a.abs().max(b.abs()).max(1.0)
+}
+
+/// How complex a trial's model is, least first: blocks, then maps among them, then learned
+/// iterations, then the weaker penalty (−λ). Ties in score go to the least complex.
+fn complexity(t: &AutoTrial) -> (usize, usize, usize, f64) {
+    let maps = t.blocks.iter().filter(|b| b.gamma_factor.is_some()).count();
+    let iterations = t.blocks.iter().map(|b| b.iterations).sum();
+    (t.blocks.len(), maps, iterations, -t.lambda)
+}
+
+/// Whether trial `b` beats trial `a`: a higher score, or a tied score with a simpler model
+/// ([`complexity`]); on a full tie the first stays.
+pub(super) fn beats(b: &AutoTrial, a: &AutoTrial) -> bool {
+    if ties(a.score, b.score) {
+        complexity(b).partial_cmp(&complexity(a)) == Some(std::cmp::Ordering::Less)
+    } else {
+        b.score > a.score
+    }
+}
+
+/// The better of two trials ([`beats`]).
 pub(super) fn better(a: Option<AutoTrial>, b: &AutoTrial) -> Option<AutoTrial> {
     match a {
-        Some(a) if a.score >= b.score => Some(a),
+        Some(a) if !beats(b, &a) => Some(a),
         _ => Some(b.clone()),
     }
 }

@@ -233,3 +233,42 @@ fn a_resumed_learning_continues_its_curve_and_keeps_the_best_iterate() {
     let params = best.1.clone();
     assert_eq!(run.into_best_map().unwrap().params().to_owned(), params);
 }
+
+#[test]
+fn tied_scores_go_to_the_simpler_model() {
+    use super::report::{AutoStage, AutoTrial, BlockChoice};
+    use super::search::{beats, better};
+    use super::transform::RowTransform;
+    let block = |name: &str, map: bool, iterations| BlockChoice {
+        name: name.into(),
+        gamma_factor: map.then_some(0.25),
+        gamma: map.then_some(0.01),
+        iterations,
+    };
+    let trial = |blocks, lambda, score| AutoTrial {
+        stage: AutoStage::Fixed,
+        transform: RowTransform::ALL[0],
+        blocks,
+        lambda,
+        score,
+    };
+    let linear = trial(vec![block("linear", false, 0)], 0.1, 0.7);
+    let map = trial(vec![block("lff", true, 0)], 0.1, 0.7);
+    let learned = trial(vec![block("lff", true, 3)], 0.1, 0.7);
+    let union = trial(
+        vec![block("linear", false, 0), block("lff", true, 0)],
+        1.0,
+        0.7,
+    );
+    // the same score: fewer blocks, then no map, then no learning, then the larger λ
+    assert!(beats(&linear, &map) && !beats(&map, &linear));
+    assert!(beats(&map, &learned) && !beats(&learned, &map));
+    assert!(beats(&map, &union) && beats(&linear, &union));
+    let stiffer = trial(vec![block("lff", true, 0)], 1.0, 0.7 + 1e-12);
+    assert!(beats(&stiffer, &map) && !beats(&map, &stiffer));
+    // a higher score wins whatever its complexity; a full tie keeps the first
+    let higher = trial(union.blocks.clone(), 0.001, 0.7001);
+    assert!(beats(&higher, &linear));
+    assert_eq!(better(Some(map.clone()), &map.clone()), Some(map.clone()));
+    assert_eq!(better(Some(union), &linear), Some(linear));
+}
