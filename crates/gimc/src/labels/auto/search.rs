@@ -241,17 +241,19 @@ impl Search<'_> {
     ) -> AutoTrial {
         // the best λ, the largest on ties (the simpler model)
         let lambdas = &self.params.lambdas;
-        let (li, score) = scores.iter().copied().enumerate().fold(
-            (0, f64::NEG_INFINITY),
-            |b, (i, s)| {
-                let tied = ties(s, b.1);
-                if (tied && lambdas[i] > lambdas[b.0]) || (!tied && s > b.1) {
-                    (i, s)
-                } else {
-                    b
-                }
-            },
-        );
+        let (li, score) =
+            scores
+                .iter()
+                .copied()
+                .enumerate()
+                .fold((0, f64::NEG_INFINITY), |b, (i, s)| {
+                    let tied = ties(s, b.1);
+                    if (tied && lambdas[i] > lambdas[b.0]) || (!tied && s > b.1) {
+                        (i, s)
+                    } else {
+                        b
+                    }
+                });
         AutoTrial {
             stage,
             transform,
