@@ -9,8 +9,10 @@ use crate::labels::data::LabelData;
 use crate::memory::PROCESS_BASE_BYTES;
 
 /// The estimated peak memory of [`auto_fit`](crate::auto_fit): the data and its transformed copies, the blocks
-/// of every transform's widest union (training and validation features), the widest Gram
-/// matrix and its factor, and the map learning's gradient buffers.
+/// of every transform's widest union on every fold (training and validation features), the
+/// widest Gram matrix (or dual kernel, when a union is wider than the rows) and its factor on
+/// every fold of every transform searched at once (as many as the thread pool runs side by
+/// side), and the map learning's gradient buffers.
 pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEstimate> {
     let n = data.nrows();
     let d = data.features().ncols();
@@ -27,6 +29,18 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
     };
     let width = map_dim.saturating_add(lin);
     let x = crate::memory::feature_bytes(data.features());
+    // every fold keeps its blocks (n rows: its training and validation parts) and their Grams
+    let folds = if n <= params.cv_max_rows {
+        params.cv_folds.max(1)
+    } else {
+        1
+    };
+    // a union wider than the rows is solved in the dual form (n × n)
+    let side = width.min(n);
+    let concurrent = params
+        .transforms
+        .len()
+        .clamp(1, rayon::current_num_threads().max(1));
     let mut t = Tally::new("fit", "m");
     t.bytes("process", PROCESS_BASE_BYTES)
         .bytes("X, its transformed and split copies", x.saturating_mul(4))
@@ -42,11 +56,18 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
             map_dim,
         )
         .f64s(
-            "block features of every transform (train, validation)",
-            n,
+            "block features of every transform and fold (train, validation)",
+            n.saturating_mul(folds),
             width.saturating_mul(params.transforms.len().max(1)),
         )
-        .f64s("Gram matrix and its factor", width, width.saturating_mul(3))
+        // the transforms are searched side by side, each with its own Gram matrix and factor
+        .f64s(
+            &format!("Gram matrices and factors, {concurrent} transform(s) at once"),
+            side,
+            side.saturating_mul(3)
+                .saturating_mul(concurrent)
+                .saturating_mul(folds),
+        )
         .f64s("block cross products and W", width, l.saturating_mul(3))
         .f64s(
             "map gradient buffers",

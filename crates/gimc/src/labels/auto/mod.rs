@@ -19,7 +19,8 @@
 //! scores (the same hits on every fold, common on small data) go to the simpler model: fewer
 //! blocks, fewer maps, fewer learned iterations, then the larger λ.
 //!
-//! The search, cheapest first:
+//! The search, cheapest first (stages 1 and 2 run the row transforms side by side on the thread
+//! pool; the result does not depend on it):
 //! 1. **Single blocks.** For every row transform ([`RowTransform`]) and γ (multiples of the
 //!    `scale` rule on the rows as the maps see them), every block alone is one ridge solve per
 //!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Per transform, the best γ of each family goes on.
@@ -58,6 +59,7 @@ pub use params::{AutoParams, LinearPart, ValidAutoParams};
 pub use report::{AutoSelection, AutoStage, AutoTrial, BlockChoice};
 pub use transform::RowTransform;
 
+use rayon::prelude::*;
 use search::{Fold, Search, Winner, beats, better, fold_rows, map_size};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -136,44 +138,66 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
     };
     let linear =
         params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
-    let mut trials = Vec::new();
-    // stage 1 on every transform, then stage 2 on each
-    let mut stage1: Vec<(Winner, AutoTrial)> = Vec::new();
-    for &transform in &params.transforms {
-        if !transform.applies_to(data.features()) {
-            continue;
-        }
-        let folds = split
-            .iter()
-            .map(|(tr, va)| {
-                let train = data.select_rows(tr)?;
-                let (pre, xt) = transform.fit(train.features())?;
-                let val = data.select_rows(va)?;
-                let xv = pre.apply(val.features())?;
-                Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let (best, singles) = search.singles(transform, &folds, linear, &mut trials)?;
-        if observer.interrupted() {
-            return Err(GimcError::Interrupted);
-        }
-        if let Some(best) = best {
+    // stages 1 and 2 on every transform, the transforms side by side (each task owns its
+    // folds and blocks; the map draws depend on the seed alone, so the order does not matter)
+    let applicable: Vec<RowTransform> = params
+        .transforms
+        .iter()
+        .copied()
+        .filter(|t| t.applies_to(data.features()))
+        .collect();
+    let stage1: Vec<(Winner, Option<AutoTrial>, Vec<AutoTrial>)> = applicable
+        .par_iter()
+        .map(|&transform| {
+            let folds = split
+                .iter()
+                .map(|(tr, va)| {
+                    let train = data.select_rows(tr)?;
+                    let (pre, xt) = transform.fit(train.features())?;
+                    let val = data.select_rows(va)?;
+                    let xv = pre.apply(val.features())?;
+                    Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut trials = Vec::new();
+            let (best, singles) = search.singles(transform, &folds, linear, &mut trials)?;
             let w = Winner {
                 transform,
                 folds,
                 singles,
-                score: best.score,
+                score: best.as_ref().map_or(f64::NEG_INFINITY, |b| b.score),
             };
-            stage1.push((w, best));
-        }
+            Ok((w, best, trials))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if observer.interrupted() {
+        return Err(GimcError::Interrupted);
     }
+    let mut trials: Vec<AutoTrial> = Vec::new();
+    let mut stage1: Vec<(Winner, AutoTrial)> = stage1
+        .into_iter()
+        .filter_map(|(w, best, t)| {
+            trials.extend(t);
+            best.map(|b| (w, b))
+        })
+        .collect();
     // stable: the earlier transform first on ties
     stage1.sort_by(|x, y| y.1.score.total_cmp(&x.1.score));
+    type Stage2 = (Winner, AutoTrial, Option<AutoTrial>, Vec<AutoTrial>);
+    let stage2: Vec<Stage2> = stage1
+        .into_par_iter()
+        .map(|(w, best)| {
+            let mut t = Vec::new();
+            let u = search.unions(w.transform, &w.folds, &w.singles, &mut t)?;
+            Ok((w, best, u, t))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut chosen: Option<AutoTrial> = None;
     let mut win: Option<Winner> = None;
-    for (mut w, best) in stage1 {
+    for (mut w, best, u, t) in stage2 {
+        trials.extend(t);
         let mut best = Some(best);
-        if let Some(u) = search.unions(w.transform, &w.folds, &w.singles, &mut trials)? {
+        if let Some(u) = u {
             best = better(best, &u);
         }
         let Some(t) = best else { continue };
