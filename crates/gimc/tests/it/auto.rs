@@ -204,3 +204,55 @@ fn bad_params_are_refused() {
         .unwrap();
     assert!(auto_fit(&data, &MapRegistry::builtin(), &p, &mut NoObserver).is_err());
 }
+
+/// Counts the records and fits it sees, and asks to stop after `stop_after` records.
+struct Stopper {
+    records: usize,
+    fits: usize,
+    stop_after: usize,
+}
+
+impl gimc::Observer for Stopper {
+    fn observe(&mut self, _: &gimc::IterationRecord) -> gimc::ObserverAction {
+        self.records += 1;
+        gimc::ObserverAction::Continue
+    }
+}
+
+impl gimc::SelectionObserver for Stopper {
+    fn fit_started(&mut self, _: &gimc::labels::SelectionStage, _: usize) {
+        self.fits += 1;
+    }
+    fn interrupted(&mut self) -> bool {
+        self.records >= self.stop_after
+    }
+}
+
+#[test]
+fn the_map_learning_reports_every_run_and_stops_when_asked() {
+    // 3 folds: the learning's runs go side by side, their records relayed to the observer
+    let data = common::multilabel(150, 4, 3, 9);
+    let p = quick().with_seed(4).check().unwrap();
+    let mut all = Stopper {
+        records: 0,
+        fits: 0,
+        stop_after: usize::MAX,
+    };
+    let whole = auto_fit(&data, &MapRegistry::builtin(), &p, &mut all).unwrap();
+    assert!(whole.chosen.score.is_finite());
+    // every learning run on every fold starts and records its iterations 0..
+    assert!(all.fits >= 2 * 3, "{} fits", all.fits);
+    assert!(all.records >= all.fits, "{} records", all.records);
+    // a stop during the learning ends the search
+    let mut early = Stopper {
+        records: 0,
+        fits: 0,
+        stop_after: 2,
+    };
+    let stopped = auto_fit(&data, &MapRegistry::builtin(), &p, &mut early);
+    assert!(
+        matches!(stopped, Err(gimc::GimcError::Interrupted)),
+        "{stopped:?}"
+    );
+    assert!(early.records < all.records);
+}

@@ -12,7 +12,7 @@ use crate::memory::PROCESS_BASE_BYTES;
 /// of every transform's widest union on every fold (training and validation features), the
 /// widest Gram matrix (or dual kernel, when a union is wider than the rows) and its factor on
 /// every fold of every transform searched at once (as many as the thread pool runs side by
-/// side), and the map learning's gradient buffers.
+/// side), and the gradient buffers of the map learning's runs at once (one per thread).
 pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEstimate> {
     let n = data.nrows();
     let d = data.features().ncols();
@@ -37,10 +37,8 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
     };
     // a union wider than the rows is solved in the dual form (n × n)
     let side = width.min(n);
-    let concurrent = params
-        .transforms
-        .len()
-        .clamp(1, rayon::current_num_threads().max(1));
+    let threads = rayon::current_num_threads().max(1);
+    let concurrent = params.transforms.len().clamp(1, threads);
     let mut t = Tally::new("fit", "m");
     t.bytes("process", PROCESS_BASE_BYTES)
         .bytes("X, its transformed and split copies", x.saturating_mul(4))
@@ -69,10 +67,11 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
                 .saturating_mul(folds),
         )
         .f64s("block cross products and W", width, l.saturating_mul(3))
+        // the learning runs of a round go side by side, one per thread
         .f64s(
-            "map gradient buffers",
+            &format!("map gradient buffers, {threads} learning run(s) at once"),
             n.saturating_sub(n_val),
-            params.m.saturating_mul(4),
+            params.m.saturating_mul(4).saturating_mul(threads),
         );
     Ok(t.finish())
 }

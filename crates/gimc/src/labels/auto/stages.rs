@@ -8,10 +8,15 @@ use super::search::{
     best_of_each_kind, best_of_mean, better, union_lambdas, unions, validation_curve,
 };
 use super::transform::RowTransform;
+use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 use gimc_featmap::{Constant, FeatureMap, Identity, LearnableMap, MapFamily};
 use gimc_linalg::faer::Mat;
+use gimc_linalg::observe::{IterationRecord, Observer, ObserverAction};
 use gimc_linalg::{Gamma, Preprocess};
 
 use crate::error::param_err;
@@ -147,19 +152,26 @@ impl Search<'_> {
                 if runs.len() == c {
                     runs.push(Vec::with_capacity(folds.len()));
                 }
-                for (f, fold) in folds.iter().enumerate() {
+                for fold in folds.iter().skip(runs[c].len()) {
                     let g = self.params.gammas[gamma].resolve(fold.train.features());
-                    if runs[c].len() == f {
-                        let map = self.draw(family, g, fold.train.features())?;
-                        let sq = map.forward(fold.train.features())?.squared_norm_l2()
-                            / fold.train.nrows().max(1) as f64;
-                        runs[c].push(FoldRun::new(map, lambda * if sq > 0.0 { sq } else { 1.0 }));
-                    }
-                    let run = &mut runs[c][f];
-                    let done = run.iterations();
-                    if run.stopped || done >= iters {
+                    let map = self.draw(family, g, fold.train.features())?;
+                    let sq = map.forward(fold.train.features())?.squared_norm_l2()
+                        / fold.train.nrows().max(1) as f64;
+                    runs[c].push(FoldRun::new(map, lambda * if sq > 0.0 { sq } else { 1.0 }));
+                }
+            }
+            // the last round of one split stops on patience
+            let patience =
+                (folds.len() == 1 && round + 1 == rounds.len()).then_some(self.params.patience);
+            // this round's runs: every candidate's unfinished folds
+            let mut jobs: Vec<LearnJob<'_>> = Vec::new();
+            for (c, runs_c) in runs.iter_mut().enumerate() {
+                let (family, gamma, _) = cands[c];
+                for (run, fold) in runs_c.iter_mut().zip(folds) {
+                    if run.stopped || run.iterations() >= iters {
                         continue;
                     }
+                    let g = self.params.gammas[gamma].resolve(fold.train.features());
                     observer.fit_started(
                         &SelectionStage::Candidate {
                             index: started.min(total - 1),
@@ -168,18 +180,19 @@ impl Search<'_> {
                             gamma: g,
                             lambda: run.lambda,
                         },
-                        iters - done,
+                        iters - run.iterations(),
                     );
                     started += 1;
-                    // the last round of one split stops on patience
-                    let patience = (folds.len() == 1 && round + 1 == rounds.len())
-                        .then_some(self.params.patience);
-                    let map = run.map.take().ok_or(GimcError::Empty("feature maps"))?;
-                    let fit =
-                        self.learn_map(map, run.lambda, iters - done, fold, patience, observer)?;
-                    let curve = validation_curve(&fit.history, &fold.val, &self.params.select_ks);
-                    run.resume_with(fit, curve);
+                    jobs.push(LearnJob {
+                        run,
+                        train: &fold.train,
+                        val: &fold.val,
+                    });
                 }
+            }
+            self.run_jobs(jobs, iters, patience, observer)?;
+            if observer.interrupted() {
+                return Err(GimcError::Interrupted);
             }
             // the better half (by the best of the mean curve) goes on
             let means: Vec<(usize, f64)> = runs.iter().map(|r| mean_curve_best(r)).collect();
@@ -247,7 +260,7 @@ impl Search<'_> {
         map: BoxedMap,
         lambda: f64,
         max_iter: usize,
-        fold: &Fold,
+        (train, val): (&LabelData, &LabelData),
         patience: Option<usize>,
         observer: &mut S,
     ) -> Result<crate::labels::fit::LabelFit<BoxedMap>> {
@@ -262,17 +275,65 @@ impl Search<'_> {
             ..LabelParams::default()
         }
         .check()?;
-        let fit = fit_labels(
-            &fold.train,
-            map,
-            &lp,
-            Some(&fold.val),
-            &mut Forward(&mut *observer),
-        )?;
+        let fit = fit_labels(train, map, &lp, Some(val), &mut Forward(&mut *observer))?;
         if stopped(fit.stop_reason, observer) {
             return Err(GimcError::Interrupted);
         }
         Ok(fit)
+    }
+
+    /// Runs one round's learning `jobs`, each for up to `iters` outer iterations in all. One job
+    /// runs on this thread with `observer`; several run side by side on the thread pool while
+    /// this thread relays their iteration records to `observer` and polls it, so that a stop
+    /// reaches every job at its next iteration.
+    fn run_jobs<S: SelectionObserver + ?Sized>(
+        &self,
+        jobs: Vec<LearnJob<'_>>,
+        iters: usize,
+        patience: Option<usize>,
+        observer: &mut S,
+    ) -> Result<()> {
+        let run = |job: LearnJob<'_>, obs: &mut dyn SelectionObserver| -> Result<()> {
+            let done = job.run.iterations();
+            let map = job.run.map.take().ok_or(GimcError::Empty("feature maps"))?;
+            let parts = (job.train, job.val);
+            let fit = self.learn_map(map, job.run.lambda, iters - done, parts, patience, obs)?;
+            let curve = validation_curve(&fit.history, job.val, &self.params.select_ks);
+            job.run.resume_with(fit, curve);
+            Ok(())
+        };
+        if jobs.len() <= 1 {
+            return jobs
+                .into_iter()
+                .try_for_each(|job| run(job, &mut Relayed(observer)));
+        }
+        let stop = AtomicBool::new(false);
+        let (tx, rx) = mpsc::channel::<IterationRecord>();
+        std::thread::scope(|scope| {
+            let stop = &stop;
+            let worker = scope.spawn(move || {
+                jobs.into_par_iter()
+                    .map_with(tx, |tx, job| run(job, &mut Relay { tx, stop }))
+                    .collect::<Result<()>>()
+            });
+            loop {
+                let quit = match rx.recv_timeout(RELAY_POLL) {
+                    Ok(record) => observer.observe(&record) == ObserverAction::Stop,
+                    Err(RecvTimeoutError::Timeout) => false,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                };
+                if quit || observer.interrupted() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            worker
+                .join()
+                .unwrap_or(Err(GimcError::Empty("map learning thread")))
+        })?;
+        if stop.load(Ordering::Relaxed) {
+            return Err(GimcError::Interrupted);
+        }
+        Ok(())
     }
 
     /// Stage 4: the chosen transform, maps (learned for their chosen iterations) and W on
@@ -371,6 +432,59 @@ impl Search<'_> {
         }
         Ok((model, pre))
     }
+}
+
+/// How often the relay of [`Search::run_jobs`] polls its observer while no record arrives.
+const RELAY_POLL: Duration = Duration::from_millis(50);
+
+/// A job's observer while jobs run side by side: sends each record to the relaying thread, and
+/// stops once that thread has seen a stop.
+struct Relay<'a> {
+    tx: &'a mpsc::Sender<IterationRecord>,
+    stop: &'a AtomicBool,
+}
+
+impl Observer for Relay<'_> {
+    fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
+        // a closed channel means the relay is gone: nothing to report to
+        let _ = self.tx.send(record.clone());
+        if self.stop.load(Ordering::Relaxed) {
+            ObserverAction::Stop
+        } else {
+            ObserverAction::Continue
+        }
+    }
+}
+
+impl SelectionObserver for Relay<'_> {
+    fn interrupted(&mut self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// A caller's observer seen through `dyn` (one job runs with it directly).
+struct Relayed<'a, S: SelectionObserver + ?Sized>(&'a mut S);
+
+impl<S: SelectionObserver + ?Sized> Observer for Relayed<'_, S> {
+    fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
+        self.0.observe(record)
+    }
+}
+
+impl<S: SelectionObserver + ?Sized> SelectionObserver for Relayed<'_, S> {
+    fn fit_started(&mut self, stage: &SelectionStage, max_iter: usize) {
+        self.0.fit_started(stage, max_iter);
+    }
+    fn interrupted(&mut self) -> bool {
+        self.0.interrupted()
+    }
+}
+
+/// One run of a round of the map learning: a candidate's [`FoldRun`] and its fold's parts.
+struct LearnJob<'a> {
+    run: &'a mut FoldRun,
+    train: &'a LabelData,
+    val: &'a LabelData,
 }
 
 /// One candidate's map learning on one fold, carried from one round of the successive halving
