@@ -26,49 +26,49 @@ gimc_linalg::params! {
     pub struct AutoParams => ValidAutoParams {
         /// Row transforms tried (those that do not apply to the data are skipped). Default all of
         /// [`RowTransform::ALL`].
-        pub transforms: Vec<RowTransform> = RowTransform::ALL.to_vec(),
+        pub transforms: Vec<RowTransform> = RowTransform::ALL.to_vec() => with_transforms,
         /// Candidate RBF widths, each resolved on the transformed training rows. Default
         /// {1/16, 1/4, 1} × the `scale` rule.
-        pub gammas: Vec<Gamma> = vec![Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE],
+        pub gammas: Vec<Gamma> = vec![Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE] => with_gammas,
         /// Candidate λ, each multiplied per block by its mean squared row norm. Default {0.001,
         /// 0.01, 0.1, 1, 10}.
-        pub lambdas: Vec<f64> = vec![0.001, 0.01, 0.1, 1.0, 10.0],
+        pub lambdas: Vec<f64> = vec![0.001, 0.01, 0.1, 1.0, 10.0] => with_lambdas,
         /// Map families by registry name. Default `lff` and `lnys`.
-        pub families: Vec<String> = vec!["lff".into(), "lnys".into()],
+        pub families: Vec<String> = vec!["lff".into(), "lnys".into()] => with_families,
         /// m of every map (directions or landmarks; Nyström landmarks are capped at the number of
         /// training rows). Default 500.
-        pub m: usize = 500,
+        pub m: usize = 500 => with_m,
         /// The linear part. Default [`LinearPart::Auto`].
-        pub linear: LinearPart = LinearPart::Auto,
+        pub linear: LinearPart = LinearPart::Auto => with_linear,
         /// Widest rows the linear part takes (its Gram matrix is d × d). Default 4096.
-        pub linear_max_dim: usize = 4096,
+        pub linear_max_dim: usize = 4096 => with_linear_max_dim,
         /// Most outer iterations of map learning (0: maps stay random). Default 10.
-        pub max_iter: usize = 10,
+        pub max_iter: usize = 10 => with_max_iter,
         /// Map learning stops after this many outer iterations without a new best validation
         /// score. Default 2.
-        pub patience: usize = 2,
+        pub patience: usize = 2 => with_patience,
         /// Fraction of the training rows held out for validation, in (0, 1), when the search
         /// uses one split. Default 0.2.
-        pub validation_fraction: f64 = 0.2,
+        pub validation_fraction: f64 = 0.2 => with_validation_fraction,
         /// Folds of the cross-validated search on small data (≥ 2; 1 = always one split).
         /// Default 3: on the cross-validated sets of `cargo xtask bench --only
         /// multilabel-peers`, as accurate as 5 folds at about half the time and memory
         /// (docs/BENCHMARKS.md, multilabel-peers).
-        pub cv_folds: usize = 3,
+        pub cv_folds: usize = 3 => with_cv_folds,
         /// Data with at most this many rows is searched by `cv_folds`-fold cross-validation (the
         /// maps are learned on the first fold); larger data on one split. Default 2000.
-        pub cv_max_rows: usize = 2000,
+        pub cv_max_rows: usize = 2000 => with_cv_max_rows,
         /// The ks whose mean validation P@k decides (multi-label; multi-class uses accuracy).
         /// Default {1, 3}: more hits per row than P@1 alone, so the choice is less noisy.
-        pub select_ks: Vec<usize> = vec![1, 3],
+        pub select_ks: Vec<usize> = vec![1, 3] => with_select_ks,
         /// Seed of the split and of every map draw. Default 0.
-        pub seed: u64 = 0,
+        pub seed: u64 = 0 => with_seed,
         /// The memory pre-flight ([`estimate_auto`](crate::estimate_auto)). Default
         /// [`MemoryBudget::Detect`].
-        pub memory: MemoryBudget = MemoryBudget::Detect,
+        pub memory: MemoryBudget = MemoryBudget::Detect => with_memory,
         /// Feature columns to drop before anything else (e.g. an identifier attribute with one
         /// value per row). Default none.
-        pub exclude_columns: Vec<usize> = Vec::new(),
+        pub exclude_columns: Vec<usize> = Vec::new() => with_exclude_columns,
     }
     /// Checks the search: non-empty lists, valid values.
     check |this| -> crate::GimcError {
@@ -116,53 +116,4 @@ gimc_linalg::params! {
             return Err(param_err("cv_folds", "must be at least 1"));
         }
     }
-}
-
-macro_rules! auto_setters {
-    ($($(#[$doc:meta])* $name:ident: $field:ident: $ty:ty;)*) => {
-        impl AutoParams {
-            $(
-                $(#[$doc])*
-                pub fn $name(mut self, $field: $ty) -> Self {
-                    self.$field = $field;
-                    self
-                }
-            )*
-        }
-    };
-}
-
-auto_setters! {
-    /// Sets the row transforms tried.
-    with_transforms: transforms: Vec<RowTransform>;
-    /// Sets the candidate γ.
-    with_gammas: gammas: Vec<Gamma>;
-    /// Sets the candidate λ.
-    with_lambdas: lambdas: Vec<f64>;
-    /// Sets the map families (registry names).
-    with_families: families: Vec<String>;
-    /// Sets m.
-    with_m: m: usize;
-    /// Sets whether the linear part is searched.
-    with_linear: linear: LinearPart;
-    /// Sets the widest rows the linear part takes.
-    with_linear_max_dim: linear_max_dim: usize;
-    /// Sets the most outer iterations of map learning.
-    with_max_iter: max_iter: usize;
-    /// Sets the patience of map learning.
-    with_patience: patience: usize;
-    /// Sets the validation fraction.
-    with_validation_fraction: validation_fraction: f64;
-    /// Sets the folds of the cross-validated search.
-    with_cv_folds: cv_folds: usize;
-    /// Sets the most rows searched by cross-validation.
-    with_cv_max_rows: cv_max_rows: usize;
-    /// Sets the ks of the deciding validation P@k.
-    with_select_ks: select_ks: Vec<usize>;
-    /// Sets the seed.
-    with_seed: seed: u64;
-    /// Sets the memory budget of the pre-flight.
-    with_memory: memory: MemoryBudget;
-    /// Sets the feature columns dropped first.
-    with_exclude_columns: exclude_columns: Vec<usize>;
 }
