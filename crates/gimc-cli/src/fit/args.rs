@@ -50,7 +50,8 @@ pub struct FitArgs {
     #[arg(long, default_value_t = 10)]
     pub iters: usize,
     /// Stop each setting's map learning once its validation score has not beaten its best for
-    /// this many outer iterations (≥ 1); default: run every setting to --iters.
+    /// this many outer iterations (≥ 1); default: 2 for `auto` (its mean over the folds), and
+    /// every setting of the other methods runs to --iters.
     #[arg(long, value_name = "N")]
     pub patience: Option<usize>,
     /// Step control of the map learning: cap every update of the map's parameters U at this

@@ -256,3 +256,39 @@ fn the_map_learning_reports_every_run_and_stops_when_asked() {
     );
     assert!(early.records < all.records);
 }
+
+#[test]
+fn a_map_learns_no_further_once_its_validation_curve_stops_improving() {
+    // every row has label 0 and it ranks first from the start; with three labels P@3 is fixed
+    // too, so the mean validation curve of every candidate is best at iteration 0
+    let n = 120;
+    let x = common::multilabel(n, 4, 1, 6).features().clone();
+    let mut y = TriMat::new((n, 3));
+    for i in 0..n {
+        y.add_triplet(i, 0, 1.0);
+        if (i * 7) % 3 == 0 {
+            y.add_triplet(i, 1 + i % 2, 1.0);
+        }
+    }
+    let data = LabelData::multi_label(x, y.to_csr()).unwrap();
+    let run = |patience: usize| {
+        let p = quick()
+            .with_max_iter(10)
+            .with_patience(patience)
+            .check()
+            .unwrap();
+        let mut count = Stopper {
+            records: 0,
+            fits: 0,
+            stop_after: usize::MAX,
+        };
+        let sel = auto_fit(&data, &MapRegistry::builtin(), &p, &mut count).unwrap();
+        (count.records, sel.chosen)
+    };
+    let (short, chosen_short) = run(1);
+    let (long, chosen_long) = run(50);
+    // with patience 1 the first round (2 iterations) is the last; with 50 the best candidates
+    // go on to 5 and 10 iterations, for the same choice
+    assert!(short < long, "{short} records against {long}");
+    assert_eq!(chosen_short, chosen_long);
+}

@@ -35,7 +35,8 @@
 //!    over the maps with the best fixed scores, each at its fixed λ and ten times it (GIMC's map
 //!    learning, Algorithm 1, on every fold); a later round resumes each map from the last
 //!    iterate of the round before (warm starts), and each map's iteration count is the best of
-//!    its mean validation curve. The runs of a round (every candidate on every fold) go side by
+//!    its mean validation curve. A map whose mean curve has not improved for
+//!    [`AutoParams::patience`] iterations at the end of a round learns no further. The runs of a round (every candidate on every fold) go side by
 //!    side on the thread pool. The learned maps alone and in unions are scored like the fixed
 //!    ones, and they are chosen only if they score higher; otherwise the maps stay random.
 //! 4. **Refit** of the chosen transform, maps (learned for their chosen number of iterations)

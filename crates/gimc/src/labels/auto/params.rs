@@ -45,7 +45,8 @@ gimc_linalg::params! {
         /// Most outer iterations of map learning (0: maps stay random). Default 10.
         pub max_iter: usize = 10 => with_max_iter,
         /// Map learning stops after this many outer iterations without a new best validation
-        /// score. Default 2.
+        /// score (on one split, the score of the fit; with folds, the mean over the folds, checked
+        /// at the end of each round of the successive halving). Default 2.
         pub patience: usize = 2 => with_patience,
         /// Fraction of the training rows held out for validation, in (0, 1), when the search
         /// uses one split. Default 0.2.

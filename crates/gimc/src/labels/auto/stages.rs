@@ -98,8 +98,10 @@ impl Search<'_> {
     /// [`FIRST_ROUND`] outer iterations, the better half by the best of their mean validation
     /// curve to 2·[`FIRST_ROUND`] + 1, and the better half of those to
     /// [`AutoParams::max_iter`], each round resuming from the last iterate of the round before
-    /// ([`FoldRun`]). Each map's iteration count is the best of its mean curve over the folds
-    /// (0: the random map stays), and each fold's learned map is its best validation iterate.
+    /// ([`FoldRun`]); a candidate whose mean curve has not improved for
+    /// [`AutoParams::patience`] iterations at the end of a round runs no further. Each map's
+    /// iteration count is the best of its mean curve over the folds (0: the random map stays),
+    /// and each fold's learned map is its best validation iterate.
     /// Every learned map alone, and every union of the best block of each kind holding a
     /// learned map, is then scored; returns those trials (stage [`AutoStage::Learned`]).
     pub(super) fn learn<S: SelectionObserver + ?Sized>(
@@ -194,8 +196,18 @@ impl Search<'_> {
             if observer.interrupted() {
                 return Err(GimcError::Interrupted);
             }
-            // the better half (by the best of the mean curve) goes on
+            // the better half (by the best of the mean curve) goes on; a candidate whose mean
+            // curve has not improved for `patience` iterations has found its best and runs no
+            // further (its folds are done)
             let means: Vec<(usize, f64)> = runs.iter().map(|r| mean_curve_best(r)).collect();
+            for (runs_c, &(best, _)) in runs.iter_mut().zip(&means) {
+                let ran = runs_c.iter().map(FoldRun::iterations).min().unwrap_or(0);
+                if ran >= best + self.params.patience {
+                    for run in runs_c.iter_mut() {
+                        run.stopped = true;
+                    }
+                }
+            }
             let mut order: Vec<usize> = (0..cands.len()).collect();
             order.sort_by(|&a, &b| means[b].1.total_cmp(&means[a].1));
             cands = order.iter().map(|&i| cands[i]).collect();
@@ -326,9 +338,10 @@ impl Search<'_> {
                     stop.store(true, Ordering::Relaxed);
                 }
             }
+            // a job's panic is the caller's panic, as it would be on one thread
             worker
                 .join()
-                .unwrap_or(Err(GimcError::Empty("map learning thread")))
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })?;
         if stop.load(Ordering::Relaxed) {
             return Err(GimcError::Interrupted);
