@@ -231,6 +231,17 @@ impl Search<'_> {
                 self.learned.insert(key, (t, maps));
             }
         }
+        self.score_learned(transform, folds, singles)
+    }
+
+    /// The trials of stage 3: every learned map alone, and every union of the best block of
+    /// each kind (fixed or learned, `singles` with the learned maps) that holds a learned map.
+    fn score_learned(
+        &self,
+        transform: RowTransform,
+        folds: &[Fold],
+        singles: &[(Spec, f64, f64)],
+    ) -> Result<Vec<AutoTrial>> {
         if self.learned.is_empty() {
             return Ok(Vec::new());
         }
