@@ -1,6 +1,7 @@
 //! The error type of `gimc-cluster`.
 
 use gimc_linalg::LinalgError;
+use gimc_linalg::observe::NonFiniteObjective;
 
 /// Everything that can go wrong when fitting or applying a clustering.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -70,6 +71,16 @@ pub enum ClusterError {
     /// An error from the linear-algebra layer (including NaN/Inf in the input, with position).
     #[error(transparent)]
     Linalg(#[from] LinalgError),
+}
+
+/// A loop's objective (k-means' inertia) became NaN or infinite: a numerical breakdown.
+impl From<NonFiniteObjective> for ClusterError {
+    fn from(e: NonFiniteObjective) -> Self {
+        ClusterError::NumericalBreakdown {
+            method: e.solver,
+            iteration: e.iteration,
+        }
+    }
 }
 
 /// Result alias of this crate.

@@ -28,6 +28,7 @@
 //! times k-means' unit, the mean column variance), or `max_iter` iterations.
 
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::observe::{IterativeSolver, NoObserver, Progress, StopReason, run};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block};
 use rand::Rng;
@@ -303,7 +304,23 @@ pub(crate) fn kernel_kmeans_on_matrix(
     let mut best: Option<KernelRun> = None;
     for restart in 0..params.n_init {
         let mut stream = child(&base, restart as u64);
-        let run = kernel_lloyd(kmat, &diag, params, tol_abs, &mut stream)?;
+        let mut lloyd = KernelLloyd {
+            kmat,
+            diag: &diag,
+            params,
+            tol_abs,
+            rng: &mut stream,
+        };
+        let mut state = KernelState::empty();
+        let report = run(&mut lloyd, &mut state, params.max_iter, &mut NoObserver)?;
+        let run = KernelRun {
+            labels: state.labels,
+            inertia: state.inertia,
+            n_iter: report.iterations,
+            converged: report.stop_reason == StopReason::Converged,
+            members: state.members,
+            center_sq_norms: state.t,
+        };
         if best.as_ref().is_none_or(|b| run.inertia < b.inertia) {
             best = Some(run);
         }
@@ -326,100 +343,129 @@ pub(crate) struct KernelRun {
     pub(crate) center_sq_norms: Vec<f64>,
 }
 
-/// One restart of kernel Lloyd.
-fn kernel_lloyd(
-    kmat: &Mat<f64>,
-    diag: &[f64],
-    params: &KernelKMeansParams,
+/// One restart of kernel Lloyd as an iterative loop: the seeding and first assignment
+/// (`init`), then Lloyd iterations in feature space (`step`) until no label changes or the
+/// centres move by at most the tolerance.
+struct KernelLloyd<'a> {
+    kmat: &'a Mat<f64>,
+    diag: &'a [f64],
+    params: &'a KernelKMeansParams,
     tol_abs: f64,
-    rng: &mut GimcRng,
-) -> Result<KernelRun> {
-    let n = diag.len();
-    let k = params.k;
-    let seeds = match params.init {
-        KMeansInit::PlusPlus => plus_plus_indices(
-            &Shard::single(&ONE_PROCESS, n),
-            k,
-            rng,
-            &mut |cands: &[usize]| {
-                Ok(Mat::from_fn(n, cands.len(), |i, t| {
-                    let j = cands[t];
-                    (diag[i] - 2.0 * kmat[(i, j)] + diag[j]).max(0.0)
-                }))
-            },
-        )?,
-        KMeansInit::Random => rand::seq::index::sample(rng, n, k).into_vec(),
-    };
-    // the seeds as "centres": S = K[:, seeds], T = diag[seeds]
-    let mut s = Mat::from_fn(n, k, |i, c| kmat[(i, seeds[c])]);
-    let mut t: Vec<f64> = seeds.iter().map(|&j| diag[j]).collect();
-    let (mut labels, mut dists) = nearest_in_feature_space(diag, s.as_ref(), &t);
-    let mut inertia: f64 = dists.iter().sum();
-    if !inertia.is_finite() {
-        return Err(ClusterError::NumericalBreakdown {
-            method: "kernel k-means",
-            iteration: 0,
-        });
-    }
-    let mut converged = false;
-    let mut n_iter = 0;
-    let mut members = labels.clone();
-    // U = K·E for `members`, kept up to date incrementally (recomputed by one GEMM when many
-    // points move)
-    let mut sums: Option<Mat<f64>> = None;
-    for iteration in 1..=params.max_iter {
-        n_iter = iteration;
-        relocate_empty(&mut labels, &dists, k);
-        let n_moved = members.iter().zip(&labels).filter(|(a, b)| a != b).count();
-        match sums.as_mut() {
-            Some(u) if n_moved <= n / 4 => update_kernel_sums(kmat, u, &members, &labels),
-            _ => sums = Some(cluster_kernel_sums(kmat, &labels, k)),
+    rng: &'a mut GimcRng,
+}
+
+/// The iterate of a restart: the centres as S = K·Z and T = (‖μ_c‖²), every point's label and
+/// squared distance, the memberships that define the centres, U = K·E for them (kept up to date
+/// incrementally; `None` until the first update) and the inertia.
+struct KernelState {
+    s: Mat<f64>,
+    t: Vec<f64>,
+    labels: Vec<usize>,
+    dists: Vec<f64>,
+    members: Vec<usize>,
+    sums: Option<Mat<f64>>,
+    inertia: f64,
+}
+
+impl KernelState {
+    /// Before the seeding (`init` fills every field).
+    fn empty() -> Self {
+        Self {
+            s: Mat::zeros(0, 0),
+            t: Vec::new(),
+            labels: Vec::new(),
+            dists: Vec::new(),
+            members: Vec::new(),
+            sums: None,
+            inertia: 0.0,
         }
-        members.clone_from(&labels);
-        let u = sums.as_ref().ok_or(ClusterError::NumericalBreakdown {
+    }
+}
+
+impl IterativeSolver for KernelLloyd<'_> {
+    type State = KernelState;
+    type Error = ClusterError;
+
+    fn name(&self) -> &'static str {
+        "kernel k-means"
+    }
+
+    fn init(&mut self, st: &mut KernelState) -> Result<Progress> {
+        let (kmat, diag) = (self.kmat, self.diag);
+        let n = diag.len();
+        let k = self.params.k;
+        let seeds = match self.params.init {
+            KMeansInit::PlusPlus => plus_plus_indices(
+                &Shard::single(&ONE_PROCESS, n),
+                k,
+                self.rng,
+                &mut |cands: &[usize]| {
+                    Ok(Mat::from_fn(n, cands.len(), |i, t| {
+                        let j = cands[t];
+                        (diag[i] - 2.0 * kmat[(i, j)] + diag[j]).max(0.0)
+                    }))
+                },
+            )?,
+            KMeansInit::Random => rand::seq::index::sample(self.rng, n, k).into_vec(),
+        };
+        // the seeds as "centres": S = K[:, seeds], T = diag[seeds]
+        st.s = Mat::from_fn(n, k, |i, c| kmat[(i, seeds[c])]);
+        st.t = seeds.iter().map(|&j| diag[j]).collect();
+        (st.labels, st.dists) = nearest_in_feature_space(diag, st.s.as_ref(), &st.t);
+        st.inertia = st.dists.iter().sum();
+        st.members = st.labels.clone();
+        Ok(Progress::new(st.inertia, false))
+    }
+
+    fn step(&mut self, st: &mut KernelState, iteration: usize) -> Result<Progress> {
+        let kmat = self.kmat;
+        let n = self.diag.len();
+        let k = self.params.k;
+        relocate_empty(&mut st.labels, &st.dists, k);
+        let n_moved = st
+            .members
+            .iter()
+            .zip(&st.labels)
+            .filter(|(a, b)| a != b)
+            .count();
+        // U = K·E for the memberships: updated incrementally, or recomputed by one GEMM when
+        // many points move
+        match st.sums.as_mut() {
+            Some(u) if n_moved <= n / 4 => update_kernel_sums(kmat, u, &st.members, &st.labels),
+            _ => st.sums = Some(cluster_kernel_sums(kmat, &st.labels, k)),
+        }
+        st.members.clone_from(&st.labels);
+        let u = st.sums.as_ref().ok_or(ClusterError::NumericalBreakdown {
             method: "kernel k-means",
             iteration,
         })?;
-        let (new_s, new_t) = centre_products_from_sums(u, &members, k);
+        let (new_s, new_t) = centre_products_from_sums(u, &st.members, k);
         // ‖μ_new − μ_old‖² = T_new − 2 z_newᵀ (K z_old) + T_old, summed over clusters
-        let counts = counts_of(&members, k);
+        let counts = counts_of(&st.members, k);
         let mut cross = vec![0.0f64; k];
-        for (j, &c) in members.iter().enumerate() {
-            cross[c] += s[(j, c)];
+        for (j, &c) in st.members.iter().enumerate() {
+            cross[c] += st.s[(j, c)];
         }
         let center_shift: f64 = (0..k)
-            .map(|c| (new_t[c] - 2.0 * cross[c] / counts[c].max(1) as f64 + t[c]).max(0.0))
+            .map(|c| (new_t[c] - 2.0 * cross[c] / counts[c].max(1) as f64 + st.t[c]).max(0.0))
             .sum();
-        s = new_s;
-        t = new_t;
-        let (new_labels, new_dists) = nearest_in_feature_space(diag, s.as_ref(), &t);
-        let n_changed = labels
+        st.s = new_s;
+        st.t = new_t;
+        let (new_labels, new_dists) = nearest_in_feature_space(self.diag, st.s.as_ref(), &st.t);
+        let n_changed = st
+            .labels
             .iter()
             .zip(&new_labels)
             .filter(|(a, b)| a != b)
             .count();
-        labels = new_labels;
-        dists = new_dists;
-        inertia = dists.iter().sum();
-        if !inertia.is_finite() {
-            return Err(ClusterError::NumericalBreakdown {
-                method: "kernel k-means",
-                iteration,
-            });
-        }
-        if n_changed == 0 || center_shift <= tol_abs {
-            converged = true;
-            break;
-        }
+        st.labels = new_labels;
+        st.dists = new_dists;
+        st.inertia = st.dists.iter().sum();
+        Ok(Progress::new(
+            st.inertia,
+            n_changed == 0 || center_shift <= self.tol_abs,
+        ))
     }
-    Ok(KernelRun {
-        labels,
-        inertia,
-        n_iter,
-        converged,
-        members,
-        center_sq_norms: t,
-    })
 }
 
 #[cfg(test)]

@@ -29,10 +29,8 @@
 //! after the other and every parallel kernel is thread-count independent, so the result depends
 //! only on the generator's state.
 
-use std::time::Instant;
-
 use gimc_linalg::faer::{Mat, MatRef};
-use gimc_linalg::observe::{IterationRecord, NoObserver, Observer, ObserverAction};
+use gimc_linalg::observe::{IterativeSolver, NoObserver, Observer, Progress, StopReason, run};
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_linalg::sparse::{AsSparseView, csr_check_finite};
 use gimc_linalg::{FeatureMatrix, dense::check_finite};
@@ -171,7 +169,6 @@ fn fit_kmeans_on_shards(
     observer: &mut (impl Observer + ?Sized),
     sums: &dyn RowSums,
 ) -> Result<KMeans> {
-    let start = Instant::now();
     let shard = if sums.processes() <= 1 {
         Shard::single(sums, x.nrows())
     } else {
@@ -198,19 +195,29 @@ fn fit_kmeans_on_shards(
     let mut best: Option<KMeans> = None;
     for restart in 0..params.n_init {
         let mut stream = child(&base, restart as u64);
-        let run = lloyd(
+        let mut lloyd = Lloyd {
             x,
-            &xx,
-            &shard,
+            xx: &xx,
+            shard: &shard,
             params,
             tol_abs,
-            &mut stream,
-            Progress {
-                restart,
-                start,
-                observer: &mut *observer,
-            },
-        )?;
+            rng: &mut stream,
+            restart,
+        };
+        let mut state = LloydState::empty();
+        let report = run(&mut lloyd, &mut state, params.max_iter, &mut *observer)?;
+        if report.stop_reason == StopReason::Observer {
+            return Err(ClusterError::Interrupted {
+                iteration: report.iterations,
+            });
+        }
+        let run = KMeans {
+            centers: state.centers,
+            labels: state.labels,
+            inertia: state.inertia,
+            n_iter: report.iterations,
+            converged: report.stop_reason == StopReason::Converged,
+        };
         if best.as_ref().is_none_or(|b| run.inertia < b.inertia) {
             best = Some(run);
         }
@@ -617,100 +624,93 @@ pub(crate) fn plus_plus_indices(
     Ok(chosen)
 }
 
-/// Where a restart reports its iterations: the observer, the restart's index and the fit's start.
-struct Progress<'a, O: Observer + ?Sized> {
+/// One restart of k-means as an iterative loop: the seeding and first assignment (`init`),
+/// then Lloyd iterations (`step`) until no label changes or the centres move by at most the
+/// tolerance. Its progress carries the extras `restart`, `center_shift` and `n_changed`.
+struct Lloyd<'a, 's> {
+    x: &'a FeatureMatrix,
+    xx: &'a [f64],
+    shard: &'a Shard<'s>,
+    params: &'a KMeansParams,
+    tol_abs: f64,
+    rng: &'a mut GimcRng,
     restart: usize,
-    start: Instant,
-    observer: &'a mut O,
 }
 
-impl<O: Observer + ?Sized> Progress<'_, O> {
-    /// Hands the observer the record of `iteration`; a stop is [`ClusterError::Interrupted`].
-    fn report(
-        &mut self,
-        iteration: usize,
-        inertia: f64,
-        center_shift: f64,
-        n_changed: usize,
-    ) -> Result<()> {
-        let record = IterationRecord {
-            iteration,
+/// The iterate of a restart: the centres, every row's label and squared distance to its
+/// centre, and the inertia (summed over the processes).
+struct LloydState {
+    centers: Mat<f64>,
+    labels: Vec<usize>,
+    dists: Vec<f64>,
+    inertia: f64,
+}
+
+impl LloydState {
+    /// Before the seeding (`init` fills every field).
+    fn empty() -> Self {
+        Self {
+            centers: Mat::zeros(0, 0),
+            labels: Vec::new(),
+            dists: Vec::new(),
+            inertia: 0.0,
+        }
+    }
+}
+
+impl Lloyd<'_, '_> {
+    fn progress(&self, inertia: f64, center_shift: f64, n_changed: usize, done: bool) -> Progress {
+        Progress {
             objective: inertia,
-            elapsed_secs: self.start.elapsed().as_secs_f64(),
             extras: vec![
                 ("restart", self.restart as f64),
                 ("center_shift", center_shift),
                 ("n_changed", n_changed as f64),
             ],
-        };
-        match self.observer.observe(&record) {
-            ObserverAction::Continue => Ok(()),
-            ObserverAction::Stop => Err(ClusterError::Interrupted { iteration }),
+            converged: done,
         }
     }
 }
 
-/// One restart: seeding, then Lloyd iterations until a stopping rule holds.
-fn lloyd<O: Observer + ?Sized>(
-    x: &FeatureMatrix,
-    xx: &[f64],
-    shard: &Shard<'_>,
-    params: &KMeansParams,
-    tol_abs: f64,
-    rng: &mut GimcRng,
-    mut progress: Progress<'_, O>,
-) -> Result<KMeans> {
-    let k = params.k;
-    let mut centers = match params.init {
-        KMeansInit::PlusPlus => plus_plus_sharded(x, xx, k, rng, shard)?,
-        KMeansInit::Random => random_init(x, k, rng, shard)?,
-    };
-    let (mut labels, mut dists) = assign(x, xx, centers.as_ref())?;
-    let mut inertia: f64 = shard.sum(dists.iter().sum());
-    if !inertia.is_finite() {
-        return Err(ClusterError::NumericalBreakdown {
-            method: "k-means",
-            iteration: 0,
-        });
+impl IterativeSolver for Lloyd<'_, '_> {
+    type State = LloydState;
+    type Error = ClusterError;
+
+    fn name(&self) -> &'static str {
+        "k-means"
     }
-    progress.report(0, inertia, 0.0, shard.total)?;
-    let mut converged = false;
-    let mut n_iter = 0;
-    for iteration in 1..=params.max_iter {
-        n_iter = iteration;
-        relocate_empty_sharded(&mut labels, &dists, k, shard);
-        let new_centers = cluster_means(x, &labels, k, shard);
-        let center_shift = (&new_centers - &centers).squared_norm_l2();
-        centers = new_centers;
-        let (new_labels, new_dists) = assign(x, xx, centers.as_ref())?;
-        let changed_here = labels
+
+    fn init(&mut self, st: &mut LloydState) -> Result<Progress> {
+        let k = self.params.k;
+        st.centers = match self.params.init {
+            KMeansInit::PlusPlus => plus_plus_sharded(self.x, self.xx, k, self.rng, self.shard)?,
+            KMeansInit::Random => random_init(self.x, k, self.rng, self.shard)?,
+        };
+        (st.labels, st.dists) = assign(self.x, self.xx, st.centers.as_ref())?;
+        st.inertia = self.shard.sum(st.dists.iter().sum());
+        Ok(self.progress(st.inertia, 0.0, self.shard.total, false))
+    }
+
+    fn step(&mut self, st: &mut LloydState, _iteration: usize) -> Result<Progress> {
+        let k = self.params.k;
+        relocate_empty_sharded(&mut st.labels, &st.dists, k, self.shard);
+        let new_centers = cluster_means(self.x, &st.labels, k, self.shard);
+        let center_shift = (&new_centers - &st.centers).squared_norm_l2();
+        st.centers = new_centers;
+        let (new_labels, new_dists) = assign(self.x, self.xx, st.centers.as_ref())?;
+        let changed_here = st
+            .labels
             .iter()
             .zip(&new_labels)
             .filter(|(a, b)| a != b)
             .count();
-        let n_changed = shard.sum(changed_here as f64) as usize;
-        labels = new_labels;
-        dists = new_dists;
-        inertia = shard.sum(dists.iter().sum());
-        if !inertia.is_finite() {
-            return Err(ClusterError::NumericalBreakdown {
-                method: "k-means",
-                iteration,
-            });
-        }
-        progress.report(iteration, inertia, center_shift, n_changed)?;
-        if n_changed == 0 || center_shift <= tol_abs {
-            converged = true;
-            break;
-        }
+        let n_changed = self.shard.sum(changed_here as f64) as usize;
+        st.labels = new_labels;
+        st.dists = new_dists;
+        st.inertia = self.shard.sum(st.dists.iter().sum());
+        let done = n_changed == 0 || center_shift <= self.tol_abs;
+        Ok(self.progress(st.inertia, center_shift, n_changed, done))
     }
-    Ok(KMeans {
-        centers,
-        labels,
-        inertia,
-        n_iter,
-        converged,
-    })
 }
 
 #[cfg(test)]

@@ -1,12 +1,23 @@
-//! The one observer shape of the workspace (DESIGN §2: "iterative solvers share one shape:
+//! The one iteration model of the workspace (DESIGN §2: "iterative solvers share one shape:
 //! init / step / stop, with an observer that records the objective and timing per iteration",
-//! after argmin's observers). Every iterative loop (the solvers of `gimc-solvers`, the GIMC outer
-//! loop, k-means and OKMF in `gimc-cluster`) hands an [`IterationRecord`] to an [`Observer`]
-//! after its starting point and after every iteration, and the observer answers with an
-//! [`ObserverAction`]: continue, or stop. What a stop means is the loop's to document: the
-//! solvers return the current iterate, the fits that a user interrupts return an `Interrupted`
-//! error. [`Trace`] stores the records, [`NoObserver`] ignores them and [`FnObserver`] adapts a
-//! closure.
+//! after argmin's executor and observers).
+//!
+//! - A loop implements [`IterativeSolver`]: `init` evaluates the starting point, `step` performs
+//!   one iteration (one ALS alternation, one proximal step, one Lloyd iteration of k-means) and
+//!   says whether the loop's own convergence test is met.
+//! - [`run`] drives it: after `init` and after every `step` it hands an [`IterationRecord`] to an
+//!   [`Observer`], then stops when the loop converged, the iteration budget is spent, or the
+//!   observer asks to stop. A NaN or infinite objective ends the run with the loop's own error
+//!   (from [`NonFiniteObjective`]).
+//! - The observer answers every record with an [`ObserverAction`]: continue, or stop. What a stop
+//!   means is the caller's to document: the solvers return the current iterate, the fits that a
+//!   user interrupts return an `Interrupted` error. [`Trace`] stores the records, [`NoObserver`]
+//!   ignores them and [`FnObserver`] adapts a closure.
+//!
+//! The solvers of `gimc-solvers` and the k-means restarts of `gimc-cluster` run on [`run`].
+//! OKMF's epochs (no objective before the first epoch) and GIMC's outer loop (a line search per
+//! learned map, a monotonicity check, the best-validation iterate and a stop without a record)
+//! drive themselves and hand the same records to the same observers.
 //!
 //! ```
 //! use gimc_linalg::observe::{FnObserver, IterationRecord, Observer, ObserverAction, Trace};
@@ -124,5 +135,260 @@ pub struct FnObserver<F>(pub F);
 impl<F: FnMut(&IterationRecord) -> ObserverAction> Observer for FnObserver<F> {
     fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
         (self.0)(record)
+    }
+}
+
+/// What a loop reports after `init` and after each `step`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The objective value at the current iterate.
+    pub objective: f64,
+    /// Loop-specific diagnostics (e.g. `("cg_iters", 12.0)`, `("rank", 5.0)`).
+    pub extras: Vec<(&'static str, f64)>,
+    /// Whether the loop's own stopping test is met (always `false` from `init`).
+    pub converged: bool,
+}
+
+impl Progress {
+    /// A progress report with no extras.
+    pub fn new(objective: f64, converged: bool) -> Self {
+        Self {
+            objective,
+            extras: Vec::new(),
+            converged,
+        }
+    }
+}
+
+/// The objective a loop reported at `iteration` is NaN or infinite; each loop's error type
+/// converts it into its own error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NonFiniteObjective {
+    /// The loop's [`IterativeSolver::name`].
+    pub solver: &'static str,
+    /// The iteration (0: the starting point).
+    pub iteration: usize,
+}
+
+/// An iterative loop: a starting point, one step at a time, its own convergence test.
+pub trait IterativeSolver {
+    /// The iterate (and whatever the loop carries from one step to the next).
+    type State;
+    /// The loop's error, which a non-finite objective becomes.
+    type Error: From<NonFiniteObjective>;
+
+    /// A short name used in errors and records (e.g. `"imc-als"`).
+    fn name(&self) -> &'static str;
+
+    /// Evaluates the starting point (may also prepare caches).
+    fn init(&mut self, state: &mut Self::State) -> Result<Progress, Self::Error>;
+
+    /// Performs iteration `iteration` (1-based), updating `state`.
+    fn step(&mut self, state: &mut Self::State, iteration: usize) -> Result<Progress, Self::Error>;
+}
+
+/// Why [`run`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The loop's own convergence test was met.
+    Converged,
+    /// The iteration budget was spent.
+    MaxIterations,
+    /// The observer asked to stop.
+    Observer,
+}
+
+/// Summary of a [`run`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// Steps performed (not counting `init`).
+    pub iterations: usize,
+    /// Why the run stopped.
+    pub stop_reason: StopReason,
+    /// Objective after `init` and after every step (length `iterations + 1`).
+    pub objective_trace: Vec<f64>,
+    /// Total wall-clock seconds.
+    pub elapsed_secs: f64,
+}
+
+impl RunReport {
+    /// The final objective value.
+    pub fn final_objective(&self) -> f64 {
+        self.objective_trace.last().copied().unwrap_or(f64::NAN)
+    }
+}
+
+/// Runs `solver` from `state` for at most `max_iter` steps, reporting to `observer`.
+///
+/// A NaN or infinite objective stops the run with [`NonFiniteObjective`] (as the loop's error);
+/// the error from a failing step is passed through. `state` then holds the iterate at which the
+/// failure happened. A stop is never lost: when a step both converges and is answered with a
+/// stop, the run ends with [`StopReason::Observer`].
+pub fn run<S, O>(
+    solver: &mut S,
+    state: &mut S::State,
+    max_iter: usize,
+    observer: &mut O,
+) -> Result<RunReport, S::Error>
+where
+    S: IterativeSolver + ?Sized,
+    O: Observer + ?Sized,
+{
+    let start = std::time::Instant::now();
+    let name = solver.name();
+    let mut trace = Vec::with_capacity(max_iter.saturating_add(1).min(1 << 16));
+    let emit = |iteration: usize,
+                progress: Progress,
+                trace: &mut Vec<f64>,
+                observer: &mut O|
+     -> Result<(bool, ObserverAction), S::Error> {
+        if !progress.objective.is_finite() {
+            return Err(NonFiniteObjective {
+                solver: name,
+                iteration,
+            }
+            .into());
+        }
+        trace.push(progress.objective);
+        let record = IterationRecord {
+            iteration,
+            objective: progress.objective,
+            elapsed_secs: start.elapsed().as_secs_f64(),
+            extras: progress.extras,
+        };
+        Ok((progress.converged, observer.observe(&record)))
+    };
+    let p0 = solver.init(state)?;
+    let (_, action) = emit(0, p0, &mut trace, observer)?;
+    let mut iterations = 0;
+    let mut stop_reason = if action == ObserverAction::Stop {
+        StopReason::Observer
+    } else {
+        StopReason::MaxIterations
+    };
+    if action == ObserverAction::Continue {
+        for it in 1..=max_iter {
+            let p = solver.step(state, it)?;
+            iterations = it;
+            let (converged, action) = emit(it, p, &mut trace, observer)?;
+            if action == ObserverAction::Stop {
+                stop_reason = StopReason::Observer;
+                break;
+            }
+            if converged {
+                stop_reason = StopReason::Converged;
+                break;
+            }
+        }
+    }
+    Ok(RunReport {
+        iterations,
+        stop_reason,
+        objective_trace: trace,
+        elapsed_secs: start.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct ToyError(NonFiniteObjective);
+
+    impl From<NonFiniteObjective> for ToyError {
+        fn from(e: NonFiniteObjective) -> Self {
+            Self(e)
+        }
+    }
+
+    /// Minimises (x − 3)² by damped steps x ← x − 0.5·(x − 3).
+    struct Toy {
+        nan_at: Option<usize>,
+    }
+
+    impl IterativeSolver for Toy {
+        type State = f64;
+        type Error = ToyError;
+        fn name(&self) -> &'static str {
+            "toy"
+        }
+        fn init(&mut self, x: &mut f64) -> Result<Progress, ToyError> {
+            Ok(Progress::new((*x - 3.0).powi(2), false))
+        }
+        fn step(&mut self, x: &mut f64, it: usize) -> Result<Progress, ToyError> {
+            *x -= 0.5 * (*x - 3.0);
+            let f = if Some(it) == self.nan_at {
+                f64::NAN
+            } else {
+                (*x - 3.0).powi(2)
+            };
+            let mut p = Progress::new(f, f < 1e-12);
+            p.extras.push(("x", *x));
+            Ok(p)
+        }
+    }
+
+    #[test]
+    fn the_runner_records_stops_and_reports_a_non_finite_objective() {
+        let mut x = 0.0;
+        let mut trace = Trace::new();
+        let rep = run(&mut Toy { nan_at: None }, &mut x, 1000, &mut trace).unwrap();
+        assert_eq!(rep.stop_reason, StopReason::Converged);
+        assert_eq!(trace.records.len(), rep.iterations + 1);
+        assert_eq!(trace.objectives(), rep.objective_trace);
+        assert!(trace.records[0].iteration == 0 && trace.records[1].extra("x") == Some(1.5));
+        assert!(rep.objective_trace.windows(2).all(|w| w[1] <= w[0]));
+
+        let mut x = 0.0;
+        let rep = run(&mut Toy { nan_at: None }, &mut x, 3, &mut NoObserver).unwrap();
+        assert_eq!(
+            (rep.iterations, rep.stop_reason),
+            (3, StopReason::MaxIterations)
+        );
+
+        let mut x = 0.0;
+        let mut stop_after_two = FnObserver(|r: &IterationRecord| {
+            if r.iteration >= 2 {
+                ObserverAction::Stop
+            } else {
+                ObserverAction::Continue
+            }
+        });
+        let rep = run(&mut Toy { nan_at: None }, &mut x, 100, &mut stop_after_two).unwrap();
+        assert_eq!((rep.iterations, rep.stop_reason), (2, StopReason::Observer));
+        // from the minimum the first step converges; a stop at that step still counts
+        let mut x = 3.0;
+        let rep = run(&mut Toy { nan_at: None }, &mut x, 100, &mut NoObserver).unwrap();
+        assert_eq!(
+            (rep.iterations, rep.stop_reason),
+            (1, StopReason::Converged)
+        );
+        let mut x = 3.0;
+        let rep = run(&mut Toy { nan_at: None }, &mut x, 100, &mut stop_after_two).unwrap();
+        let mut stop_at_one = FnObserver(|r: &IterationRecord| {
+            if r.iteration >= 1 {
+                ObserverAction::Stop
+            } else {
+                ObserverAction::Continue
+            }
+        });
+        let mut x = 3.0;
+        let stopped = run(&mut Toy { nan_at: None }, &mut x, 100, &mut stop_at_one).unwrap();
+        assert_eq!(rep.stop_reason, StopReason::Converged);
+        assert_eq!(
+            (stopped.iterations, stopped.stop_reason),
+            (1, StopReason::Observer)
+        );
+
+        let mut x = 0.0;
+        let err = run(&mut Toy { nan_at: Some(4) }, &mut x, 100, &mut NoObserver).unwrap_err();
+        assert_eq!(
+            err,
+            ToyError(NonFiniteObjective {
+                solver: "toy",
+                iteration: 4
+            })
+        );
     }
 }

@@ -54,8 +54,9 @@
 //!   with its imputation and per-label SVM baselines.
 //! - [`linear`]: ridge and multi-target ridge, reduced-rank and bilinear regression, a dual
 //!   coordinate-descent linear SVM and L2 logistic regression.
-//! - [`iter`]: the one shape of every iterative solver, [`IterativeSolver`] driven by [`run`],
-//!   with an [`Observer`] receiving one [`IterationRecord`] per iteration.
+//! - [`iter`]: every solver is an [`IterativeSolver`] driven by [`run`] (the workspace's one
+//!   iteration model, [`gimc_linalg::observe`]), with an [`Observer`] receiving one
+//!   [`IterationRecord`] per iteration.
 //!
 //! Hyper-parameters are checked once (`params.check()`, returning e.g. [`ValidImcParams`]);
 //! errors are one [`SolverError`] enum with parameter errors kept apart from fit errors.

@@ -258,6 +258,7 @@ impl<'a> FpcMc<'a> {
 
 impl IterativeSolver for FpcMc<'_> {
     type State = Svd;
+    type Error = SolverError;
 
     fn name(&self) -> &'static str {
         "fpc-mc"
@@ -467,6 +468,7 @@ impl<'p, 'a> FpcImc<'p, 'a> {
 
 impl IterativeSolver for FpcImc<'_, '_> {
     type State = Svd;
+    type Error = SolverError;
 
     fn name(&self) -> &'static str {
         "fpc-imc"

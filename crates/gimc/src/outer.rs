@@ -27,12 +27,12 @@
 //! (the fast path, [`NoStep::Stop`]: no W-step and no record for that iteration) or takes no
 //! step this iteration ([`NoStep::Skip`], the general path).
 //!
-//! This is not `gimc_solvers`' [`IterativeSolver`](gimc_solvers::IterativeSolver) driver: that
-//! one records after every step and stops on the solver's own convergence flag, with
-//! [`SolverError`](gimc_solvers::SolverError)s; the outer loop adds the line search per block,
-//! the monotonicity check, the best-validation iterate and the fast path's stop without a
-//! record, and reports [`GimcError`]s. It hands the same [`IterationRecord`]s to the same
-//! [`Observer`]s.
+//! This loop drives itself rather than running on the workspace's runner
+//! ([`gimc_linalg::observe::run`], which the solvers and k-means use): that one records after
+//! every step and stops on the loop's own convergence flag, while the outer loop adds the line
+//! search per block, the monotonicity check, the best-validation iterate, stops of its own
+//! kinds ([`FitStop`]) and the fast path's stop without a record. It hands the same
+//! [`IterationRecord`]s to the same [`Observer`]s.
 
 use std::time::Instant;
 

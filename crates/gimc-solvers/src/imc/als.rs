@@ -67,6 +67,7 @@ impl<'p, 'a> ImcAls<'p, 'a> {
 
 impl IterativeSolver for ImcAls<'_, '_> {
     type State = ImcFactors;
+    type Error = SolverError;
 
     fn name(&self) -> &'static str {
         "imc-als"

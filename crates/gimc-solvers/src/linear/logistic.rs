@@ -147,6 +147,7 @@ impl<'a> LogisticNewton<'a> {
 
 impl IterativeSolver for LogisticNewton<'_> {
     type State = Mat<f64>;
+    type Error = SolverError;
 
     fn name(&self) -> &'static str {
         "logistic-newton-cg"

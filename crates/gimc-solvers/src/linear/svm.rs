@@ -184,6 +184,7 @@ impl<'a> SvmDualCd<'a> {
 
 impl IterativeSolver for SvmDualCd<'_> {
     type State = SvmState;
+    type Error = SolverError;
 
     fn name(&self) -> &'static str {
         "linear-svm-dcd"

@@ -256,6 +256,7 @@ impl TransductionFpc<'_> {
 
 impl IterativeSolver for TransductionFpc<'_> {
     type State = TransductionState;
+    type Error = SolverError;
 
     fn name(&self) -> &'static str {
         "transduction-fpc"
