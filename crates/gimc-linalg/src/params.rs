@@ -87,13 +87,8 @@ macro_rules! params {
         }
         $($check:tt)*
     ) => {
-        $(#[doc = $doc])*
-        #[derive($($derive),*)]
-        #[non_exhaustive]
-        $vis struct $name {
-            $( $(#[doc = $rdoc])* $rvis $rfield: $rty, )*
-            $( $(#[doc = $fdoc])* $fvis $field: $fty, )*
-        }
+        $crate::params!(@struct [$(#[doc = $doc])* #[derive($($derive),*)]] $vis $name,
+            [$($(#[doc = $rdoc])* $rvis $rfield: $rty,)* $($(#[doc = $fdoc])* $fvis $field: $fty,)*]);
 
         impl $name {
             $(#[doc = $ndoc])*
@@ -117,12 +112,8 @@ macro_rules! params {
         }
         $($check:tt)*
     ) => {
-        $(#[doc = $doc])*
-        #[derive($($derive),*)]
-        #[non_exhaustive]
-        $vis struct $name {
-            $( $(#[doc = $fdoc])* $fvis $field: $fty, )*
-        }
+        $crate::params!(@struct [$(#[doc = $doc])* #[derive($($derive),*)]] $vis $name,
+            [$($(#[doc = $fdoc])* $fvis $field: $fty,)*]);
 
         impl Default for $name {
             fn default() -> Self {
@@ -132,6 +123,14 @@ macro_rules! params {
 
         $crate::params!(@setters $name, [$($field: $fty $(=> $setter)?,)*]);
         $crate::params!(@check $name, $valid, [$($derive),*], [default], $($check)*);
+    };
+    (@struct [$($attr:tt)*] $vis:vis $name:ident,
+        [$($(#[doc = $fdoc:literal])* $fvis:vis $field:ident : $fty:ty,)*]) => {
+        $($attr)*
+        #[non_exhaustive]
+        $vis struct $name {
+            $( $(#[doc = $fdoc])* $fvis $field: $fty, )*
+        }
     };
     (@setters $name:ident, [$($field:ident : $fty:ty $(=> $setter:ident)?,)*]) => {
         impl $name {

@@ -284,6 +284,14 @@ pub(super) fn shape_problems(p: &PartEntry, ds: &Dataset, binned: bool) -> Vec<S
             out.push(format!("{what}: expected {e}, got {got}"));
         }
     };
+    // the summary's target count when its targets are of `kind`, else 0
+    let n_targets_of = |kind: &str| {
+        if s.target_kind == kind {
+            s.n_targets
+        } else {
+            0
+        }
+    };
     cmp("rows", Some(p.rows), s.rows);
     cmp("features", Some(p.features), s.features);
     if let Some(nnz) = p.nnz
@@ -293,15 +301,7 @@ pub(super) fn shape_problems(p: &PartEntry, ds: &Dataset, binned: bool) -> Vec<S
     }
     if !binned {
         if p.labels.is_some() {
-            cmp(
-                "labels",
-                p.labels,
-                if s.target_kind == "labels" {
-                    s.n_targets
-                } else {
-                    0
-                },
-            );
+            cmp("labels", p.labels, n_targets_of("labels"));
             cmp(
                 "rows without a label",
                 p.rows_without_label,
@@ -309,15 +309,7 @@ pub(super) fn shape_problems(p: &PartEntry, ds: &Dataset, binned: bool) -> Vec<S
             );
         }
         if p.classes.is_some() {
-            cmp(
-                "classes",
-                p.classes,
-                if s.target_kind == "classes" {
-                    s.n_targets
-                } else {
-                    0
-                },
-            );
+            cmp("classes", p.classes, n_targets_of("classes"));
         }
         if let Some(expected) = &p.class_counts
             && s.class_counts.as_ref() != Some(expected)

@@ -255,25 +255,34 @@ impl FeatureMatrix {
 
     /// Σ_i x_ij for every column j (a sparse matrix sums its stored entries in row order).
     pub fn column_sums(&self) -> Vec<f64> {
-        let mut sums = vec![0.0; self.ncols()];
+        self.fold_columns(|_, col| col.iter().sum(), |s, _, v| *s += v)
+    }
+
+    /// One value per column: `dense(j, column j)` for a dense matrix; for a sparse one, starting
+    /// from `T::default()`, `add(&mut value_j, j, v)` for every stored entry v of column j, the
+    /// stored entries visited in row order.
+    fn fold_columns<T: Clone + Default>(
+        &self,
+        dense: impl Fn(usize, &[f64]) -> T,
+        mut add: impl FnMut(&mut T, usize, f64),
+    ) -> Vec<T> {
         match self {
-            Self::Dense(m) => {
-                for (j, s) in sums.iter_mut().enumerate() {
-                    *s = m.col_as_slice(j).iter().sum();
-                }
-            }
+            Self::Dense(m) => (0..m.ncols())
+                .map(|j| dense(j, m.col_as_slice(j)))
+                .collect(),
             Self::Sparse(m) => {
+                let mut out = vec![T::default(); m.cols()];
                 let view = m.view();
                 let rows = Compressed::rows_of(&view);
                 for i in 0..rows.outer {
                     let (cols, vals) = rows.row(i);
                     for (&j, &v) in cols.iter().zip(vals) {
-                        sums[j] += v;
+                        add(&mut out[j], j, v);
                     }
                 }
+                out
             }
         }
-        sums
     }
 
     /// Population standard deviation of every column (divisor n; implicit zeros counted).
@@ -303,29 +312,21 @@ impl FeatureMatrix {
     /// [`Self::column_sq_deviations`] for `means` of length ncols.
     fn sq_deviations_unchecked(&self, means: &[f64]) -> Vec<f64> {
         let n = self.nrows();
-        let mut ss = vec![0.0; self.ncols()];
-        match self {
-            Self::Dense(m) => {
-                for (j, s) in ss.iter_mut().enumerate() {
-                    let mu = means[j];
-                    *s = m.col_as_slice(j).iter().map(|v| (v - mu) * (v - mu)).sum();
-                }
-            }
-            Self::Sparse(m) => {
-                // Σ_i (x_ij − μ)² = Σ_stored (x − μ)² + (n − nnz_j) μ²
-                let view = m.view();
-                let rows = Compressed::rows_of(&view);
-                let mut count = vec![0usize; self.ncols()];
-                for i in 0..rows.outer {
-                    let (cols, vals) = rows.row(i);
-                    for (&j, &v) in cols.iter().zip(vals) {
-                        ss[j] += (v - means[j]) * (v - means[j]);
-                        count[j] += 1;
-                    }
-                }
-                for j in 0..ss.len() {
-                    ss[j] += (n - count[j]) as f64 * means[j] * means[j];
-                }
+        let mut count = vec![0usize; self.ncols()];
+        let mut ss = self.fold_columns(
+            |j, col| {
+                let mu = means[j];
+                col.iter().map(|v| (v - mu) * (v - mu)).sum()
+            },
+            |s, j, v| {
+                *s += (v - means[j]) * (v - means[j]);
+                count[j] += 1;
+            },
+        );
+        if self.is_sparse() {
+            // Σ_i (x_ij − μ)² = Σ_stored (x − μ)² + (n − nnz_j) μ²
+            for j in 0..ss.len() {
+                ss[j] += (n - count[j]) as f64 * means[j] * means[j];
             }
         }
         ss
@@ -402,27 +403,14 @@ impl FeatureMatrix {
     /// The number of rows with a non-zero entry in every column (document frequencies).
     /// O(nnz).
     pub fn column_nonzero_counts(&self) -> Vec<usize> {
-        let mut counts = vec![0usize; self.ncols()];
-        match self {
-            Self::Dense(m) => {
-                for (j, c) in counts.iter_mut().enumerate() {
-                    *c = m.col_as_slice(j).iter().filter(|&&v| v != 0.0).count();
+        self.fold_columns(
+            |_, col| col.iter().filter(|&&v| v != 0.0).count(),
+            |c, _, v| {
+                if v != 0.0 {
+                    *c += 1;
                 }
-            }
-            Self::Sparse(m) => {
-                let view = m.view();
-                let rows = Compressed::rows_of(&view);
-                for i in 0..rows.outer {
-                    let (cols, vals) = rows.row(i);
-                    for (&j, &v) in cols.iter().zip(vals) {
-                        if v != 0.0 {
-                            counts[j] += 1;
-                        }
-                    }
-                }
-            }
-        }
-        counts
+            },
+        )
     }
 
     /// The columns `cols` (in the given order, repetitions allowed), in the same

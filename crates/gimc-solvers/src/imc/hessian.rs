@@ -146,14 +146,34 @@ impl<'a> Reduced<'a> {
         }
     }
 
-    fn scratch(qr: &gimc_linalg::dense::HouseholderQr, ncols: usize) -> faer::dyn_stack::MemBuffer {
-        faer::dyn_stack::MemBuffer::new(
-            faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+    /// y ← Q y, or y ← Qᵀ y when `transpose`, for the Householder sequence Q of `qr`.
+    fn apply_q(
+        qr: &gimc_linalg::dense::HouseholderQr,
+        y: MatMut<'_, f64>,
+        transpose: bool,
+        par: faer::Par,
+    ) {
+        use faer::linalg::householder as hh;
+        let mut buf = faer::dyn_stack::MemBuffer::new(
+            hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
                 qr.basis().nrows(),
                 qr.coeff().nrows(),
-                ncols,
+                y.ncols(),
             ),
-        )
+        );
+        let apply = if transpose {
+            hh::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj::<f64>
+        } else {
+            hh::apply_block_householder_sequence_on_the_left_in_place_with_conj::<f64>
+        };
+        apply(
+            qr.basis(),
+            qr.coeff(),
+            faer::Conj::No,
+            y,
+            par,
+            faer::dyn_stack::MemStack::new(&mut buf),
+        );
     }
 
     /// Vᵀx (n × k) for x (D × k).
@@ -173,15 +193,7 @@ impl<'a> Reduced<'a> {
             }
             ReducedBasis::Householder(qr) => {
                 let mut y = x.to_owned();
-                let mut buf = Self::scratch(qr, y.ncols());
-                faer::linalg::householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
-                    qr.basis(),
-                    qr.coeff(),
-                    faer::Conj::No,
-                    y.as_mut(),
-                    par,
-                    faer::dyn_stack::MemStack::new(&mut buf),
-                );
+                Self::apply_q(qr, y.as_mut(), true, par);
                 self.rotate_t(y.subrows(0, self.dim()).to_owned())
             }
         }
@@ -223,15 +235,7 @@ impl<'a> Reduced<'a> {
             ReducedBasis::Householder(qr) => {
                 let mut y = Mat::<f64>::zeros(qr.basis().nrows(), alpha.ncols());
                 y.as_mut().subrows_mut(0, self.dim()).copy_from(alpha);
-                let mut buf = Self::scratch(qr, y.ncols());
-                faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                    qr.basis(),
-                    qr.coeff(),
-                    faer::Conj::No,
-                    y.as_mut(),
-                    par,
-                    faer::dyn_stack::MemStack::new(&mut buf),
-                );
+                Self::apply_q(qr, y.as_mut(), false, par);
                 y
             }
         }

@@ -40,6 +40,14 @@ enum Screen {
     Done,
 }
 
+/// `omega`, or an error if it is empty.
+fn non_empty(omega: &Observed) -> Result<&Observed, SolverError> {
+    if omega.is_empty() {
+        return Err(SolverError::Empty("observed set Ω"));
+    }
+    Ok(omega)
+}
+
 /// An IMC problem: side information Φ, Ψ and the observed matrix (DESIGN §3.2).
 #[derive(Debug, Clone, Copy)]
 pub struct ImcProblem<'a> {
@@ -58,7 +66,7 @@ impl<'a> ImcProblem<'a> {
     /// column counts of Φ, Ψ not matching Ω's shape, a zero feature dimension, NaN / Inf in
     /// the features.
     pub fn partial(phi: Side<'a>, psi: Side<'a>, omega: &'a Observed) -> Result<Self, SolverError> {
-        Self::partial_with(phi, psi, omega, Screen::Yes)
+        Self::partial_with(phi, psi, non_empty(omega)?, Screen::Yes)
     }
 
     /// As [`ImcProblem::partial`], with features already screened for NaN / Inf (a
@@ -70,19 +78,16 @@ impl<'a> ImcProblem<'a> {
         psi: &'a ScreenedFeatures,
         omega: &'a Observed,
     ) -> Result<Self, SolverError> {
-        Self::partial_with(phi.side(), psi.side(), omega, Screen::Done)
+        Self::partial_with(phi.side(), psi.side(), non_empty(omega)?, Screen::Done)
     }
 
-    /// [`ImcProblem::partial`] with the screen as given.
+    /// The partially observed problem of `omega` (which may be empty) with the screen as given.
     fn partial_with(
         phi: Side<'a>,
         psi: Side<'a>,
         omega: &'a Observed,
         screen: Screen,
     ) -> Result<Self, SolverError> {
-        if omega.is_empty() {
-            return Err(SolverError::Empty("observed set Ω"));
-        }
         Self::build(
             phi,
             psi,
@@ -107,18 +112,7 @@ impl<'a> ImcProblem<'a> {
         psi: Side<'a>,
         omega: &'a Observed,
     ) -> Result<Self, SolverError> {
-        Self::build(
-            phi,
-            psi,
-            omega,
-            Some(Term {
-                a: omega,
-                weight: 1.0,
-            }),
-            None,
-            ObservationModel::Partial,
-            Screen::Yes,
-        )
+        Self::partial_with(phi, psi, omega, Screen::Yes)
     }
 
     /// Fully observed A (every entry observed), given by its non-zeros `nonzeros` (explicit

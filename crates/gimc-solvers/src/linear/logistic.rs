@@ -10,7 +10,7 @@ use gimc_linalg::cg::{CgParams, FnOperator, conjugate_gradient};
 use gimc_linalg::faer;
 use gimc_linalg::faer::{Mat, MatMut, MatRef};
 
-use super::{BinaryData, ClassData, LinearClassifier, check_labels, one_vs_rest};
+use super::{BinaryData, ClassData, LinearClassifier, fit_classes};
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
@@ -277,18 +277,8 @@ pub fn fit_logistic(
     params: &ValidLogisticParams,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
-    let ClassData {
-        x,
-        labels,
-        n_classes,
-    } = data;
-    check_labels(labels, x.nrows(), n_classes)?;
-    if n_classes == 2 {
-        let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
-        return fit_logistic_binary(BinaryData { x, y: &y }, params, observer);
-    }
-    one_vs_rest(x.ncols(), labels, n_classes, observer, |_, y, tag| {
-        binary_model(x, y, params, tag)
+    fit_classes(data, observer, |_, y, observer| {
+        binary_model(data.x, y, params, observer)
     })
 }
 

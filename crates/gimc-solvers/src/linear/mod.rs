@@ -390,26 +390,44 @@ pub(crate) fn check_labels(
 /// One binary model: weights, bias and objective trace.
 pub(crate) type BinaryModel = (Vec<f64>, f64, Vec<f64>);
 
-/// One-vs-rest over `n_classes` ≥ 3 classes of `labels`: `binary(c, y, observer)` fits class c
-/// against the rest (y[i] = labels[i] == c), in class order, its records tagged `("class", c)`;
-/// the models are the columns of W (d × n_classes).
-pub(crate) fn one_vs_rest<O: Observer + ?Sized>(
-    d: usize,
-    labels: &[usize],
-    n_classes: usize,
+/// A classifier of `data`'s classes after [`check_labels`]: with `n_classes = 2` one binary
+/// model `binary(None, y, observer)` (y[i] = labels[i] == 1, records untagged); otherwise
+/// one-vs-rest, `binary(Some(c), y, observer)` fitting class c against the rest
+/// (y[i] = labels[i] == c) in class order, its records tagged `("class", c)`, the models the
+/// columns of W (d × n_classes).
+pub(crate) fn fit_classes<O: Observer + ?Sized>(
+    data: ClassData<'_>,
     observer: &mut O,
-    mut binary: impl FnMut(usize, &[bool], &mut ClassTag<'_, O>) -> Result<BinaryModel, SolverError>,
+    mut binary: impl FnMut(
+        Option<usize>,
+        &[bool],
+        &mut ClassTag<'_, O>,
+    ) -> Result<BinaryModel, SolverError>,
 ) -> Result<LinearClassifier, SolverError> {
-    let mut w = Mat::<f64>::zeros(d, n_classes);
+    let ClassData {
+        x,
+        labels,
+        n_classes,
+    } = data;
+    check_labels(labels, x.nrows(), n_classes)?;
+    if n_classes == 2 {
+        let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
+        let mut untagged = ClassTag {
+            inner: observer,
+            class: None,
+        };
+        return Ok(LinearClassifier::binary(binary(None, &y, &mut untagged)?));
+    }
+    let mut w = Mat::<f64>::zeros(x.ncols(), n_classes);
     let mut bias = vec![0.0; n_classes];
     let mut traces = Vec::with_capacity(n_classes);
     for c in 0..n_classes {
         let y: Vec<bool> = labels.iter().map(|&l| l == c).collect();
         let mut tag = ClassTag {
             inner: &mut *observer,
-            class: c,
+            class: Some(c),
         };
-        let (wc, bc, trace) = binary(c, &y, &mut tag)?;
+        let (wc, bc, trace) = binary(Some(c), &y, &mut tag)?;
         for (i, v) in wc.iter().enumerate() {
             w[(i, c)] = *v;
         }
@@ -424,16 +442,20 @@ pub(crate) fn one_vs_rest<O: Observer + ?Sized>(
     })
 }
 
-/// Forwards records to an inner observer with an extra `("class", c)` (one-vs-rest runs).
+/// Forwards records to an inner observer, with an extra `("class", c)` when `class` is
+/// `Some(c)` (one-vs-rest runs) and unchanged when it is `None`.
 pub(crate) struct ClassTag<'o, O: Observer + ?Sized> {
     pub(crate) inner: &'o mut O,
-    pub(crate) class: usize,
+    pub(crate) class: Option<usize>,
 }
 
 impl<O: Observer + ?Sized> Observer for ClassTag<'_, O> {
     fn observe(&mut self, record: &IterationRecord) -> ObserverAction {
+        let Some(class) = self.class else {
+            return self.inner.observe(record);
+        };
         let mut r = record.clone();
-        r.extras.push(("class", self.class as f64));
+        r.extras.push(("class", class as f64));
         self.inner.observe(&r)
     }
 }

@@ -19,7 +19,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::GimcRng;
 use rand::seq::SliceRandom;
 
-use super::{BinaryData, ClassData, LinearClassifier, Rows, check_labels, one_vs_rest};
+use super::{BinaryData, ClassData, LinearClassifier, Rows, fit_classes};
 use crate::SolverError;
 use crate::error::{check_pos, param_err};
 use crate::iter::{IterativeSolver, Observer, Progress, run};
@@ -442,24 +442,15 @@ pub fn fit_linear_svm(
     rng: &mut GimcRng,
     observer: &mut impl Observer,
 ) -> Result<LinearClassifier, SolverError> {
-    let ClassData {
-        x,
-        labels,
-        n_classes,
-    } = data;
-    check_labels(labels, x.nrows(), n_classes)?;
-    if n_classes == 2 {
-        let y: Vec<bool> = labels.iter().map(|&l| l == 1).collect();
-        return fit_linear_svm_binary(BinaryData { x, y: &y }, params, rng, observer);
-    }
-    one_vs_rest(x.ncols(), labels, n_classes, observer, |c, y, tag| {
-        binary_model(
-            x,
+    fit_classes(data, observer, |class, y, observer| match class {
+        None => binary_model(data.x, y, params, rng, observer),
+        Some(c) => binary_model(
+            data.x,
             y,
             params,
             &mut gimc_linalg::rng::child(rng, c as u64),
-            tag,
-        )
+            observer,
+        ),
     })
 }
 

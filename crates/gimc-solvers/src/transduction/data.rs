@@ -60,20 +60,19 @@ pub struct Transduced {
     pub svm_c: Vec<f64>,
 }
 
-/// The problem built from a table, and the standardisation applied to its features.
-struct Prepared {
+/// The problem built from a table, the table's features, and the standardisation applied to
+/// them.
+struct Prepared<'a> {
+    x: MatRef<'a, f64>,
     problem: TransductionProblem,
     mean: Vec<f64>,
     scale: Vec<f64>,
 }
 
-/// Builds the transduction problem of `x` (NaN missing) and `y` (±1 known, 0 unknown),
-/// standardising each feature on its observed cells when asked.
-fn prepare(
-    x: MatRef<'_, f64>,
-    y: MatRef<'_, f64>,
-    standardize: bool,
-) -> Result<Prepared, SolverError> {
+/// Builds the transduction problem of the table's `x` (NaN missing) and `y` (±1 known, 0
+/// unknown), standardising each feature on its observed cells when asked.
+fn prepare(table: TransductionTable<'_>) -> Result<Prepared<'_>, SolverError> {
+    let TransductionTable { x, y, standardize } = table;
     let (n, d) = x.shape();
     let t = y.ncols();
     if y.nrows() != n {
@@ -150,41 +149,42 @@ fn prepare(
         Observed::from_triplets(d, n, &fr, &fc, &fv)?,
     )?;
     Ok(Prepared {
+        x,
         problem,
         mean,
         scale,
     })
 }
 
-/// The result in the table's layout and units: scores (t × n → n × t) and the imputed
-/// features (d × n, standardised → n × d, observed cells as given).
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    x: MatRef<'_, f64>,
-    s: &Mat<f64>,
-    z: &Mat<f64>,
-    mean: &[f64],
-    scale: &[f64],
-    lambda: f64,
-    mu: f64,
-    cv_label_error: f64,
-    svm_c: Vec<f64>,
-) -> Transduced {
-    let (n, d) = x.shape();
-    Transduced {
-        scores: Mat::from_fn(n, s.nrows(), |i, l| s[(l, i)]),
-        imputed: Mat::from_fn(n, d, |i, j| {
-            let v = x[(i, j)];
-            if v.is_nan() {
-                z[(j, i)] * scale[j] + mean[j]
-            } else {
-                v
-            }
-        }),
-        lambda,
-        mu,
-        cv_label_error,
-        svm_c,
+impl Prepared<'_> {
+    /// The result in the table's layout and units: scores (t × n → n × t) and the imputed
+    /// features (d × n, standardised → n × d, observed cells as given).
+    fn finish(
+        &self,
+        s: &Mat<f64>,
+        z: &Mat<f64>,
+        lambda: f64,
+        mu: f64,
+        cv_label_error: f64,
+        svm_c: Vec<f64>,
+    ) -> Transduced {
+        let Self { x, mean, scale, .. } = self;
+        let (n, d) = x.shape();
+        Transduced {
+            scores: Mat::from_fn(n, s.nrows(), |i, l| s[(l, i)]),
+            imputed: Mat::from_fn(n, d, |i, j| {
+                let v = x[(i, j)];
+                if v.is_nan() {
+                    z[(j, i)] * scale[j] + mean[j]
+                } else {
+                    v
+                }
+            }),
+            lambda,
+            mu,
+            cv_label_error,
+            svm_c,
+        }
     }
 }
 
@@ -220,12 +220,8 @@ pub fn transduce_baseline(
     svm: &ValidSvmCvParams,
     rng: &mut GimcRng,
 ) -> Result<Transduced, SolverError> {
-    let TransductionTable { x, y, standardize } = table;
-    let Prepared {
-        problem,
-        mean,
-        scale,
-    } = prepare(x, y, standardize)?;
+    let prepared = prepare(table)?;
+    let problem = &prepared.problem;
     let (imputed, mu) = match baseline {
         Baseline::FpcSvm(p) => {
             let f = impute_fpc_cv(problem.features(), p, rng)?;
@@ -235,17 +231,7 @@ pub fn transduce_baseline(
         Baseline::ZeroSvm => (impute_zero(problem.features()), f64::NAN),
     };
     let svms = svm_per_label_cv(imputed.as_ref(), problem.labels(), svm, rng)?;
-    Ok(finish(
-        x,
-        &svms.scores,
-        &imputed,
-        &mean,
-        &scale,
-        f64::NAN,
-        mu,
-        f64::NAN,
-        svms.c,
-    ))
+    Ok(prepared.finish(&svms.scores, &imputed, f64::NAN, mu, f64::NAN, svms.c))
 }
 
 /// MC-1 / MC-b transduction (the variant of `params`) of `table`: its n × d features (NaN:
@@ -258,13 +244,9 @@ pub fn transduce(
     cv: &ValidTransductionCvParams,
     rng: &mut GimcRng,
 ) -> Result<Transduced, SolverError> {
-    let TransductionTable { x, y, standardize } = table;
-    let Prepared {
-        problem,
-        mean,
-        scale,
-    } = prepare(x, y, standardize)?;
-    let (sol, chosen) = fit_transduction_cv(&problem, params, cv, rng)?;
+    let prepared = prepare(table)?;
+    let problem = &prepared.problem;
+    let (sol, chosen) = fit_transduction_cv(problem, params, cv, rng)?;
     let cv_label_error = cv
         .lambdas
         .iter()
@@ -276,12 +258,9 @@ pub fn transduce(
                 .map(|mi| chosen.errors[li][mi])
         })
         .unwrap_or(f64::NAN);
-    Ok(finish(
-        x,
+    Ok(prepared.finish(
         &sol.label_scores(),
         &sol.imputed_features(),
-        &mean,
-        &scale,
         chosen.lambda,
         chosen.mu,
         cv_label_error,
