@@ -390,7 +390,7 @@ impl IterativeSolver for KernelLloyd<'_> {
         "kernel k-means"
     }
 
-    fn init(&mut self, st: &mut KernelState) -> Result<Progress> {
+    fn init(&mut self, st: &mut KernelState) -> Result<Option<Progress>> {
         let (kmat, diag) = (self.kmat, self.diag);
         let n = diag.len();
         let k = self.params.k;
@@ -414,7 +414,7 @@ impl IterativeSolver for KernelLloyd<'_> {
         (st.labels, st.dists) = nearest_in_feature_space(diag, st.s.as_ref(), &st.t);
         st.inertia = st.dists.iter().sum();
         st.members = st.labels.clone();
-        Ok(Progress::new(st.inertia, false))
+        Ok(Some(Progress::new(st.inertia, false)))
     }
 
     fn step(&mut self, st: &mut KernelState, iteration: usize) -> Result<Progress> {

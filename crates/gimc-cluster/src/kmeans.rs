@@ -680,7 +680,7 @@ impl IterativeSolver for Lloyd<'_, '_> {
         "k-means"
     }
 
-    fn init(&mut self, st: &mut LloydState) -> Result<Progress> {
+    fn init(&mut self, st: &mut LloydState) -> Result<Option<Progress>> {
         let k = self.params.k;
         st.centers = match self.params.init {
             KMeansInit::PlusPlus => plus_plus_sharded(self.x, self.xx, k, self.rng, self.shard)?,
@@ -688,7 +688,12 @@ impl IterativeSolver for Lloyd<'_, '_> {
         };
         (st.labels, st.dists) = assign(self.x, self.xx, st.centers.as_ref())?;
         st.inertia = self.shard.sum(st.dists.iter().sum());
-        Ok(self.progress(st.inertia, 0.0, self.shard.total, false))
+        Ok(Some(self.progress(
+            st.inertia,
+            0.0,
+            self.shard.total,
+            false,
+        )))
     }
 
     fn step(&mut self, st: &mut LloydState, _iteration: usize) -> Result<Progress> {

@@ -56,11 +56,9 @@
 //! compute), plus (λ/2)‖W‖² at the end of the epoch. [`Okmf::objective`] evaluates the exact
 //! mean objective on any data.
 
-use std::time::Instant;
-
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::kernels::kernel_diag;
-use gimc_linalg::observe::{IterationRecord, NoObserver, Observer, ObserverAction};
+use gimc_linalg::observe::{IterativeSolver, NoObserver, Observer, Progress, StopReason, run};
 use gimc_linalg::rng::{FeistelPermutation, GimcRng, child, seeded};
 use gimc_linalg::solve::Cholesky;
 use gimc_linalg::{FeatureMatrix, Kernel, kernel_block, kernel_block_dense, sym_eig};
@@ -526,7 +524,6 @@ pub fn fit_okmf(
     rng: &mut GimcRng,
     observer: &mut (impl Observer + ?Sized),
 ) -> Result<Okmf> {
-    let start = Instant::now();
     let n = x.nrows();
     let k = params.k;
     if n < k {
@@ -545,27 +542,85 @@ pub fn fit_okmf(
         }
         OkmfStep::InverseScaling { .. } => 0.0,
     };
-    let mut order_rng = child(&base, 2);
-    let mut loss_trace = Vec::with_capacity(params.epochs);
-    let mut t = 0usize;
-    let mut gamma = 0.0;
-    let bsz = params.batch_size.min(n);
-    for epoch in 1..=params.epochs {
-        let perm = FeistelPermutation::new(n, &mut order_rng);
+    let mut epochs = Epochs {
+        x,
+        params,
+        budget: budget.as_ref(),
+        kb_budget: &kb_budget,
+        lmax_kb,
+        order_rng: child(&base, 2),
+        steps: 0,
+        gamma: 0.0,
+    };
+    let report = run(&mut epochs, &mut w, params.epochs, observer)?;
+    let n_steps = epochs.steps;
+    if report.stop_reason == StopReason::Observer {
+        return Err(ClusterError::Interrupted {
+            iteration: report.iterations,
+        });
+    }
+    Ok(Okmf {
+        budget,
+        kernel_budget: kb_budget,
+        w,
+        loss_trace: report.objective_trace,
+        n_steps,
+        kernel: params.kernel,
+        lambda: params.lambda,
+        alpha: params.alpha,
+    })
+}
+
+/// OKMF's epochs as an iterative loop on W (no objective before the first epoch): each step is
+/// one pass over the rows in a fresh order, in mini-batches, and reports the epoch's mean loss
+/// plus (λ/2)‖W‖² with the extra `step_size` (the last step size γ).
+struct Epochs<'a> {
+    x: &'a FeatureMatrix,
+    params: &'a OkmfParams,
+    budget: MatRef<'a, f64>,
+    kb_budget: &'a Mat<f64>,
+    /// The largest eigenvalue of K_B (the normalised step's scale; 0 for inverse scaling).
+    lmax_kb: f64,
+    order_rng: GimcRng,
+    /// Updates of W so far.
+    steps: usize,
+    /// The last step size γ.
+    gamma: f64,
+}
+
+impl IterativeSolver for Epochs<'_> {
+    type State = Mat<f64>;
+    type Error = ClusterError;
+
+    fn name(&self) -> &'static str {
+        "OKMF"
+    }
+
+    fn init(&mut self, _w: &mut Mat<f64>) -> Result<Option<Progress>> {
+        Ok(None)
+    }
+
+    fn step(&mut self, w: &mut Mat<f64>, epoch: usize) -> Result<Progress> {
+        let (x, params) = (self.x, self.params);
+        let n = x.nrows();
+        let k = params.k;
+        let p = self.budget.nrows();
+        let bsz = params.batch_size.min(n);
+        let perm = FeistelPermutation::new(n, &mut self.order_rng);
         let mut loss_sum = 0.0;
         for bstart in (0..n).step_by(bsz) {
             let bend = (bstart + bsz).min(n);
             let mut rows: Vec<usize> = (bstart..bend).map(|i| perm.get(i)).collect();
             rows.sort_unstable();
             let xb = x.select_rows(&rows)?;
-            let kb = kernel_block(&params.kernel, &xb, budget.as_ref())?;
-            let m = &kb_budget * &w;
+            let kb = kernel_block(&params.kernel, &xb, self.budget)?;
+            let m = self.kb_budget * &*w;
             let mut g = w.transpose() * &m;
             for c in 0..k {
                 g[(c, c)] += params.alpha;
             }
             let chol = Cholesky::new(g.as_ref())?;
-            let c = &kb * &w;
+            let c = &kb * &*w;
             let h = chol.solve(c.transpose())?.transpose().to_owned();
             let diag = kernel_diag(&params.kernel, &xb)?;
             loss_sum += sample_losses(&diag, c.as_ref(), h.as_ref());
@@ -576,11 +631,11 @@ pub fn fit_okmf(
                 h.as_ref(),
                 params.lambda,
             );
-            gamma = match params.step {
+            self.gamma = match params.step {
                 OkmfStep::Normalized { eta0 } => {
                     let b = (bend - bstart) as f64;
                     let seen = (epoch - 1) as f64 + bstart as f64 / n as f64;
-                    let l = lmax_kb * h.squared_norm_l2() / b + params.lambda;
+                    let l = self.lmax_kb * h.squared_norm_l2() / b + params.lambda;
                     if l > 0.0 {
                         eta0 / ((1.0 + seen) * l)
                     } else {
@@ -588,45 +643,30 @@ pub fn fit_okmf(
                     }
                 }
                 OkmfStep::InverseScaling { gamma0 } => {
-                    gamma0 / (1.0 + gamma0 * params.lambda * t as f64)
+                    gamma0 / (1.0 + gamma0 * params.lambda * self.steps as f64)
                 }
             };
             for j in 0..k {
                 for i in 0..p {
-                    let v = w[(i, j)] - gamma * grad[(i, j)];
+                    let v = w[(i, j)] - self.gamma * grad[(i, j)];
                     w[(i, j)] = if params.nonnegative { v.max(0.0) } else { v };
                 }
             }
-            t += 1;
+            self.steps += 1;
             if !w.as_ref().is_all_finite() {
                 return Err(ClusterError::NumericalBreakdown {
                     method: "OKMF",
-                    iteration: t,
+                    iteration: self.steps,
                 });
             }
         }
         let loss = loss_sum / n as f64 + 0.5 * params.lambda * w.squared_norm_l2();
-        loss_trace.push(loss);
-        let record = IterationRecord {
-            iteration: epoch,
+        Ok(Progress {
             objective: loss,
-            elapsed_secs: start.elapsed().as_secs_f64(),
-            extras: vec![("step_size", gamma)],
-        };
-        if observer.observe(&record) == ObserverAction::Stop {
-            return Err(ClusterError::Interrupted { iteration: epoch });
-        }
+            extras: vec![("step_size", self.gamma)],
+            converged: false,
+        })
     }
-    Ok(Okmf {
-        budget,
-        kernel_budget: kb_budget,
-        w,
-        loss_trace,
-        n_steps: t,
-        kernel: params.kernel,
-        lambda: params.lambda,
-        alpha: params.alpha,
-    })
 }
 
 /// K_B = k(B, B), made exactly symmetric.

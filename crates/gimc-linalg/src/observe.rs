@@ -5,8 +5,8 @@
 //! - A loop implements [`IterativeSolver`]: `init` evaluates the starting point, `step` performs
 //!   one iteration (one ALS alternation, one proximal step, one Lloyd iteration of k-means) and
 //!   says whether the loop's own convergence test is met.
-//! - [`run`] drives it: after `init` and after every `step` it hands an [`IterationRecord`] to an
-//!   [`Observer`], then stops when the loop converged, the iteration budget is spent, or the
+//! - [`run`] drives it: after `init` (when the starting point has an objective) and after every
+//!   `step` it hands an [`IterationRecord`] to an [`Observer`], then stops when the loop converged, the iteration budget is spent, or the
 //!   observer asks to stop. A NaN or infinite objective ends the run with the loop's own error
 //!   (from [`NonFiniteObjective`]).
 //! - The observer answers every record with an [`ObserverAction`]: continue, or stop. What a stop
@@ -14,10 +14,10 @@
 //!   user interrupts return an `Interrupted` error. [`Trace`] stores the records, [`NoObserver`]
 //!   ignores them and [`FnObserver`] adapts a closure.
 //!
-//! The solvers of `gimc-solvers` and the k-means restarts of `gimc-cluster` run on [`run`].
-//! OKMF's epochs (no objective before the first epoch) and GIMC's outer loop (a line search per
-//! learned map, a monotonicity check, the best-validation iterate and a stop without a record)
-//! drive themselves and hand the same records to the same observers.
+//! The solvers of `gimc-solvers` and the loops of `gimc-cluster` (the k-means and kernel
+//! k-means restarts, OKMF's epochs) run on [`run`]. GIMC's outer loop (a line search per learned
+//! map, a monotonicity check, the best-validation iterate, stops of its own kinds and a stop
+//! without a record) drives itself and hands the same records to the same observers.
 //!
 //! ```
 //! use gimc_linalg::observe::{FnObserver, IterationRecord, Observer, ObserverAction, Trace};
@@ -180,8 +180,10 @@ pub trait IterativeSolver {
     /// A short name used in errors and records (e.g. `"imc-als"`).
     fn name(&self) -> &'static str;
 
-    /// Evaluates the starting point (may also prepare caches).
-    fn init(&mut self, state: &mut Self::State) -> Result<Progress, Self::Error>;
+    /// Evaluates the starting point (may also prepare caches); `None` when the loop has no
+    /// objective there (OKMF, whose loss is a mean over an epoch), so that the first record is
+    /// iteration 1's.
+    fn init(&mut self, state: &mut Self::State) -> Result<Option<Progress>, Self::Error>;
 
     /// Performs iteration `iteration` (1-based), updating `state`.
     fn step(&mut self, state: &mut Self::State, iteration: usize) -> Result<Progress, Self::Error>;
@@ -205,7 +207,8 @@ pub struct RunReport {
     pub iterations: usize,
     /// Why the run stopped.
     pub stop_reason: StopReason,
-    /// Objective after `init` and after every step (length `iterations + 1`).
+    /// Objective after `init` (when it has one) and after every step (length `iterations + 1`,
+    /// or `iterations` without a starting objective).
     pub objective_trace: Vec<f64>,
     /// Total wall-clock seconds.
     pub elapsed_secs: f64,
@@ -258,8 +261,10 @@ where
         };
         Ok((progress.converged, observer.observe(&record)))
     };
-    let p0 = solver.init(state)?;
-    let (_, action) = emit(0, p0, &mut trace, observer)?;
+    let action = match solver.init(state)? {
+        Some(p0) => emit(0, p0, &mut trace, observer)?.1,
+        None => ObserverAction::Continue,
+    };
     let mut iterations = 0;
     let mut stop_reason = if action == ObserverAction::Stop {
         StopReason::Observer
@@ -313,8 +318,8 @@ mod tests {
         fn name(&self) -> &'static str {
             "toy"
         }
-        fn init(&mut self, x: &mut f64) -> Result<Progress, ToyError> {
-            Ok(Progress::new((*x - 3.0).powi(2), false))
+        fn init(&mut self, x: &mut f64) -> Result<Option<Progress>, ToyError> {
+            Ok(Some(Progress::new((*x - 3.0).powi(2), false)))
         }
         fn step(&mut self, x: &mut f64, it: usize) -> Result<Progress, ToyError> {
             *x -= 0.5 * (*x - 3.0);

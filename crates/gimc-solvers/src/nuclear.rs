@@ -264,11 +264,11 @@ impl IterativeSolver for FpcMc<'_> {
         "fpc-mc"
     }
 
-    fn init(&mut self, z: &mut Svd) -> Result<Progress, SolverError> {
+    fn init(&mut self, z: &mut Svd) -> Result<Option<Progress>, SolverError> {
         let (f, _) = self.objective(z, self.cont.mu)?;
         let mut p = Progress::new(f, false);
         p.extras = vec![("mu", self.cont.mu), ("rank", z.s.len() as f64)];
-        Ok(p)
+        Ok(Some(p))
     }
 
     fn step(&mut self, z: &mut Svd, it: usize) -> Result<Progress, SolverError> {
@@ -474,11 +474,11 @@ impl IterativeSolver for FpcImc<'_, '_> {
         "fpc-imc"
     }
 
-    fn init(&mut self, z: &mut Svd) -> Result<Progress, SolverError> {
+    fn init(&mut self, z: &mut Svd) -> Result<Option<Progress>, SolverError> {
         let r = self.residual(z)?;
         let mut p = Progress::new(self.objective(z, &r, self.cont.mu), false);
         p.extras = vec![("mu", self.cont.mu), ("rank", z.s.len() as f64)];
-        Ok(p)
+        Ok(Some(p))
     }
 
     fn step(&mut self, z: &mut Svd, it: usize) -> Result<Progress, SolverError> {

@@ -73,7 +73,7 @@ impl IterativeSolver for ImcAls<'_, '_> {
         "imc-als"
     }
 
-    fn init(&mut self, state: &mut ImcFactors) -> Result<Progress, SolverError> {
+    fn init(&mut self, state: &mut ImcFactors) -> Result<Option<Progress>, SolverError> {
         let f = match self.start_objective.take() {
             Some(f) => f,
             None => self
@@ -81,7 +81,7 @@ impl IterativeSolver for ImcAls<'_, '_> {
                 .objective(self.params.lambda, state.w.as_ref(), state.h.as_ref())?,
         };
         self.prev = f;
-        Ok(Progress::new(f, false))
+        Ok(Some(Progress::new(f, false)))
     }
 
     fn step(&mut self, state: &mut ImcFactors, _it: usize) -> Result<Progress, SolverError> {

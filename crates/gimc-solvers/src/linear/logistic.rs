@@ -153,12 +153,12 @@ impl IterativeSolver for LogisticNewton<'_> {
         "logistic-newton-cg"
     }
 
-    fn init(&mut self, w: &mut Mat<f64>) -> Result<Progress, SolverError> {
+    fn init(&mut self, w: &mut Mat<f64>) -> Result<Option<Progress>, SolverError> {
         let (f, _) = self.objective_at(w.as_ref())?;
         let zero = Mat::<f64>::zeros(self.n_weights(), 1);
         let z0 = vec![0.0; self.y.len()];
         self.g0 = self.gradient(zero.as_ref(), &z0)?.norm_l2();
-        Ok(Progress::new(f, false))
+        Ok(Some(Progress::new(f, false)))
     }
 
     fn step(&mut self, w: &mut Mat<f64>, it: usize) -> Result<Progress, SolverError> {

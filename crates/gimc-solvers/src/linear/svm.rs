@@ -190,10 +190,10 @@ impl IterativeSolver for SvmDualCd<'_> {
         "linear-svm-dcd"
     }
 
-    fn init(&mut self, st: &mut SvmState) -> Result<Progress, SolverError> {
+    fn init(&mut self, st: &mut SvmState) -> Result<Option<Progress>, SolverError> {
         let mut p = Progress::new(self.dual(st), false);
         p.extras = vec![("primal", self.primal(&st.w))];
-        Ok(p)
+        Ok(Some(p))
     }
 
     fn step(&mut self, st: &mut SvmState, _it: usize) -> Result<Progress, SolverError> {

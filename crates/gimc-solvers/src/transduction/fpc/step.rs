@@ -262,7 +262,7 @@ impl IterativeSolver for TransductionFpc<'_> {
         "transduction-fpc"
     }
 
-    fn init(&mut self, st: &mut TransductionState) -> Result<Progress, SolverError> {
+    fn init(&mut self, st: &mut TransductionState) -> Result<Option<Progress>, SolverError> {
         check_iterate(self.problem, self.params.variant, st.z.as_ref(), &st.bias)?;
         let sv = gimc_linalg::svd::singular_values(st.z.as_ref())?;
         self.rank = sv.iter().filter(|&&s| s > 0.0).count();
@@ -279,7 +279,7 @@ impl IterativeSolver for TransductionFpc<'_> {
         }
         let mut p = Progress::new(f, false);
         p.extras = vec![("mu", mu), ("stage", 0.0), ("rank", self.rank as f64)];
-        Ok(p)
+        Ok(Some(p))
     }
 
     fn step(&mut self, st: &mut TransductionState, it: usize) -> Result<Progress, SolverError> {
