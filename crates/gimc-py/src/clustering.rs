@@ -1,7 +1,7 @@
 //! Clustering: semi-supervised from pairwise constraints, and OKMF with its prediction of new
 //! rows.
 
-use gimc::{Gamma, GimcError, MapRegistry, SemiSupInputs, SemiSupParams, fit_semisupervised};
+use gimc::{GimcError, MapRegistry, SemiSupInputs, SemiSupParams, fit_semisupervised};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::{Preprocess, RowNorm};
 use numpy::{IntoPyArray, PyReadonlyArray2};
@@ -9,10 +9,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::{
-    family_name, features, mat_from_py, mat_to_py, preprocess, row_norm, standardize_mode,
+    family_name, features, mat_from_py, mat_to_py, parse_gamma, preprocess, row_norm,
+    standardize_mode,
 };
 use crate::interrupt::{StopOnSignal, run_interruptible};
 use crate::value_err;
+
+/// The cluster of every row and the fit's description.
+pub(crate) type ClusterFit<'py> = (Bound<'py, numpy::PyArray1<i64>>, Bound<'py, PyDict>);
 
 /// Semi-supervised clustering from pairwise constraints (GIMC Algorithm 2,
 /// `gimc::fit_semisupervised`, as `gimc cluster --constraints`): `pairs` is a p × 3 float64
@@ -37,14 +41,12 @@ pub(crate) fn fit_clusters<'py>(
     standardize: &str,
     normalize: &str,
     n_jobs: Option<usize>,
-) -> PyResult<(Bound<'py, numpy::PyArray1<i64>>, Bound<'py, PyDict>)> {
+) -> PyResult<ClusterFit<'py>> {
     let x = features(x)?;
     let mode = standardize_mode(standardize)?;
     let norm = row_norm(normalize)?;
     let (family, learn) = family_name(map)?;
-    let gamma: Gamma = gamma
-        .parse()
-        .map_err(|e| value_err(format!("gamma: {e}")))?;
+    let gamma = parse_gamma(gamma)?;
     let p = pairs.as_array();
     if p.ncols() != 3 {
         return Err(value_err(format!(
@@ -131,13 +133,11 @@ pub(crate) fn fit_okmf<'py>(
     standardize: &str,
     normalize: &str,
     n_jobs: Option<usize>,
-) -> PyResult<(Bound<'py, numpy::PyArray1<i64>>, Bound<'py, PyDict>)> {
+) -> PyResult<ClusterFit<'py>> {
     let x = features(x)?;
     let mode = standardize_mode(standardize)?;
     let norm = row_norm(normalize)?;
-    let gamma: Gamma = gamma
-        .parse()
-        .map_err(|e| value_err(format!("gamma: {e}")))?;
+    let gamma = parse_gamma(gamma)?;
     let (labels, model, st, g) = run_interruptible(py, n_jobs, |cancel| {
         let (x, st) = preprocess(x, mode, norm)?;
         let g = gamma.resolve(&x);

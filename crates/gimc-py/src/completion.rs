@@ -1,7 +1,10 @@
 //! Matrix completion: the solver methods with a held-out choice of λ, GIMC completion with
 //! kernel maps on both sides, and the factors of new rows or columns under a completion model.
 
+use std::sync::atomic::AtomicBool;
+
 use gimc::{Completed, CompletionMethod, MapRegistry};
+use gimc_linalg::Observed;
 use gimc_solvers::Side;
 use numpy::{PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -17,6 +20,21 @@ pub(crate) type CompletionFit<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyDict>,
 );
+
+/// `gimc::complete` by `method` of `omega` with its rows and columns described by `phi` and
+/// `psi`, its fits stopped when `cancel` is set.
+fn complete(
+    method: &CompletionMethod,
+    phi: Side<'_>,
+    psi: Side<'_>,
+    omega: &Observed,
+    params: &gimc::ValidCompletionSelectionParams,
+    registry: &MapRegistry,
+    cancel: &AtomicBool,
+) -> Result<Completed, gimc::GimcError> {
+    let matrix = gimc::ObservedMatrix { phi, psi, omega };
+    gimc::complete(method, matrix, params, registry, &mut StopOnSignal(cancel))
+}
 
 /// Matrix completion by `method` (`gimc::complete`, as `gimc complete --method`): `mc-als`, `imc` (ALS + CG), `mc-nuclear` / `imc-nuclear` (FPC), `pu-imc`.
 /// Z = X W (Y H)ᵀ is fitted to the observed `(rows, cols, values)`; `x_rows` / `x_cols` are the
@@ -78,21 +96,11 @@ pub(crate) fn fit_completion<'py>(
     let fit = run_interruptible(py, n_jobs, |cancel| {
         let n1 = fx.as_ref().map_or(n_rows, |f| f.nrows());
         let n2 = fy.as_ref().map_or(n_cols, |f| f.nrows());
-        let omega = gimc_linalg::Observed::from_triplets(n1, n2, &r, &c, &vals)?;
+        let omega = Observed::from_triplets(n1, n2, &r, &c, &vals)?;
         let phi = fx.as_ref().map_or(Side::Identity(n1), Side::Features);
         let psi = fy.as_ref().map_or(Side::Identity(n2), Side::Features);
-        let mut stop = StopOnSignal(cancel);
-        let Completed::Factors(f) = gimc::complete(
-            &method,
-            gimc::ObservedMatrix {
-                phi,
-                psi,
-                omega: &omega,
-            },
-            &params,
-            &registry,
-            &mut stop,
-        )?
+        let Completed::Factors(f) =
+            complete(&method, phi, psi, &omega, &params, &registry, cancel)?
         else {
             return Err(gimc::GimcError::Empty("factor model"));
         };
@@ -195,21 +203,10 @@ pub(crate) fn fit_gimc_completion<'py>(
         learn: learned,
     };
     let (bytes, p, q, sel) = run_interruptible(py, n_jobs, |cancel| {
-        let omega = gimc_linalg::Observed::from_triplets(fx.nrows(), fy.nrows(), &r, &c, &vals)?;
+        let omega = Observed::from_triplets(fx.nrows(), fy.nrows(), &r, &c, &vals)?;
         let registry = MapRegistry::builtin();
         let (phi, psi) = (Side::Features(&fx), Side::Features(&fy));
-        let mut stop = StopOnSignal(cancel);
-        let Completed::Maps(sel) = gimc::complete(
-            &method,
-            gimc::ObservedMatrix {
-                phi,
-                psi,
-                omega: &omega,
-            },
-            &params,
-            &registry,
-            &mut stop,
-        )?
+        let Completed::Maps(sel) = complete(&method, phi, psi, &omega, &params, &registry, cancel)?
         else {
             return Err(gimc::GimcError::Empty("map model"));
         };

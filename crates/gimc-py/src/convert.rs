@@ -186,15 +186,16 @@ pub(crate) fn row_norm(s: &str) -> PyResult<RowNorm> {
     }
 }
 
-/// RBF widths from the estimator's `gamma` strings (`"scale"`, `"0.5*scale"`, a number).
+/// An RBF width from the estimator's `gamma` string (`"scale"`, `"0.5*scale"`, a number).
+pub(crate) fn parse_gamma(gamma: &str) -> PyResult<Gamma> {
+    gamma
+        .parse::<Gamma>()
+        .map_err(|e| value_err(format!("gamma: {e}")))
+}
+
+/// RBF widths from the estimator's `gamma` strings (see [`parse_gamma`]).
 pub(crate) fn parse_gammas(gammas: &[String]) -> PyResult<Vec<Gamma>> {
-    gammas
-        .iter()
-        .map(|g| {
-            g.parse::<Gamma>()
-                .map_err(|e| value_err(format!("gamma: {e}")))
-        })
-        .collect()
+    gammas.iter().map(|g| parse_gamma(g)).collect()
 }
 
 /// The map family and whether it is learned, from the estimator's `map`.
@@ -210,15 +211,16 @@ pub(crate) fn family_name(map: &str) -> PyResult<(&'static str, bool)> {
     }
 }
 
+/// A 0/1 matrix as the CSR arrays `(indptr, indices, nrows, ncols)` (int64 indices).
+pub(crate) type CsrTruth<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    usize,
+    usize,
+);
+
 /// Truth as a CSR 0/1 matrix from `(indptr, indices, nrows, ncols)`.
-pub(crate) fn truth(
-    t: (
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, i64>,
-        usize,
-        usize,
-    ),
-) -> PyResult<CsMat<f64>> {
+pub(crate) fn truth(t: CsrTruth<'_>) -> PyResult<CsMat<f64>> {
     let nnz = t.1.len()?;
     csr(&t.0, &t.1, vec![1.0; nnz], t.2, t.3)
 }

@@ -7,7 +7,7 @@ use gimc::{
     AutoParams, GimcError, LabelData, LabelModel, MapRegistry, Precision, RowTransform,
     SelectionParams, Storage, auto_fit, select_and_fit,
 };
-use gimc_linalg::faer::Mat;
+use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::{FeatureMatrix, Preprocess, RowNorm};
 use numpy::ndarray::Array2;
@@ -16,7 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{
-    csr, family_name, features, parse_gammas, row_norm, scores_mat, standardize_mode, truth,
+    CsrTruth, csr, family_name, features, parse_gammas, row_norm, scores_mat, standardize_mode,
+    truth,
 };
 use crate::interrupt::{Cancel, run_interruptible};
 use crate::value_err;
@@ -362,34 +363,33 @@ pub(crate) fn model_info<'py>(py: Python<'py>, model: &[u8]) -> PyResult<Bound<'
     Ok(d)
 }
 
+/// A ranking metric of the scores against the CSR truth, its error as a `ValueError`.
+fn ranking_metric(
+    scores: &PyReadonlyArray2<'_, f64>,
+    truth_csr: CsrTruth<'_>,
+    k: usize,
+    metric: fn(MatRef<'_, f64>, &CsMat<f64>, usize) -> gimc_metrics::Result<f64>,
+) -> PyResult<f64> {
+    let t = truth(truth_csr)?;
+    metric(scores_mat(scores).as_ref(), &t, k).map_err(value_err)
+}
+
 /// Precision at k of the scores against the CSR truth (a fraction in [0, 1]).
 #[pyfunction]
 pub(crate) fn precision_at_k(
     scores: PyReadonlyArray2<'_, f64>,
-    truth_csr: (
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, i64>,
-        usize,
-        usize,
-    ),
+    truth_csr: CsrTruth<'_>,
     k: usize,
 ) -> PyResult<f64> {
-    let t = truth(truth_csr)?;
-    gimc_metrics::precision_at_k(scores_mat(&scores).as_ref(), &t, k).map_err(value_err)
+    ranking_metric(&scores, truth_csr, k, gimc_metrics::precision_at_k)
 }
 
 /// nDCG at k of the scores against the CSR truth (in [0, 1]).
 #[pyfunction]
 pub(crate) fn ndcg_at_k(
     scores: PyReadonlyArray2<'_, f64>,
-    truth_csr: (
-        PyReadonlyArray1<'_, i64>,
-        PyReadonlyArray1<'_, i64>,
-        usize,
-        usize,
-    ),
+    truth_csr: CsrTruth<'_>,
     k: usize,
 ) -> PyResult<f64> {
-    let t = truth(truth_csr)?;
-    gimc_metrics::ndcg_at_k(scores_mat(&scores).as_ref(), &t, k).map_err(value_err)
+    ranking_metric(&scores, truth_csr, k, gimc_metrics::ndcg_at_k)
 }

@@ -30,7 +30,7 @@ use gimc_linalg::rng::{child, seeded};
 use gimc_plot::LineChart;
 use gimc_solvers::{ImcParams, ImcProblem, ImcStart, NoObserver, Side, fit_imc};
 
-use super::gimc_table2::{linear_ridge, load_train_test};
+use super::gimc_table2::{LabelSet, linear_ridge, load_train_test};
 use crate::report::{Record, Report, Table, format_value};
 use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
@@ -47,16 +47,10 @@ pub const CURVES: [&str; 4] = ["IMC-RFF", "IMC-NYS", "GIMC-LFF", "GIMC-LNYS"];
 /// Settings of one set's sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fig2Config {
-    /// Display name.
-    pub name: &'static str,
-    /// Directory under the data dir.
-    pub key: &'static str,
+    /// The data set, with the γ of the Fourier and the Nyström map.
+    pub set: LabelSet,
     /// The m values.
     pub ms: Vec<usize>,
-    /// γ of the Fourier map.
-    pub gamma_lff: f64,
-    /// γ of the Nyström map.
-    pub gamma_lnys: f64,
     /// Cap on outer iterations.
     pub max_iter: usize,
     /// Rank of the linear IMC line.
@@ -72,21 +66,15 @@ impl Fig2Config {
         let ms = vec![50, 100, 200, 500, 1000];
         match name {
             "Bibtex" => Some(Self {
-                name,
-                key: "bibtex",
+                set: LabelSet::BIBTEX,
                 ms,
-                gamma_lff: 0.002,
-                gamma_lnys: 0.002,
                 max_iter: 10,
                 imc_rank: 100,
                 seed,
             }),
             "Delicious" => Some(Self {
-                name,
-                key: "delicious",
+                set: LabelSet::DELICIOUS,
                 ms,
-                gamma_lff: 0.02,
-                gamma_lnys: 0.05,
                 max_iter: 8,
                 imc_rank: 100,
                 seed,
@@ -98,11 +86,8 @@ impl Fig2Config {
     /// Quick form: Bibtex, m ∈ {20, 50}, ≤ 3 iterations, linear IMC rank 20.
     pub fn quick(seed: u64) -> Self {
         Self {
-            name: "Bibtex",
-            key: "bibtex",
+            set: LabelSet::BIBTEX,
             ms: vec![20, 50],
-            gamma_lff: 0.002,
-            gamma_lnys: 0.002,
             max_iter: 3,
             imc_rank: 20,
             seed,
@@ -198,7 +183,7 @@ pub fn run_set(
     // every (m, family, learned) point is its own selection; they run side by side on the pool
     // (each fit's products still split for the whole pool, so every result is bitwise the one
     // of a run in turn), which keeps both cores busy through the small-m fits
-    let families = [("lff", cfg.gamma_lff), ("lnys", cfg.gamma_lnys)];
+    let families = [("lff", cfg.set.gamma_lff), ("lnys", cfg.set.gamma_lnys)];
     let jobs: Vec<(usize, usize, bool)> = cfg
         .ms
         .iter()
@@ -310,7 +295,7 @@ pub fn render_svg(cfg: &Fig2Config, r: &Fig2Result) -> Result<String, Experiment
         ("linear ridge".to_owned(), r.ridge.0),
         ("linear IMC".to_owned(), r.linear_imc.0),
     ];
-    sweep_chart(cfg.name, curves, flat)
+    sweep_chart(cfg.set.name, curves, flat)
         .to_svg()
         .map_err(|e| ExperimentError::Failed(format!("plot: {e}")))
 }
@@ -353,13 +338,16 @@ impl Experiment for GimcFig2 {
                 .collect()
         };
         for cfg in &configs {
-            let (train, test) = load_train_test(&ctx.data_dir, cfg.key)?;
+            let (train, test) = load_train_test(&ctx.data_dir, cfg.set.key)?;
             let r = run_set(cfg, &train, &test)?;
             let mut header = vec!["method".to_string()];
             header.extend(cfg.ms.iter().map(|m| format!("m={m}")));
             header.push("setting".into());
             let mut table = Table::new(
-                format!("{}: test P@3 (%) against m ({:.0} s)", cfg.name, r.seconds),
+                format!(
+                    "{}: test P@3 (%) against m ({:.0} s)",
+                    cfg.set.name, r.seconds
+                ),
                 header,
             );
             for (name, pts) in CURVES.iter().zip(&r.curves) {
@@ -367,9 +355,9 @@ impl Experiment for GimcFig2 {
                 row.extend(pts.iter().map(|&(_, p, _)| format_value(Some(p), 2)));
                 let its: Vec<String> = pts.iter().map(|p| p.2.to_string()).collect();
                 let gamma = if name.ends_with("FF") {
-                    cfg.gamma_lff
+                    cfg.set.gamma_lff
                 } else {
-                    cfg.gamma_lnys
+                    cfg.set.gamma_lnys
                 };
                 row.push(format!(
                     "γ={gamma} λ=1; iterations chosen per m: {}",
@@ -378,7 +366,7 @@ impl Experiment for GimcFig2 {
                 table.push_row(row);
                 for &(m, p, it) in pts {
                     report.record(
-                        cfg.name,
+                        cfg.set.name,
                         *name,
                         format!("m={m} γ={gamma} λ=1 iterations={it}"),
                         METRIC,
@@ -393,16 +381,16 @@ impl Experiment for GimcFig2 {
                 row.extend(cfg.ms.iter().map(|_| format_value(Some(*p), 2)));
                 row.push(setting.clone());
                 table.push_row(row);
-                report.record(cfg.name, name, setting.clone(), METRIC, Some(*p), None);
+                report.record(cfg.set.name, name, setting.clone(), METRIC, Some(*p), None);
             }
             report.tables.push(table);
             // drawn from the records, as `gimc-experiments render` redraws it from the JSON
-            let suffix = cfg.name.to_lowercase();
-            report.figure(&suffix, &set_chart(cfg.name, &report.records))?;
+            let suffix = cfg.set.name.to_lowercase();
+            report.figure(&suffix, &set_chart(cfg.set.name, &report.records))?;
             let path = ctx.out_dir.join(format!("gimc-fig2-{suffix}.svg"));
             report.note(format!(
                 "{}: figure {}; cap {} outer iterations, iteration count by validation P@3, seed {}",
-                cfg.name,
+                cfg.set.name,
                 path.display(),
                 cfg.max_iter,
                 cfg.seed

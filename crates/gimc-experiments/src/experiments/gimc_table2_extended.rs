@@ -369,12 +369,12 @@ impl Experiment for GimcTable2Extended {
             )
         };
         for cfg in &configs {
-            let (train, test) = load_train_test(&ctx.data_dir, cfg.key)?;
-            let gimc_paper = published_rows(cfg.name).first().map(|p| p.1);
+            let (train, test) = load_train_test(&ctx.data_dir, cfg.set.key)?;
+            let gimc_paper = published_rows(cfg.set.name).first().map(|p| p.1);
             let mut table = Table::new(
                 format!(
                     "{} (train {}, test {}): headline, re-split means, test oracle, exact kernel ridge",
-                    cfg.name,
+                    cfg.set.name,
                     train.nrows(),
                     test.nrows()
                 ),
@@ -389,7 +389,7 @@ impl Experiment for GimcTable2Extended {
                 push_row(
                     &mut report,
                     &mut table,
-                    cfg.name,
+                    cfg.set.name,
                     Row {
                         method: &pick.method,
                         setting: &pick.setting,
@@ -402,8 +402,9 @@ impl Experiment for GimcTable2Extended {
                 );
             }
             // re-splits of the union with the original sizes
-            let union =
-                to_label_data(&load_named(&ctx.data_dir, cfg.key)?.concat(&["train", "test"])?)?;
+            let union = to_label_data(
+                &load_named(&ctx.data_dir, cfg.set.key)?.concat(&["train", "test"])?,
+            )?;
             let t = Instant::now();
             let mut runs = Vec::with_capacity(resplits);
             for r in 0..resplits {
@@ -420,7 +421,7 @@ impl Experiment for GimcTable2Extended {
                 push_row(
                     &mut report,
                     &mut table,
-                    cfg.name,
+                    cfg.set.name,
                     Row {
                         method: &method,
                         setting: &setting,
@@ -442,7 +443,7 @@ impl Experiment for GimcTable2Extended {
                 push_row(
                     &mut report,
                     &mut table,
-                    cfg.name,
+                    cfg.set.name,
                     Row {
                         method: &o.method,
                         setting: &o.setting,
@@ -460,7 +461,7 @@ impl Experiment for GimcTable2Extended {
                 push_row(
                     &mut report,
                     &mut table,
-                    cfg.name,
+                    cfg.set.name,
                     Row {
                         method: &k.method,
                         setting: &k.setting,
@@ -475,7 +476,7 @@ impl Experiment for GimcTable2Extended {
             report.tables.push(table);
             report.note(format!(
                 "{}: the headline and every re-split use gimc-table2's protocol (IMC m grid {:?}, γ {} / {}; {}; seed {}); re-split r draws its permutation of train ∪ test from stream 1000 + r of the seed and keeps the original {} training rows",
-                cfg.name, cfg.ms, cfg.gamma_lff, cfg.gamma_lnys, cfg.describe_gimc(), cfg.seed, train.nrows()
+                cfg.set.name, cfg.ms, cfg.set.gamma_lff, cfg.set.gamma_lnys, cfg.describe_gimc(), cfg.seed, train.nrows()
             ));
         }
         report.note(

@@ -30,7 +30,7 @@ use gimc::{MccParams, SemiSupInputs, SemiSupParams, fit_mccc, fit_semisupervised
 use gimc_cluster::{KMeansParams, fit_kmeans};
 use gimc_data::split::{sample_pairs, split_pairs};
 use gimc_data::{DataError, NamedOptions, load_named, load_named_part};
-use gimc_featmap::{FourierFamily, NystromFamily};
+use gimc_featmap::{FourierFamily, MapFamily, NystromFamily};
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_metrics::{constraint_error, pairwise_clustering_error};
@@ -354,6 +354,17 @@ pub struct ConstrainedSet<'a> {
     pub pairs: &'a [(usize, usize, f64)],
 }
 
+impl<'a> ConstrainedSet<'a> {
+    /// The set's points and constraints as the inputs of a kernel method with `family`'s maps.
+    pub fn inputs<F: ?Sized>(self, family: &'a F) -> SemiSupInputs<'a, F> {
+        SemiSupInputs {
+            x: &self.set.x,
+            pairs: self.pairs,
+            family,
+        }
+    }
+}
+
 /// Runs `method` on `data` (a set and its constraints); `rng` drives every random choice (the
 /// same generator state gives IMC-RFF and GIMC-LFF the same map draw and held-out split).
 pub fn run_method(
@@ -391,29 +402,9 @@ pub fn run_method(
         Method::ImcRff | Method::GimcLff | Method::GimcLnys => {
             let p = semisup_params(set, config, method != Method::ImcRff)?;
             let (labels, lambda, iterations) = if method == Method::GimcLnys {
-                let fit = fit_semisupervised(
-                    SemiSupInputs {
-                        x: &set.x,
-                        pairs,
-                        family: &NystromFamily::default(),
-                    },
-                    &p,
-                    rng,
-                    &mut NoObserver,
-                );
-                fit.map(|f| (f.labels, f.lambda, f.iterations))
+                semisup_run(data.inputs(&NystromFamily::default()), &p, rng)
             } else {
-                let fit = fit_semisupervised(
-                    SemiSupInputs {
-                        x: &set.x,
-                        pairs,
-                        family: &FourierFamily,
-                    },
-                    &p,
-                    rng,
-                    &mut NoObserver,
-                );
-                fit.map(|f| (f.labels, f.lambda, f.iterations))
+                semisup_run(data.inputs(&FourierFamily), &p, rng)
             }?;
             (labels, Some(lambda), Some(iterations))
         }
@@ -424,6 +415,17 @@ pub fn run_method(
         iterations,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// The clustering, chosen λ and chosen outer-iteration count of the kernel method (learned or
+/// not, per `p`) on `inputs`.
+fn semisup_run<F: MapFamily + ?Sized>(
+    inputs: SemiSupInputs<'_, F>,
+    p: &gimc::ValidSemiSupParams,
+    rng: &mut GimcRng,
+) -> Result<(Vec<usize>, f64, usize), ExperimentError> {
+    let fit = fit_semisupervised(inputs, p, rng, &mut NoObserver)?;
+    Ok((fit.labels, fit.lambda, fit.iterations))
 }
 
 /// The settings of the kernel methods (learned or not) on `set`.
@@ -453,11 +455,7 @@ pub fn run_rff_and_lff(
     let start = Instant::now();
     let p = semisup_params(set, config, true)?;
     let pair = gimc::fit_semisupervised_with_start(
-        SemiSupInputs {
-            x: &set.x,
-            pairs,
-            family: &FourierFamily,
-        },
+        ConstrainedSet { set, pairs }.inputs(&FourierFamily),
         &p,
         rng,
     )?;

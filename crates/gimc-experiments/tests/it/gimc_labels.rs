@@ -57,7 +57,7 @@ fn quick_table2_learning_beats_its_start_on_bibtex() {
         "m {100} × (raw rows γ {0.002, 0.008}; L2 rows γ {0.14}) × λ {0.3, 1}"
     );
     cfg.patience = Some(2);
-    let (train, test) = load_train_test(&dir, cfg.key).unwrap();
+    let (train, test) = load_train_test(&dir, cfg.set.key).unwrap();
     let train = train
         .select_rows(&(0..QUICK_ROWS).collect::<Vec<_>>())
         .unwrap();
@@ -123,7 +123,7 @@ fn quick_fig2_curves_and_svg_on_bibtex() {
     let Some(dir) = data_dir() else { return };
     assert!(experiment_names().contains(&"gimc-fig2"));
     let cfg = Fig2Config::quick(3);
-    let (train, test) = load_train_test(&dir, cfg.key).unwrap();
+    let (train, test) = load_train_test(&dir, cfg.set.key).unwrap();
     let train = train
         .select_rows(&(0..QUICK_ROWS).collect::<Vec<_>>())
         .unwrap();
@@ -182,7 +182,7 @@ fn quick_test_oracle_walks_every_row_form() {
     let Some(dir) = data_dir() else { return };
     let mut cfg = SetConfig::quick(5);
     cfg.max_iter = 2;
-    let (train, test) = load_train_test(&dir, cfg.key).unwrap();
+    let (train, test) = load_train_test(&dir, cfg.set.key).unwrap();
     let train = train.select_rows(&(0..800).collect::<Vec<_>>()).unwrap();
     let grid = |rows: Vec<RowGrid>| GimcGrid {
         ms: vec![50],

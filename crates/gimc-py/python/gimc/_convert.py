@@ -7,6 +7,19 @@ import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
 
+def _canonical_csr(X):
+    """CSR matrix ``X`` in canonical form (a copy with sorted indices and duplicates summed
+    when it is not), with its ``indptr`` and ``indices`` as contiguous int64 arrays."""
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return (
+        X,
+        np.ascontiguousarray(X.indptr, dtype=np.int64),
+        np.ascontiguousarray(X.indices, dtype=np.int64),
+    )
+
+
 def features(X):
     """A float64 2-D array, or the CSR tuple ``(indptr, indices, data, nrows, ncols)``.
 
@@ -16,13 +29,10 @@ def features(X):
     Rust side reads them in place. Dense input must be 2-D and numeric.
     """
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
+        X, indptr, indices = _canonical_csr(sp.csr_matrix(X, dtype=np.float64))
         return (
-            np.ascontiguousarray(X.indptr, dtype=np.int64),
-            np.ascontiguousarray(X.indices, dtype=np.int64),
+            indptr,
+            indices,
             np.ascontiguousarray(X.data, dtype=np.float64),
             int(X.shape[0]),
             int(X.shape[1]),
@@ -62,12 +72,5 @@ def indicator_csr(Y):
     """A 0/1 indicator matrix (dense or sparse) as ``(indptr, indices, nrows, ncols)``."""
     Y = sp.csr_matrix(Y)
     Y.eliminate_zeros()
-    if not Y.has_canonical_format:
-        Y = Y.copy()
-        Y.sum_duplicates()
-    return (
-        np.ascontiguousarray(Y.indptr, dtype=np.int64),
-        np.ascontiguousarray(Y.indices, dtype=np.int64),
-        int(Y.shape[0]),
-        int(Y.shape[1]),
-    )
+    Y, indptr, indices = _canonical_csr(Y)
+    return (indptr, indices, int(Y.shape[0]), int(Y.shape[1]))

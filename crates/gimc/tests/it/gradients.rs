@@ -132,10 +132,11 @@ fn general_objective_gradients_match_finite_differences() {
         let (mut rm, mut cm) = model.into_maps();
         assert!(du.norm_l2() > 1e-6 && dv.norm_l2() > 1e-6);
         let (rkind, ckind) = (rm.kind().to_string(), cm.kind().to_string());
-        let f_rows = |m: &BoxedMap| {
+        // the objective with W and H held, as a function of the maps
+        let objective = |row_map: &BoxedMap, col_map: &BoxedMap| {
             CompletionModel::new(CompletionParts {
-                row_map: m,
-                col_map: &cm,
+                row_map,
+                col_map,
                 w: w.clone(),
                 h: h.clone(),
                 lambda: 0.3,
@@ -144,19 +145,7 @@ fn general_objective_gradients_match_finite_differences() {
             .objective(&data)
             .unwrap()
         };
-        check_directional(&mut rm, &du, f_rows, &rkind);
-        let f_cols = |m: &BoxedMap| {
-            CompletionModel::new(CompletionParts {
-                row_map: &rm,
-                col_map: m,
-                w: w.clone(),
-                h: h.clone(),
-                lambda: 0.3,
-            })
-            .unwrap()
-            .objective(&data)
-            .unwrap()
-        };
-        check_directional(&mut cm, &dv, f_cols, &ckind);
+        check_directional(&mut rm, &du, |m: &BoxedMap| objective(m, &cm), &rkind);
+        check_directional(&mut cm, &dv, |m: &BoxedMap| objective(&rm, m), &ckind);
     }
 }

@@ -80,8 +80,8 @@ pub trait Fig1Method: Send + Sync {
 /// comes after it).
 pub fn fig1_methods() -> Vec<Box<dyn Fig1Method>> {
     vec![
-        Box::new(Mc),
-        Box::new(Imc),
+        Box::new(MC),
+        Box::new(IMC),
         Box::new(ImcRff),
         Box::new(GimcLff),
     ]
@@ -120,16 +120,25 @@ pub(super) fn imc_params(rank: usize, lambda: f64, quick: bool) -> ImcParams {
         )
 }
 
-/// Plain MC by ALS (GIMC eq. 2).
-#[derive(Debug, Clone, Copy)]
-pub struct Mc;
+/// How a [`LambdaMethod`] fits: on the observed entries `train` with λ, returning Â.
+type LambdaFit =
+    fn(&Fig1Task<'_>, &Observed, f64, &mut GimcRng) -> Result<Mat<f64>, ExperimentError>;
 
-impl Fig1Method for Mc {
+/// A method whose only hyper-parameter is λ ([`MC`], [`IMC`]): its name, λ candidates (full
+/// form, quick form) and fit.
+#[derive(Debug, Clone, Copy)]
+pub struct LambdaMethod {
+    name: &'static str,
+    lambdas: (&'static [f64], &'static [f64]),
+    fit: LambdaFit,
+}
+
+impl Fig1Method for LambdaMethod {
     fn name(&self) -> &'static str {
-        "MC"
+        self.name
     }
     fn grid(&self, quick: bool, _dim: usize, _base: Option<&Setting>) -> Grid {
-        lambda_grid(MC_LAMBDAS, quick)
+        lambda_grid(self.lambdas, quick)
     }
     fn fit_predict(
         &self,
@@ -139,34 +148,27 @@ impl Fig1Method for Mc {
         setting: &Setting,
         rng: &mut GimcRng,
     ) -> Result<Fig1Fit, ExperimentError> {
-        let params = imc_params(task.rank, setting.get("λ")?, task.quick).check()?;
-        let model = fit_mc_als(train, &params, ImcStart::Draw(rng), &mut NoObserver)?;
-        Ok((&model.w * model.h.transpose()).into())
+        (self.fit)(task, train, setting.get("λ")?, rng).map(Fig1Fit::from)
     }
 }
+
+/// Plain MC by ALS (GIMC eq. 2).
+pub const MC: LambdaMethod = LambdaMethod {
+    name: "MC",
+    lambdas: MC_LAMBDAS,
+    fit: |task, train, lambda, rng| {
+        let params = imc_params(task.rank, lambda, task.quick).check()?;
+        let model = fit_mc_als(train, &params, ImcStart::Draw(rng), &mut NoObserver)?;
+        Ok(&model.w * model.h.transpose())
+    },
+};
 
 /// IMC with the raw features Φ = X, Ψ = Y (GIMC eq. 3).
-#[derive(Debug, Clone, Copy)]
-pub struct Imc;
-
-impl Fig1Method for Imc {
-    fn name(&self) -> &'static str {
-        "IMC"
-    }
-    fn grid(&self, quick: bool, _dim: usize, _base: Option<&Setting>) -> Grid {
-        lambda_grid(IMC_LAMBDAS, quick)
-    }
-    fn fit_predict(
-        &self,
-        task: &Fig1Task<'_>,
-        train: &Observed,
-        _validation: Option<&Observed>,
-        setting: &Setting,
-        rng: &mut GimcRng,
-    ) -> Result<Fig1Fit, ExperimentError> {
-        fit_features(task, task.x, task.y, train, setting.get("λ")?, rng).map(Fig1Fit::from)
-    }
-}
+pub const IMC: LambdaMethod = LambdaMethod {
+    name: "IMC",
+    lambdas: IMC_LAMBDAS,
+    fit: |task, train, lambda, rng| fit_features(task, task.x, task.y, train, lambda, rng),
+};
 
 /// Fits IMC with features `phi`, `psi` and returns the full prediction.
 pub(super) fn fit_features(

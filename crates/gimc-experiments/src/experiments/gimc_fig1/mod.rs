@@ -39,8 +39,8 @@ mod run;
 
 pub use grid::{Grid, Setting, select};
 pub use methods::{
-    Fig1Fit, Fig1Method, Fig1Task, GimcLff, Imc, ImcRff, LFF_MAX_ITERS, LFF_PATIENCE, Mc,
-    fig1_methods,
+    Fig1Fit, Fig1Method, Fig1Task, GimcLff, IMC, ImcRff, LFF_MAX_ITERS, LFF_PATIENCE, LambdaMethod,
+    MC, fig1_methods,
 };
 pub use panel::{DATASET_TANH, Fig1Panel, PANELS, TANH_TARGET, fraction_label, panel_chart};
 pub use run::{Fig1Cell, Fig1Config, run_fig1, run_fig1_panels};
