@@ -417,7 +417,7 @@ impl IterativeSolver for KernelLloyd<'_> {
         Ok(Some(Progress::new(st.inertia, false)))
     }
 
-    fn step(&mut self, st: &mut KernelState, iteration: usize) -> Result<Progress> {
+    fn step(&mut self, st: &mut KernelState, iteration: usize) -> Result<Option<Progress>> {
         let kmat = self.kmat;
         let n = self.diag.len();
         let k = self.params.k;
@@ -461,10 +461,10 @@ impl IterativeSolver for KernelLloyd<'_> {
         st.labels = new_labels;
         st.dists = new_dists;
         st.inertia = st.dists.iter().sum();
-        Ok(Progress::new(
+        Ok(Some(Progress::new(
             st.inertia,
             n_changed == 0 || center_shift <= self.tol_abs,
-        ))
+        )))
     }
 }
 

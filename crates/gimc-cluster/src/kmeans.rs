@@ -29,6 +29,8 @@
 //! after the other and every parallel kernel is thread-count independent, so the result depends
 //! only on the generator's state.
 
+use std::time::Instant;
+
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::observe::{IterativeSolver, NoObserver, Observer, Progress, StopReason, run};
 use gimc_linalg::rng::{GimcRng, child, seeded};
@@ -169,6 +171,7 @@ fn fit_kmeans_on_shards(
     observer: &mut (impl Observer + ?Sized),
     sums: &dyn RowSums,
 ) -> Result<KMeans> {
+    let started = Instant::now();
     let shard = if sums.processes() <= 1 {
         Shard::single(sums, x.nrows())
     } else {
@@ -203,6 +206,7 @@ fn fit_kmeans_on_shards(
             tol_abs,
             rng: &mut stream,
             restart,
+            started,
         };
         let mut state = LloydState::empty();
         let report = run(&mut lloyd, &mut state, params.max_iter, &mut *observer)?;
@@ -626,7 +630,8 @@ pub(crate) fn plus_plus_indices(
 
 /// One restart of k-means as an iterative loop: the seeding and first assignment (`init`),
 /// then Lloyd iterations (`step`) until no label changes or the centres move by at most the
-/// tolerance. Its progress carries the extras `restart`, `center_shift` and `n_changed`.
+/// tolerance. Its progress carries the extras `restart`, `center_shift` and `n_changed`, and its
+/// records count seconds from `started`, the start of the fit's restarts.
 struct Lloyd<'a, 's> {
     x: &'a FeatureMatrix,
     xx: &'a [f64],
@@ -635,6 +640,7 @@ struct Lloyd<'a, 's> {
     tol_abs: f64,
     rng: &'a mut GimcRng,
     restart: usize,
+    started: Instant,
 }
 
 /// The iterate of a restart: the centres, every row's label and squared distance to its
@@ -680,6 +686,10 @@ impl IterativeSolver for Lloyd<'_, '_> {
         "k-means"
     }
 
+    fn started(&self) -> Option<Instant> {
+        Some(self.started)
+    }
+
     fn init(&mut self, st: &mut LloydState) -> Result<Option<Progress>> {
         let k = self.params.k;
         st.centers = match self.params.init {
@@ -696,7 +706,7 @@ impl IterativeSolver for Lloyd<'_, '_> {
         )))
     }
 
-    fn step(&mut self, st: &mut LloydState, _iteration: usize) -> Result<Progress> {
+    fn step(&mut self, st: &mut LloydState, _iteration: usize) -> Result<Option<Progress>> {
         let k = self.params.k;
         relocate_empty_sharded(&mut st.labels, &st.dists, k, self.shard);
         let new_centers = cluster_means(self.x, &st.labels, k, self.shard);
@@ -714,7 +724,12 @@ impl IterativeSolver for Lloyd<'_, '_> {
         st.dists = new_dists;
         st.inertia = self.shard.sum(st.dists.iter().sum());
         let done = n_changed == 0 || center_shift <= self.tol_abs;
-        Ok(self.progress(st.inertia, center_shift, n_changed, done))
+        Ok(Some(self.progress(
+            st.inertia,
+            center_shift,
+            n_changed,
+            done,
+        )))
     }
 }
 

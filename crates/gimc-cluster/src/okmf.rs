@@ -56,6 +56,8 @@
 //! compute), plus (λ/2)‖W‖² at the end of the epoch. [`Okmf::objective`] evaluates the exact
 //! mean objective on any data.
 
+use std::time::Instant;
+
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::kernels::kernel_diag;
 use gimc_linalg::observe::{IterativeSolver, NoObserver, Observer, Progress, StopReason, run};
@@ -524,6 +526,7 @@ pub fn fit_okmf(
     rng: &mut GimcRng,
     observer: &mut (impl Observer + ?Sized),
 ) -> Result<Okmf> {
+    let started = Instant::now();
     let n = x.nrows();
     let k = params.k;
     if n < k {
@@ -551,6 +554,7 @@ pub fn fit_okmf(
         order_rng: child(&base, 2),
         steps: 0,
         gamma: 0.0,
+        started,
     };
     let report = run(&mut epochs, &mut w, params.epochs, observer)?;
     let n_steps = epochs.steps;
@@ -586,6 +590,8 @@ struct Epochs<'a> {
     steps: usize,
     /// The last step size γ.
     gamma: f64,
+    /// The start of the fit (its records count seconds from it).
+    started: Instant,
 }
 
 impl IterativeSolver for Epochs<'_> {
@@ -596,11 +602,15 @@ impl IterativeSolver for Epochs<'_> {
         "OKMF"
     }
 
+    fn started(&self) -> Option<Instant> {
+        Some(self.started)
+    }
+
     fn init(&mut self, _w: &mut Mat<f64>) -> Result<Option<Progress>> {
         Ok(None)
     }
 
-    fn step(&mut self, w: &mut Mat<f64>, epoch: usize) -> Result<Progress> {
+    fn step(&mut self, w: &mut Mat<f64>, epoch: usize) -> Result<Option<Progress>> {
         let (x, params) = (self.x, self.params);
         let n = x.nrows();
         let k = params.k;
@@ -661,11 +671,11 @@ impl IterativeSolver for Epochs<'_> {
             }
         }
         let loss = loss_sum / n as f64 + 0.5 * params.lambda * w.squared_norm_l2();
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: loss,
             extras: vec![("step_size", self.gamma)],
             converged: false,
-        })
+        }))
     }
 }
 

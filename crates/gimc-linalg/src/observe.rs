@@ -14,10 +14,11 @@
 //!   user interrupts return an `Interrupted` error. [`Trace`] stores the records, [`NoObserver`]
 //!   ignores them and [`FnObserver`] adapts a closure.
 //!
-//! The solvers of `gimc-solvers` and the loops of `gimc-cluster` (the k-means and kernel
-//! k-means restarts, OKMF's epochs) run on [`run`]. GIMC's outer loop (a line search per learned
-//! map, a monotonicity check, the best-validation iterate, stops of its own kinds and a stop
-//! without a record) drives itself and hands the same records to the same observers.
+//! Every iterative loop of the workspace runs on [`run`]: the solvers of `gimc-solvers`, the
+//! loops of `gimc-cluster` (the k-means and kernel k-means restarts, OKMF's epochs, which have
+//! no starting objective) and GIMC's outer loop in `gimc` (whose steps may end the fit without a
+//! record, [`StopReason::Halted`], and whose own stopping rules stand behind the convergence
+//! flag).
 //!
 //! ```
 //! use gimc_linalg::observe::{FnObserver, IterationRecord, Observer, ObserverAction, Trace};
@@ -185,8 +186,20 @@ pub trait IterativeSolver {
     /// iteration 1's.
     fn init(&mut self, state: &mut Self::State) -> Result<Option<Progress>, Self::Error>;
 
-    /// Performs iteration `iteration` (1-based), updating `state`.
-    fn step(&mut self, state: &mut Self::State, iteration: usize) -> Result<Progress, Self::Error>;
+    /// Performs iteration `iteration` (1-based), updating `state`; `None` when the loop ends
+    /// within the iteration without finishing it (nothing is recorded for it, and the run stops
+    /// with [`StopReason::Halted`]; GIMC's fast path when a map takes no step).
+    fn step(
+        &mut self,
+        state: &mut Self::State,
+        iteration: usize,
+    ) -> Result<Option<Progress>, Self::Error>;
+
+    /// When the loop's records count their seconds from (default: the start of [`run`]); a
+    /// loop whose setup before `init` is part of its fit gives that start.
+    fn started(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// Why [`run`] stopped.
@@ -198,12 +211,15 @@ pub enum StopReason {
     MaxIterations,
     /// The observer asked to stop.
     Observer,
+    /// A step ended the loop without finishing its iteration ([`IterativeSolver::step`] returned
+    /// `None`).
+    Halted,
 }
 
 /// Summary of a [`run`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
-    /// Steps performed (not counting `init`).
+    /// Steps finished (not counting `init`, nor a step that halted).
     pub iterations: usize,
     /// Why the run stopped.
     pub stop_reason: StopReason,
@@ -237,7 +253,7 @@ where
     S: IterativeSolver + ?Sized,
     O: Observer + ?Sized,
 {
-    let start = std::time::Instant::now();
+    let start = solver.started().unwrap_or_else(std::time::Instant::now);
     let name = solver.name();
     let mut trace = Vec::with_capacity(max_iter.saturating_add(1).min(1 << 16));
     let emit = |iteration: usize,
@@ -273,7 +289,10 @@ where
     };
     if action == ObserverAction::Continue {
         for it in 1..=max_iter {
-            let p = solver.step(state, it)?;
+            let Some(p) = solver.step(state, it)? else {
+                stop_reason = StopReason::Halted;
+                break;
+            };
             iterations = it;
             let (converged, action) = emit(it, p, &mut trace, observer)?;
             if action == ObserverAction::Stop {
@@ -310,6 +329,7 @@ mod tests {
     /// Minimises (x − 3)² by damped steps x ← x − 0.5·(x − 3).
     struct Toy {
         nan_at: Option<usize>,
+        halt_at: Option<usize>,
     }
 
     impl IterativeSolver for Toy {
@@ -321,7 +341,10 @@ mod tests {
         fn init(&mut self, x: &mut f64) -> Result<Option<Progress>, ToyError> {
             Ok(Some(Progress::new((*x - 3.0).powi(2), false)))
         }
-        fn step(&mut self, x: &mut f64, it: usize) -> Result<Progress, ToyError> {
+        fn step(&mut self, x: &mut f64, it: usize) -> Result<Option<Progress>, ToyError> {
+            if Some(it) == self.halt_at {
+                return Ok(None);
+            }
             *x -= 0.5 * (*x - 3.0);
             let f = if Some(it) == self.nan_at {
                 f64::NAN
@@ -330,7 +353,7 @@ mod tests {
             };
             let mut p = Progress::new(f, f < 1e-12);
             p.extras.push(("x", *x));
-            Ok(p)
+            Ok(Some(p))
         }
     }
 
@@ -338,7 +361,16 @@ mod tests {
     fn the_runner_records_stops_and_reports_a_non_finite_objective() {
         let mut x = 0.0;
         let mut trace = Trace::new();
-        let rep = run(&mut Toy { nan_at: None }, &mut x, 1000, &mut trace).unwrap();
+        let rep = run(
+            &mut Toy {
+                nan_at: None,
+                halt_at: None,
+            },
+            &mut x,
+            1000,
+            &mut trace,
+        )
+        .unwrap();
         assert_eq!(rep.stop_reason, StopReason::Converged);
         assert_eq!(trace.records.len(), rep.iterations + 1);
         assert_eq!(trace.objectives(), rep.objective_trace);
@@ -346,7 +378,16 @@ mod tests {
         assert!(rep.objective_trace.windows(2).all(|w| w[1] <= w[0]));
 
         let mut x = 0.0;
-        let rep = run(&mut Toy { nan_at: None }, &mut x, 3, &mut NoObserver).unwrap();
+        let rep = run(
+            &mut Toy {
+                nan_at: None,
+                halt_at: None,
+            },
+            &mut x,
+            3,
+            &mut NoObserver,
+        )
+        .unwrap();
         assert_eq!(
             (rep.iterations, rep.stop_reason),
             (3, StopReason::MaxIterations)
@@ -360,17 +401,44 @@ mod tests {
                 ObserverAction::Continue
             }
         });
-        let rep = run(&mut Toy { nan_at: None }, &mut x, 100, &mut stop_after_two).unwrap();
+        let rep = run(
+            &mut Toy {
+                nan_at: None,
+                halt_at: None,
+            },
+            &mut x,
+            100,
+            &mut stop_after_two,
+        )
+        .unwrap();
         assert_eq!((rep.iterations, rep.stop_reason), (2, StopReason::Observer));
         // from the minimum the first step converges; a stop at that step still counts
         let mut x = 3.0;
-        let rep = run(&mut Toy { nan_at: None }, &mut x, 100, &mut NoObserver).unwrap();
+        let rep = run(
+            &mut Toy {
+                nan_at: None,
+                halt_at: None,
+            },
+            &mut x,
+            100,
+            &mut NoObserver,
+        )
+        .unwrap();
         assert_eq!(
             (rep.iterations, rep.stop_reason),
             (1, StopReason::Converged)
         );
         let mut x = 3.0;
-        let rep = run(&mut Toy { nan_at: None }, &mut x, 100, &mut stop_after_two).unwrap();
+        let rep = run(
+            &mut Toy {
+                nan_at: None,
+                halt_at: None,
+            },
+            &mut x,
+            100,
+            &mut stop_after_two,
+        )
+        .unwrap();
         let mut stop_at_one = FnObserver(|r: &IterationRecord| {
             if r.iteration >= 1 {
                 ObserverAction::Stop
@@ -379,15 +447,43 @@ mod tests {
             }
         });
         let mut x = 3.0;
-        let stopped = run(&mut Toy { nan_at: None }, &mut x, 100, &mut stop_at_one).unwrap();
+        let stopped = run(
+            &mut Toy {
+                nan_at: None,
+                halt_at: None,
+            },
+            &mut x,
+            100,
+            &mut stop_at_one,
+        )
+        .unwrap();
         assert_eq!(rep.stop_reason, StopReason::Converged);
         assert_eq!(
             (stopped.iterations, stopped.stop_reason),
             (1, StopReason::Observer)
         );
+        // a step that halts ends the run unrecorded
+        let mut x = 0.0;
+        let mut trace = Trace::new();
+        let toy = &mut Toy {
+            nan_at: None,
+            halt_at: Some(3),
+        };
+        let rep = run(toy, &mut x, 100, &mut trace).unwrap();
+        assert_eq!((rep.iterations, rep.stop_reason), (2, StopReason::Halted));
+        assert_eq!(trace.records.len(), 3);
 
         let mut x = 0.0;
-        let err = run(&mut Toy { nan_at: Some(4) }, &mut x, 100, &mut NoObserver).unwrap_err();
+        let err = run(
+            &mut Toy {
+                nan_at: Some(4),
+                halt_at: None,
+            },
+            &mut x,
+            100,
+            &mut NoObserver,
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             ToyError(NonFiniteObjective {

@@ -271,7 +271,7 @@ impl IterativeSolver for FpcMc<'_> {
         Ok(Some(p))
     }
 
-    fn step(&mut self, z: &mut Svd, it: usize) -> Result<Progress, SolverError> {
+    fn step(&mut self, z: &mut Svd, it: usize) -> Result<Option<Progress>, SolverError> {
         let mu = self.cont.mu;
         let (_, g) = self.objective(z, mu)?;
         // Y = Z − τ P_Ω(Z − A): low rank L Rᵀ plus the sparse −τ g on Ω
@@ -301,11 +301,11 @@ impl IterativeSolver for FpcMc<'_> {
         *z = new;
         let (f, _) = self.objective(z, mu)?;
         let converged = self.cont.advance(rel);
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: f,
             extras: vec![("mu", mu), ("rank", z.s.len() as f64), ("rel_change", rel)],
             converged,
-        })
+        }))
     }
 }
 
@@ -481,7 +481,7 @@ impl IterativeSolver for FpcImc<'_, '_> {
         Ok(Some(p))
     }
 
-    fn step(&mut self, z: &mut Svd, it: usize) -> Result<Progress, SolverError> {
+    fn step(&mut self, z: &mut Svd, it: usize) -> Result<Option<Progress>, SolverError> {
         let mu = self.cont.mu;
         let r = self.residual(z)?;
         let f_old = 0.5 * r.iter().map(|r| r * r).sum::<f64>();
@@ -521,7 +521,7 @@ impl IterativeSolver for FpcImc<'_, '_> {
         *z = svd;
         let f = self.objective(z, &r_new, mu);
         let converged = self.cont.advance(rel);
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: f,
             extras: vec![
                 ("mu", mu),
@@ -530,7 +530,7 @@ impl IterativeSolver for FpcImc<'_, '_> {
                 ("tau", self.tau),
             ],
             converged,
-        })
+        }))
     }
 }
 

@@ -27,17 +27,18 @@
 //! (the fast path, [`NoStep::Stop`]: no W-step and no record for that iteration) or takes no
 //! step this iteration ([`NoStep::Skip`], the general path).
 //!
-//! This loop drives itself rather than running on the workspace's runner
-//! ([`gimc_linalg::observe::run`], which the solvers and k-means use): that one records after
-//! every step and stops on the loop's own convergence flag, while the outer loop adds the line
-//! search per block, the monotonicity check, the best-validation iterate, stops of its own
-//! kinds ([`FitStop`]) and the fast path's stop without a record. It hands the same
-//! [`IterationRecord`]s to the same [`Observer`]s.
+//! The loop runs on the workspace's runner ([`gimc_linalg::observe::run`], as the solvers and
+//! the clustering loops do): its start is the runner's `init` and each outer iteration a
+//! `step`, which ends the run without a record when a block takes no step under
+//! [`NoStep::Stop`] ([`StopReason::Halted`]) and otherwise reports the iteration's record, its
+//! own stopping rules standing behind the runner's convergence flag. Every record goes to the
+//! caller's [`Observer`] as an [`IterationRecord`].
 
 use std::time::Instant;
 
 use gimc_linalg::faer::{Mat, MatRef};
-use gimc_solvers::{IterationRecord, Observer, ObserverAction};
+use gimc_linalg::observe::{IterativeSolver, NonFiniteObjective, Progress, StopReason, run};
+use gimc_solvers::{IterationRecord, Observer};
 
 use crate::error::{GimcError, Result};
 use crate::linesearch::{LineSearchParams, Search, armijo, first_step};
@@ -236,9 +237,10 @@ pub(crate) struct OuterRun<I, S> {
 }
 
 /// Runs the outer iterations of Algorithm 1 on `problem` from its start, whose objective is
-/// `f0` (module documentation). Errors: [`GimcError::NonFinite`] when an objective or a
-/// gradient is not finite, [`GimcError::ObjectiveIncreased`] when the monotonicity invariant
-/// fails, and whatever the problem's own steps return.
+/// `f0` (module documentation), on the workspace's runner ([`run`]). Errors:
+/// [`GimcError::NonFinite`] when an objective or a gradient is not finite,
+/// [`GimcError::ObjectiveIncreased`] when the monotonicity invariant fails, and whatever the
+/// problem's own steps return.
 pub(crate) fn run_outer<P, O>(
     problem: &mut P,
     f0: f64,
@@ -250,68 +252,117 @@ where
     P: OuterProblem,
     O: Observer + ?Sized,
 {
-    check_finite_objective(f0, 0)?;
     let blocks = problem.blocks();
     let mut log = Log {
         history: Vec::with_capacity(settings.max_iter.saturating_add(1).min(1 << 16)),
         best: None,
     };
-    let start = OuterIteration {
-        iteration: 0,
-        objective: f0,
-        objective_after_factors: f0,
-        steps: &vec![None; blocks.len()],
-        trials: 0,
+    let mut outer = OuterLoop {
+        last_steps: vec![None; blocks.len()],
+        problem,
+        blocks,
+        settings,
         started,
+        f: f0,
+        stop: None,
     };
-    if log.push(problem, &start, observer)? == ObserverAction::Stop {
-        return Ok(log.finish(FitStop::Observer));
+    let report = run(&mut outer, &mut log, settings.max_iter, observer)?;
+    let reason = match report.stop_reason {
+        StopReason::Observer => FitStop::Observer,
+        StopReason::MaxIterations => FitStop::MaxIterations,
+        StopReason::Converged | StopReason::Halted => outer.stop.unwrap_or(FitStop::Converged),
+    };
+    Ok(log.finish(reason))
+}
+
+/// The outer loop as an iterative loop of the runner: the iterate lives in `problem`, the
+/// history and the best iterate in the runner's state ([`Log`]).
+struct OuterLoop<'p, 's, P: OuterProblem> {
+    problem: &'p mut P,
+    blocks: Vec<P::Block>,
+    settings: &'s OuterSettings<'s>,
+    started: Instant,
+    /// f at the current iterate.
+    f: f64,
+    /// The last accepted step of every block (the next search's first trial).
+    last_steps: Vec<Option<f64>>,
+    /// Why the loop ended itself (a stopping rule of step 6, or a block without a step).
+    stop: Option<FitStop>,
+}
+
+impl<P: OuterProblem> IterativeSolver for OuterLoop<'_, '_, P> {
+    type State = Log<P::Info, P::Snapshot>;
+    type Error = GimcError;
+
+    fn name(&self) -> &'static str {
+        "gimc"
     }
-    let mut f = f0;
-    let mut last_steps = vec![None; blocks.len()];
-    for iteration in 1..=settings.max_iter {
-        let f_prev = f;
-        f = problem.factors_before_search(f)?;
+
+    fn started(&self) -> Option<Instant> {
+        Some(self.started)
+    }
+
+    fn init(&mut self, log: &mut Self::State) -> Result<Option<Progress>> {
+        check_finite_objective(self.f, 0)?;
+        let start = OuterIteration {
+            iteration: 0,
+            objective: self.f,
+            objective_after_factors: self.f,
+            steps: &vec![None; self.blocks.len()],
+            trials: 0,
+            started: self.started,
+        };
+        Ok(Some(log.push(&*self.problem, &start)?))
+    }
+
+    fn step(&mut self, log: &mut Self::State, iteration: usize) -> Result<Option<Progress>> {
+        let settings = self.settings;
+        let f_prev = self.f;
+        let mut f = self.problem.factors_before_search(f_prev)?;
         let objective_after_factors = f;
         let searched = search_blocks(
-            problem,
-            &blocks,
+            &mut *self.problem,
+            &self.blocks,
             &mut f,
-            &mut last_steps,
+            &mut self.last_steps,
             settings,
             iteration,
         )?;
         let (steps, trials) = match searched {
             Searched::Blocks { steps, trials } => (steps, trials),
-            Searched::Stop(reason) => return Ok(log.finish(reason)),
+            Searched::Stop(reason) => {
+                self.stop = Some(reason);
+                return Ok(None);
+            }
         };
-        f = problem.factors_after_search(f)?;
+        f = self.problem.factors_after_search(f)?;
         check_decrease(f_prev, f, iteration)?;
+        self.f = f;
         let done = OuterIteration {
             iteration,
             objective: f,
             objective_after_factors,
             steps: &steps,
             trials,
-            started,
+            started: self.started,
         };
-        if log.push(problem, &done, observer)? == ObserverAction::Stop {
-            return Ok(log.finish(FitStop::Observer));
-        }
+        let mut progress = log.push(&*self.problem, &done)?;
+        // the stopping rules after the record (the observer's stop comes first, in the runner)
         let no_block_moved = !steps.is_empty() && steps.iter().all(Option::is_none);
-        if settings.no_step == NoStep::Skip && no_block_moved {
-            return Ok(log.finish(FitStop::LineSearchFailed));
-        }
-        if settings.tol > 0.0 && (f_prev - f) <= settings.tol * f_prev.abs() {
-            return Ok(log.finish(FitStop::Converged));
-        }
-        if let (Some(patience), Some(best)) = (settings.patience, log.best.as_ref())
+        self.stop = if settings.no_step == NoStep::Skip && no_block_moved {
+            Some(FitStop::LineSearchFailed)
+        } else if settings.tol > 0.0 && (f_prev - f) <= settings.tol * f_prev.abs() {
+            Some(FitStop::Converged)
+        } else if let (Some(patience), Some(best)) = (settings.patience, log.best.as_ref())
             && iteration - best.iteration >= patience
         {
-            return Ok(log.finish(FitStop::NoValidationGain));
-        }
+            Some(FitStop::NoValidationGain)
+        } else {
+            None
+        };
+        progress.converged = self.stop.is_some();
+        Ok(Some(progress))
     }
-    Ok(log.finish(FitStop::MaxIterations))
 }
 
 /// The history and best iterate as the loop builds them.
@@ -321,18 +372,12 @@ struct Log<I, S> {
 }
 
 impl<I, S> Log<I, S> {
-    /// Records a finished iteration: its history entry, the best iterate (a strictly better
-    /// validation value replaces it; the first value, even NaN, starts it), and the observer,
-    /// whose answer is returned.
-    fn push<P, O>(
-        &mut self,
-        problem: &P,
-        done: &OuterIteration<'_>,
-        observer: &mut O,
-    ) -> Result<ObserverAction>
+    /// Records a finished iteration: its history entry and the best iterate (a strictly better
+    /// validation value replaces it; the first value, even NaN, starts it). Returns the
+    /// observer's record of it as the runner's progress.
+    fn push<P>(&mut self, problem: &P, done: &OuterIteration<'_>) -> Result<Progress>
     where
         P: OuterProblem<Info = I, Snapshot = S>,
-        O: Observer + ?Sized,
     {
         let info = problem.info(done)?;
         if let Some(value) = problem.validation(&info)
@@ -347,9 +392,13 @@ impl<I, S> Log<I, S> {
                 snapshot: problem.snapshot(),
             });
         }
-        let action = observer.observe(&problem.record(&info));
+        let record = problem.record(&info);
         self.history.push(info);
-        Ok(action)
+        Ok(Progress {
+            objective: record.objective,
+            extras: record.extras,
+            converged: false,
+        })
     }
 
     fn finish(self, stop_reason: FitStop) -> OuterRun<I, S> {
@@ -478,6 +527,16 @@ fn trial_point(u: MatRef<'_, f64>, g: MatRef<'_, f64>, eta: f64) -> Mat<f64> {
     Mat::from_fn(u.nrows(), u.ncols(), |i, j| u[(i, j)] - eta * g[(i, j)])
 }
 
+/// A non-finite objective the runner finds is [`GimcError::NonFinite`], as the loop's own check.
+impl From<NonFiniteObjective> for GimcError {
+    fn from(e: NonFiniteObjective) -> Self {
+        GimcError::NonFinite {
+            what: "objective",
+            iteration: e.iteration,
+        }
+    }
+}
+
 /// Fails with [`GimcError::NonFinite`] when the objective of `iteration` is not finite.
 fn check_finite_objective(f: f64, iteration: usize) -> Result<()> {
     if f.is_finite() {
@@ -507,7 +566,7 @@ fn check_decrease(before: f64, after: f64, iteration: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gimc_solvers::{FnObserver, Trace};
+    use gimc_solvers::{FnObserver, ObserverAction, Trace};
 
     /// f(u) = Σ_b (u_b − t_b)² over scalar blocks u_b; the validation value is
     /// max(f, `validation_floor`).

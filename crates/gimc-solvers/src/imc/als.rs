@@ -84,7 +84,11 @@ impl IterativeSolver for ImcAls<'_, '_> {
         Ok(Some(Progress::new(f, false)))
     }
 
-    fn step(&mut self, state: &mut ImcFactors, _it: usize) -> Result<Progress, SolverError> {
+    fn step(
+        &mut self,
+        state: &mut ImcFactors,
+        _it: usize,
+    ) -> Result<Option<Progress>, SolverError> {
         let p = &self.params;
         let rw = self
             .ws
@@ -97,14 +101,14 @@ impl IterativeSolver for ImcAls<'_, '_> {
             .objective(p.lambda, state.w.as_ref(), state.h.as_ref())?;
         let converged = relative_decrease(self.prev, f) <= p.tol;
         self.prev = f;
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: f,
             extras: vec![
                 ("cg_iters_w", rw.cg_iterations as f64),
                 ("cg_iters_h", rh.cg_iterations as f64),
             ],
             converged,
-        })
+        }))
     }
 }
 

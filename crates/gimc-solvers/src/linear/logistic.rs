@@ -161,14 +161,14 @@ impl IterativeSolver for LogisticNewton<'_> {
         Ok(Some(Progress::new(f, false)))
     }
 
-    fn step(&mut self, w: &mut Mat<f64>, it: usize) -> Result<Progress, SolverError> {
+    fn step(&mut self, w: &mut Mat<f64>, it: usize) -> Result<Option<Progress>, SolverError> {
         let (f, z) = self.objective_at(w.as_ref())?;
         let g = self.gradient(w.as_ref(), &z)?;
         let gnorm = g.norm_l2();
         if gnorm <= self.params.tol * self.g0.max(f64::MIN_POSITIVE) {
             let mut p = Progress::new(f, true);
             p.extras = vec![("grad_norm", gnorm), ("cg_iters", 0.0), ("step", 0.0)];
-            return Ok(p);
+            return Ok(Some(p));
         }
         gimc_linalg::simd::clear_upper_state();
         let dvec: Vec<f64> = z
@@ -217,7 +217,7 @@ impl IterativeSolver for LogisticNewton<'_> {
             // no decrease possible at machine precision: we are at the optimum
             let mut p = Progress::new(f, true);
             p.extras = vec![("grad_norm", gnorm), ("cg_iters", rep.iterations as f64)];
-            return Ok(p);
+            return Ok(Some(p));
         };
         if !ft.is_finite() {
             return Err(SolverError::NonFinite {
@@ -227,7 +227,7 @@ impl IterativeSolver for LogisticNewton<'_> {
             });
         }
         *w = trial;
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: ft,
             extras: vec![
                 ("grad_norm", gnorm),
@@ -235,7 +235,7 @@ impl IterativeSolver for LogisticNewton<'_> {
                 ("step", t),
             ],
             converged: false,
-        })
+        }))
     }
 }
 

@@ -196,7 +196,7 @@ impl IterativeSolver for SvmDualCd<'_> {
         Ok(Some(p))
     }
 
-    fn step(&mut self, st: &mut SvmState, _it: usize) -> Result<Progress, SolverError> {
+    fn step(&mut self, st: &mut SvmState, _it: usize) -> Result<Option<Progress>, SolverError> {
         let (dii, upper) = (self.dii(), self.upper());
         let n = self.order.len();
         self.order[..self.active].shuffle(&mut self.rng);
@@ -267,11 +267,11 @@ impl IterativeSolver for SvmDualCd<'_> {
         if converged {
             extras.push(("primal", self.primal(&st.w)));
         }
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: self.dual(st),
             extras,
             converged,
-        })
+        }))
     }
 }
 

@@ -282,7 +282,11 @@ impl IterativeSolver for TransductionFpc<'_> {
         Ok(Some(p))
     }
 
-    fn step(&mut self, st: &mut TransductionState, it: usize) -> Result<Progress, SolverError> {
+    fn step(
+        &mut self,
+        st: &mut TransductionState,
+        it: usize,
+    ) -> Result<Option<Progress>, SolverError> {
         let mu = self.mu();
         let (f, rel, restarted) = match self.momentum.take() {
             None => {
@@ -300,10 +304,10 @@ impl IterativeSolver for TransductionFpc<'_> {
             ("restart", f64::from(u8::from(restarted))),
         ];
         let converged = self.end_stage(st, f, rel, &mut extras)?;
-        Ok(Progress {
+        Ok(Some(Progress {
             objective: f,
             extras,
             converged,
-        })
+        }))
     }
 }
