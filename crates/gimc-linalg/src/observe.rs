@@ -357,133 +357,65 @@ mod tests {
         }
     }
 
+    /// Runs the toy from `x0` (a NaN objective at `nan_at`, a halt at `halt_at`) for at most
+    /// `max_iter` steps.
+    fn toy<O: Observer>(
+        x0: f64,
+        nan_at: Option<usize>,
+        halt_at: Option<usize>,
+        max_iter: usize,
+        observer: &mut O,
+    ) -> Result<RunReport, ToyError> {
+        let mut x = x0;
+        run(&mut Toy { nan_at, halt_at }, &mut x, max_iter, observer)
+    }
+
+    /// Stops at iteration `at` and after.
+    fn stop_at(at: usize) -> impl Observer {
+        FnObserver(move |r: &IterationRecord| {
+            if r.iteration >= at {
+                ObserverAction::Stop
+            } else {
+                ObserverAction::Continue
+            }
+        })
+    }
+
     #[test]
     fn the_runner_records_stops_and_reports_a_non_finite_objective() {
-        let mut x = 0.0;
         let mut trace = Trace::new();
-        let rep = run(
-            &mut Toy {
-                nan_at: None,
-                halt_at: None,
-            },
-            &mut x,
-            1000,
-            &mut trace,
-        )
-        .unwrap();
+        let rep = toy(0.0, None, None, 1000, &mut trace).unwrap();
         assert_eq!(rep.stop_reason, StopReason::Converged);
         assert_eq!(trace.records.len(), rep.iterations + 1);
         assert_eq!(trace.objectives(), rep.objective_trace);
         assert!(trace.records[0].iteration == 0 && trace.records[1].extra("x") == Some(1.5));
         assert!(rep.objective_trace.windows(2).all(|w| w[1] <= w[0]));
 
-        let mut x = 0.0;
-        let rep = run(
-            &mut Toy {
-                nan_at: None,
-                halt_at: None,
-            },
-            &mut x,
-            3,
-            &mut NoObserver,
-        )
-        .unwrap();
+        let rep = toy(0.0, None, None, 3, &mut NoObserver).unwrap();
+        let stopped = toy(0.0, None, None, 100, &mut stop_at(2)).unwrap();
         assert_eq!(
             (rep.iterations, rep.stop_reason),
             (3, StopReason::MaxIterations)
         );
-
-        let mut x = 0.0;
-        let mut stop_after_two = FnObserver(|r: &IterationRecord| {
-            if r.iteration >= 2 {
-                ObserverAction::Stop
-            } else {
-                ObserverAction::Continue
-            }
-        });
-        let rep = run(
-            &mut Toy {
-                nan_at: None,
-                halt_at: None,
-            },
-            &mut x,
-            100,
-            &mut stop_after_two,
-        )
-        .unwrap();
-        assert_eq!((rep.iterations, rep.stop_reason), (2, StopReason::Observer));
-        // from the minimum the first step converges; a stop at that step still counts
-        let mut x = 3.0;
-        let rep = run(
-            &mut Toy {
-                nan_at: None,
-                halt_at: None,
-            },
-            &mut x,
-            100,
-            &mut NoObserver,
-        )
-        .unwrap();
-        assert_eq!(
-            (rep.iterations, rep.stop_reason),
-            (1, StopReason::Converged)
-        );
-        let mut x = 3.0;
-        let rep = run(
-            &mut Toy {
-                nan_at: None,
-                halt_at: None,
-            },
-            &mut x,
-            100,
-            &mut stop_after_two,
-        )
-        .unwrap();
-        let mut stop_at_one = FnObserver(|r: &IterationRecord| {
-            if r.iteration >= 1 {
-                ObserverAction::Stop
-            } else {
-                ObserverAction::Continue
-            }
-        });
-        let mut x = 3.0;
-        let stopped = run(
-            &mut Toy {
-                nan_at: None,
-                halt_at: None,
-            },
-            &mut x,
-            100,
-            &mut stop_at_one,
-        )
-        .unwrap();
-        assert_eq!(rep.stop_reason, StopReason::Converged);
         assert_eq!(
             (stopped.iterations, stopped.stop_reason),
-            (1, StopReason::Observer)
+            (2, StopReason::Observer)
         );
+
+        // from the minimum the first step converges: a later stop does not matter, a stop at
+        // that step still counts
+        for (observer_stop, want) in [(2, StopReason::Converged), (1, StopReason::Observer)] {
+            let rep = toy(3.0, None, None, 100, &mut stop_at(observer_stop)).unwrap();
+            assert_eq!((rep.iterations, rep.stop_reason), (1, want));
+        }
+
         // a step that halts ends the run unrecorded
-        let mut x = 0.0;
         let mut trace = Trace::new();
-        let toy = &mut Toy {
-            nan_at: None,
-            halt_at: Some(3),
-        };
-        let rep = run(toy, &mut x, 100, &mut trace).unwrap();
+        let rep = toy(0.0, None, Some(3), 100, &mut trace).unwrap();
         assert_eq!((rep.iterations, rep.stop_reason), (2, StopReason::Halted));
         assert_eq!(trace.records.len(), 3);
 
-        let mut x = 0.0;
-        let err = run(
-            &mut Toy {
-                nan_at: Some(4),
-                halt_at: None,
-            },
-            &mut x,
-            100,
-            &mut NoObserver,
-        )
-        .unwrap_err();
+        let err = toy(0.0, Some(4), None, 100, &mut NoObserver).unwrap_err();
         assert_eq!(
             err,
             ToyError(NonFiniteObjective {

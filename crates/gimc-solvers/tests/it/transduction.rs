@@ -200,7 +200,10 @@ fn mc1_last_row_is_exactly_one_after_every_iteration() {
         solver.init(&mut st).unwrap();
         let mut steps = 0;
         for it in 1..=2000 {
-            let progress = solver.step(&mut st, it).unwrap().expect("FPC steps never halt");
+            let progress = solver
+                .step(&mut st, it)
+                .unwrap()
+                .expect("FPC steps never halt");
             steps += 1;
             for j in 0..30 {
                 assert_eq!(st.z[(m - 1, j)], 1.0, "{svd:?}: iteration {it}, column {j}");
