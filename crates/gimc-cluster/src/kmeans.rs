@@ -131,7 +131,8 @@ impl KMeans {
 /// Lloyd iteration: the objective is the inertia Σ_i min_r ‖x_i − c_r‖² (never increasing
 /// within a restart, up to rounding), with extras `restart` (0-based), `center_shift` (the total
 /// squared centre shift of the iteration, 0 at iteration 0) and `n_changed` (points whose label
-/// changed, n at iteration 0). [`ObserverAction::Stop`] ends the fit with
+/// changed, n at iteration 0).
+/// [`ObserverAction::Stop`](gimc_linalg::observe::ObserverAction::Stop) ends the fit with
 /// [`ClusterError::Interrupted`].
 ///
 /// Errors: k > n ([`ClusterError::TooFewPoints`]), NaN/Inf in `x` (with position), or overflow

@@ -516,7 +516,8 @@ fn batch_gradient(
 ///
 /// `observer` receives a record after every epoch (iterations 1, 2, …): the objective is the
 /// epoch's mean loss plus (λ/2)‖W‖², with the extra `step_size` (the last step size γ).
-/// [`ObserverAction::Stop`] ends the fit with [`ClusterError::Interrupted`] (e.g. on Ctrl-C).
+/// [`ObserverAction::Stop`](gimc_linalg::observe::ObserverAction::Stop) ends the fit with
+/// [`ClusterError::Interrupted`] (e.g. on Ctrl-C).
 ///
 /// Errors: fewer than k rows, NaN/Inf in `x`, a singular h-system (only
 /// with α tiny against the kernel's scale) or a non-finite W.
