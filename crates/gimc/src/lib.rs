@@ -120,8 +120,8 @@ pub use labels::{
     AutoParams, AutoSelection, CombinedSelection, LabelData, LabelFit, LabelModel, LabelParams,
     LinearPart, Precision, RowTransform, Scheme, Selection, SelectionObserver, SelectionParams,
     Storage, Task, ValidAutoParams, ValidLabelParams, ValidSelectionParams, auto_fit,
-    estimate_auto, estimate_fit_labels, estimate_selection, fit_labels, fit_labels_sharded,
-    select_and_fit, select_combined,
+    auto_fit_sharded, estimate_auto, estimate_fit_labels, estimate_selection, fit_labels,
+    fit_labels_sharded, select_and_fit, select_combined,
 };
 pub use linesearch::{LineSearchParams, ValidLineSearchParams};
 pub use maps::concat_features;

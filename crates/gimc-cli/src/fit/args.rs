@@ -114,9 +114,10 @@ pub struct FitArgs {
     /// over blocks, the W-step and the line search stay f64). f32 implies streaming.
     #[arg(long, default_value = "f64", value_name = "f64|f32")]
     pub precision: Precision,
-    /// Run as one process of a data-parallel fit under `mpirun` (one setting, --iters
-    /// iterations, no validation split; process 0 writes the model). Each process reads its
-    /// shard of an XC-format file, or the file with `{rank}` replaced by its rank.
+    /// Run as one process of a data-parallel fit under `mpirun`; process 0 writes the model.
+    /// `auto` searches on a sample of every process's rows and refits on all of them; a named
+    /// --method fits one setting (--iters iterations, no validation split). Each process reads
+    /// its shard of an XC-format file, or the file with `{rank}` replaced by its rank.
     #[cfg(feature = "mpi")]
     #[arg(long)]
     pub mpi: bool,

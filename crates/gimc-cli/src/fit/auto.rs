@@ -1,11 +1,18 @@
 //! `gimc fit` with `--method auto` (the default): the library's `auto` search
 //! ([`gimc::auto_fit`]) on the raw rows of the file, narrowed by the flags the user gave. It
 //! drops identifier and constant columns (saying so), prints the chosen setting and the best
-//! settings tried, and saves the model with its input transform.
+//! settings tried, and saves the model with its input transform. On a distributed group
+//! (`--mpi`) every process holds its shard of the rows ([`crate::group`]) and the search is
+//! [`gimc::auto_fit_sharded`]: it selects on a sample of every shard's rows and refits on all
+//! of them; process 0 saves the model and reports.
 
 use anyhow::{Context, Result, bail};
 use gimc::labels::AutoTrial;
-use gimc::{AutoParams, AutoSelection, RowTransform, Task, auto_fit, estimate_auto};
+use gimc::{
+    AutoParams, AutoSelection, LabelData, NoObserver, RowTransform, SelectionObserver, Task,
+    auto_fit, auto_fit_sharded, estimate_auto,
+};
+use gimc_data::Dataset;
 use serde_json::json;
 
 use super::args::{FitArgs, Stream};
@@ -14,14 +21,15 @@ use crate::common::{
     write_output,
 };
 use crate::globals::Globals;
+use crate::group::{Group, LocalShard, layout, load_rows};
 use crate::progress::FitProgress;
 use gimc::Precision;
 
 /// Rows of the validation table printed without `--json`.
 const SHOWN: usize = 8;
 
-/// Runs `gimc fit --method auto`.
-pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
+/// Runs `gimc fit --method auto` on `group`.
+pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     let single_fit_flags = [
         (a.trace.is_some(), "--trace"),
         (a.stream != Stream::Auto, "--stream"),
@@ -37,9 +45,9 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
              default search, --method auto, holds Φ whole and chooses the row transform itself)"
         );
     }
-    let ds = load_target(a.target.as_deref(), &a.part, g)?;
+    let (ds, announced) = load(a, g, group)?;
     let name = ds.name.clone();
-    let identifiers = ds.identifier_columns();
+    let identifiers = identifier_columns(&ds, group);
     let id_names: Vec<String> = identifiers
         .iter()
         .map(|&j| {
@@ -50,6 +58,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         })
         .collect();
     let data = label_data(ds)?;
+    let rows = whole_rows(&data, announced, group)?;
     let mut params = AutoParams::default()
         .with_exclude_columns(identifiers)
         .with_seed(g.seed)
@@ -81,21 +90,38 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         Some(Normalize::L2) => params = params.with_transforms(vec![RowTransform::L2]),
         Some(Normalize::None) => params = params.with_transforms(vec![RowTransform::Raw]),
     }
-    g.info(&format!(
-        "fitting auto on {name}: {} rows, {} features, {} {}",
-        data.nrows(),
-        data.features().ncols(),
-        data.n_labels(),
-        labels_word(data.task())
-    ));
-    let budget = memory_budget()?;
-    preflight(g, &estimate_auto(&data, &params)?, budget, "--m")?;
+    if group.lead() {
+        g.info(&format!(
+            "fitting auto on {name}: {rows} rows, {} features, {} {}",
+            data.features().ncols(),
+            data.n_labels(),
+            labels_word(data.task())
+        ));
+    }
     let mut progress = FitProgress::new(g, "auto");
-    let sel = params
-        .check()
-        .and_then(|p| auto_fit(&data, &g.registry, &p, &mut progress));
+    let sel = if group.distributed() {
+        // the sample's memory is checked by the search on process 0
+        let mut quiet = NoObserver;
+        let observer: &mut dyn SelectionObserver = if group.lead() {
+            &mut progress
+        } else {
+            &mut quiet
+        };
+        params
+            .check()
+            .and_then(|p| auto_fit_sharded(&data, &g.registry, &p, observer, group))
+    } else {
+        let budget = memory_budget()?;
+        preflight(g, &estimate_auto(&data, &params)?, budget, "--m")?;
+        params
+            .check()
+            .and_then(|p| auto_fit(&data, &g.registry, &p, &mut progress))
+    };
     progress.finish();
     let mut sel = sel?;
+    if !group.lead() {
+        return Ok(());
+    }
     crate::common::record_label_columns(&mut sel.model, g);
     if !id_names.is_empty() {
         g.info(&format!(
@@ -118,7 +144,60 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     }
     gimc::persist::save_label_model_with_preprocess(&sel.model, &sel.preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
-    report(a, g, &name, &data, &sel, &id_names)
+    report(a, g, (&name, rows), &data, &sel, &id_names)
+}
+
+/// The data argument's rows: this process's shard on a distributed group, with the row
+/// count of the whole when the source announces one.
+fn load(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<(Dataset, Option<usize>)> {
+    if group.distributed() {
+        load_rows(a.target.as_deref(), &a.part, g, group)
+    } else {
+        Ok((load_target(a.target.as_deref(), &a.part, g)?, None))
+    }
+}
+
+/// The row count of the whole: this process's, or every shard's together after checking that
+/// they agree on the features and labels.
+fn whole_rows(data: &LabelData, announced: Option<usize>, group: &dyn Group) -> Result<usize> {
+    if !group.distributed() {
+        return Ok(data.nrows());
+    }
+    let widths = [data.features().ncols(), data.n_labels()];
+    let whole = layout(
+        group,
+        LocalShard {
+            rows: data.nrows(),
+            widths: &widths,
+            announced,
+        },
+        || {
+            format!(
+                "the shards disagree on the number of features or labels (classes): process {} \
+                 has {} and {}",
+                group.rank(),
+                widths[0],
+                widths[1]
+            )
+        },
+    )?;
+    Ok(whole.rows)
+}
+
+/// The identifier columns of `ds` ([`Dataset::identifier_columns`]); on a distributed group,
+/// those of every process's shard.
+fn identifier_columns(ds: &Dataset, group: &dyn Group) -> Vec<usize> {
+    let local = ds.identifier_columns();
+    if !group.distributed() {
+        return local;
+    }
+    let mut flags = vec![0.0; ds.features.ncols()];
+    for &j in &local {
+        flags[j] = 1.0;
+    }
+    group.sum(&mut flags);
+    let every = group.processes() as f64;
+    (0..flags.len()).filter(|&j| flags[j] == every).collect()
 }
 
 fn trial_json(t: &AutoTrial) -> serde_json::Value {
@@ -136,11 +215,13 @@ fn trial_json(t: &AutoTrial) -> serde_json::Value {
     })
 }
 
+/// Prints the choice and the best settings tried (`--json`: all of them); `name` and `rows`:
+/// the data's name and the row count of the whole.
 fn report(
     a: &FitArgs,
     g: &Globals,
-    name: &str,
-    data: &gimc::LabelData,
+    (name, rows): (&str, usize),
+    data: &LabelData,
     sel: &AutoSelection,
     id_names: &[String],
 ) -> Result<()> {
@@ -157,7 +238,7 @@ fn report(
             "model": a.out.display().to_string(),
             "method": "auto",
             "task": data.task().name(),
-            "rows": data.nrows(),
+            "rows": rows,
             "features": data.features().ncols(),
             "labels": data.n_labels(),
             "chosen": trial_json(&sel.chosen),
@@ -172,9 +253,8 @@ fn report(
         return write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?));
     }
     let mut s = format!(
-        "fitted auto ({}) on {name}: {} rows × {} features, {} {}\nchosen: {} (validation {metric} {:.4})\n",
+        "fitted auto ({}) on {name}: {rows} rows × {} features, {} {}\nchosen: {} (validation {metric} {:.4})\n",
         data.task().name(),
-        data.nrows(),
         data.features().ncols(),
         data.n_labels(),
         labels_word(data.task()),

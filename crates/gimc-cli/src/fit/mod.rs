@@ -2,9 +2,11 @@
 //! (MODEL_FORMAT.md), in one of three ways:
 //!
 //! - `--method auto` (the default, [`auto`]): the library's search over the row transform, the
-//!   maps, γ and λ on a validation split;
+//!   maps, γ and λ on a validation split; with `--mpi`, on a sample of every process's rows,
+//!   and the refit data-parallel on the process group;
 //! - `--method NAME` ([`select`]): one map family, its grid chosen on a validation split;
-//! - `--mpi` ([`setting`]): one setting fitted data-parallel on the process group.
+//! - `--method NAME --mpi` ([`setting`]): one setting fitted data-parallel on the process
+//!   group.
 //!
 //! General completion (observed entries with row and column features) is `gimc complete`;
 //! `gimc fit --triplets` is refused with the equivalent command.
@@ -39,13 +41,13 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     fit(a, g, &OneProcess)
 }
 
-/// The fit on `group`: a distributed group fits one setting on its shards; the searches
-/// choose on a validation split of the whole rows, on one process.
+/// The fit on `group`: `auto` on either; a named method's grid on one process, or its one
+/// setting on a distributed group's shards.
 fn fit(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
-    if group.distributed() {
+    if a.method == "auto" {
+        auto::run(a, g, group)
+    } else if group.distributed() {
         setting::run(a, g, group)
-    } else if a.method == "auto" {
-        auto::run(a, g)
     } else {
         select::run(a, g)
     }

@@ -1,4 +1,4 @@
-//! `mpirun -np N gimc fit DATA --mpi …`: one GIMC fit of the multi-label fast path,
+//! `mpirun -np N gimc fit DATA --mpi --method NAME …`: one GIMC fit of the multi-label fast path,
 //! data-parallel over the process group ([`gimc::fit_labels_sharded`]; shards and sums as in
 //! [`crate::group`]).
 //!
@@ -24,18 +24,13 @@ use crate::progress::IterationLog;
 
 /// Runs `gimc fit --mpi` on `group`.
 pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
-    // the default search needs a validation split; --mpi fits GIMC-LFF unless --method names
-    // another
-    let method = if a.method == "auto" {
-        "gimc-lff"
-    } else {
-        a.method.as_str()
-    };
+    let method = a.method.as_str();
     let (family, learn) = g.registry.map_method(method)?;
     if !matches!(family.name(), "lff" | "lff-phase") {
         bail!(
             "--mpi needs a map drawn from the seed alone (gimc-lff, imc-rff, gimc-lff-phase, \
-             imc-rff-phase); `{}` draws from the rows, which differ between processes",
+             imc-rff-phase); `{}` draws from the rows, which differ between processes (the \
+             default, --method auto, draws its maps on a sample that every process holds)",
             a.method
         );
     }

@@ -1,8 +1,9 @@
 //! `mpirun -np 2 gimc fit --mpi` (feature `mpi`): two processes, each reading its byte range of
 //! an XC file, fit the same model as one process: W within 1e-8 relative, the same test P@k,
-//! also streamed; a process that fails ends the job with an error instead of a hang. The same
-//! for `gimc cluster --mpi` (k-means) and `gimc complete --method imc --mpi` (IMC-ALS on a
-//! partial Ω).
+//! also streamed; a process that fails ends the job with an error instead of a hang. The
+//! default search (`auto`) chooses on the group what it chooses on one process. The same for
+//! `gimc cluster --mpi` (k-means) and `gimc complete --method imc --mpi` (IMC-ALS on a partial
+//! Ω).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -105,6 +106,8 @@ fn two_processes_fit_the_single_process_model() {
             "fit",
             train.to_str().unwrap(),
             "--mpi",
+            "--method",
+            "gimc-lff",
             "--m",
             "40",
             "--lambda",
@@ -146,6 +149,8 @@ fn two_processes_fit_the_single_process_model() {
             "fit",
             train.to_str().unwrap(),
             "--mpi",
+            "--method",
+            "gimc-lff",
             "--m",
             "40",
             "--iters",
@@ -168,6 +173,8 @@ fn two_processes_fit_the_single_process_model() {
             "fit",
             bad.to_str().unwrap(),
             "--mpi",
+            "--method",
+            "gimc-lff",
             "--iters",
             "1",
             "-o",
@@ -193,6 +200,67 @@ fn two_processes_fit_the_single_process_model() {
         !o.status.success() && stderr(&o).contains("drawn from the seed"),
         "{}",
         stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `chosen` and `tried` settings of `gimc --json fit` (the default search).
+fn search_of(o: &Output) -> (serde_json::Value, serde_json::Value) {
+    let v: serde_json::Value = serde_json::from_str(&stdout(o)).expect("fit --json");
+    (v["chosen"].clone(), v["tried"].clone())
+}
+
+#[test]
+fn the_default_search_on_processes_chooses_what_one_process_chooses() {
+    let dir = std::env::temp_dir().join(format!("gimc-mpi-auto-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let all = dir.join("all.txt");
+    let o = gimc(&[
+        "-q",
+        "--seed",
+        "2",
+        "data",
+        "synth",
+        "xmc",
+        "--rows",
+        "700",
+        "--features",
+        "200",
+        "--labels",
+        "12",
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (train, test) = (dir.join("train.txt"), dir.join("test.txt"));
+    xc_rows(&all, 0, 600, &train);
+    xc_rows(&all, 600, 700, &test);
+    let t = train.to_str().unwrap();
+    let search = ["--m", "16", "--iters", "2", "--lambda", "0.1,1"];
+    let one_model = dir.join("one.gimc");
+    let mut args = vec!["--json", "fit", t, "-o", one_model.to_str().unwrap()];
+    args.extend_from_slice(&search);
+    let one = gimc(&args);
+    assert!(one.status.success(), "{}", stderr(&one));
+    // every row in the sample: the same search, the same choice, the same predictions
+    let two_model = dir.join("two.gimc");
+    let mut args = vec![
+        "--json",
+        "fit",
+        t,
+        "--mpi",
+        "-o",
+        two_model.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&search);
+    let two = mpirun(2, &args);
+    assert!(two.status.success(), "{}\n{}", stdout(&two), stderr(&two));
+    assert_eq!(search_of(&two), search_of(&one));
+    let rel = (&w_of(&two_model) - &w_of(&one_model)).norm_l2() / w_of(&one_model).norm_l2();
+    assert!(rel < 1e-8, "W differs by {rel:e}");
+    assert_eq!(
+        p_at(&two_model, &test, &dir.join("p.pred")),
+        p_at(&one_model, &test, &dir.join("q.pred"))
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

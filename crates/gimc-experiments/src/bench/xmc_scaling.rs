@@ -130,6 +130,8 @@ fn run_case(
         .arg(data)
         .args([
             "--mpi",
+            "--method",
+            "gimc-lff",
             "--m",
             &M.to_string(),
             "--lambda",

@@ -16,7 +16,7 @@ pub(crate) mod streamed;
 
 pub use auto::{
     AutoParams, AutoSelection, AutoStage, AutoTrial, BlockChoice, LinearPart, RowTransform,
-    ValidAutoParams, auto_fit, estimate_auto,
+    ValidAutoParams, auto_fit, auto_fit_sharded, estimate_auto,
 };
 pub use data::{LabelData, Task};
 pub use fastpath::{LabelFeatures, LabelProblem};

@@ -5,10 +5,12 @@ use gimc::labels::AutoStage;
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
     AutoParams, Gamma, LabelData, LinearPart, MapRegistry, NoObserver, RowTransform, auto_fit,
+    auto_fit_sharded,
 };
 use gimc_linalg::FeatureMatrix;
-use gimc_linalg::faer::Mat;
+use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::sprs::TriMat;
+use gimc_linalg::sums::{RowSums, ThreadSums};
 
 use crate::common;
 
@@ -291,4 +293,118 @@ fn a_map_learns_no_further_once_its_validation_curve_stops_improving() {
     // go on to 5 and 10 iterations, for the same choice
     assert!(short < long, "{short} records against {long}");
     assert_eq!(chosen_short, chosen_long);
+}
+
+/// [`auto_fit_sharded`] on `p` threads standing in for processes, each holding its contiguous
+/// share of `data`'s rows: every member's selection.
+fn sharded(data: &LabelData, params: &AutoParams, p: usize) -> Vec<gimc::AutoSelection> {
+    let params = params.check().unwrap();
+    let registry = MapRegistry::builtin();
+    let n = data.nrows();
+    let group = ThreadSums::group(p);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = group
+            .iter()
+            .map(|member| {
+                let rows: Vec<usize> =
+                    (n * member.rank() / p..n * (member.rank() + 1) / p).collect();
+                let shard = data.select_rows(&rows).unwrap();
+                let (params, registry) = (&params, &registry);
+                s.spawn(move || {
+                    auto_fit_sharded(&shard, registry, params, &mut NoObserver, member).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// ‖a − b‖ / ‖b‖.
+fn rel_diff(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
+    (a - b).norm_l2() / b.norm_l2()
+}
+
+#[test]
+fn shards_no_larger_than_the_sample_choose_and_fit_what_one_process_does() {
+    for data in [
+        common::multilabel(150, 4, 3, 3),
+        counts(120),
+        common::multiclass(150, 3, 3, 2),
+    ] {
+        let whole = auto(&data, &quick()).unwrap();
+        let members = sharded(&data, &quick(), 2);
+        // process 0 reports the trials, the others the choice alone
+        assert_eq!(members[0].trials, whole.trials);
+        assert!(members[1].trials.is_empty());
+        for m in &members {
+            assert_eq!(m.chosen, whole.chosen);
+            assert_eq!(m.preprocess, whole.preprocess);
+            // the refit's sums run over two shards: the same model up to their order
+            let rel = rel_diff(m.model.w(), whole.model.w());
+            assert!(
+                rel < 1e-8,
+                "{}: W differs by {rel:e}",
+                whole.chosen.describe()
+            );
+        }
+        // every process holds the same bytes
+        assert_eq!(members[0].model.w(), members[1].model.w());
+    }
+}
+
+#[test]
+fn the_sample_depends_on_the_rows_not_on_how_they_are_shared() {
+    let data = common::multilabel(300, 4, 3, 5);
+    let params = quick().with_sample_rows(120);
+    let two = sharded(&data, &params, 2);
+    let three = sharded(&data, &params, 3);
+    assert_eq!(two[0].trials, three[0].trials);
+    assert_eq!(two[0].chosen, three[0].chosen);
+    let rel = rel_diff(three[2].model.w(), two[0].model.w());
+    assert!(rel < 1e-8, "W differs by {rel:e}");
+    // the search saw a sample: its trials differ from those on every row
+    let whole = auto(&data, &quick()).unwrap();
+    assert_ne!(two[0].trials, whole.trials);
+    // the refit saw every row: its model predicts the training rows as well as the whole's
+    let rows = two[0].preprocess.apply(data.features()).unwrap();
+    let p1 = |sel: &gimc::AutoSelection| {
+        let top = sel
+            .model
+            .top_k(&sel.preprocess.apply(data.features()).unwrap(), 1)
+            .unwrap();
+        let hits = top
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| data.labels().get(*i, t[0]).is_some())
+            .count();
+        hits as f64 / data.nrows() as f64
+    };
+    assert_eq!(two[0].model.top_k(&rows, 1).unwrap().len(), 300);
+    assert!(p1(&two[0]) > 0.5 && p1(&whole) > 0.5);
+}
+
+#[test]
+fn shards_that_disagree_on_their_width_are_refused() {
+    let params = quick().check().unwrap();
+    let registry = MapRegistry::builtin();
+    let group = ThreadSums::group(2);
+    let errors: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = group
+            .iter()
+            .map(|member| {
+                let d = 3 + member.rank();
+                let shard = common::multilabel(40, d, 3, 1);
+                let (params, registry) = (&params, &registry);
+                s.spawn(move || {
+                    auto_fit_sharded(&shard, registry, params, &mut NoObserver, member)
+                        .unwrap_err()
+                        .to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for e in errors {
+        assert!(e.contains("shards"), "{e}");
+    }
 }

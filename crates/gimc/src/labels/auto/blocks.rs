@@ -15,7 +15,9 @@ use gimc_linalg::sprs::CsMat;
 use crate::error::Result;
 use crate::labels::data::LabelData;
 use crate::labels::model::{PhiSource, evaluate_phi};
+use crate::labels::shard::{RowSums, sum_mat};
 use crate::registry::BoxedMap;
+use gimc_linalg::sums::sum_slice;
 
 /// The features of one block on the training and validation parts.
 pub(super) struct Block {
@@ -37,6 +39,23 @@ pub(super) struct Block {
 pub(super) enum BlockRows {
     Rows(FeatureMatrix),
     Phi(Mat<f64>),
+}
+
+impl BlockRows {
+    /// The squared Frobenius norm of the training-part features.
+    fn frob_sq(&self) -> f64 {
+        match self {
+            BlockRows::Rows(x) => x.frob_sq(),
+            BlockRows::Phi(p) => p.squared_norm_l2(),
+        }
+    }
+}
+
+/// A block's penalty multiplier: its mean squared row norm over `rows` rows, from its squared
+/// Frobenius norm `frob` (1 when that is 0 or not finite).
+fn penalty_scale(frob: f64, rows: f64) -> f64 {
+    let sq = frob / rows;
+    if sq > 0.0 && sq.is_finite() { sq } else { 1.0 }
 }
 
 impl Block {
@@ -70,19 +89,16 @@ impl Block {
         labels: &CsMat<f64>,
         map: Option<BoxedMap>,
     ) -> Result<Self> {
-        let n = labels.rows().max(1) as f64;
-        let (cross, sq) = match &train {
-            BlockRows::Rows(x) => (rows_cross(x, labels)?, x.frob_sq() / n),
-            BlockRows::Phi(p) => (
-                csr_tr_mul_dense(labels, p.as_ref())?.transpose().to_owned(),
-                p.squared_norm_l2() / n,
-            ),
+        let cross = match &train {
+            BlockRows::Rows(x) => rows_cross(x, labels)?,
+            BlockRows::Phi(p) => csr_tr_mul_dense(labels, p.as_ref())?.transpose().to_owned(),
         };
+        let sq = penalty_scale(train.frob_sq(), labels.rows().max(1) as f64);
         Ok(Self {
             train,
             val,
             cross,
-            sq: if sq > 0.0 && sq.is_finite() { sq } else { 1.0 },
+            sq,
             map,
             kernels: None,
         })
@@ -347,6 +363,36 @@ impl Blocks {
                 .copy_from(self.blocks[a].cross.as_ref());
             penalty.extend(std::iter::repeat_n(self.blocks[a].sq, dims[ia]));
             off_a += dims[ia];
+        }
+        Ok((gram, cross, penalty))
+    }
+
+    /// [`Blocks::system`] on a data-parallel group: ΦᵀΦ and ΦᵀA summed across the processes by
+    /// `sums`, and each block's penalty multiplier from its squared norm over the `rows` rows
+    /// of every shard together. For one process, [`Blocks::system`] itself.
+    pub(super) fn system_summed(
+        &mut self,
+        set: &[usize],
+        rows: f64,
+        sums: &dyn RowSums,
+    ) -> Result<(Mat<f64>, Mat<f64>, Vec<f64>)> {
+        let (mut gram, mut cross, mut penalty) = self.system(set)?;
+        if sums.processes() <= 1 {
+            return Ok((gram, cross, penalty));
+        }
+        sum_mat(sums, &mut gram);
+        sum_mat(sums, &mut cross);
+        let mut frob: Vec<f64> = set
+            .iter()
+            .map(|&i| self.blocks[i].train.frob_sq())
+            .collect();
+        sum_slice(sums, &mut frob);
+        penalty.clear();
+        for (&i, f) in set.iter().zip(frob) {
+            penalty.extend(std::iter::repeat_n(
+                penalty_scale(f, rows),
+                self.blocks[i].dim(),
+            ));
         }
         Ok((gram, cross, penalty))
     }

@@ -45,12 +45,16 @@
 //! Before all of this, constant feature columns and the columns the caller excludes (an
 //! identifier attribute, [`AutoParams::exclude_columns`]) are dropped; the kept columns are part
 //! of the returned [`Preprocess`], which `gimc predict` applies to new rows.
+//!
+//! On a data-parallel group, [`auto_fit_sharded`] searches on a sample of every shard's rows
+//! and refits on all of them.
 
 mod blocks;
 mod estimate;
 mod params;
 mod report;
 mod search;
+mod sharded;
 mod stages;
 #[cfg(test)]
 mod tests;
@@ -59,6 +63,7 @@ mod transform;
 pub use estimate::estimate_auto;
 pub use params::{AutoParams, LinearPart, ValidAutoParams};
 pub use report::{AutoSelection, AutoStage, AutoTrial, BlockChoice};
+pub use sharded::auto_fit_sharded;
 pub use transform::RowTransform;
 
 use rayon::prelude::*;
@@ -74,8 +79,10 @@ use gimc_linalg::rng::{child, seeded};
 
 use crate::error::{GimcError, Result};
 use crate::labels::data::LabelData;
+use crate::labels::model::LabelModel;
 use crate::labels::select::SelectionObserver;
-use crate::registry::MapRegistry;
+use crate::labels::shard::ONE_PROCESS;
+use crate::registry::{BoxedMap, MapRegistry};
 
 /// Chooses the row transform, γ, λ, maps, linear part and learning iterations on validation
 /// data from the training rows and refits on all of them (see the module documentation).
@@ -112,130 +119,202 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
 ) -> Result<AutoSelection> {
     let started = Instant::now();
     check_fits(&estimate_auto(data, params)?, params.memory)?;
-    let d_raw = data.features().ncols();
-    let (data, columns, constant, excluded) = drop_columns(data, &params.exclude_columns)?;
-    let families = params
-        .families
-        .iter()
-        .map(|f| registry.family(f))
-        .collect::<Result<Vec<_>>>()?;
-    let root = seeded(params.seed);
-    let k = if data.nrows() <= params.cv_max_rows {
-        params.cv_folds
-    } else {
-        1
-    };
-    let split = fold_rows(&data, k, params.validation_fraction, &mut child(&root, 0))?;
-    let fewest = split.iter().map(|(tr, _)| tr.len()).min().unwrap_or(0);
-    let sizes = families
-        .iter()
-        .map(|f| map_size(f.name(), params.m, fewest))
-        .collect();
-    let mut search = Search {
-        params,
-        families,
-        root,
-        sizes,
-        learned: HashMap::new(),
-    };
-    let linear =
-        params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
-    // stages 1 and 2 on every transform, the transforms side by side (each task owns its
-    // folds and blocks; the map draws depend on the seed alone, so the order does not matter)
-    let applicable: Vec<RowTransform> = params
-        .transforms
-        .iter()
-        .copied()
-        .filter(|t| t.applies_to(data.features()))
-        .collect();
-    let stage1: Vec<(Winner, Option<AutoTrial>, Vec<AutoTrial>)> = applicable
-        .par_iter()
-        .map(|&transform| {
-            let folds = split
-                .iter()
-                .map(|(tr, va)| {
-                    let train = data.select_rows(tr)?;
-                    let (pre, xt) = transform.fit(train.features())?;
-                    let val = data.select_rows(va)?;
-                    let xv = pre.apply(val.features())?;
-                    Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let mut trials = Vec::new();
-            let (best, singles) = search.singles(transform, &folds, linear, &mut trials)?;
-            let w = Winner {
-                transform,
-                folds,
-                singles,
-                score: best.as_ref().map_or(f64::NEG_INFINITY, |b| b.score),
-            };
-            Ok((w, best, trials))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if observer.interrupted() {
-        return Err(GimcError::Interrupted);
-    }
-    let mut trials: Vec<AutoTrial> = Vec::new();
-    let mut stage1: Vec<(Winner, AutoTrial)> = stage1
-        .into_iter()
-        .filter_map(|(w, best, t)| {
-            trials.extend(t);
-            best.map(|b| (w, b))
-        })
-        .collect();
-    // stable: the earlier transform first on ties
-    stage1.sort_by(|x, y| y.1.score.total_cmp(&x.1.score));
-    type Stage2 = (Winner, AutoTrial, Option<AutoTrial>, Vec<AutoTrial>);
-    let stage2: Vec<Stage2> = stage1
-        .into_par_iter()
-        .map(|(w, best)| {
-            let mut t = Vec::new();
-            let u = search.unions(w.transform, &w.folds, &w.singles, &mut t)?;
-            Ok((w, best, u, t))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut chosen: Option<AutoTrial> = None;
-    let mut win: Option<Winner> = None;
-    for (mut w, best, u, t) in stage2 {
-        trials.extend(t);
-        let mut best = Some(best);
-        if let Some(u) = u {
-            best = better(best, &u);
-        }
-        let Some(t) = best else { continue };
-        // the learned stage runs on the transform of the best fixed choice
-        if chosen.as_ref().is_none_or(|c| beats(&t, c)) {
-            w.score = t.score;
-            win = Some(w);
-            chosen = Some(t);
-        }
-    }
-    let (Some(mut chosen), Some(win)) = (chosen, win) else {
-        return Err(GimcError::Empty("auto search (no transform applies)"));
-    };
-    if params.max_iter > 0 {
-        for t in search.learn(win.transform, &win.folds, &win.singles, observer)? {
-            if beats(&t, &chosen) {
-                chosen = t.clone();
-            }
-            trials.push(t);
-        }
-    }
+    let mut prepared = Prepared::new(data, registry, params)?;
+    let (chosen, trials) = prepared.select(observer)?;
     let select_secs = started.elapsed().as_secs_f64();
     let refit_started = Instant::now();
-    let (model, pre) = search.refit(&data, &chosen, observer)?;
-    let preprocess = Preprocess {
-        columns,
-        input_dim: Some(d_raw),
-        ..pre
-    };
-    Ok(AutoSelection {
+    let (model, pre) =
+        prepared
+            .search
+            .refit(&prepared.data, None, &chosen, observer, &ONE_PROCESS)?;
+    Ok(prepared.selection(
         model,
-        preprocess,
+        pre,
         chosen,
         trials,
-        constant_columns: constant,
-        excluded_columns: excluded,
-        seconds: (select_secs, refit_started.elapsed().as_secs_f64()),
-    })
+        (select_secs, refit_started.elapsed().as_secs_f64()),
+    ))
+}
+
+/// The search's data and state before the selection: the rows on the kept columns, the
+/// folds' row lists and the [`Search`].
+struct Prepared<'a> {
+    /// The rows on the kept columns.
+    data: LabelData,
+    /// The input width before any column is dropped.
+    d_raw: usize,
+    /// The kept columns (`None`: all), the constant ones and the excluded ones.
+    columns: Option<Vec<usize>>,
+    constant: Vec<usize>,
+    excluded: Vec<usize>,
+    /// Each fold's training and validation rows.
+    split: Vec<(Vec<usize>, Vec<usize>)>,
+    /// Whether the linear part is searched.
+    linear: bool,
+    search: Search<'a>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Drops the constant and excluded columns, cuts the folds and draws nothing yet.
+    fn new(
+        data: &LabelData,
+        registry: &'a MapRegistry,
+        params: &'a ValidAutoParams,
+    ) -> Result<Self> {
+        let d_raw = data.features().ncols();
+        let (data, columns, constant, excluded) = drop_columns(data, &params.exclude_columns)?;
+        let families = params
+            .families
+            .iter()
+            .map(|f| registry.family(f))
+            .collect::<Result<Vec<_>>>()?;
+        let root = seeded(params.seed);
+        let k = if data.nrows() <= params.cv_max_rows {
+            params.cv_folds
+        } else {
+            1
+        };
+        let split = fold_rows(&data, k, params.validation_fraction, &mut child(&root, 0))?;
+        let fewest = split.iter().map(|(tr, _)| tr.len()).min().unwrap_or(0);
+        let sizes = families
+            .iter()
+            .map(|f| map_size(f.name(), params.m, fewest))
+            .collect();
+        let linear =
+            params.linear == LinearPart::Auto && data.features().ncols() <= params.linear_max_dim;
+        Ok(Self {
+            data,
+            d_raw,
+            columns,
+            constant,
+            excluded,
+            split,
+            linear,
+            search: Search {
+                params,
+                families,
+                root,
+                sizes,
+                learned: HashMap::new(),
+            },
+        })
+    }
+
+    /// Stages 1 to 3: the chosen setting and every setting scored, in search order.
+    fn select<S: SelectionObserver + ?Sized>(
+        &mut self,
+        observer: &mut S,
+    ) -> Result<(AutoTrial, Vec<AutoTrial>)> {
+        let (data, split, linear, search) =
+            (&self.data, &self.split, self.linear, &mut self.search);
+        // stages 1 and 2 on every transform, the transforms side by side (each task owns its
+        // folds and blocks; the map draws depend on the seed alone, so the order does not
+        // matter)
+        let applicable: Vec<RowTransform> = search
+            .params
+            .transforms
+            .iter()
+            .copied()
+            .filter(|t| t.applies_to(data.features()))
+            .collect();
+        let shared: &Search<'_> = search;
+        let stage1: Vec<(Winner, Option<AutoTrial>, Vec<AutoTrial>)> = applicable
+            .par_iter()
+            .map(|&transform| {
+                let folds = split
+                    .iter()
+                    .map(|(tr, va)| {
+                        let train = data.select_rows(tr)?;
+                        let (pre, xt) = transform.fit(train.features())?;
+                        let val = data.select_rows(va)?;
+                        let xv = pre.apply(val.features())?;
+                        Ok(Fold::new(train.with_features(xt)?, val.with_features(xv)?))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut trials = Vec::new();
+                let (best, singles) = shared.singles(transform, &folds, linear, &mut trials)?;
+                let w = Winner {
+                    transform,
+                    folds,
+                    singles,
+                    score: best.as_ref().map_or(f64::NEG_INFINITY, |b| b.score),
+                };
+                Ok((w, best, trials))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if observer.interrupted() {
+            return Err(GimcError::Interrupted);
+        }
+        let mut trials: Vec<AutoTrial> = Vec::new();
+        let mut stage1: Vec<(Winner, AutoTrial)> = stage1
+            .into_iter()
+            .filter_map(|(w, best, t)| {
+                trials.extend(t);
+                best.map(|b| (w, b))
+            })
+            .collect();
+        // stable: the earlier transform first on ties
+        stage1.sort_by(|x, y| y.1.score.total_cmp(&x.1.score));
+        type Stage2 = (Winner, AutoTrial, Option<AutoTrial>, Vec<AutoTrial>);
+        let stage2: Vec<Stage2> = stage1
+            .into_par_iter()
+            .map(|(w, best)| {
+                let mut t = Vec::new();
+                let u = shared.unions(w.transform, &w.folds, &w.singles, &mut t)?;
+                Ok((w, best, u, t))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut chosen: Option<AutoTrial> = None;
+        let mut win: Option<Winner> = None;
+        for (mut w, best, u, t) in stage2 {
+            trials.extend(t);
+            let mut best = Some(best);
+            if let Some(u) = u {
+                best = better(best, &u);
+            }
+            let Some(t) = best else { continue };
+            // the learned stage runs on the transform of the best fixed choice
+            if chosen.as_ref().is_none_or(|c| beats(&t, c)) {
+                w.score = t.score;
+                win = Some(w);
+                chosen = Some(t);
+            }
+        }
+        let (Some(mut chosen), Some(win)) = (chosen, win) else {
+            return Err(GimcError::Empty("auto search (no transform applies)"));
+        };
+        if search.params.max_iter > 0 {
+            for t in search.learn(win.transform, &win.folds, &win.singles, observer)? {
+                if beats(&t, &chosen) {
+                    chosen = t.clone();
+                }
+                trials.push(t);
+            }
+        }
+        Ok((chosen, trials))
+    }
+
+    /// The result from the refitted model and its transform `pre`.
+    fn selection(
+        self,
+        model: LabelModel<BoxedMap>,
+        pre: Preprocess,
+        chosen: AutoTrial,
+        trials: Vec<AutoTrial>,
+        seconds: (f64, f64),
+    ) -> AutoSelection {
+        AutoSelection {
+            model,
+            preprocess: Preprocess {
+                columns: self.columns,
+                input_dim: Some(self.d_raw),
+                ..pre
+            },
+            chosen,
+            trials,
+            constant_columns: self.constant,
+            excluded_columns: self.excluded,
+            seconds,
+        }
+    }
 }

@@ -22,9 +22,10 @@ use gimc_linalg::{Gamma, Preprocess};
 use crate::error::param_err;
 use crate::error::{GimcError, Result};
 use crate::labels::data::LabelData;
-use crate::labels::fit::{LabelFit, LabelParams, fit_labels};
+use crate::labels::fit::{LabelFit, LabelParams, fit_labels, fit_labels_sharded};
 use crate::labels::model::LabelModel;
 use crate::labels::select::{Forward, SelectionObserver, SelectionStage, stopped};
+use crate::labels::shard::{RowSums, sum_scalar};
 use crate::outer::FitStop;
 use crate::registry::BoxedMap;
 
@@ -361,12 +362,18 @@ impl Search<'_> {
     }
 
     /// Stage 4: the chosen transform, maps (learned for their chosen iterations) and W on
-    /// every row of `data`.
+    /// every row of `data`. The transform is fitted, and the maps drawn, on the rows of
+    /// `drawn_on` (`None`: `data`'s own). On a data-parallel group `data` is this process's
+    /// shard, `drawn_on` the search's sample that every process holds, and every sum over rows
+    /// (the learning's, ΦᵀΦ, ΦᵀA and the blocks' penalty scales) goes through `sums`, so that
+    /// every process refits the same model on the union of the shards.
     pub(super) fn refit<S: SelectionObserver + ?Sized>(
         &self,
         data: &LabelData,
+        drawn_on: Option<&LabelData>,
         chosen: &AutoTrial,
         observer: &mut S,
+        sums: &dyn RowSums,
     ) -> Result<(LabelModel<BoxedMap>, Preprocess)> {
         let iterations = chosen
             .blocks
@@ -387,8 +394,18 @@ impl Search<'_> {
             },
             iterations,
         );
-        let (pre, xt) = chosen.transform.fit(data.features())?;
-        let all = data.with_features(xt)?;
+        let (pre, xt) = chosen.transform.fit(drawn_on.unwrap_or(data).features())?;
+        let (all, base) = match drawn_on {
+            None => {
+                let all = data.with_features(xt)?;
+                (all.clone(), all)
+            }
+            Some(sample) => (
+                data.with_features(pre.apply(data.features())?)?,
+                sample.with_features(xt)?,
+            ),
+        };
+        let rows = sum_scalar(sums, all.nrows() as f64).max(1.0);
         let fold = Fold::new(all.clone(), all.select_rows(&[0])?);
         let mut maps: Vec<BoxedMap> = Vec::new();
         let mut blocks = Blocks::new();
@@ -407,12 +424,12 @@ impl Search<'_> {
                     param_err::<GimcError>("families", format!("unknown family {}", b.name))
                 })?;
             let gamma = match b.gamma_factor {
-                Some(f) => Gamma::Scale(f).resolve(all.features()),
+                Some(f) => Gamma::Scale(f).resolve(base.features()),
                 None => b.gamma.unwrap_or(1.0),
             };
-            let mut map = self.draw(family, gamma, all.features())?;
+            let mut map = self.draw(family, gamma, base.features())?;
             if b.iterations > 0 {
-                let sq = map.forward(all.features())?.squared_norm_l2() / all.nrows().max(1) as f64;
+                let sq = sum_scalar(sums, map.forward(all.features())?.squared_norm_l2()) / rows;
                 let lp = LabelParams {
                     lambda: chosen.lambda * if sq > 0.0 { sq } else { 1.0 },
                     max_iter: b.iterations,
@@ -422,7 +439,8 @@ impl Search<'_> {
                     ..LabelParams::default()
                 }
                 .check()?;
-                let fit = fit_labels(&all, map, &lp, None, &mut Forward(&mut *observer))?;
+                let fit =
+                    fit_labels_sharded(&all, map, &lp, None, &mut Forward(&mut *observer), sums)?;
                 if stopped(fit.stop_reason, observer) {
                     return Err(GimcError::Interrupted);
                 }
@@ -438,7 +456,7 @@ impl Search<'_> {
         }
         set.push(blocks.push(self.build(Spec::Bias, &fold, 0)?));
         maps.push(Box::new(Constant::new(all.features().ncols())));
-        let (gram, cross, penalty) = blocks.system(&set)?;
+        let (gram, cross, penalty) = blocks.system_summed(&set, rows, sums)?;
         let w = solve_blocks(&gram, &cross, &penalty, chosen.lambda)?;
         let mut model = LabelModel::new(maps, w, data.task(), chosen.lambda)?;
         if !data.label_names().is_empty() {
