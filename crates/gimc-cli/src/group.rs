@@ -88,6 +88,21 @@ mod world {
         fn rank(&self) -> usize {
             self.world.rank() as usize
         }
+
+        /// A non-blocking barrier tested every few milliseconds: an MPI library's blocking
+        /// wait would spin a core that the working process needs.
+        fn wait_for_all(&self) {
+            let mut request = self.world.immediate_barrier();
+            loop {
+                match request.test() {
+                    Ok(_) => return,
+                    Err(pending) => {
+                        request = pending;
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+            }
+        }
     }
 
     impl Group for World<'_> {

@@ -24,6 +24,12 @@ pub trait RowSums: fmt::Debug {
 
     /// This process's index in 0..processes(); shards are in the order of these indices.
     fn rank(&self) -> usize;
+
+    /// Returns once every process has called it. A process may wait here long while another
+    /// works alone (process 0's search in `auto`), so an implementation should wait without
+    /// keeping a core busy. The default returns at once: the next [`RowSums::sum`] waits
+    /// anyway.
+    fn wait_for_all(&self) {}
 }
 
 /// A single process: every sum is the local value.

@@ -121,6 +121,11 @@ pub struct FitArgs {
     #[cfg(feature = "mpi")]
     #[arg(long)]
     pub mpi: bool,
+    /// With --mpi and `auto`: the rows drawn from every process's shard that the search
+    /// selects on (all of them when there are no more) [default: 20000].
+    #[cfg(feature = "mpi")]
+    #[arg(long, value_name = "ROWS", requires = "mpi")]
+    pub sample_rows: Option<usize>,
 }
 
 /// `gimc fit --stream`.

@@ -85,6 +85,10 @@ pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     if let Some(p) = a.patience {
         params = params.with_patience(p);
     }
+    #[cfg(feature = "mpi")]
+    if let Some(rows) = a.sample_rows {
+        params = params.with_sample_rows(rows);
+    }
     match a.normalize {
         None => {}
         Some(Normalize::L2) => params = params.with_transforms(vec![RowTransform::L2]),

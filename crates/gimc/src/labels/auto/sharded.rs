@@ -34,7 +34,8 @@ const SAMPLE_STREAM: u64 = 1 << 32;
 ///   in the order of the whole. The draw depends on the seed and the row count alone, not on
 ///   how the rows are shared, and a whole of at most that many rows is the sample itself.
 /// - **Selection.** Process 0 runs the search on the sample (stages 1 to 3 of
-///   [`auto_fit`](crate::auto_fit)) and hands the chosen setting to the others; its
+///   [`auto_fit`](crate::auto_fit)) on its thread pool while the others wait
+///   ([`RowSums::wait_for_all`]), and hands the chosen setting to them; its
 ///   [`AutoSelection::trials`] are every setting scored (empty on the other processes).
 /// - **Refit.** On every shard: the transform is fitted, the columns kept and the maps drawn on
 ///   the sample, and the maps' learning, ΦᵀΦ, ΦᵀA and the blocks' penalty scales are sums over
@@ -83,6 +84,8 @@ pub fn auto_fit_sharded<S: SelectionObserver + ?Sized>(
     } else {
         Err(GimcError::Empty("chosen setting"))
     };
+    // the other processes wait for process 0's search without keeping a core busy
+    sums.wait_for_all();
     let (chosen, trials) = share_choice(outcome, &prepared, sums)?;
     let select_secs = started.elapsed().as_secs_f64();
     let refit_started = Instant::now();
