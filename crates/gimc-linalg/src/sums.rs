@@ -52,19 +52,10 @@ pub static ONE_PROCESS: OneProcess = OneProcess;
 ///
 /// ```
 /// use gimc_linalg::sums::{RowSums, ThreadSums};
-/// let group = ThreadSums::group(2);
-/// let got: Vec<f64> = std::thread::scope(|s| {
-///     let handles: Vec<_> = group
-///         .iter()
-///         .map(|member| {
-///             s.spawn(move || {
-///                 let mut buf = [member.rank() as f64 + 1.0];
-///                 member.sum(&mut buf);
-///                 buf[0]
-///             })
-///         })
-///         .collect();
-///     handles.into_iter().map(|h| h.join().unwrap()).collect()
+/// let got = ThreadSums::on_threads(2, |member| {
+///     let mut buf = [member.rank() as f64 + 1.0];
+///     member.sum(&mut buf);
+///     buf[0]
 /// });
 /// assert_eq!(got, vec![3.0, 3.0]);
 /// ```
@@ -93,6 +84,23 @@ impl ThreadSums {
                 shared: shared.clone(),
             })
             .collect()
+    }
+
+    /// Runs `f` on each member of a group of `p`, every member on its own thread, and returns
+    /// the results in rank order (a member's panic is raised again here).
+    pub fn on_threads<T: Send>(p: usize, f: impl Fn(&ThreadSums) -> T + Sync) -> Vec<T> {
+        let group = Self::group(p);
+        std::thread::scope(|s| {
+            let f = &f;
+            let handles: Vec<_> = group
+                .iter()
+                .map(|member| s.spawn(move || f(member)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Vec<f64>>> {

@@ -7,7 +7,7 @@ use gimc_cluster::{
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use gimc_linalg::sums::ThreadSums;
+use gimc_linalg::sums::{RowSums, ThreadSums};
 use gimc_linalg::{FeatureMatrix, LinalgError};
 use proptest::prelude::*;
 
@@ -262,20 +262,11 @@ fn fit_on_shards(
     params: &ValidKMeansParams,
     seed: u64,
 ) -> Vec<KMeans> {
-    let group = ThreadSums::group(bounds.len() - 1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .iter()
-            .enumerate()
-            .map(|(p, sums)| {
-                let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
-                let shard = x.select_rows(&rows).unwrap();
-                s.spawn(move || {
-                    fit_kmeans_sharded(&shard, params, &mut seeded(seed), sums).unwrap()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    ThreadSums::on_threads(bounds.len() - 1, |sums| {
+        let p = sums.rank();
+        let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
+        let shard = x.select_rows(&rows).unwrap();
+        fit_kmeans_sharded(&shard, params, &mut seeded(seed), sums).unwrap()
     })
 }
 
