@@ -234,11 +234,10 @@ mod tests {
             .map(|i| ((i * 7919) % 1000) as f64 * 10f64.powi((i % 17) as i32 - 8))
             .collect();
         let sum = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| fixed_order_sum(v.len(), 4096, |r| [v[r].iter().sum::<f64>(), 1.0]))
+            crate::dense::in_pool(threads, || {
+                fixed_order_sum(v.len(), 4096, |r| [v[r].iter().sum::<f64>(), 1.0])
+            })
+            .unwrap()
         };
         let one = sum(1);
         for threads in [2, 3, 8] {
