@@ -274,9 +274,9 @@ mod tests {
 
     /// Threads standing in for processes, as a distributed group.
     #[derive(Debug)]
-    struct Threads(ThreadSums);
+    struct Threads<'a>(&'a ThreadSums);
 
-    impl RowSums for Threads {
+    impl RowSums for Threads<'_> {
         fn sum(&self, buf: &mut [f64]) {
             self.0.sum(buf);
         }
@@ -288,7 +288,7 @@ mod tests {
         }
     }
 
-    impl Group for Threads {
+    impl Group for Threads<'_> {
         fn distributed(&self) -> bool {
             true
         }
@@ -296,15 +296,7 @@ mod tests {
 
     /// Runs `f` on each member of a group of `p` threads, returning the results in rank order.
     fn on_threads<T: Send>(p: usize, f: impl Fn(&dyn Group) -> T + Sync) -> Vec<T> {
-        let group: Vec<Threads> = ThreadSums::group(p).into_iter().map(Threads).collect();
-        std::thread::scope(|s| {
-            let f = &f;
-            let handles: Vec<_> = group
-                .iter()
-                .map(|member| s.spawn(move || f(member)))
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        })
+        ThreadSums::on_threads(p, |member| f(&Threads(member)))
     }
 
     #[test]

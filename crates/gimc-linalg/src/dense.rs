@@ -21,6 +21,19 @@ pub fn par() -> Par {
     faer::get_global_parallelism()
 }
 
+/// Runs `f` inside a dedicated rayon pool of `threads` threads (faer's global parallelism
+/// follows the current pool, so the dense products inside `f` use them too). Errors if the pool
+/// cannot be built.
+pub fn in_pool<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> T + Send,
+) -> std::result::Result<T, rayon::ThreadPoolBuildError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map(|pool| pool.install(f))
+}
+
 /// `A·B`, checking that the inner dimensions agree.
 pub fn matmul(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
     if a.ncols() != b.nrows() {

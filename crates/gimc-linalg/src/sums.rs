@@ -58,19 +58,10 @@ pub static ONE_PROCESS: OneProcess = OneProcess;
 ///
 /// ```
 /// use gimc_linalg::sums::{RowSums, ThreadSums};
-/// let group = ThreadSums::group(2);
-/// let got: Vec<f64> = std::thread::scope(|s| {
-///     let handles: Vec<_> = group
-///         .iter()
-///         .map(|member| {
-///             s.spawn(move || {
-///                 let mut buf = [member.rank() as f64 + 1.0];
-///                 member.sum(&mut buf);
-///                 buf[0]
-///             })
-///         })
-///         .collect();
-///     handles.into_iter().map(|h| h.join().unwrap()).collect()
+/// let got = ThreadSums::on_threads(2, |member| {
+///     let mut buf = [member.rank() as f64 + 1.0];
+///     member.sum(&mut buf);
+///     buf[0]
 /// });
 /// assert_eq!(got, vec![3.0, 3.0]);
 /// ```
@@ -99,6 +90,23 @@ impl ThreadSums {
                 shared: shared.clone(),
             })
             .collect()
+    }
+
+    /// Runs `f` on each member of a group of `p`, every member on its own thread, and returns
+    /// the results in rank order (a member's panic is raised again here).
+    pub fn on_threads<T: Send>(p: usize, f: impl Fn(&ThreadSums) -> T + Sync) -> Vec<T> {
+        let group = Self::group(p);
+        std::thread::scope(|s| {
+            let f = &f;
+            let handles: Vec<_> = group
+                .iter()
+                .map(|member| s.spawn(move || f(member)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Vec<f64>>> {
@@ -232,11 +240,10 @@ mod tests {
             .map(|i| ((i * 7919) % 1000) as f64 * 10f64.powi((i % 17) as i32 - 8))
             .collect();
         let sum = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| fixed_order_sum(v.len(), 4096, |r| [v[r].iter().sum::<f64>(), 1.0]))
+            crate::dense::in_pool(threads, || {
+                fixed_order_sum(v.len(), 4096, |r| [v[r].iter().sum::<f64>(), 1.0])
+            })
+            .unwrap()
         };
         let one = sum(1);
         for threads in [2, 3, 8] {

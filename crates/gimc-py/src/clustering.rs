@@ -2,8 +2,8 @@
 //! rows.
 
 use gimc::{GimcError, MapRegistry, SemiSupInputs, SemiSupParams, fit_semisupervised};
+use gimc_linalg::Preprocess;
 use gimc_linalg::rng::seeded;
-use gimc_linalg::{Preprocess, RowNorm};
 use numpy::{IntoPyArray, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -68,15 +68,7 @@ pub(crate) fn fit_clusters<'py>(
         list.push((idx(row[0])?, idx(row[1])?, row[2]));
     }
     let fit = run_interruptible(py, n_jobs, |cancel| {
-        let x = match x.standardize_by(mode)? {
-            Some((z, _)) => z,
-            None => x,
-        };
-        let x = if norm == RowNorm::None {
-            x
-        } else {
-            x.normalize_rows(norm)
-        };
+        let (x, _) = preprocess(x, mode, norm)?;
         let registry = MapRegistry::builtin();
         let fam = registry.family(family)?;
         let mut params = SemiSupParams::new(k, m, gamma).with_learn(learn);

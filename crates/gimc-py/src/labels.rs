@@ -16,8 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{
-    CsrTruth, csr, family_name, features, parse_gammas, row_norm, scores_mat, standardize_mode,
-    truth,
+    CsrTruth, csr, family_name, features, parse_gammas, preprocess, row_norm, scores_mat,
+    standardize_mode, truth,
 };
 use crate::interrupt::{Cancel, run_interruptible};
 use crate::value_err;
@@ -100,15 +100,7 @@ pub(crate) fn fit_labels<'py>(
         .with_seed(seed)
         .with_patience(patience);
     let (bytes, chosen, streamed_used) = run_interruptible(py, n_jobs, |cancel| {
-        let (x, standardizer) = match x.standardize_by(mode)? {
-            Some((z, st)) => (z, Some(st)),
-            None => (x, None),
-        };
-        let x = if norm == RowNorm::None {
-            x
-        } else {
-            x.normalize_rows(norm)
-        };
+        let (x, standardizer) = preprocess(x, mode, norm)?;
         let data = target.data(x)?;
         let registry = MapRegistry::builtin();
         let fam = registry.family(family)?;

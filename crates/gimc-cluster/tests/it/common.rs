@@ -1,19 +1,10 @@
-//! Shared helpers: blobs, random sparse data, thread pools.
+//! Shared helpers: blobs and random sparse data.
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::sparse::dense_to_csr;
 use rand::Rng;
-
-/// Runs `f` inside a dedicated rayon pool of `n` threads.
-pub fn in_pool<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .unwrap()
-        .install(f)
-}
 
 /// `per` points around each of `centres` (rows), noise std `noise`; returns data and truth.
 pub fn blobs(centres: &Mat<f64>, per: usize, noise: f64, seed: u64) -> (Mat<f64>, Vec<usize>) {

@@ -4,13 +4,14 @@
 use gimc_cluster::{
     ClusterError, KMeansInit, KMeansParams, KernelKMeansParams, fit_kernel_kmeans, fit_kmeans,
 };
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel};
 use gimc_metrics::clustering_accuracy;
 
-use crate::common::{blobs, in_pool, same_partition, sparse_pair};
+use crate::common::{blobs, same_partition, sparse_pair};
 
 #[test]
 fn linear_kernel_matches_kmeans_from_the_same_seeds() {
@@ -111,10 +112,12 @@ fn deterministic_by_seed_and_thread_count() {
         .unwrap();
     let one = in_pool(1, || {
         fit_kernel_kmeans(&fx, &params, &mut seeded(13)).unwrap()
-    });
+    })
+    .unwrap();
     let two = in_pool(2, || {
         fit_kernel_kmeans(&fx, &params, &mut seeded(13)).unwrap()
-    });
+    })
+    .unwrap();
     assert_eq!(one, two);
 }
 

@@ -4,14 +4,15 @@ use gimc_cluster::{
     ClusterError, KMeans, KMeansInit, KMeansParams, ValidKMeansParams, fit_kmeans,
     fit_kmeans_sharded, nearest_centers,
 };
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use gimc_linalg::sums::ThreadSums;
+use gimc_linalg::sums::{RowSums, ThreadSums};
 use gimc_linalg::{FeatureMatrix, LinalgError};
 use proptest::prelude::*;
 
-use crate::common::{blobs, in_pool, same_partition, sparse_pair};
+use crate::common::{blobs, same_partition, sparse_pair};
 
 /// Σ_i ‖x_i − c_{l_i}‖² computed directly.
 fn direct_inertia(x: &Mat<f64>, c: &Mat<f64>, labels: &[usize]) -> f64 {
@@ -141,10 +142,12 @@ fn deterministic_by_seed_and_thread_count() {
     for data in [&fx, &sparse] {
         let one = in_pool(1, || {
             fit_kmeans(data, &valid, &mut seeded(5), &mut NoObserver).unwrap()
-        });
+        })
+        .unwrap();
         let two = in_pool(2, || {
             fit_kmeans(data, &valid, &mut seeded(5), &mut NoObserver).unwrap()
-        });
+        })
+        .unwrap();
         let again = fit_kmeans(data, &valid, &mut seeded(5), &mut NoObserver).unwrap();
         assert_eq!(one, two);
         assert_eq!(one, again);
@@ -262,20 +265,11 @@ fn fit_on_shards(
     params: &ValidKMeansParams,
     seed: u64,
 ) -> Vec<KMeans> {
-    let group = ThreadSums::group(bounds.len() - 1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .iter()
-            .enumerate()
-            .map(|(p, sums)| {
-                let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
-                let shard = x.select_rows(&rows).unwrap();
-                s.spawn(move || {
-                    fit_kmeans_sharded(&shard, params, &mut seeded(seed), sums).unwrap()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    ThreadSums::on_threads(bounds.len() - 1, |sums| {
+        let p = sums.rank();
+        let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
+        let shard = x.select_rows(&rows).unwrap();
+        fit_kmeans_sharded(&shard, params, &mut seeded(seed), sums).unwrap()
     })
 }
 

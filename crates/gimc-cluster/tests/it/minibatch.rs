@@ -4,11 +4,12 @@ use gimc_cluster::{
     ClusterError, KMeansParams, MiniBatchKMeansParams, fit_kmeans, fit_minibatch_kmeans,
 };
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::NoObserver;
 use gimc_linalg::rng::seeded;
 
-use crate::common::{blobs, in_pool, same_partition, sparse_pair};
+use crate::common::{blobs, same_partition, sparse_pair};
 
 #[test]
 fn reaches_near_kmeans_inertia_on_blobs() {
@@ -58,10 +59,12 @@ fn dense_and_sparse_agree_and_runs_are_deterministic() {
     assert!((&a.centers - &b.centers).norm_max() < 1e-10);
     let one = in_pool(1, || {
         fit_minibatch_kmeans(&sparse, &params, &mut seeded(4)).unwrap()
-    });
+    })
+    .unwrap();
     let two = in_pool(2, || {
         fit_minibatch_kmeans(&sparse, &params, &mut seeded(4)).unwrap()
-    });
+    })
+    .unwrap();
     assert_eq!(one, two);
     assert_eq!(b.n_iter, 50);
 }

@@ -5,6 +5,7 @@ use gimc_cluster::{
     ClusterError, KMeansParams, Okmf, OkmfBudget, OkmfFactor, OkmfInit, OkmfParams, OkmfSample,
     OkmfStep, fit_kmeans, fit_okmf, okmf_sample_gradient, okmf_sample_objective,
 };
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observe::{FnObserver, IterationRecord, NoObserver, ObserverAction, Trace};
 use gimc_linalg::rng::{gaussian_mat, gaussian_vec, seeded};
@@ -12,7 +13,7 @@ use gimc_linalg::{FeatureMatrix, Kernel, kernel_block_dense};
 use gimc_metrics::clustering_accuracy;
 use proptest::prelude::*;
 
-use crate::common::{blobs, in_pool, same_partition, sparse_pair};
+use crate::common::{blobs, same_partition, sparse_pair};
 
 /// [`fit_okmf`] with `params` checked, the rng seeded with `seed` and no observer.
 fn okmf(x: &FeatureMatrix, params: &OkmfParams, seed: u64) -> Result<Okmf, ClusterError> {
@@ -245,8 +246,8 @@ fn deterministic_sparse_input_and_thread_count() {
     let params = OkmfParams::new(3, Kernel::Rbf { gamma: 0.05 })
         .with_budget_size(50)
         .with_epochs(2);
-    let a = in_pool(1, || okmf(&sparse, &params, 15).unwrap());
-    let b = in_pool(2, || okmf(&sparse, &params, 15).unwrap());
+    let a = in_pool(1, || okmf(&sparse, &params, 15).unwrap()).unwrap();
+    let b = in_pool(2, || okmf(&sparse, &params, 15).unwrap()).unwrap();
     assert_eq!(a, b);
     let c = okmf(&dense, &params, 15).unwrap();
     assert!((&a.w - &c.w).norm_max() < 1e-8);

@@ -1,20 +1,10 @@
-//! Shared helpers: random sparse matrices, random Ω, thread pools.
+//! Shared helpers: random sparse matrices and random Ω.
 
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::sprs::{CsMat, TriMat};
 use gimc_linalg::{FeatureMatrix, Observed};
 use rand::Rng;
-
-/// Runs `f` inside a dedicated rayon pool of `n` threads (faer's global parallelism follows the
-/// current pool, so dense GEMMs use `n` threads too).
-pub fn in_pool<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .unwrap()
-        .install(f)
-}
 
 /// A random `n × m` CSR matrix, each entry present with probability `density`, values N(0, 1).
 pub fn random_csr(rng: &mut GimcRng, n: usize, m: usize, density: f64) -> CsMat<f64> {

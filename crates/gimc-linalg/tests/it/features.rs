@@ -2,12 +2,13 @@
 //! kernels are independent of the thread count.
 
 use gimc_linalg::FeatureMatrix;
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::kernels::{Kernel, kernel_block, kernel_block_dense};
 use gimc_linalg::rng::seeded;
 use gimc_linalg::sparse::{csr_mul_dense, csr_to_dense, csr_tr_mul_dense, dense_to_csr};
 use proptest::prelude::*;
 
-use crate::common::{feature_pair, gauss, in_pool, max_diff, random_csr};
+use crate::common::{feature_pair, gauss, max_diff, random_csr};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
@@ -65,8 +66,8 @@ fn sparse_products_are_bitwise_independent_of_thread_count() {
             kernel_block(&Kernel::Rbf { gamma: 0.1 }, &x, landmarks.as_ref()).unwrap(),
         )
     };
-    let seq = in_pool(1, run);
-    let par = in_pool(4, run);
+    let seq = in_pool(1, run).unwrap();
+    let par = in_pool(4, run).unwrap();
     assert!(seq == par);
     // the CSC storage of the same matrix gives the same bits
     let csc = a.to_csc();
@@ -75,7 +76,8 @@ fn sparse_products_are_bitwise_independent_of_thread_count() {
             csr_mul_dense(&csc, b.as_ref()).unwrap(),
             csr_tr_mul_dense(&csc, g.as_ref()).unwrap(),
         )
-    });
+    })
+    .unwrap();
     assert_eq!(par_csc.0, seq.0);
     assert_eq!(par_csc.1, seq.1);
 }
@@ -93,8 +95,8 @@ fn dense_feature_products_agree_across_thread_counts() {
             xd.gram(),
         )
     };
-    let seq = in_pool(1, run);
-    let par = in_pool(4, run);
+    let seq = in_pool(1, run).unwrap();
+    let par = in_pool(4, run).unwrap();
     assert!(seq == par);
 }
 

@@ -1,11 +1,12 @@
 //! The sampled-product kernel against a dense reference, and its thread-count independence.
 
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observed::{omega_mul_dense, omega_tr_mul_dense, sampled_dot, sampled_residual};
 use gimc_linalg::rng::seeded;
 use proptest::prelude::*;
 
-use crate::common::{gauss, in_pool, max_diff, random_omega};
+use crate::common::{gauss, max_diff, random_omega};
 
 fn check_against_dense(n: usize, m: usize, k: usize, density: f64, single: bool, seed: u64) {
     let mut rng = seeded(seed);
@@ -110,10 +111,10 @@ fn results_are_bitwise_independent_of_thread_count() {
         let rtp = omega_tr_mul_dense(&omega, &s, p.as_ref()).unwrap();
         (s, rq, rtp)
     };
-    let seq = in_pool(1, run);
-    let par = in_pool(4, run);
+    let seq = in_pool(1, run).unwrap();
+    let par = in_pool(4, run).unwrap();
     assert_eq!(seq.0, par.0);
     assert_eq!(seq.1, par.1);
     assert_eq!(seq.2, par.2);
-    assert_eq!(seq, in_pool(3, run));
+    assert_eq!(seq, in_pool(3, run).unwrap());
 }

@@ -1,5 +1,6 @@
 //! Thin SVD reconstruction and the randomized truncated SVD against the thin SVD.
 
+use gimc_linalg::dense::in_pool;
 use gimc_linalg::faer::Mat;
 use gimc_linalg::observed::Observed;
 use gimc_linalg::rng::seeded;
@@ -7,7 +8,7 @@ use gimc_linalg::svd::{SparsePlusLowRank, Svd, top_k_svd_op};
 use gimc_linalg::{FeatureMatrix, thin_svd, top_k_svd};
 use proptest::prelude::*;
 
-use crate::common::{gauss, in_pool, max_diff, random_omega};
+use crate::common::{gauss, max_diff, random_omega};
 
 /// An m × n matrix with prescribed singular values (random orthonormal factors).
 fn with_spectrum(seed: u64, m: usize, n: usize, s: &[f64]) -> Mat<f64> {
@@ -99,7 +100,7 @@ fn operator_svd_on_sparse_features_and_sparse_plus_low_rank() {
     let op = SparsePlusLowRank::new(&omega, omega.values(), left.as_ref(), right.as_ref()).unwrap();
     let full = omega.to_dense() + &left * right.transpose();
     let reference = thin_svd(full.as_ref()).unwrap();
-    let f = in_pool(2, || top_k_svd_op(&op, 2, &mut seeded(9)).unwrap());
+    let f = in_pool(2, || top_k_svd_op(&op, 2, &mut seeded(9)).unwrap()).unwrap();
     let gap = reference.s[2] / reference.s[1];
     assert!(gap < 0.5, "test matrix needs a gap, got {gap}");
     assert_leading_match(&f, &reference, 2, 1e-6);
@@ -158,8 +159,8 @@ fn factorisations_are_bitwise_independent_of_thread_count() {
             out.push(bits(&(qr.thin_q() * qr.thin_r())));
             out
         };
-        let one = in_pool(1, run);
-        let three = in_pool(3, run);
+        let one = in_pool(1, run).unwrap();
+        let three = in_pool(3, run).unwrap();
         for (part, (x, y)) in one.iter().zip(&three).enumerate() {
             assert!(
                 x == y,

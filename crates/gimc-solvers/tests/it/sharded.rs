@@ -4,7 +4,7 @@
 
 use gimc_linalg::faer::Mat;
 use gimc_linalg::rng::{gaussian_mat, seeded};
-use gimc_linalg::sums::ThreadSums;
+use gimc_linalg::sums::{RowSums, ThreadSums};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{
     ImcInit, ImcModel, ImcParams, ImcProblem, ImcStart, NoObserver, Side, SolverError, fit_imc,
@@ -83,31 +83,21 @@ fn fit_on_shards(
     params: &ImcParams,
     bounds: &[usize],
 ) -> Vec<Result<ImcModel, SolverError>> {
-    let group = ThreadSums::group(bounds.len() - 1);
     let params = params.check().unwrap();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .iter()
-            .enumerate()
-            .map(|(p, sums)| {
-                let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
-                let phi = x.select_rows(&rows).unwrap();
-                let omega = shard_omega(d, bounds[p], bounds[p + 1]);
-                s.spawn(move || {
-                    let psi_side = psi.map_or(Side::Identity(d.m), Side::Features);
-                    let problem =
-                        ImcProblem::partial_shard(Side::Features(&phi), psi_side, &omega)?;
-                    fit_imc_sharded(
-                        &problem,
-                        &params,
-                        ImcStart::Draw(&mut seeded(3)),
-                        &mut NoObserver,
-                        sums,
-                    )
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    ThreadSums::on_threads(bounds.len() - 1, |sums| {
+        let p = sums.rank();
+        let rows: Vec<usize> = (bounds[p]..bounds[p + 1]).collect();
+        let phi = x.select_rows(&rows).unwrap();
+        let omega = shard_omega(d, bounds[p], bounds[p + 1]);
+        let psi_side = psi.map_or(Side::Identity(d.m), Side::Features);
+        let problem = ImcProblem::partial_shard(Side::Features(&phi), psi_side, &omega)?;
+        fit_imc_sharded(
+            &problem,
+            &params,
+            ImcStart::Draw(&mut seeded(3)),
+            &mut NoObserver,
+            sums,
+        )
     })
 }
 
@@ -206,26 +196,16 @@ fn sharded_fit_refuses_what_it_does_not_sum() {
     assert!(err.to_string().contains("partially observed"), "{err}");
     // an empty union of shards is an error on every process, not a hang or a panic
     let empty = Observed::from_triplets(d.n, d.m, &[], &[], &[]).unwrap();
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .iter()
-            .map(|sums| {
-                let (x, y, empty, params) = (&x, &y, &empty, &params);
-                s.spawn(move || {
-                    let problem =
-                        ImcProblem::partial_shard(Side::Features(x), Side::Features(y), empty)
-                            .unwrap();
-                    fit_imc_sharded(
-                        &problem,
-                        params,
-                        ImcStart::Draw(&mut seeded(1)),
-                        &mut NoObserver,
-                        sums,
-                    )
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let results = ThreadSums::on_threads(2, |sums| {
+        let problem =
+            ImcProblem::partial_shard(Side::Features(&x), Side::Features(&y), &empty).unwrap();
+        fit_imc_sharded(
+            &problem,
+            &params,
+            ImcStart::Draw(&mut seeded(1)),
+            &mut NoObserver,
+            sums,
+        )
     });
     for r in results {
         assert!(matches!(r, Err(SolverError::Empty(_))), "{r:?}");
