@@ -301,21 +301,10 @@ fn sharded(data: &LabelData, params: &AutoParams, p: usize) -> Vec<gimc::AutoSel
     let params = params.check().unwrap();
     let registry = MapRegistry::builtin();
     let n = data.nrows();
-    let group = ThreadSums::group(p);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .iter()
-            .map(|member| {
-                let rows: Vec<usize> =
-                    (n * member.rank() / p..n * (member.rank() + 1) / p).collect();
-                let shard = data.select_rows(&rows).unwrap();
-                let (params, registry) = (&params, &registry);
-                s.spawn(move || {
-                    auto_fit_sharded(&shard, registry, params, &mut NoObserver, member).unwrap()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    ThreadSums::on_threads(p, |member| {
+        let rows: Vec<usize> = (n * member.rank() / p..n * (member.rank() + 1) / p).collect();
+        let shard = data.select_rows(&rows).unwrap();
+        auto_fit_sharded(&shard, &registry, &params, &mut NoObserver, member).unwrap()
     })
 }
 
@@ -387,22 +376,11 @@ fn the_sample_depends_on_the_rows_not_on_how_they_are_shared() {
 fn shards_that_disagree_on_their_width_are_refused() {
     let params = quick().check().unwrap();
     let registry = MapRegistry::builtin();
-    let group = ThreadSums::group(2);
-    let errors: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = group
-            .iter()
-            .map(|member| {
-                let d = 3 + member.rank();
-                let shard = common::multilabel(40, d, 3, 1);
-                let (params, registry) = (&params, &registry);
-                s.spawn(move || {
-                    auto_fit_sharded(&shard, registry, params, &mut NoObserver, member)
-                        .unwrap_err()
-                        .to_string()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let errors = ThreadSums::on_threads(2, |member| {
+        let shard = common::multilabel(40, 3 + member.rank(), 3, 1);
+        auto_fit_sharded(&shard, &registry, &params, &mut NoObserver, member)
+            .unwrap_err()
+            .to_string()
     });
     for e in errors {
         assert!(e.contains("shards"), "{e}");
