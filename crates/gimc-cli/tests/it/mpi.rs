@@ -44,6 +44,39 @@ fn xc_rows(src: &Path, lo: usize, hi: usize, out: &Path) {
     std::fs::write(out, s).unwrap();
 }
 
+/// Synthetic XC data in `dir` (`gimc data synth xmc` with `seed` and [rows, features,
+/// labels]): the first `train_rows` rows in `train.txt`, the rest in `test.txt`.
+fn synth_split(
+    dir: &Path,
+    seed: u64,
+    [rows, features, labels]: [usize; 3],
+    train_rows: usize,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let all = dir.join("all.txt");
+    let o = gimc(&[
+        "-q",
+        "--seed",
+        &seed.to_string(),
+        "data",
+        "synth",
+        "xmc",
+        "--rows",
+        &rows.to_string(),
+        "--features",
+        &features.to_string(),
+        "--labels",
+        &labels.to_string(),
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (train, test) = (dir.join("train.txt"), dir.join("test.txt"));
+    xc_rows(&all, 0, train_rows, &train);
+    xc_rows(&all, train_rows, rows, &test);
+    (train, test)
+}
+
 fn w_of(path: &Path) -> gimc_linalg::faer::Mat<f64> {
     let model = gimc::persist::load_label_model(path, &MapRegistry::builtin()).unwrap();
     model.w().to_owned()
@@ -76,28 +109,7 @@ fn p_at(model: &Path, test: &Path, pred: &Path) -> String {
 #[test]
 fn two_processes_fit_the_single_process_model() {
     let dir = std::env::temp_dir().join(format!("gimc-mpi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let all = dir.join("all.txt");
-    let o = gimc(&[
-        "-q",
-        "--seed",
-        "3",
-        "data",
-        "synth",
-        "xmc",
-        "--rows",
-        "2500",
-        "--features",
-        "1500",
-        "--labels",
-        "80",
-        "-o",
-        all.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (train, test) = (dir.join("train.txt"), dir.join("test.txt"));
-    xc_rows(&all, 0, 2000, &train);
-    xc_rows(&all, 2000, 2500, &test);
+    let (train, test) = synth_split(&dir, 3, [2500, 1500, 80], 2000);
     let fit = |np: usize, name: &str, extra: &[&str]| {
         let out = dir.join(name);
         let mut args = vec![
@@ -213,28 +225,7 @@ fn search_of(o: &Output) -> (serde_json::Value, serde_json::Value) {
 #[test]
 fn the_default_search_on_processes_chooses_what_one_process_chooses() {
     let dir = std::env::temp_dir().join(format!("gimc-mpi-auto-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let all = dir.join("all.txt");
-    let o = gimc(&[
-        "-q",
-        "--seed",
-        "2",
-        "data",
-        "synth",
-        "xmc",
-        "--rows",
-        "700",
-        "--features",
-        "200",
-        "--labels",
-        "12",
-        "-o",
-        all.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (train, test) = (dir.join("train.txt"), dir.join("test.txt"));
-    xc_rows(&all, 0, 600, &train);
-    xc_rows(&all, 600, 700, &test);
+    let (train, test) = synth_split(&dir, 2, [700, 200, 12], 600);
     let t = train.to_str().unwrap();
     let search = ["--m", "16", "--iters", "2", "--lambda", "0.1,1"];
     let one_model = dir.join("one.gimc");

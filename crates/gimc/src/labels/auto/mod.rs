@@ -79,10 +79,9 @@ use gimc_linalg::rng::{child, seeded};
 
 use crate::error::{GimcError, Result};
 use crate::labels::data::LabelData;
-use crate::labels::model::LabelModel;
 use crate::labels::select::SelectionObserver;
-use crate::labels::shard::ONE_PROCESS;
-use crate::registry::{BoxedMap, MapRegistry};
+use crate::labels::shard::{ONE_PROCESS, RowSums};
+use crate::registry::MapRegistry;
 
 /// Chooses the row transform, γ, λ, maps, linear part and learning iterations on validation
 /// data from the training rows and refits on all of them (see the module documentation).
@@ -120,20 +119,8 @@ pub fn auto_fit<S: SelectionObserver + ?Sized>(
     let started = Instant::now();
     check_fits(&estimate_auto(data, params)?, params.memory)?;
     let mut prepared = Prepared::new(data, registry, params)?;
-    let (chosen, trials) = prepared.select(observer)?;
-    let select_secs = started.elapsed().as_secs_f64();
-    let refit_started = Instant::now();
-    let (model, pre) =
-        prepared
-            .search
-            .refit(&prepared.data, None, &chosen, observer, &ONE_PROCESS)?;
-    Ok(prepared.selection(
-        model,
-        pre,
-        chosen,
-        trials,
-        (select_secs, refit_started.elapsed().as_secs_f64()),
-    ))
+    let outcome = prepared.select(observer)?;
+    prepared.finish(None, outcome, started, observer, &ONE_PROCESS)
 }
 
 /// The search's data and state before the selection: the rows on the kept columns, the
@@ -294,16 +281,29 @@ impl<'a> Prepared<'a> {
         Ok((chosen, trials))
     }
 
-    /// The result from the refitted model and its transform `pre`.
-    fn selection(
+    /// Stage 4 and the result: the refit of `chosen` (the search's `outcome`, with every trial)
+    /// on the search's rows, or on this process's `shard` of a data-parallel group with the
+    /// transform and maps drawn on the search's rows ([`Search::refit`]). `started`: when the
+    /// search began.
+    fn finish<S: SelectionObserver + ?Sized>(
         self,
-        model: LabelModel<BoxedMap>,
-        pre: Preprocess,
-        chosen: AutoTrial,
-        trials: Vec<AutoTrial>,
-        seconds: (f64, f64),
-    ) -> AutoSelection {
-        AutoSelection {
+        shard: Option<&LabelData>,
+        (chosen, trials): (AutoTrial, Vec<AutoTrial>),
+        started: Instant,
+        observer: &mut S,
+        sums: &dyn RowSums,
+    ) -> Result<AutoSelection> {
+        let select_secs = started.elapsed().as_secs_f64();
+        let refit_started = Instant::now();
+        let (model, pre) = match shard {
+            None => self
+                .search
+                .refit(&self.data, None, &chosen, observer, sums)?,
+            Some(rows) => self
+                .search
+                .refit(rows, Some(&self.data), &chosen, observer, sums)?,
+        };
+        Ok(AutoSelection {
             model,
             preprocess: Preprocess {
                 columns: self.columns,
@@ -314,7 +314,7 @@ impl<'a> Prepared<'a> {
             trials,
             constant_columns: self.constant,
             excluded_columns: self.excluded,
-            seconds,
-        }
+            seconds: (select_secs, refit_started.elapsed().as_secs_f64()),
+        })
     }
 }

@@ -86,24 +86,12 @@ pub fn auto_fit_sharded<S: SelectionObserver + ?Sized>(
     };
     // the other processes wait for process 0's search without keeping a core busy
     sums.wait_for_all();
-    let (chosen, trials) = share_choice(outcome, &prepared, sums)?;
-    let select_secs = started.elapsed().as_secs_f64();
-    let refit_started = Instant::now();
+    let outcome = share_choice(outcome, &prepared, sums)?;
     let local = match &prepared.columns {
         Some(kept) => shard.with_features(shard.features().select_columns(kept)?)?,
         None => shard.clone(),
     };
-    let (model, pre) =
-        prepared
-            .search
-            .refit(&local, Some(&prepared.data), &chosen, observer, sums)?;
-    Ok(prepared.selection(
-        model,
-        pre,
-        chosen,
-        trials,
-        (select_secs, refit_started.elapsed().as_secs_f64()),
-    ))
+    prepared.finish(Some(&local), outcome, started, observer, sums)
 }
 
 /// The search's sample on every process: `params.sample_rows` rows of the whole drawn at random
