@@ -48,7 +48,7 @@
 //! # Modules
 //!
 //! - [`labels`]: the multi-label / multi-class path — data, fit, model, selection and the
-//!   default search [`auto_fit`].
+//!   default search [`auto_fit`] (on a data-parallel group, [`auto_fit_sharded`]).
 //! - [`completion`]: GIMC on any observed set Ω — data, fit, model and the selection of its
 //!   settings on held-out entries.
 //! - [`clustering`]: semi-supervised clustering from pairwise constraints (GIMC's Algorithm 2
