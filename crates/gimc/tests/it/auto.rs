@@ -386,3 +386,30 @@ fn shards_that_disagree_on_their_width_are_refused() {
         assert!(e.contains("shards"), "{e}");
     }
 }
+
+#[test]
+fn a_shard_too_large_for_its_refit_stops_every_process_with_an_error() {
+    // process 0 holds 40 rows and process 1 the other 20,000; the sample of 40 rows fits the
+    // budget, and so does process 0's refit, but not process 1's
+    let data = common::multilabel(20_040, 4, 3, 7);
+    let params = quick()
+        .with_sample_rows(40)
+        .with_max_iter(0)
+        .with_memory(gimc_linalg::memory::MemoryBudget::Bytes(26 << 20))
+        .check()
+        .unwrap();
+    let registry = MapRegistry::builtin();
+    let errors = ThreadSums::on_threads(2, |member| {
+        let rows: Vec<usize> = if member.rank() == 0 {
+            (0..40).collect()
+        } else {
+            (40..20_040).collect()
+        };
+        let shard = data.select_rows(&rows).unwrap();
+        auto_fit_sharded(&shard, &registry, &params, &mut NoObserver, member)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(errors[0].contains("another process"), "{}", errors[0]);
+    assert!(errors[1].contains("rows per process"), "{}", errors[1]);
+}

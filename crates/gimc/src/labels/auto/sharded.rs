@@ -10,17 +10,18 @@ use std::time::Instant;
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::faer::Mat;
-use gimc_linalg::memory::check_fits;
+use gimc_linalg::memory::{MemoryEstimate, Tally, check_fits};
 use gimc_linalg::rng::{child, seeded};
 use gimc_linalg::sparse::AsSparseView;
 use gimc_linalg::sprs::CsMat;
 use gimc_linalg::sums::sum_slice;
 
-use crate::error::{GimcError, Result, dim_err};
+use crate::error::{GimcError, Result, dim_err, input_err};
 use crate::labels::auto::estimate_auto;
 use crate::labels::data::{LabelData, Task};
 use crate::labels::select::SelectionObserver;
 use crate::labels::shard::RowSums;
+use crate::memory::{PROCESS_BASE_BYTES, feature_bytes};
 use crate::registry::MapRegistry;
 
 /// The generator stream of the sample's draw (apart from the split's and the maps').
@@ -87,11 +88,64 @@ pub fn auto_fit_sharded<S: SelectionObserver + ?Sized>(
     // the other processes wait for process 0's search without keeping a core busy
     sums.wait_for_all();
     let outcome = share_choice(outcome, &prepared, sums)?;
+    // every process checks its own shard; one that would not fit stops them all
+    let fits = check_fits(&estimate_refit(shard, &outcome.0, &prepared), params.memory);
+    let mut over = [f64::from(u8::from(fits.is_err()))];
+    sums.sum(&mut over);
+    if over[0] > 0.0 {
+        return Err(match fits {
+            Err(e) => e.into(),
+            Ok(()) => input_err(
+                "shards",
+                "another process's shard would not fit its memory for the refit (use more processes)",
+            ),
+        });
+    }
     let local = match &prepared.columns {
         Some(kept) => shard.with_features(shard.features().select_columns(kept)?)?,
         None => shard.clone(),
     };
     prepared.finish(Some(&local), outcome, started, observer, sums)
+}
+
+/// The refit's peak memory on this process's `shard`: the rows and their transformed and
+/// narrowed copies, the chosen blocks' features on the rows (2m columns counted for every map),
+/// the union's Gram matrix, its factor and its sum's copy, ΦᵀA and W.
+fn estimate_refit(
+    shard: &LabelData,
+    chosen: &AutoTrial,
+    prepared: &Prepared<'_>,
+) -> MemoryEstimate {
+    let (n, d) = (shard.nrows(), shard.features().ncols());
+    let search = &prepared.search;
+    let width: usize = 1 + chosen
+        .blocks
+        .iter()
+        .map(
+            |b| match search.families.iter().position(|f| f.name() == b.name) {
+                Some(f) => 2 * search.sizes[f],
+                None => d,
+            },
+        )
+        .sum::<usize>();
+    let mut t = Tally::new("auto refit on this process's rows", "rows per process");
+    t.bytes("process", PROCESS_BASE_BYTES)
+        .bytes(
+            "the rows and their transformed and narrowed copies",
+            feature_bytes(shard.features()).saturating_mul(3),
+        )
+        .f64s("the chosen blocks' features", n, width)
+        .f64s(
+            "Gram matrix, factor and sum",
+            width,
+            width.saturating_mul(3),
+        )
+        .f64s(
+            "block cross products and W",
+            width,
+            shard.n_labels().saturating_mul(2),
+        );
+    t.finish()
 }
 
 /// The search's sample on every process: `params.sample_rows` rows of the whole drawn at random
