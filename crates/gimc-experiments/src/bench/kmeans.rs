@@ -11,7 +11,6 @@
 
 use gimc_linalg::observe::NoObserver;
 use std::path::Path;
-use std::process::Command;
 
 use gimc_cluster::{KMeansParams, fit_kmeans};
 use gimc_data::{LibsvmOptions, read_libsvm};
@@ -49,7 +48,7 @@ fn run_peer(script: &Path, args: &[String], k: usize) -> Result<PeerFit, Experim
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let out = Command::new("python3")
+    let out = super::peer_command("python3")
         .arg(script)
         .args(args)
         .args(["--k", &k.to_string()])

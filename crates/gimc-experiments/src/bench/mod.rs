@@ -164,6 +164,40 @@ pub(crate) fn peer_script(data_dir: &std::path::Path, name: &str) -> Option<std:
         .find(|f| f.is_file())
 }
 
+/// A Python command for a peer script, with OpenBLAS's kernel named for this CPU
+/// (`OPENBLAS_CORETYPE`, unless the caller set it). On a virtual CPU whose model OpenBLAS does
+/// not recognise, its own detection falls back to a generic SSE3 kernel (`Prescott`), several
+/// times slower at GEMM than the CPU's own (docs/BENCHMARKS.md, multilabel-peers), which would
+/// handicap every NumPy and scikit-learn peer.
+pub(crate) fn peer_command(python: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(python);
+    if std::env::var_os("OPENBLAS_CORETYPE").is_none()
+        && let Some(core) = openblas_core()
+    {
+        cmd.env("OPENBLAS_CORETYPE", core);
+    }
+    cmd
+}
+
+/// OpenBLAS's kernel for this CPU's instruction set: `SkylakeX` with AVX-512, `Haswell` with
+/// AVX2 and FMA, none otherwise (OpenBLAS's own detection stands).
+fn openblas_core() -> Option<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl")
+        {
+            return Some("SkylakeX");
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            return Some("Haswell");
+        }
+    }
+    None
+}
+
 /// Whether `python3` can import scikit-learn (the peers' requirement).
 pub(crate) fn sklearn_available() -> bool {
     std::process::Command::new("python3")

@@ -324,7 +324,7 @@ fn set_files(data_dir: &Path, set: &str) -> Result<Result<SetFiles, Vec<String>>
 /// Runs the peer script on one set. `Err` is a failure to report (the message), not a bench
 /// error.
 fn run_peers(python: &str, script: &Path, files: &SetFiles) -> Result<PeerReport, String> {
-    let out = Command::new(python)
+    let out = super::peer_command(python)
         .arg(script)
         .arg(&files.train)
         .arg(&files.test)

@@ -10,7 +10,6 @@
 //! reported and a `peer available = 0` row says why the ratios are missing.
 
 use std::path::Path;
-use std::process::Command;
 
 use gimc::{LabelData, LabelParams, NoObserver, fit_labels};
 use gimc_data::{Dataset, Targets, load_named};
@@ -137,7 +136,7 @@ fn run_peer(
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let out = Command::new("python3")
+    let out = super::peer_command("python3")
         .arg("-c")
         .arg(wrapper)
         .arg(script)
