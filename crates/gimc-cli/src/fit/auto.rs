@@ -17,8 +17,7 @@ use serde_json::json;
 
 use super::args::{FitArgs, Stream};
 use crate::common::{
-    Normalize, Standardize, label_data, labels_word, load_target, memory_budget, preflight,
-    write_output,
+    Normalize, Standardize, label_data, labels_word, memory_budget, preflight, write_output,
 };
 use crate::globals::Globals;
 use crate::group::{Group, LocalShard, layout, load_rows};
@@ -45,7 +44,7 @@ pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
              default search, --method auto, holds Φ whole and chooses the row transform itself)"
         );
     }
-    let (ds, announced) = load(a, g, group)?;
+    let (ds, announced) = load_rows(a.target.as_deref(), &a.part, g, group)?;
     let name = ds.name.clone();
     let identifiers = identifier_columns(&ds, group);
     let id_names: Vec<String> = identifiers
@@ -104,7 +103,7 @@ pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     }
     let mut progress = FitProgress::new(g, "auto");
     let sel = if group.distributed() {
-        // the sample's memory is checked by the search on process 0
+        // the library checks the sample's, the search's and each shard's memory
         let mut quiet = NoObserver;
         let observer: &mut dyn SelectionObserver = if group.lead() {
             &mut progress
@@ -151,22 +150,9 @@ pub fn run(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     report(a, g, (&name, rows), &data, &sel, &id_names)
 }
 
-/// The data argument's rows: this process's shard on a distributed group, with the row
-/// count of the whole when the source announces one.
-fn load(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<(Dataset, Option<usize>)> {
-    if group.distributed() {
-        load_rows(a.target.as_deref(), &a.part, g, group)
-    } else {
-        Ok((load_target(a.target.as_deref(), &a.part, g)?, None))
-    }
-}
-
-/// The row count of the whole: this process's, or every shard's together after checking that
-/// they agree on the features and labels.
+/// The row count of the whole: every shard's together (this process's alone on one process),
+/// after checking that they agree on the features and labels.
 fn whole_rows(data: &LabelData, announced: Option<usize>, group: &dyn Group) -> Result<usize> {
-    if !group.distributed() {
-        return Ok(data.nrows());
-    }
     let widths = [data.features().ncols(), data.n_labels()];
     let whole = layout(
         group,

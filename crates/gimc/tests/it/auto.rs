@@ -413,3 +413,24 @@ fn a_shard_too_large_for_its_refit_stops_every_process_with_an_error() {
     assert!(errors[0].contains("another process"), "{}", errors[0]);
     assert!(errors[1].contains("rows per process"), "{}", errors[1]);
 }
+
+#[test]
+fn a_sample_too_large_for_memory_is_refused_before_it_is_gathered() {
+    let data = common::multilabel(2_000, 50, 3, 7);
+    // 2,000 × 50 features, twice: 1.6 MB against a 1 MiB budget
+    let params = quick()
+        .with_memory(gimc_linalg::memory::MemoryBudget::Bytes(1 << 20))
+        .check()
+        .unwrap();
+    let registry = MapRegistry::builtin();
+    let errors = ThreadSums::on_threads(2, |member| {
+        let rows: Vec<usize> = (member.rank() * 1_000..(member.rank() + 1) * 1_000).collect();
+        let shard = data.select_rows(&rows).unwrap();
+        auto_fit_sharded(&shard, &registry, &params, &mut NoObserver, member)
+            .unwrap_err()
+            .to_string()
+    });
+    for e in errors {
+        assert!(e.contains("sample_rows"), "{e}");
+    }
+}

@@ -24,6 +24,9 @@ use crate::labels::shard::RowSums;
 use crate::memory::{PROCESS_BASE_BYTES, feature_bytes};
 use crate::registry::MapRegistry;
 
+/// The stages in the order [`encode`] numbers them.
+const STAGES: [AutoStage; 3] = [AutoStage::Fixed, AutoStage::Combined, AutoStage::Learned];
+
 /// The generator stream of the sample's draw (apart from the split's and the maps').
 const SAMPLE_STREAM: u64 = 1 << 32;
 
@@ -88,24 +91,40 @@ pub fn auto_fit_sharded<S: SelectionObserver + ?Sized>(
     // the other processes wait for process 0's search without keeping a core busy
     sums.wait_for_all();
     let outcome = share_choice(outcome, &prepared, sums)?;
-    // every process checks its own shard; one that would not fit stops them all
-    let fits = check_fits(&estimate_refit(shard, &outcome.0, &prepared), params.memory);
-    let mut over = [f64::from(u8::from(fits.is_err()))];
-    sums.sum(&mut over);
-    if over[0] > 0.0 {
-        return Err(match fits {
-            Err(e) => e.into(),
-            Ok(()) => input_err(
-                "shards",
-                "another process's shard would not fit its memory for the refit (use more processes)",
-            ),
-        });
-    }
+    check_everywhere(
+        &estimate_refit(shard, &outcome.0, &prepared),
+        params,
+        sums,
+        "the refit of its shard (use more processes)",
+    )?;
     let local = match &prepared.columns {
         Some(kept) => shard.with_features(shard.features().select_columns(kept)?)?,
         None => shard.clone(),
     };
     prepared.finish(Some(&local), outcome, started, observer, sums)
+}
+
+/// Checks `estimate` against this process's memory, and stops every process with an error when
+/// any process's check fails (every process must call it; `what` words the others' error).
+fn check_everywhere(
+    estimate: &MemoryEstimate,
+    params: &ValidAutoParams,
+    sums: &dyn RowSums,
+    what: &str,
+) -> Result<()> {
+    let fits = check_fits(estimate, params.memory);
+    let mut over = [f64::from(u8::from(fits.is_err()))];
+    sums.sum(&mut over);
+    if over[0] == 0.0 {
+        return Ok(());
+    }
+    Err(match fits {
+        Err(e) => e.into(),
+        Ok(()) => input_err(
+            "shards",
+            format!("another process's memory would not hold {what}"),
+        ),
+    })
 }
 
 /// The refit's peak memory on this process's `shard`: the rows and their transformed and
@@ -199,12 +218,18 @@ fn gather_sample(
         .filter(|&&i| i >= offset && i < offset + shard.nrows())
         .map(|&i| i - offset)
         .collect();
-    gather(shard, &local, sums)
+    gather(shard, &local, params, sums)
 }
 
 /// The rows `rows` of every process's `shard` stacked in rank order, on every process (each
-/// process writes its rows at their offset in zeroed buffers, and the buffers are summed).
-fn gather(shard: &LabelData, rows: &[usize], sums: &dyn RowSums) -> Result<LabelData> {
+/// process writes its rows at their offset in zeroed buffers, and the buffers are summed),
+/// once every process has checked that it holds them ([`AutoParams::sample_rows`](crate::AutoParams::sample_rows) bounds them).
+fn gather(
+    shard: &LabelData,
+    rows: &[usize],
+    params: &ValidAutoParams,
+    sums: &dyn RowSums,
+) -> Result<LabelData> {
     let (p, rank) = (sums.processes(), sums.rank());
     let features = shard.features();
     let labels = shard.labels().view();
@@ -229,6 +254,18 @@ fn gather(shard: &LabelData, rows: &[usize], sums: &dyn RowSums) -> Result<Label
     let before = |k: usize| -> usize { (0..rank).map(|r| sizes[3 * r + k] as usize).sum() };
     let all = |k: usize| -> usize { (0..p).map(|r| sizes[3 * r + k] as usize).sum() };
     let (row0, n) = (before(0), all(0));
+    // the buffers and the sample itself (twice each, while one becomes the other)
+    let entries = match features {
+        FeatureMatrix::Dense(_) => n.saturating_mul(d),
+        FeatureMatrix::Sparse(_) => n.saturating_add(all(1).saturating_mul(2)),
+    };
+    let mut t = Tally::new("auto's sample on every process", "sample_rows");
+    t.f64s("the sample's features", entries, 2).f64s(
+        "the sample's labels",
+        n.saturating_add(all(2).saturating_mul(2)),
+        2,
+    );
+    check_everywhere(&t.finish(), params, sums, "the search's sample")?;
     let gathered = match features {
         FeatureMatrix::Dense(m) => {
             let mut buf = vec![0.0; n * d];
@@ -347,10 +384,7 @@ fn share_choice(
 /// Stage, transform, λ and score, then each block's family (−1: the linear part), γ factor,
 /// γ (NaN: none) and iterations.
 fn encode(t: &AutoTrial, prepared: &Prepared<'_>, buf: &mut [f64]) -> Result<()> {
-    let stage = [AutoStage::Fixed, AutoStage::Combined, AutoStage::Learned]
-        .iter()
-        .position(|&s| s == t.stage)
-        .unwrap_or(0);
+    let stage = STAGES.iter().position(|&s| s == t.stage).unwrap_or(0);
     let transform = RowTransform::ALL
         .iter()
         .position(|&x| x == t.transform)
@@ -379,7 +413,7 @@ fn encode(t: &AutoTrial, prepared: &Prepared<'_>, buf: &mut [f64]) -> Result<()>
 
 /// The setting [`encode`] wrote.
 fn decode(buf: &[f64], prepared: &Prepared<'_>) -> Result<AutoTrial> {
-    let stage = [AutoStage::Fixed, AutoStage::Combined, AutoStage::Learned]
+    let stage = STAGES
         .get(buf[0] as usize)
         .copied()
         .unwrap_or(AutoStage::Fixed);

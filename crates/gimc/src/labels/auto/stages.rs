@@ -395,16 +395,15 @@ impl Search<'_> {
             iterations,
         );
         let (pre, xt) = chosen.transform.fit(drawn_on.unwrap_or(data).features())?;
-        let (all, base) = match drawn_on {
-            None => {
-                let all = data.with_features(xt)?;
-                (all.clone(), all)
-            }
+        let (all, sample) = match drawn_on {
+            None => (data.with_features(xt)?, None),
             Some(sample) => (
                 data.with_features(pre.apply(data.features())?)?,
-                sample.with_features(xt)?,
+                Some(sample.with_features(xt)?),
             ),
         };
+        // the rows the maps are drawn on
+        let base = sample.as_ref().unwrap_or(&all);
         let rows = sum_scalar(sums, all.nrows() as f64).max(1.0);
         let fold = Fold::new(all.clone(), all.select_rows(&[0])?);
         let mut maps: Vec<BoxedMap> = Vec::new();
