@@ -4,46 +4,87 @@
 //! d ≤ n and through the n × n dual system W = Xᵀ(XXᵀ + λI)⁻¹Y otherwise (the two are equal by
 //! the push-through identity), so the factorised matrix is always of order min(n, d).
 
-use faer::dyn_stack::MemStack;
-use faer::linalg::solvers::LltError;
-use faer::{Conj, Mat, MatRef, Side};
+use std::sync::Arc;
 
-use crate::dense::{self, check_finite, check_square, gram_tn};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::matmul::matmul;
+use faer::linalg::solvers::LltError;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Accum, Conj, Mat, MatMut, MatRef};
+
+use crate::dense::{self, check_finite, check_square, gram_tn, par};
 use crate::error::{check_nonneg, dim_err};
 use crate::{FeatureMatrix, LinalgError, Result};
 
 /// A Cholesky factorisation A = LLᵀ of a symmetric positive definite matrix, to solve with
 /// several right-hand sides, or to extend to a bordered matrix ([`Cholesky::extend`]).
+///
+/// An extended factor keeps the factor it extends (shared, not copied) with its border:
+/// extending a factor of order n₁ by n₂ allocates only the n₁ × n₂ border and the n₂ × n₂
+/// corner, and solves go through the parts in turn.
 #[derive(Debug, Clone)]
 pub struct Cholesky {
-    l: Mat<f64>,
+    factor: Arc<Factor>,
+}
+
+#[derive(Debug)]
+enum Factor {
+    /// L itself (lower triangle; the upper triangle is zero).
+    Whole(Mat<f64>),
+    /// L = [L₁₁ 0; Xᵀ L₂₂] for the bordered matrix [A B; Bᵀ C], with L₁₁ the factor of A
+    /// (`head`), X = L₁₁⁻¹B (`border`, n₁ × n₂) and L₂₂ the factor of the Schur complement
+    /// C − XᵀX (`corner`).
+    Bordered {
+        head: Cholesky,
+        border: Mat<f64>,
+        corner: Mat<f64>,
+    },
 }
 
 impl Cholesky {
     /// Factorises `a`, reading only its lower triangle. A non-positive pivot gives
     /// [`LinalgError::NotPositiveDefinite`] with the pivot index; NaN / Inf are rejected.
     pub fn new(a: MatRef<'_, f64>) -> Result<Self> {
-        check_square("cholesky", a)?;
-        check_finite(a)?;
-        let llt = a.llt(Side::Lower).map_err(|e| match e {
-            LltError::NonPositivePivot { index } => LinalgError::NotPositiveDefinite {
-                op: "cholesky",
-                index,
-            },
-        })?;
         Ok(Self {
-            l: llt.L().to_owned(),
+            factor: Arc::new(Factor::Whole(lower_factor(a)?)),
         })
     }
 
     /// Order of the factorised matrix.
     pub fn dim(&self) -> usize {
-        self.l.nrows()
+        match &*self.factor {
+            Factor::Whole(l) => l.nrows(),
+            Factor::Bordered { head, corner, .. } => head.dim() + corner.nrows(),
+        }
     }
 
-    /// The lower-triangular factor L.
-    pub fn l(&self) -> MatRef<'_, f64> {
-        self.l.as_ref()
+    /// The lower-triangular factor L, assembled.
+    pub fn l(&self) -> Mat<f64> {
+        match &*self.factor {
+            Factor::Whole(l) => l.clone(),
+            Factor::Bordered {
+                head,
+                border,
+                corner,
+            } => {
+                let (n1, n2) = (head.dim(), corner.nrows());
+                let mut l = Mat::zeros(n1 + n2, n1 + n2);
+                l.as_mut()
+                    .submatrix_mut(0, 0, n1, n1)
+                    .copy_from(head.l().as_ref());
+                l.as_mut()
+                    .submatrix_mut(n1, 0, n2, n1)
+                    .copy_from(border.as_ref().transpose());
+                l.as_mut()
+                    .submatrix_mut(n1, n1, n2, n2)
+                    .copy_from(corner.as_ref());
+                l
+            }
+        }
     }
 
     /// Solves A X = B.
@@ -57,22 +98,79 @@ impl Cholesky {
         }
         check_finite(b)?;
         let mut x = b.to_owned();
-        // the forward and backward substitutions of faer's own `Llt::solve`
-        faer::linalg::cholesky::llt::solve::solve_in_place_with_conj(
-            self.l.as_ref(),
-            Conj::No,
-            x.as_mut(),
-            faer::get_global_parallelism(),
-            MemStack::new(&mut []),
-        );
+        match &*self.factor {
+            // the forward and backward substitutions of faer's own `Llt::solve`
+            Factor::Whole(l) => faer::linalg::cholesky::llt::solve::solve_in_place_with_conj(
+                l.as_ref(),
+                Conj::No,
+                x.as_mut(),
+                par(),
+                MemStack::new(&mut []),
+            ),
+            Factor::Bordered { .. } => {
+                self.forward(x.as_mut());
+                self.backward(x.as_mut());
+            }
+        }
         Ok(x)
+    }
+
+    /// Y ← L⁻¹Y.
+    fn forward(&self, y: MatMut<'_, f64>) {
+        match &*self.factor {
+            Factor::Whole(l) => solve_lower_triangular_in_place(l.as_ref(), y, par()),
+            Factor::Bordered {
+                head,
+                border,
+                corner,
+            } => {
+                let (mut y1, mut y2) = y.split_at_row_mut(head.dim());
+                head.forward(y1.rb_mut());
+                // y₂ ← L₂₂⁻¹(y₂ − Xᵀy₁)
+                matmul(
+                    y2.rb_mut(),
+                    Accum::Add,
+                    border.transpose(),
+                    y1.rb(),
+                    -1.0,
+                    par(),
+                );
+                solve_lower_triangular_in_place(corner.as_ref(), y2, par());
+            }
+        }
+    }
+
+    /// Y ← L⁻ᵀY.
+    fn backward(&self, y: MatMut<'_, f64>) {
+        match &*self.factor {
+            Factor::Whole(l) => solve_upper_triangular_in_place(l.transpose(), y, par()),
+            Factor::Bordered {
+                head,
+                border,
+                corner,
+            } => {
+                let (mut y1, mut y2) = y.split_at_row_mut(head.dim());
+                // y₂ ← L₂₂⁻ᵀy₂, then y₁ ← L₁₁⁻ᵀ(y₁ − Xy₂)
+                solve_upper_triangular_in_place(corner.transpose(), y2.rb_mut(), par());
+                matmul(
+                    y1.rb_mut(),
+                    Accum::Add,
+                    border.as_ref(),
+                    y2.rb(),
+                    -1.0,
+                    par(),
+                );
+                head.backward(y1);
+            }
+        }
     }
 
     /// The factor of the bordered matrix [A B; Bᵀ C] from this factor of A (n₁ × n₁), for
     /// `b` n₁ × n₂ and `c` n₂ × n₂ (lower triangle read): with X = L⁻¹B, the factor is
     /// [L 0; Xᵀ L₂₂] where L₂₂L₂₂ᵀ = C − XᵀX, the Schur complement. That costs n₁²n₂ + n₁n₂² +
-    /// n₂³/3 instead of (n₁ + n₂)³/3 for factorising the bordered matrix anew. A non-positive
-    /// pivot of the Schur complement is reported at its index in the bordered matrix.
+    /// n₂³/3 instead of (n₁ + n₂)³/3 for factorising the bordered matrix anew, and the new
+    /// factor shares this one instead of copying it. A non-positive pivot of the Schur
+    /// complement is reported at its index in the bordered matrix.
     pub fn extend(&self, b: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Result<Self> {
         let (n1, n2) = (self.dim(), check_square("cholesky extend", c)?);
         if b.nrows() != n1 || b.ncols() != n2 {
@@ -84,42 +182,72 @@ impl Cholesky {
         }
         check_finite(b)?;
         check_finite(c)?;
-        let mut x = b.to_owned();
-        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
-            self.l.as_ref(),
-            x.as_mut(),
-            faer::get_global_parallelism(),
-        );
-        let mut schur = gram_tn(x.as_ref());
+        let mut border = b.to_owned();
+        self.forward(border.as_mut());
+        let mut schur = gram_tn(border.as_ref());
         for j in 0..n2 {
             for i in j..n2 {
                 schur[(i, j)] = c[(i, j)] - schur[(i, j)];
             }
         }
-        let corner = Self::new(schur.as_ref()).map_err(|e| match e {
+        let corner = lower_factor(schur.as_ref()).map_err(|e| match e {
             LinalgError::NotPositiveDefinite { index, .. } => LinalgError::NotPositiveDefinite {
                 op: "cholesky",
                 index: n1 + index,
             },
             e => e,
         })?;
-        let mut l = Mat::zeros(n1 + n2, n1 + n2);
-        l.as_mut()
-            .submatrix_mut(0, 0, n1, n1)
-            .copy_from(self.l.as_ref());
-        l.as_mut()
-            .submatrix_mut(n1, 0, n2, n1)
-            .copy_from(x.as_ref().transpose());
-        l.as_mut()
-            .submatrix_mut(n1, n1, n2, n2)
-            .copy_from(corner.l.as_ref());
-        Ok(Self { l })
+        Ok(Self {
+            factor: Arc::new(Factor::Bordered {
+                head: self.clone(),
+                border,
+                corner,
+            }),
+        })
     }
 
     /// log det A = 2 Σ log L_ii.
     pub fn log_det(&self) -> f64 {
-        (0..self.l.nrows()).map(|i| 2.0 * self.l[(i, i)].ln()).sum()
+        match &*self.factor {
+            Factor::Whole(l) => (0..l.nrows()).map(|i| 2.0 * l[(i, i)].ln()).sum(),
+            Factor::Bordered { head, corner, .. } => {
+                head.log_det()
+                    + (0..corner.nrows())
+                        .map(|i| 2.0 * corner[(i, i)].ln())
+                        .sum::<f64>()
+            }
+        }
     }
+}
+
+/// The lower-triangular Cholesky factor of `a` (lower triangle read; the factor's upper
+/// triangle is zero): faer's `Llt::new` with one copy of `a` instead of two.
+fn lower_factor(a: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    let n = check_square("cholesky", a)?;
+    check_finite(a)?;
+    let mut l = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { 0.0 });
+    let p = par();
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, p, Default::default()));
+    cholesky_in_place(
+        l.as_mut(),
+        Default::default(),
+        p,
+        MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .map_err(|e| match e {
+        LltError::NonPositivePivot { index } => LinalgError::NotPositiveDefinite {
+            op: "cholesky",
+            index,
+        },
+    })?;
+    // the factorisation leaves work in the upper triangle
+    for j in 1..n {
+        for i in 0..j {
+            l[(i, j)] = 0.0;
+        }
+    }
+    Ok(l)
 }
 
 /// Solves A X = B for a symmetric positive definite `a` (lower triangle read).
@@ -217,6 +345,24 @@ mod tests {
         assert!((ext.log_det() - whole.log_det()).abs() < 1e-10);
         let b = gaussian_mat(&mut seeded(6), 9, 2, 1.0);
         let x = ext.solve(b.as_ref()).unwrap();
+        assert!((&a * &x - &b).norm_l2() < 1e-9);
+        // an extended factor extends again: 4 + 2 + 3
+        let twice = Cholesky::new(a.as_ref().submatrix(0, 0, 4, 4))
+            .unwrap()
+            .extend(
+                a.as_ref().submatrix(0, 4, 4, 2),
+                a.as_ref().submatrix(4, 4, 2, 2),
+            )
+            .unwrap()
+            .extend(
+                a.as_ref().submatrix(0, 6, 6, 3),
+                a.as_ref().submatrix(6, 6, 3, 3),
+            )
+            .unwrap();
+        assert_eq!(twice.dim(), 9);
+        assert!((twice.l() - whole.l()).norm_l2() < 1e-10);
+        assert!((twice.log_det() - whole.log_det()).abs() < 1e-10);
+        let x = twice.solve(b.as_ref()).unwrap();
         assert!((&a * &x - &b).norm_l2() < 1e-9);
         // a border that makes the matrix indefinite fails at the border's pivot
         let mut c = a.as_ref().submatrix(6, 6, 3, 3).to_owned();
