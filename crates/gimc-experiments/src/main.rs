@@ -197,7 +197,6 @@ fn run_bench_one(name: String, data_dir: Option<PathBuf>, quick: bool, seed: u64
     }
     if let Some(rss) = peak_rss_bytes() {
         ms.push(Measurement::new(
-            &name,
             "whole process",
             "peak RSS",
             rss as f64 / (1u64 << 20) as f64,

@@ -124,32 +124,14 @@ impl Benchmark for BoxedMapCost {
                 ("boxed", mb, p_box, factored[1]),
             ] {
                 let case = format!("{name}, {form}");
-                out.push(Measurement::new(self.name(), &case, "fit", secs, "s"));
-                out.push(Measurement::new(self.name(), &case, "P@1", p1, "%"));
+                out.push(Measurement::new(&case, "fit", secs, "s"));
+                out.push(Measurement::new(&case, "P@1", p1, "%"));
                 let f = if f { 1.0 } else { 0.0 };
-                out.push(Measurement::new(
-                    self.name(),
-                    &case,
-                    "factored path",
-                    f,
-                    "yes = 1",
-                ));
+                out.push(Measurement::new(&case, "factored path", f, "yes = 1"));
             }
-            out.push(Measurement::new(
-                self.name(),
-                name,
-                "boxed / own time",
-                mb / mo,
-                "×",
-            ));
+            out.push(Measurement::new(name, "boxed / own time", mb / mo, "×"));
             let same = if same { 1.0 } else { 0.0 };
-            out.push(Measurement::new(
-                self.name(),
-                name,
-                "parameters equal",
-                same,
-                "yes = 1",
-            ));
+            out.push(Measurement::new(name, "parameters equal", same, "yes = 1"));
         }
         Ok(out)
     }

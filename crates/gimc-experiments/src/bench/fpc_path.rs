@@ -113,15 +113,14 @@ impl Benchmark for FpcPath {
                 let (steps, secs) = paths(problem, variant, true)?;
                 let reference = "no secant start, same run";
                 out.push(
-                    Measurement::new(self.name(), &case, "steps", steps as f64, "steps")
+                    Measurement::new(&case, "steps", steps as f64, "steps")
                         .with_reference(plain_steps as f64, reference),
                 );
                 out.push(
-                    Measurement::new(self.name(), &case, "paths", secs, "s")
+                    Measurement::new(&case, "paths", secs, "s")
                         .with_reference(plain_secs, reference),
                 );
                 out.push(Measurement::new(
-                    self.name(),
                     &case,
                     "per step",
                     1e3 * secs / steps.max(1) as f64,

@@ -39,14 +39,8 @@ impl Benchmark for Gemm {
         for &(m, k, n) in sizes {
             let gflops = gemm_gflops(m, k, n, if ctx.quick { 3 } else { 5 })?;
             out.push(
-                Measurement::new(
-                    self.name(),
-                    &format!("{m}x{k} * {k}x{n}"),
-                    "rate",
-                    gflops,
-                    "GFLOP/s",
-                )
-                .with_reference(80.0, "DESIGN §5 (2-core AVX2, faer)"),
+                Measurement::new(&format!("{m}x{k} * {k}x{n}"), "rate", gflops, "GFLOP/s")
+                    .with_reference(80.0, "DESIGN §5 (2-core AVX2, faer)"),
             );
         }
         Ok(out)

@@ -62,13 +62,12 @@ impl Benchmark for GemmLhsPadding {
                 Ok(())
             })?;
             let ms = secs * 1e3;
-            let m_ms = Measurement::new(self.name(), label, "time", ms, "ms");
+            let m_ms = Measurement::new(label, "time", ms, "ms");
             out.push(match zero_ms {
                 Some(c) => m_ms.with_reference(c, "zero padding, same run"),
                 None => m_ms,
             });
             out.push(Measurement::new(
-                self.name(),
                 label,
                 "rate",
                 flops / secs / 1e9,

@@ -91,12 +91,10 @@ impl Benchmark for GimcLffBibtex {
         let gemm_rate = gemm_gflops(n, d, d, runs)?;
 
         let case = format!("bibtex m={M} γ={GAMMA} λ={LAMBDA}, {done} iterations");
-        let name = self.name();
         let mut out = vec![
-            Measurement::new(name, &case, "fit", total, "s").with_reference(60.0, "target ceiling"),
-            Measurement::new(name, &case, "per iteration", per_iter, "s"),
+            Measurement::new(&case, "fit", total, "s").with_reference(60.0, "target ceiling"),
+            Measurement::new(&case, "per iteration", per_iter, "s"),
             Measurement::new(
-                name,
                 &case,
                 "line-search trials per iteration",
                 trials as f64 / done.max(1) as f64,
@@ -105,34 +103,16 @@ impl Benchmark for GimcLffBibtex {
         ];
         for k in [1, 3, 5] {
             let p = eval.precision_at(k).ok_or_else(|| fail("no P@k"))?;
-            out.push(Measurement::new(
-                name,
-                &case,
-                &format!("P@{k}"),
-                100.0 * p,
-                "%",
-            ));
+            out.push(Measurement::new(&case, &format!("P@{k}"), 100.0 * p, "%"));
         }
         let shape = format!("{n}x{d}");
         out.push(
-            Measurement::new(
-                name,
-                &format!("ΦᵀΦ, Φ {shape}"),
-                "rate",
-                gram_rate,
-                "GFLOP/s",
-            )
-            .with_reference(gemm_rate, "GEMM of the same shape, same run"),
+            Measurement::new(&format!("ΦᵀΦ, Φ {shape}"), "rate", gram_rate, "GFLOP/s")
+                .with_reference(gemm_rate, "GEMM of the same shape, same run"),
         );
         out.push(
-            Measurement::new(
-                name,
-                &format!("Φ(WWᵀ), Φ {shape}"),
-                "rate",
-                grad_rate,
-                "GFLOP/s",
-            )
-            .with_reference(gemm_rate, "GEMM of the same shape, same run"),
+            Measurement::new(&format!("Φ(WWᵀ), Φ {shape}"), "rate", grad_rate, "GFLOP/s")
+                .with_reference(gemm_rate, "GEMM of the same shape, same run"),
         );
         Ok(out)
     }

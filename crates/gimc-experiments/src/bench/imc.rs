@@ -86,11 +86,10 @@ impl Benchmark for ImcBibtex {
         let (secs, p) = bibtex_run(&ctx.data_dir, if ctx.quick { 1 } else { 3 })?;
         let case = "bibtex k=50, 10 alternations";
         Ok(vec![
-            Measurement::new(self.name(), case, "fit", secs, "s")
-                .with_reference(24.0, "C++ LEML, 2 threads"),
-            Measurement::new(self.name(), case, "P@1", p[0], "%").with_reference(59.4, "C++ LEML"),
-            Measurement::new(self.name(), case, "P@3", p[1], "%"),
-            Measurement::new(self.name(), case, "P@5", p[2], "%"),
+            Measurement::new(case, "fit", secs, "s").with_reference(24.0, "C++ LEML, 2 threads"),
+            Measurement::new(case, "P@1", p[0], "%").with_reference(59.4, "C++ LEML"),
+            Measurement::new(case, "P@3", p[1], "%"),
+            Measurement::new(case, "P@5", p[2], "%"),
         ])
     }
 }
@@ -173,8 +172,8 @@ impl Benchmark for ImcCgStep {
         let per_step = (t15 - t5) / (i15 - i5) as f64;
         let case = format!("n={n}, |Ω|={}, d={d}, k={k}", omega.len());
         Ok(vec![
-            Measurement::new(self.name(), &case, "CG step", per_step, "s"),
-            Measurement::new(self.name(), &case, "half-step, 15 CG steps", t15, "s"),
+            Measurement::new(&case, "CG step", per_step, "s"),
+            Measurement::new(&case, "half-step, 15 CG steps", t15, "s"),
         ])
     }
 }
@@ -295,9 +294,9 @@ impl Benchmark for ImcWideFit {
             omega.len()
         );
         Ok(vec![
-            Measurement::new(self.name(), &case, "fit (row space)", t_fit, "s")
+            Measurement::new(&case, "fit (row space)", t_fit, "s")
                 .with_reference(t_steps, "half-step by half-step reduction, same run"),
-            Measurement::new(self.name(), &case, "largest relative difference", diff, ""),
+            Measurement::new(&case, "largest relative difference", diff, ""),
         ])
     }
 }

@@ -98,23 +98,12 @@ fn ours(x: &FeatureMatrix, k: usize, runs: usize) -> Result<(f64, f64, usize), E
     Ok((secs, model.inertia, model.n_iter))
 }
 
-fn measurements(
-    bench: &str,
-    case: &str,
-    ours: (f64, f64, usize),
-    peer: Option<PeerFit>,
-) -> Vec<Measurement> {
+fn measurements(case: &str, ours: (f64, f64, usize), peer: Option<PeerFit>) -> Vec<Measurement> {
     let src = "scikit-learn KMeans, same points / k / n_init / max_iter / tol";
     let (secs, inertia, iters) = ours;
-    let mut fit = Measurement::new(bench, case, "fit", secs, "s");
-    let mut ine = Measurement::new(bench, case, "inertia", inertia, "");
-    let mut it = Measurement::new(
-        bench,
-        case,
-        "Lloyd iterations (kept restart)",
-        iters as f64,
-        "",
-    );
+    let mut fit = Measurement::new(case, "fit", secs, "s");
+    let mut ine = Measurement::new(case, "inertia", inertia, "");
+    let mut it = Measurement::new(case, "Lloyd iterations (kept restart)", iters as f64, "");
     let mut out = Vec::new();
     if let Some(p) = peer {
         fit = fit.with_reference(p.fit_s, src);
@@ -122,7 +111,6 @@ fn measurements(
         it = it.with_reference(p.iterations, src);
         out.push(fit);
         out.push(Measurement::new(
-            bench,
             case,
             "time ratio ours / scikit-learn",
             secs / p.fit_s.max(1e-9),
@@ -130,7 +118,6 @@ fn measurements(
         ));
         out.push(ine);
         out.push(Measurement::new(
-            bench,
             case,
             "inertia ratio ours / scikit-learn",
             inertia / p.inertia.max(f64::MIN_POSITIVE),
@@ -178,7 +165,6 @@ impl Benchmark for KMeansPeer {
                 None => None,
             };
             out.extend(measurements(
-                self.name(),
                 &format!("mushrooms {} × {}, k = 2", x.nrows(), x.ncols()),
                 o,
                 p,
@@ -212,14 +198,13 @@ impl Benchmark for KMeansPeer {
                 let _ = std::fs::remove_file(&file);
                 let x = FeatureMatrix::dense(data?.features.to_dense())?;
                 let o = ours(&x, c, runs)?;
-                out.extend(measurements(self.name(), &case, o, Some(p)));
+                out.extend(measurements(&case, o, Some(p)));
             }
             None => {
                 let shape = gimc_data::synth::BlobsParams::new(n, d, c, 1.0).check()?;
                 let data = gimc_data::synth::blobs(&shape, &mut seeded(ctx.seed))?;
                 let o = ours(&data.features, c, runs)?;
                 out.extend(measurements(
-                    self.name(),
                     &format!("{case} (ours only: no python3 + scikit-learn)"),
                     o,
                     None,

@@ -33,8 +33,6 @@ pub use gemm::gemm_gflops;
 /// One measured number of a benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
-    /// The benchmark's name.
-    pub bench: String,
     /// The case within it (data set, size, method).
     pub case: String,
     /// What was measured (`fit s`, `P@1`, `GFLOP/s`, `peak RSS`…).
@@ -51,9 +49,8 @@ pub struct Measurement {
 
 impl Measurement {
     /// A measurement without a reference figure.
-    pub fn new(bench: &str, case: &str, metric: &str, value: f64, unit: &str) -> Self {
+    pub fn new(case: &str, metric: &str, value: f64, unit: &str) -> Self {
         Self {
-            bench: bench.to_string(),
             case: case.to_string(),
             metric: metric.to_string(),
             value,
@@ -394,8 +391,8 @@ mod tests {
     #[test]
     fn markdown_has_one_row_per_measurement() {
         let ms = vec![
-            Measurement::new("b", "c", "fit s", 1.5, "s").with_reference(3.0, "peer"),
-            Measurement::new("b", "c", "P@1", 64.2, "%"),
+            Measurement::new("c", "fit s", 1.5, "s").with_reference(3.0, "peer"),
+            Measurement::new("c", "P@1", 64.2, "%"),
         ];
         let md = render_markdown(
             &[("b".into(), "d".into(), ms)],
@@ -411,7 +408,7 @@ mod tests {
 
     #[test]
     fn an_update_replaces_the_generated_part_and_keeps_the_prose() {
-        let old = vec![Measurement::new("b", "c", "fit s", 1.5, "s")];
+        let old = vec![Measurement::new("c", "fit s", 1.5, "s")];
         let fresh = render_markdown(
             &[("b".into(), "d".into(), old)],
             &BenchRun {
@@ -422,8 +419,8 @@ mod tests {
         );
         let doc = fresh.replace("## b\n\nd\n\n", "## b\n\nWhat b measures, by hand.\n\n")
             + "A discussion of b.\n";
-        let new = vec![Measurement::new("b", "c", "fit s", 2.5, "s")];
-        let later = vec![Measurement::new("e", "c", "fit s", 9.0, "s")];
+        let new = vec![Measurement::new("c", "fit s", 2.5, "s")];
+        let later = vec![Measurement::new("c", "fit s", 9.0, "s")];
         let updated = update_markdown(
             &doc,
             &[
@@ -456,7 +453,7 @@ mod tests {
             &[(
                 "e".into(),
                 "f".into(),
-                vec![Measurement::new("e", "c", "fit s", 9.0, "s")],
+                vec![Measurement::new("c", "fit s", 9.0, "s")],
             )],
             &BenchRun {
                 machine: "m",
@@ -470,8 +467,8 @@ mod tests {
     #[test]
     fn markdown_has_a_bench_summary_table_above_its_rows() {
         let ms = vec![
-            Measurement::new("multilabel-peers", "flags gimc", "P@1", 75.0, "%"),
-            Measurement::new("multilabel-peers", "flags gimc", "fit", 0.5, "s"),
+            Measurement::new("flags gimc", "P@1", 75.0, "%"),
+            Measurement::new("flags gimc", "fit", 0.5, "s"),
         ];
         let md = render_markdown(
             &[("multilabel-peers".into(), "d".into(), ms)],

@@ -477,19 +477,12 @@ fn peer_rows(set: &str, report: &PeerReport) -> Vec<Measurement> {
             PeerOutcome::Ran(f) => {
                 let case = format!("{set} {}", f.peer);
                 for (k, v) in KS.iter().zip(f.p) {
-                    out.push(Measurement::new(NAME, &case, &format!("P@{k}"), v, "%"));
+                    out.push(Measurement::new(&case, &format!("P@{k}"), v, "%"));
                 }
-                out.push(Measurement::new(NAME, &case, "fit", f.fit_s, "s"));
-                out.push(Measurement::new(
-                    NAME,
-                    &case,
-                    "validation P@1",
-                    f.val_p1,
-                    "%",
-                ));
+                out.push(Measurement::new(&case, "fit", f.fit_s, "s"));
+                out.push(Measurement::new(&case, "validation P@1", f.val_p1, "%"));
             }
             PeerOutcome::Skipped { peer, reason } => out.push(Measurement::new(
-                NAME,
                 &format!("{set} {peer}"),
                 &format!("{SKIPPED_PREFIX}{reason}"),
                 0.0,
@@ -506,7 +499,7 @@ fn our_rows(set: &str, ours: &Ours, peers: Option<&PeerReport>) -> Vec<Measureme
     let case = format!("{set} {GIMC}");
     let mut out = Vec::new();
     for (i, k) in KS.iter().enumerate() {
-        let m = Measurement::new(NAME, &case, &format!("P@{k}"), ours.p[i], "%");
+        let m = Measurement::new(&case, &format!("P@{k}"), ours.p[i], "%");
         out.push(match peers.and_then(|r| r.best_at(*k)) {
             Some(b) => m.with_reference(b.value, &format!("best peer ({}), same run", b.peer)),
             None => m,
@@ -521,7 +514,6 @@ fn our_rows(set: &str, ours: &Ours, peers: Option<&PeerReport>) -> Vec<Measureme
     {
         for (k, v) in KS.iter().zip(ours.eval_p) {
             out.push(Measurement::new(
-                NAME,
                 &case,
                 &format!("P@{k} (gimc eval)"),
                 v,
@@ -529,11 +521,10 @@ fn our_rows(set: &str, ours: &Ours, peers: Option<&PeerReport>) -> Vec<Measureme
             ));
         }
     }
-    out.push(Measurement::new(NAME, &case, "fit", ours.fit_s, "s"));
+    out.push(Measurement::new(&case, "fit", ours.fit_s, "s"));
     for outcome in peers.map(|r| r.peers.as_slice()).unwrap_or_default() {
         if let PeerOutcome::Ran(f) = outcome {
             out.push(Measurement::new(
-                NAME,
                 &case,
                 &format!("{RATIO_PREFIX}{} fit", f.peer),
                 ours.fit_s / f.fit_s.max(1e-9),
@@ -657,7 +648,6 @@ fn run_set(s: &Setup, set: &str, out: &mut Vec<Measurement>) -> Result<(), Exper
                 missing.join(", ")
             ));
             out.push(Measurement::new(
-                NAME,
                 &format!("{set} —"),
                 &format!(
                     "{SKIPPED_PREFIX}files missing (cargo xtask datasets fetch --only \
@@ -670,7 +660,6 @@ fn run_set(s: &Setup, set: &str, out: &mut Vec<Measurement>) -> Result<(), Exper
         }
     };
     out.push(Measurement::new(
-        NAME,
         set,
         "test rows without a label",
         rows_without_label(&s.data_dir, set)? as f64,
@@ -698,7 +687,6 @@ fn run_set(s: &Setup, set: &str, out: &mut Vec<Measurement>) -> Result<(), Exper
                 Err(msg) => {
                     note(&format!("{set}: peers failed: {msg}"));
                     out.push(Measurement::new(
-                        NAME,
                         &format!("{set} peers"),
                         &format!("{FAILED_PREFIX}{msg}"),
                         0.0,
@@ -722,7 +710,6 @@ fn run_set(s: &Setup, set: &str, out: &mut Vec<Measurement>) -> Result<(), Exper
         Err(msg) => {
             note(&format!("{set} gimc failed: {msg}"));
             out.push(Measurement::new(
-                NAME,
                 &format!("{set} {GIMC}"),
                 &format!("{FAILED_PREFIX}{msg}"),
                 0.0,
@@ -767,7 +754,6 @@ impl Benchmark for MultilabelPeers {
             None => {
                 note("multilabel_peers.py not found ($GIMC_PEERS, ../shared/peers); gimc only");
                 out.push(Measurement::new(
-                    NAME,
                     "peers",
                     &format!("{SKIPPED_PREFIX}multilabel_peers.py not found"),
                     0.0,
@@ -781,7 +767,6 @@ impl Benchmark for MultilabelPeers {
                      scikit-learn, or set GIMC_PEERS_PYTHON); gimc only"
                 ));
                 out.push(Measurement::new(
-                    NAME,
                     "peers",
                     &format!("{SKIPPED_PREFIX}{python} lacks numpy / scipy / scikit-learn"),
                     0.0,

@@ -274,7 +274,6 @@ impl Benchmark for KernelRidgePeers {
         let mut out = Vec::new();
         if peer_script.is_none() {
             out.push(Measurement::new(
-                self.name(),
                 "python3 + scikit-learn + ../shared/peers",
                 "peer available",
                 0.0,
@@ -325,13 +324,7 @@ impl Benchmark for KernelRidgePeers {
                             *acc += v / seeds as f64;
                         }
                     }
-                    out.extend(rows(
-                        self.name(),
-                        &label,
-                        median(&mut times),
-                        p,
-                        peer.as_ref(),
-                    ));
+                    out.extend(rows(&label, median(&mut times), p, peer.as_ref()));
                 }
             }
         }
@@ -340,22 +333,16 @@ impl Benchmark for KernelRidgePeers {
 }
 
 /// The measurements of one of our rows, with the peer's figures as references.
-fn rows(
-    bench: &str,
-    label: &str,
-    secs: f64,
-    p: [f64; 3],
-    peer: Option<&PeerSummary>,
-) -> Vec<Measurement> {
+fn rows(label: &str, secs: f64, p: [f64; 3], peer: Option<&PeerSummary>) -> Vec<Measurement> {
     let src = "scikit-learn, same run";
     let mut out = Vec::new();
-    let fit = Measurement::new(bench, label, "fit", secs, "s");
+    let fit = Measurement::new(label, "fit", secs, "s");
     out.push(match peer {
         Some(peer) => fit.with_reference(peer.fit_s, src),
         None => fit,
     });
     for (i, (k, v)) in [1, 3, 5].iter().zip(p).enumerate() {
-        let m = Measurement::new(bench, label, &format!("P@{k}"), v, "%");
+        let m = Measurement::new(label, &format!("P@{k}"), v, "%");
         out.push(match peer {
             Some(peer) => m.with_reference(peer.p[i], src),
             None => m,
@@ -363,7 +350,6 @@ fn rows(
     }
     if let Some(peer) = peer {
         out.push(Measurement::new(
-            bench,
             label,
             "speed-up (peer s / ours)",
             peer.fit_s / secs.max(1e-9),
@@ -371,7 +357,6 @@ fn rows(
         ));
         if let Some(kib) = peer.peak_rss_kib {
             out.push(Measurement::new(
-                bench,
                 label,
                 "peer peak RSS",
                 kib / 1024.0,

@@ -149,7 +149,7 @@ impl Benchmark for LibmAfterGemm {
                     Ok(std::hint::black_box(f(std::hint::black_box(&v))))
                 })?;
                 let ns = secs / v.len() as f64 * 1e9;
-                let m = Measurement::new(self.name(), name, label, ns, "ns/element");
+                let m = Measurement::new(name, label, ns, "ns/element");
                 out.push(match clean_ns {
                     Some(c) => m.with_reference(c, "clean state, same run"),
                     None => m,

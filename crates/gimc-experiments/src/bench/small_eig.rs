@@ -87,7 +87,6 @@ impl Benchmark for SmallSymEig {
                 let (faer_s, reference) = median_secs(runs, || faer_evd(g.as_ref(), vectors))?;
                 let (ours_s, (vals, _)) = median_secs(runs, || sym_eig_seq(g.as_ref(), vectors))?;
                 out.extend(timed_pair(
-                    self.name(),
                     &case,
                     (ours_s, &vals),
                     (faer_s, &reference),
@@ -106,7 +105,6 @@ impl Benchmark for SmallSymEig {
             let (ql_s, (reference, _)) = median_secs(runs, || sym_eig_seq(dense.as_ref(), false))?;
             let (ours_s, vals) = median_secs(runs, || diag_rank_two_eigenvalues(&d, &a, &q))?;
             out.extend(timed_pair(
-                self.name(),
                 &case,
                 (ours_s, &vals),
                 (ql_s, &reference),
@@ -121,7 +119,6 @@ impl Benchmark for SmallSymEig {
 /// The time row (µs, against the reference's time in the same run) and the largest gap
 /// between the two sets of ascending eigenvalues, relative to the reference's λ_max.
 fn timed_pair(
-    bench: &'static str,
     case: &str,
     (secs, vals): (f64, &[f64]),
     (ref_secs, reference): (f64, &[f64]),
@@ -136,10 +133,9 @@ fn timed_pair(
         .fold(0.0, f64::max)
         / top.max(f64::MIN_POSITIVE);
     [
-        Measurement::new(bench, case, "time", secs * 1e6, "µs")
+        Measurement::new(case, "time", secs * 1e6, "µs")
             .with_reference(ref_secs * 1e6, &format!("{ref_name}, same run")),
         Measurement::new(
-            bench,
             case,
             &format!("largest gap to {ref_whose} λ, relative to λ_max"),
             gap,

@@ -69,7 +69,6 @@ impl Benchmark for SparseProducts {
         let (t_fwd, _) = median_secs(runs, || csr_mul_dense(x, u.as_ref()))?;
         let (t_bwd, _) = median_secs(runs, || csr_tr_mul_dense(x, h.as_ref()))?;
         let (t_cross, _) = median_secs(runs, || csr_tr_mul_dense(labels, phi.as_ref()))?;
-        let name = self.name();
         let mut out = Vec::new();
         for (case, kernel, call, nnz, k) in [
             (format!("X·U, U {d}x{M}"), k_fwd, t_fwd, x_nnz, M),
@@ -83,21 +82,13 @@ impl Benchmark for SparseProducts {
             ),
         ] {
             out.push(Measurement::new(
-                name,
                 &case,
                 "kernel rate (output allocated once)",
                 2.0 * nnz * k as f64 / kernel / 1e9,
                 "GFLOP/s",
             ));
+            out.push(Measurement::new(&case, "kernel time", 1e3 * kernel, "ms"));
             out.push(Measurement::new(
-                name,
-                &case,
-                "kernel time",
-                1e3 * kernel,
-                "ms",
-            ));
-            out.push(Measurement::new(
-                name,
                 &case,
                 "call time (product allocated)",
                 1e3 * call,

@@ -58,7 +58,6 @@ impl Benchmark for ThinProducts {
             })?;
             let faer_rate = flops / faer_secs / 1e9;
             out.push(Measurement::new(
-                self.name(),
                 &case("Φᵀ U, faer GEMM"),
                 "rate",
                 faer_rate,
@@ -66,7 +65,6 @@ impl Benchmark for ThinProducts {
             ));
             out.push(
                 Measurement::new(
-                    self.name(),
                     &case("Φᵀ U, thin_tr_mul_into"),
                     "rate",
                     flops / thin_secs / 1e9,
@@ -75,7 +73,6 @@ impl Benchmark for ThinProducts {
                 .with_reference(faer_rate, "faer GEMM, same run"),
             );
             out.push(Measurement::new(
-                self.name(),
                 &case("Φ S, faer GEMM"),
                 "rate",
                 flops / fwd_secs / 1e9,

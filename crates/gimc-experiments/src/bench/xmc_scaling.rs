@@ -201,7 +201,6 @@ impl Benchmark for XmcScaling {
                 let per_iter = fit.seconds_per_iteration.iter().sum::<f64>()
                     / fit.seconds_per_iteration.len().max(1) as f64;
                 out.push(Measurement::new(
-                    "xmc-scaling",
                     &label,
                     &format!("s per iteration (mean of {iterations})"),
                     per_iter,
@@ -214,28 +213,19 @@ impl Benchmark for XmcScaling {
                 let trials: f64 = fit.line_search_trials.iter().sum();
                 let passes = fit.seconds_per_iteration.len() as f64 + trials;
                 out.push(Measurement::new(
-                    "xmc-scaling",
                     &label,
                     "line-search trials (all iterations)",
                     trials,
                     "",
                 ));
                 out.push(Measurement::new(
-                    "xmc-scaling",
                     &label,
                     "s per pass (gradient or trial)",
                     fit.seconds_per_iteration.iter().sum::<f64>() / passes.max(1.0),
                     "s",
                 ));
+                out.push(Measurement::new(&label, "fit", fit.fit_seconds, "s"));
                 out.push(Measurement::new(
-                    "xmc-scaling",
-                    &label,
-                    "fit",
-                    fit.fit_seconds,
-                    "s",
-                ));
-                out.push(Measurement::new(
-                    "xmc-scaling",
                     &label,
                     "peak RSS (largest process)",
                     fit.peak_rss_mib,
