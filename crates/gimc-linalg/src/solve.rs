@@ -127,14 +127,7 @@ impl Cholesky {
                 let (mut y1, mut y2) = y.split_at_row_mut(head.dim());
                 head.forward(y1.rb_mut());
                 // y₂ ← L₂₂⁻¹(y₂ − Xᵀy₁)
-                matmul(
-                    y2.rb_mut(),
-                    Accum::Add,
-                    border.transpose(),
-                    y1.rb(),
-                    -1.0,
-                    par(),
-                );
+                sub_product(y2.rb_mut(), border.transpose(), y1.rb());
                 solve_lower_triangular_in_place(corner.as_ref(), y2, par());
             }
         }
@@ -152,14 +145,7 @@ impl Cholesky {
                 let (mut y1, mut y2) = y.split_at_row_mut(head.dim());
                 // y₂ ← L₂₂⁻ᵀy₂, then y₁ ← L₁₁⁻ᵀ(y₁ − Xy₂)
                 solve_upper_triangular_in_place(corner.transpose(), y2.rb_mut(), par());
-                matmul(
-                    y1.rb_mut(),
-                    Accum::Add,
-                    border.as_ref(),
-                    y2.rb(),
-                    -1.0,
-                    par(),
-                );
+                sub_product(y1.rb_mut(), border.as_ref(), y2.rb());
                 head.backward(y1);
             }
         }
@@ -218,6 +204,11 @@ impl Cholesky {
             }
         }
     }
+}
+
+/// `dst` ← `dst` − `a`·`b`.
+fn sub_product(dst: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
+    matmul(dst, Accum::Add, a, b, -1.0, par());
 }
 
 /// The lower-triangular Cholesky factor of `a` (lower triangle read; the factor's upper
