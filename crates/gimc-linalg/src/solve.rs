@@ -35,14 +35,36 @@ pub struct Cholesky {
 enum Factor {
     /// L itself (lower triangle; the upper triangle is zero).
     Whole(Mat<f64>),
-    /// L = [L₁₁ 0; Xᵀ L₂₂] for the bordered matrix [A B; Bᵀ C], with L₁₁ the factor of A
-    /// (`head`), X = L₁₁⁻¹B (`border`, n₁ × n₂) and L₂₂ the factor of the Schur complement
-    /// C − XᵀX (`corner`).
-    Bordered {
-        head: Cholesky,
-        border: Mat<f64>,
-        corner: Mat<f64>,
-    },
+    /// The factor of a bordered matrix.
+    Bordered(Border),
+}
+
+/// L = [L₁₁ 0; Xᵀ L₂₂] for the bordered matrix [A B; Bᵀ C], with L₁₁ the factor of A
+/// (`head`), X = L₁₁⁻¹B (`x`, n₁ × n₂) and L₂₂ the factor of the Schur complement C − XᵀX
+/// (`corner`).
+#[derive(Debug)]
+struct Border {
+    head: Cholesky,
+    x: Mat<f64>,
+    corner: Mat<f64>,
+}
+
+impl Border {
+    /// [y₁; y₂] ← L⁻¹[y₁; y₂]: y₁ ← L₁₁⁻¹y₁, then y₂ ← L₂₂⁻¹(y₂ − Xᵀy₁).
+    fn forward(&self, y: MatMut<'_, f64>) {
+        let (mut y1, mut y2) = y.split_at_row_mut(self.head.dim());
+        self.head.forward(y1.rb_mut());
+        sub_product(y2.rb_mut(), self.x.transpose(), y1.rb());
+        solve_lower_triangular_in_place(self.corner.as_ref(), y2, par());
+    }
+
+    /// [y₁; y₂] ← L⁻ᵀ[y₁; y₂]: y₂ ← L₂₂⁻ᵀy₂, then y₁ ← L₁₁⁻ᵀ(y₁ − Xy₂).
+    fn backward(&self, y: MatMut<'_, f64>) {
+        let (mut y1, mut y2) = y.split_at_row_mut(self.head.dim());
+        solve_upper_triangular_in_place(self.corner.transpose(), y2.rb_mut(), par());
+        sub_product(y1.rb_mut(), self.x.as_ref(), y2.rb());
+        self.head.backward(y1);
+    }
 }
 
 impl Cholesky {
@@ -58,7 +80,7 @@ impl Cholesky {
     pub fn dim(&self) -> usize {
         match &*self.factor {
             Factor::Whole(l) => l.nrows(),
-            Factor::Bordered { head, corner, .. } => head.dim() + corner.nrows(),
+            Factor::Bordered(b) => b.head.dim() + b.corner.nrows(),
         }
     }
 
@@ -66,22 +88,18 @@ impl Cholesky {
     pub fn l(&self) -> Mat<f64> {
         match &*self.factor {
             Factor::Whole(l) => l.clone(),
-            Factor::Bordered {
-                head,
-                border,
-                corner,
-            } => {
-                let (n1, n2) = (head.dim(), corner.nrows());
+            Factor::Bordered(b) => {
+                let (n1, n2) = (b.head.dim(), b.corner.nrows());
                 let mut l = Mat::zeros(n1 + n2, n1 + n2);
                 l.as_mut()
                     .submatrix_mut(0, 0, n1, n1)
-                    .copy_from(head.l().as_ref());
+                    .copy_from(b.head.l().as_ref());
                 l.as_mut()
                     .submatrix_mut(n1, 0, n2, n1)
-                    .copy_from(border.as_ref().transpose());
+                    .copy_from(b.x.as_ref().transpose());
                 l.as_mut()
                     .submatrix_mut(n1, n1, n2, n2)
-                    .copy_from(corner.as_ref());
+                    .copy_from(b.corner.as_ref());
                 l
             }
         }
@@ -107,9 +125,9 @@ impl Cholesky {
                 par(),
                 MemStack::new(&mut []),
             ),
-            Factor::Bordered { .. } => {
-                self.forward(x.as_mut());
-                self.backward(x.as_mut());
+            Factor::Bordered(b) => {
+                b.forward(x.as_mut());
+                b.backward(x.as_mut());
             }
         }
         Ok(x)
@@ -119,17 +137,7 @@ impl Cholesky {
     fn forward(&self, y: MatMut<'_, f64>) {
         match &*self.factor {
             Factor::Whole(l) => solve_lower_triangular_in_place(l.as_ref(), y, par()),
-            Factor::Bordered {
-                head,
-                border,
-                corner,
-            } => {
-                let (mut y1, mut y2) = y.split_at_row_mut(head.dim());
-                head.forward(y1.rb_mut());
-                // y₂ ← L₂₂⁻¹(y₂ − Xᵀy₁)
-                sub_product(y2.rb_mut(), border.transpose(), y1.rb());
-                solve_lower_triangular_in_place(corner.as_ref(), y2, par());
-            }
+            Factor::Bordered(b) => b.forward(y),
         }
     }
 
@@ -137,17 +145,7 @@ impl Cholesky {
     fn backward(&self, y: MatMut<'_, f64>) {
         match &*self.factor {
             Factor::Whole(l) => solve_upper_triangular_in_place(l.transpose(), y, par()),
-            Factor::Bordered {
-                head,
-                border,
-                corner,
-            } => {
-                let (mut y1, mut y2) = y.split_at_row_mut(head.dim());
-                // y₂ ← L₂₂⁻ᵀy₂, then y₁ ← L₁₁⁻ᵀ(y₁ − Xy₂)
-                solve_upper_triangular_in_place(corner.transpose(), y2.rb_mut(), par());
-                sub_product(y1.rb_mut(), border.as_ref(), y2.rb());
-                head.backward(y1);
-            }
+            Factor::Bordered(b) => b.backward(y),
         }
     }
 
@@ -168,9 +166,9 @@ impl Cholesky {
         }
         check_finite(b)?;
         check_finite(c)?;
-        let mut border = b.to_owned();
-        self.forward(border.as_mut());
-        let mut schur = gram_tn(border.as_ref());
+        let mut x = b.to_owned();
+        self.forward(x.as_mut());
+        let mut schur = gram_tn(x.as_ref());
         for j in 0..n2 {
             for i in j..n2 {
                 schur[(i, j)] = c[(i, j)] - schur[(i, j)];
@@ -184,26 +182,26 @@ impl Cholesky {
             e => e,
         })?;
         Ok(Self {
-            factor: Arc::new(Factor::Bordered {
+            factor: Arc::new(Factor::Bordered(Border {
                 head: self.clone(),
-                border,
+                x,
                 corner,
-            }),
+            })),
         })
     }
 
     /// log det A = 2 Σ log L_ii.
     pub fn log_det(&self) -> f64 {
         match &*self.factor {
-            Factor::Whole(l) => (0..l.nrows()).map(|i| 2.0 * l[(i, i)].ln()).sum(),
-            Factor::Bordered { head, corner, .. } => {
-                head.log_det()
-                    + (0..corner.nrows())
-                        .map(|i| 2.0 * corner[(i, i)].ln())
-                        .sum::<f64>()
-            }
+            Factor::Whole(l) => diag_log_det(l),
+            Factor::Bordered(b) => b.head.log_det() + diag_log_det(&b.corner),
         }
     }
+}
+
+/// 2 Σ log L_ii of a triangular factor L.
+fn diag_log_det(l: &Mat<f64>) -> f64 {
+    (0..l.nrows()).map(|i| 2.0 * l[(i, i)].ln()).sum()
 }
 
 /// `dst` ← `dst` − `a`·`b`.
