@@ -49,21 +49,22 @@ impl Search<'_> {
                 singles.push(Spec::Map { family, gamma });
             }
         }
-        let one: Vec<Vec<Spec>> = singles.iter().map(|&s| vec![s]).collect();
-        let all_lambdas = vec![0..self.params.lambdas.len(); one.len()];
-        let scores = self.cv_scores(folds, &one, &all_lambdas)?;
+        let all_lambdas = [0..self.params.lambdas.len()];
         let mut best: Option<AutoTrial> = None;
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
-        for (set, sc) in one.iter().zip(&scores) {
-            let t = self.trial(AutoStage::Fixed, transform, set, sc, &folds[0]);
+        for spec in singles {
+            let set = [spec];
+            let scores = self.cv_scores(folds, &[set.to_vec()], &all_lambdas)?;
+            let t = self.trial(AutoStage::Fixed, transform, &set, &scores[0], &folds[0]);
             best = better(best, &t);
-            all.push((set[0], t.lambda, t.score));
+            all.push((spec, t.lambda, t.score));
             trials.push(t);
-        }
-        // only the best block of each kind goes on to the unions
-        let specs = best_of_each_kind(&all);
-        for fold in folds {
-            fold.keep_only(&specs);
+            // only the best block of each kind so far stays (and goes on to the unions): a
+            // fold holds at most one block more than it has kinds
+            let specs = best_of_each_kind(&all);
+            for fold in folds {
+                fold.keep_only(&specs);
+            }
         }
         Ok((best, all))
     }
