@@ -8,11 +8,12 @@ use crate::error::Result;
 use crate::labels::data::LabelData;
 use crate::memory::PROCESS_BASE_BYTES;
 
-/// The estimated peak memory of [`auto_fit`](crate::auto_fit): the data and its transformed copies, the blocks
-/// of every transform's widest union on every fold (training and validation features), the
-/// widest Gram matrix (or dual kernel, when a union is wider than the rows) and its factor on
-/// every fold of every transform searched at once (as many as the thread pool runs side by
-/// side), and the gradient buffers of the map learning's runs at once (one per thread).
+/// The estimated peak memory of [`auto_fit`](crate::auto_fit): the data and its transformed
+/// copies, the blocks of every transform's widest union on every fold (training and validation
+/// features) with the block that stage 1 scores beside them, the widest Gram matrix (or dual
+/// kernel, when a union is wider than the rows) and its factor on every fold of every transform
+/// searched at once (as many as the thread pool runs side by side), and the gradient buffers of
+/// the map learning's runs at once (one per thread).
 pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEstimate> {
     let n = data.nrows();
     let d = data.features().ncols();
@@ -28,6 +29,8 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
         0
     };
     let width = map_dim.saturating_add(lin);
+    // stage 1 holds the best block of each kind and the one it scores (at most 2m wide)
+    let held = width.saturating_add(params.m.saturating_mul(2));
     let x = crate::memory::feature_bytes(data.features());
     // every fold keeps its blocks (n rows: its training and validation parts) and their Grams
     let folds = if n <= params.cv_max_rows {
@@ -56,7 +59,7 @@ pub fn estimate_auto(data: &LabelData, params: &AutoParams) -> Result<MemoryEsti
         .f64s(
             "block features of every transform and fold (train, validation)",
             n.saturating_mul(folds),
-            width.saturating_mul(params.transforms.len().max(1)),
+            held.saturating_mul(params.transforms.len().max(1)),
         )
         // the transforms are searched side by side, each with its own Gram matrix and factor
         .f64s(
