@@ -49,12 +49,13 @@ impl Search<'_> {
                 singles.push(Spec::Map { family, gamma });
             }
         }
-        let all_lambdas = [0..self.params.lambdas.len()];
+        let all_lambdas = 0..self.params.lambdas.len();
         let mut best: Option<AutoTrial> = None;
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
         for spec in singles {
             let set = [spec];
-            let scores = self.cv_scores(folds, &[set.to_vec()], &all_lambdas)?;
+            let scores =
+                self.cv_scores(folds, &[set.to_vec()], std::slice::from_ref(&all_lambdas))?;
             let t = self.trial(AutoStage::Fixed, transform, &set, &scores[0], &folds[0]);
             best = better(best, &t);
             all.push((spec, t.lambda, t.score));
