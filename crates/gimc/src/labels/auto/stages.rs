@@ -60,9 +60,10 @@ impl Search<'_> {
             best = better(best, &t);
             all.push((spec, t.lambda, t.score));
             trials.push(t);
-            // only the best block of each kind so far stays (and goes on to the unions): a
-            // fold holds at most one block more than it has kinds
-            let specs = best_of_each_kind(&all);
+            // only the best block of each kind so far stays (and goes on to the unions) with
+            // the intercept every union holds: a fold holds at most one block more than that
+            let mut specs = best_of_each_kind(&all);
+            specs.push(Spec::Bias);
             for fold in folds {
                 fold.keep_only(&specs);
             }
