@@ -118,10 +118,11 @@ pub use gimc_linalg::memory::{InsufficientMemory, MemoryBudget, MemoryEstimate};
 pub use grid::Grid;
 pub use labels::{
     AutoParams, AutoSelection, CombinedSelection, LabelData, LabelFit, LabelModel, LabelParams,
-    LinearPart, Precision, RowTransform, Scheme, Selection, SelectionObserver, SelectionParams,
-    Storage, Task, ValidAutoParams, ValidLabelParams, ValidSelectionParams, auto_fit,
-    auto_fit_sharded, estimate_auto, estimate_fit_labels, estimate_selection, fit_labels,
-    fit_labels_sharded, select_and_fit, select_combined,
+    LinearMethod, LinearParams, LinearPart, Precision, RowTransform, Scheme, Selection,
+    SelectionObserver, SelectionParams, Storage, Task, ValidAutoParams, ValidLabelParams,
+    ValidLinearParams, ValidSelectionParams, auto_fit, auto_fit_sharded, estimate_auto,
+    estimate_fit_labels, estimate_linear, estimate_selection, fit_labels, fit_labels_sharded,
+    fit_linear, select_and_fit, select_combined,
 };
 pub use linesearch::{LineSearchParams, ValidLineSearchParams};
 pub use maps::concat_features;

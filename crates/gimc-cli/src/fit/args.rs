@@ -21,7 +21,9 @@ pub struct FitArgs {
     /// Method: `auto` (default) searches the row transform, γ, λ, the maps (lff, lnys and
     /// their union) and a linear part on the validation split, learning the maps of the best
     /// setting; --gamma, --lambda, --m, --iters, --normalize and --families narrow its search.
-    /// gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw.
+    /// gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw. ridge, rrr
+    /// (reduced-rank regression, --rank), logistic and svm (one-vs-rest, C = 1/λ) fit a linear
+    /// model on the rows themselves, --lambda (or --rank) chosen on the validation split.
     /// Built-in families: lff (random Fourier), lff-phase (random-phase Fourier √(2/D)
     /// cos(XU + b), D = 2m directions), lnys (Nyström, M = I), nys-whiten and nys-kmeans
     /// (Nyström with whitening, uniform or k-means landmarks); a binary built on gimc_cli adds
@@ -43,7 +45,8 @@ pub struct FitArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub gamma: Vec<Gamma>,
     /// Ridge penalty λ (comma list = grid). Default 1; `auto` searches 0.001, 0.01, 0.1, 1 and 10,
-    /// each block's penalty scaled by its mean squared row norm.
+    /// each block's penalty scaled by its mean squared row norm; the linear methods 0.01, 0.1,
+    /// 1, 10 and 100.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub lambda: Vec<f64>,
     /// Maximum outer iterations of the map learning (chosen on validation, ≤ this).
@@ -87,9 +90,10 @@ pub struct FitArgs {
     /// Refused, as --triplets.
     #[arg(long, value_name = "DATA", hide = true)]
     pub col_features: Option<String>,
-    /// Refused, as --triplets.
-    #[arg(long, hide = true)]
-    pub rank: Option<usize>,
+    /// Rank of `--method rrr` (comma list = grid, each capped at min(features, labels);
+    /// default 16,64,256).
+    #[arg(long, value_delimiter = ',')]
+    pub rank: Vec<usize>,
     /// Write the per-iteration trace of the final fit (CSV, or JSON when the name ends .json).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,

@@ -5,6 +5,8 @@
 //!   maps, γ and λ on a validation split; with `--mpi`, on a sample of every process's rows,
 //!   and the refit data-parallel on the process group;
 //! - `--method NAME` ([`select`]): one map family, its grid chosen on a validation split;
+//! - `--method ridge|rrr|logistic|svm` ([`linear`]): a linear model of the solvers' toolbox,
+//!   its grid chosen on a validation split;
 //! - `--method NAME --mpi` ([`setting`]): one setting fitted data-parallel on the process
 //!   group.
 //!
@@ -13,6 +15,7 @@
 
 mod args;
 mod auto;
+mod linear;
 mod select;
 mod setting;
 
@@ -46,6 +49,14 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
 fn fit(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     if a.method == "auto" {
         auto::run(a, g, group)
+    } else if let Some(method) = gimc::LinearMethod::from_name(&a.method) {
+        if group.distributed() {
+            bail!(
+                "--method {}: a linear model fits on one process (no --mpi)",
+                a.method
+            );
+        }
+        linear::run(a, g, method)
     } else if group.distributed() {
         setting::run(a, g, group)
     } else {
@@ -53,14 +64,18 @@ fn fit(a: &FitArgs, g: &Globals, group: &dyn Group) -> Result<()> {
     }
 }
 
-/// Refuses `--triplets` (and the completion flags `--row-features`, `--col-features` and
-/// `--rank`), naming the `gimc complete` command with the same data and setting.
+/// Refuses `--triplets` (and the completion flags `--row-features`, `--col-features`, and
+/// `--rank` but with a linear method: `rrr` takes it, the others refuse it themselves), naming
+/// the `gimc complete` command with the same data and setting.
 fn refuse_triplets(a: &FitArgs) -> Result<()> {
     let Some(triplets) = &a.triplets else {
         let given = [
             (a.row_features.is_some(), "--row-features"),
             (a.col_features.is_some(), "--col-features"),
-            (a.rank.is_some(), "--rank"),
+            (
+                !a.rank.is_empty() && gimc::LinearMethod::from_name(&a.method).is_none(),
+                "--rank",
+            ),
         ];
         if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
             bail!(
@@ -92,7 +107,7 @@ fn refuse_triplets(a: &FitArgs) -> Result<()> {
         list(a.m.iter().map(usize::to_string).collect(), "500"),
         list(a.gamma.iter().map(ToString::to_string).collect(), "scale"),
         list(a.lambda.iter().map(f64::to_string).collect(), "1"),
-        a.rank.unwrap_or(10),
+        a.rank.first().copied().unwrap_or(10),
         a.iters,
         a.out.display()
     )

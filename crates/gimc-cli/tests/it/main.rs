@@ -5,6 +5,7 @@
 mod commands;
 mod completion;
 mod inputs;
+mod linear;
 mod memory;
 #[cfg(feature = "mpi")]
 mod mpi;

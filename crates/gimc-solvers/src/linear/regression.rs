@@ -143,9 +143,52 @@ fn truncate_rank(m: MatRef<'_, f64>, k: usize) -> Result<Mat<f64>, SolverError> 
 }
 
 /// Reduced-rank regression (DESIGN §3.2): X* = argmin_{rank X ≤ k} ‖AX − T‖²_F = V_A Σ_A⁻¹ M_k,
-/// M = U_Aᵀ T. `a` is n × d (densified for its thin SVD), `t` n × t; the result is d × t. A rank
-/// k = min(d, t) gives the least-squares solution. Errors: rank 0 or above min(d, t), shape
-/// mismatch, empty data.
+/// M = U_Aᵀ T, at any rank k from one thin SVD of A and one of M ([`ReducedRank::new`]), so a
+/// grid of ranks costs one SVD of A. `a` is n × d (densified for its thin SVD), `t` n × t.
+#[derive(Debug, Clone)]
+pub struct ReducedRank {
+    /// The thin SVD of A (negligible singular values dropped).
+    a: Svd,
+    /// The thin SVD of M = U_Aᵀ T.
+    m: Svd,
+    /// The largest rank, min(d, t).
+    max_rank: usize,
+}
+
+impl ReducedRank {
+    /// The SVDs of A and M = U_Aᵀ T. Errors: shape mismatch, empty data, non-finite entries.
+    pub fn new(a: &FeatureMatrix, t: Targets<'_>) -> Result<Self, SolverError> {
+        if a.nrows() == 0 {
+            return Err(SolverError::Empty("training examples"));
+        }
+        t.check(a.nrows())?;
+        let sa = pinv_svd(a)?;
+        // M = U_Aᵀ T = (Tᵀ U_A)ᵀ
+        let m = t.tr_mul(sa.u.as_ref())?.transpose().to_owned();
+        Ok(Self {
+            m: thin_svd(m.as_ref())?,
+            a: sa,
+            max_rank: a.ncols().min(t.ncols()),
+        })
+    }
+
+    /// The largest rank, min(d, t); a rank this large gives the least-squares solution.
+    pub fn max_rank(&self) -> usize {
+        self.max_rank
+    }
+
+    /// X* at rank `rank` (d × t). Errors: rank 0 or above [`ReducedRank::max_rank`].
+    pub fn coefficients(&self, rank: usize) -> Result<Mat<f64>, SolverError> {
+        check_rank_le(rank, self.max_rank)?;
+        let mk = self.m.clone().truncate(rank).reconstruct();
+        // V_A Σ_A⁻¹ M_k
+        let scaled = Mat::from_fn(mk.nrows(), mk.ncols(), |i, j| mk[(i, j)] / self.a.s[i]);
+        Ok(&self.a.v * &scaled)
+    }
+}
+
+/// Reduced-rank regression at one rank: [`ReducedRank::coefficients`] of
+/// [`ReducedRank::new`]. Errors: rank 0 or above min(d, t), shape mismatch, empty data.
 pub fn reduced_rank_regression(
     a: &FeatureMatrix,
     t: Targets<'_>,
@@ -156,13 +199,7 @@ pub fn reduced_rank_regression(
     }
     t.check(a.nrows())?;
     check_rank_le(rank, a.ncols().min(t.ncols()))?;
-    let sa = pinv_svd(a)?;
-    // M = U_Aᵀ T = (Tᵀ U_A)ᵀ
-    let m = t.tr_mul(sa.u.as_ref())?.transpose().to_owned();
-    let mk = truncate_rank(m.as_ref(), rank)?;
-    // V_A Σ_A⁻¹ M_k
-    let scaled = Mat::from_fn(mk.nrows(), mk.ncols(), |i, j| mk[(i, j)] / sa.s[i]);
-    Ok(&sa.v * &scaled)
+    ReducedRank::new(a, t)?.coefficients(rank)
 }
 
 /// Bilinear regression (DESIGN §3.2): X* = argmin_{rank X ≤ k} ‖A X Bᵀ − T‖²_F

@@ -2,13 +2,15 @@
 //! ([`LabelData`]), the objective and its pieces ([`LabelProblem`]), the fit
 //! ([`fit_labels`], on shards [`fit_labels_sharded`], row-streamed by [`Storage`]), the fitted
 //! model ([`LabelModel`]), the model selection on a validation split ([`select_and_fit`],
-//! [`select_combined`]) and the default search ([`auto_fit`]).
+//! [`select_combined`]), the default search ([`auto_fit`]) and the linear models of the
+//! solvers' toolbox ([`fit_linear`]).
 
 pub(crate) mod auto;
 pub(crate) mod data;
 pub(crate) mod estimate;
 pub(crate) mod fastpath;
 pub(crate) mod fit;
+pub(crate) mod linear;
 pub(crate) mod model;
 pub(crate) mod select;
 pub(crate) mod shard;
@@ -23,6 +25,10 @@ pub use fastpath::{LabelFeatures, LabelProblem};
 pub use fit::{
     BestIterate, IterationInfo, LabelFit, LabelParams, Scheme, ValidLabelParams,
     estimate_fit_labels, fit_labels, fit_labels_sharded,
+};
+pub use linear::{
+    LinearMethod, LinearParams, LinearSelection, LinearSetting, LinearTrial, ValidLinearParams,
+    estimate_linear, fit_linear,
 };
 pub use model::{Evaluation, LabelModel};
 pub use select::{

@@ -14,6 +14,7 @@ mod equivalence;
 mod fitting;
 mod gradients;
 mod label_columns;
+mod linear;
 mod mccc;
 mod memory;
 mod persist;
