@@ -1,11 +1,11 @@
-//! The label estimators: fits with model selection or the `auto` search, scores and top-k
-//! predictions from a model file, its description, and the ranking metrics.
+//! The label estimators: fits with model selection, the `auto` search or a linear model,
+//! scores and top-k predictions from a model file, its description, and the ranking metrics.
 
-use gimc::labels::{AutoTrial, auto_storage};
+use gimc::labels::{AutoTrial, LinearSetting, auto_storage};
 use gimc::persist::{label_model_to_bytes_with_preprocess, label_model_with_preprocess_from_bytes};
 use gimc::{
-    AutoParams, GimcError, LabelData, LabelModel, MapRegistry, Precision, RowTransform,
-    SelectionParams, Storage, auto_fit, select_and_fit,
+    AutoParams, GimcError, LabelData, LabelModel, LinearMethod, LinearParams, MapRegistry,
+    Precision, RowTransform, SelectionParams, Storage, auto_fit, select_and_fit,
 };
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::sprs::CsMat;
@@ -257,6 +257,93 @@ pub(crate) fn fit_auto<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     info.set_item("trials", trials)?;
     info.set_item("constant_columns", sel.constant_columns.clone())?;
+    Ok((PyBytes::new(py, &bytes), info))
+}
+
+/// Fits a linear label model of the solvers' toolbox (`gimc::fit_linear`, as `gimc fit
+/// --method ridge|rrr|logistic|svm`): `method` names it, `alpha` is its λ grid (C = 1/λ for
+/// logistic regression and the SVM) and `rank` the rank grid of `rrr`, `None` keeping the
+/// library's default; the grid is chosen on a seeded validation split. Targets as
+/// [`fit_labels`] takes them; features standardised (`standardize`) and rows normalised
+/// (`normalize`) first, both stored with the model. Returns the model file's bytes and a dict
+/// of the chosen setting (`alpha` or `rank`), its `validation_score` and every setting
+/// `tried` (each with its `validation_score`, `None` for a grid of one).
+#[pyfunction]
+#[pyo3(signature = (x, classes, n_classes, labels, method, alpha, rank, standardize, normalize,
+                    validation_fraction, select_k, seed, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_linear<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    classes: Option<PyReadonlyArray1<'py, i64>>,
+    n_classes: usize,
+    labels: Option<Indicator<'py>>,
+    method: &str,
+    alpha: Option<Vec<f64>>,
+    rank: Option<Vec<usize>>,
+    standardize: &str,
+    normalize: &str,
+    validation_fraction: f64,
+    select_k: usize,
+    seed: u64,
+    n_jobs: Option<usize>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let x = features(x)?;
+    let target = Target::new(classes, n_classes, labels)?;
+    let linear = LinearMethod::from_name(method).ok_or_else(|| {
+        let names: Vec<&str> = LinearMethod::ALL.iter().map(|m| m.name()).collect();
+        value_err(format!(
+            "method must be one of {}, got {method:?}",
+            names.join(", ")
+        ))
+    })?;
+    let mode = standardize_mode(standardize)?;
+    let norm = row_norm(normalize)?;
+    let mut params = LinearParams::default()
+        .with_method(linear)
+        .with_validation_fraction(validation_fraction)
+        .with_select_k(select_k)
+        .with_seed(seed);
+    if let Some(a) = alpha {
+        params = params.with_lambdas(a);
+    }
+    if let Some(r) = rank {
+        params = params.with_ranks(r);
+    }
+    let params = params.check().map_err(value_err)?;
+    let (bytes, sel) = run_interruptible(py, n_jobs, |cancel| {
+        let (x, standardizer) = preprocess(x, mode, norm)?;
+        let data = target.data(x)?;
+        let sel = gimc::fit_linear(&data, &params, &mut Cancel(cancel))?;
+        let preprocess = Preprocess {
+            standardizer,
+            row_norm: norm,
+            ..Preprocess::default()
+        };
+        let bytes = label_model_to_bytes_with_preprocess(&sel.model, &preprocess)?;
+        Ok((bytes, (sel.chosen, sel.tried)))
+    })?;
+    let (chosen, tried) = sel;
+    let setting = |s: LinearSetting| -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        match s {
+            LinearSetting::Lambda(l) => d.set_item("alpha", l)?,
+            LinearSetting::Rank(k) => d.set_item("rank", k)?,
+        }
+        Ok(d)
+    };
+    let info = PyDict::new(py);
+    info.set_item("chosen", setting(chosen.setting)?)?;
+    info.set_item("validation_score", chosen.score)?;
+    let tried = tried
+        .iter()
+        .map(|t| {
+            let d = setting(t.setting)?;
+            d.set_item("validation_score", t.score)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    info.set_item("tried", tried)?;
     Ok((PyBytes::new(py, &bytes), info))
 }
 

@@ -38,6 +38,7 @@ fn value_err(e: impl std::fmt::Display) -> PyErr {
 fn _gimc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(labels::fit_labels, m)?)?;
     m.add_function(wrap_pyfunction!(labels::fit_auto, m)?)?;
+    m.add_function(wrap_pyfunction!(labels::fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(clustering::fit_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(clustering::fit_okmf, m)?)?;
     m.add_function(wrap_pyfunction!(clustering::okmf_predict, m)?)?;

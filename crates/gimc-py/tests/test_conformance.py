@@ -8,6 +8,7 @@ from gimc import (
     OKMF,
     GIMCClassifier,
     InductiveMatrixCompletion,
+    LinearClassifier,
     MatrixCompletion,
     MC1Transducer,
     SemiSupervisedClustering,
@@ -78,6 +79,8 @@ _AUTO_N_ITER = (
 EXPECTED_FAILED_CHECKS = {
     "GIMCClassifier": {"check_non_transformer_estimators_n_iter": _AUTO_N_ITER},
     "GIMCClassifier(map=lff)": {},
+    "LinearClassifier": {},
+    "LinearClassifier(method=logistic)": {},
     "OKMF": {},
     "MC1Transducer": {
         "check_methods_sample_order_invariance": _TRANSDUCTIVE,
@@ -95,6 +98,8 @@ EXPECTED_FAILED_CHECKS = {
 ESTIMATORS = [
     GIMCClassifier(m=20, max_iter=2, random_state=0),  # map="auto", the default
     GIMCClassifier(map="lff", m=20, max_iter=2, random_state=0),
+    LinearClassifier(random_state=0),  # method="ridge", the default
+    LinearClassifier(method="logistic", random_state=0),
     OKMF(n_clusters=3, budget_size=20, epochs=2, random_state=0),
     MC1Transducer(alpha=(0.1, 1.0), folds=2, mu_count=3, random_state=0),
     SemiSupervisedClustering(m=20, max_iter=2, random_state=0),
@@ -105,10 +110,12 @@ ESTIMATORS = [
 
 def _key(estimator):
     """The estimator's entry in EXPECTED_FAILED_CHECKS: its class name, with the map for a
-    GIMCClassifier with a fixed map."""
+    GIMCClassifier with a fixed map and the method for a LinearClassifier other than ridge."""
     name = type(estimator).__name__
     if name == "GIMCClassifier" and estimator.map != "auto":
         return f"{name}(map={estimator.map})"
+    if name == "LinearClassifier" and estimator.method != "ridge":
+        return f"{name}(method={estimator.method})"
     return name
 
 

@@ -21,14 +21,14 @@ pub struct FitArgs {
     /// Method: `auto` (default) searches the row transform, γ, λ, the maps (lff, lnys and
     /// their union) and a linear part on the validation split, learning the maps of the best
     /// setting; --gamma, --lambda, --m, --iters, --normalize and --families narrow its search.
-    /// gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw. ridge, rrr
-    /// (reduced-rank regression, --rank), logistic and svm (one-vs-rest, C = 1/λ) fit a linear
-    /// model on the rows themselves, --lambda (or --rank) chosen on the validation split.
+    /// gimc-NAME learns a map of the family NAME, imc-NAME keeps its random draw.
     /// Built-in families: lff (random Fourier), lff-phase (random-phase Fourier √(2/D)
     /// cos(XU + b), D = 2m directions), lnys (Nyström, M = I), nys-whiten and nys-kmeans
     /// (Nyström with whitening, uniform or k-means landmarks); a binary built on gimc_cli adds
     /// its own. imc-rff, imc-rff-phase and imc-nys are the paper's names of imc-lff,
-    /// imc-lff-phase and imc-lnys.
+    /// imc-lff-phase and imc-lnys. ridge, rrr (reduced-rank regression, --rank), logistic and
+    /// svm (one model per label or class, C = 1/λ) fit a linear model on the rows themselves,
+    /// --lambda (or --rank) chosen on the validation split.
     #[arg(long, default_value = "auto")]
     pub method: String,
     /// Map families `auto` searches (comma list of registry names; default lff,lnys).

@@ -15,12 +15,14 @@ from . import datasets, metrics
 from ._classifier import GIMCClassifier
 from ._cluster import SemiSupervisedClustering
 from ._completion import InductiveMatrixCompletion, MatrixCompletion
+from ._linear import LinearClassifier
 from ._okmf import OKMF
 from ._transduce import MC1Transducer
 
 __all__ = [
     "GIMCClassifier",
     "InductiveMatrixCompletion",
+    "LinearClassifier",
     "MC1Transducer",
     "MatrixCompletion",
     "OKMF",

@@ -43,7 +43,102 @@ def _grid(value, name, kind):
     return out
 
 
-class GIMCClassifier(ClassifierMixin, BaseEstimator):
+class _LabelEstimator:
+    """What the label estimators share: the targets' checks and, once fitted, the scores,
+    predictions and score of the model in ``model_bytes_``."""
+
+    def _targets(self, X, y):
+        """The checked features and targets: ``(x, classes, n_classes, labels)`` as the Rust
+        fits take them; sets ``multilabel_`` and ``classes_``."""
+        # scikit-learn's checks and messages for X and y (y finite; at least two rows, since
+        # a validation part is split off); sparse X stays sparse
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse=("csr", "csc"),
+            dtype=np.float64,
+            multi_output=True,
+            ensure_min_samples=2,
+        )
+        x = features(X)
+        self.multilabel_ = sp.issparse(y) or (y.ndim == 2 and y.shape[1] > 1)
+        self._sparse_labels = sp.issparse(y)
+        classes, n_classes, labels = None, 0, None
+        if self.multilabel_:
+            kind = type_of_target(y)
+            if kind != "multilabel-indicator":
+                raise ValueError(f"a 2-D y must be a 0/1 label indicator matrix, got {kind} targets")
+            labels = indicator_csr(y)
+            self.classes_ = np.arange(labels[3])
+        else:
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
+            self.classes_, idx = np.unique(y, return_inverse=True)
+            classes, n_classes = idx.astype(np.int64), len(self.classes_)
+        return x, classes, n_classes, labels
+
+    def _seed(self) -> int:
+        if isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool):
+            if self.random_state < 0:
+                raise ValueError(f"random_state must be >= 0, got {self.random_state}")
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _label_threshold(self):
+        return 0.5
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_label = True
+        return tags
+
+    def _x(self, X):
+        check_is_fitted(self, "model_bytes_")
+        return checked_features(self, X, reset=False)
+
+    def _scores(self, X):
+        x = self._x(X)
+        return _gimc.decision_function(self.model_bytes_, x)
+
+    def decision_function(self, X):
+        """The n × L scores (one column per class or label); with two classes, as
+        scikit-learn's binary classifiers do, the vector of score(classes_[1]) −
+        score(classes_[0]), positive where ``classes_[1]`` is predicted."""
+        scores = self._scores(X)
+        if not self.multilabel_ and len(self.classes_) == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict_top_k(self, X, k=5):
+        """The k best classes / label indices of every row, best first (n × k)."""
+        x = self._x(X)
+        top = _gimc.top_k(self.model_bytes_, x, int(k))
+        return self.classes_[top]
+
+    def predict(self, X):
+        """Classes (multi-class), or the 0/1 indicator of labels scoring at least the
+        estimator's threshold (multi-label: 0.5 for a least-squares fit to 0/1 targets, 0 for
+        a classifier's margin), sparse when the training labels were."""
+        scores = self._scores(X)
+        if not self.multilabel_:
+            return self.classes_[np.argmax(scores, axis=1)]
+        pred = (scores >= self._label_threshold()).astype(np.int64)
+        return sp.csr_matrix(pred) if self._sparse_labels else pred
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy (multi-class) or P@1 (multi-label)."""
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported")
+        if self.multilabel_:
+            from .metrics import precision_at_k
+
+            return precision_at_k(y, self._scores(X), 1)
+        return float(np.mean(self.predict(X) == np.asarray(y).ravel()))
+
+
+class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
     """Goal-directed inductive matrix completion for multi-class and multi-label learning.
 
     The rows are mapped by kernel feature maps (random Fourier features or Nyström
@@ -200,13 +295,6 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         self.block_rows = block_rows
         self.precision = precision
 
-    def _seed(self) -> int:
-        if isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool):
-            if self.random_state < 0:
-                raise ValueError(f"random_state must be >= 0, got {self.random_state}")
-            return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-
     def _options(self):
         if self.map not in _MAPS:
             raise ValueError(f"map must be one of {_MAPS}, got {self.map!r}")
@@ -276,32 +364,7 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         """Fit on features ``X`` (array or SciPy sparse, n × d) and targets ``y`` (a vector of
         classes, or an n × L 0/1 indicator matrix, dense or sparse). Returns ``self``."""
         standardize, normalize = self._options()
-        # scikit-learn's checks and messages for X and y (y finite; at least two rows, since
-        # a validation part is split off); sparse X stays sparse
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=("csr", "csc"),
-            dtype=np.float64,
-            multi_output=True,
-            ensure_min_samples=2,
-        )
-        x = features(X)
-        self.multilabel_ = sp.issparse(y) or (y.ndim == 2 and y.shape[1] > 1)
-        self._sparse_labels = sp.issparse(y)
-        classes, n_classes, labels = None, 0, None
-        if self.multilabel_:
-            kind = type_of_target(y)
-            if kind != "multilabel-indicator":
-                raise ValueError(f"a 2-D y must be a 0/1 label indicator matrix, got {kind} targets")
-            labels = indicator_csr(y)
-            self.classes_ = np.arange(labels[3])
-        else:
-            y = column_or_1d(y, warn=True)
-            check_classification_targets(y)
-            self.classes_, idx = np.unique(y, return_inverse=True)
-            classes, n_classes = idx.astype(np.int64), len(self.classes_)
+        x, classes, n_classes, labels = self._targets(X, y)
         if self.map == "auto":
             return self._fit_auto(x, classes, n_classes, labels, normalize)
         model, info = _gimc.fit_labels(
@@ -361,52 +424,3 @@ class GIMCClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = max((b["iterations"] for b in chosen["blocks"]), default=0)
         self.gamma_ = [b["gamma"] for b in chosen["blocks"] if b["gamma"] is not None]
         return self
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_label = True
-        return tags
-
-    def _x(self, X):
-        check_is_fitted(self, "model_bytes_")
-        return checked_features(self, X, reset=False)
-
-    def _scores(self, X):
-        x = self._x(X)
-        return _gimc.decision_function(self.model_bytes_, x)
-
-    def decision_function(self, X):
-        """The n × L scores (one column per class or label); with two classes, as
-        scikit-learn's binary classifiers do, the vector of score(classes_[1]) −
-        score(classes_[0]), positive where ``classes_[1]`` is predicted."""
-        scores = self._scores(X)
-        if not self.multilabel_ and len(self.classes_) == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def predict_top_k(self, X, k=5):
-        """The k best classes / label indices of every row, best first (n × k)."""
-        x = self._x(X)
-        top = _gimc.top_k(self.model_bytes_, x, int(k))
-        return self.classes_[top]
-
-    def predict(self, X):
-        """Classes (multi-class), or the 0/1 indicator of labels scoring at least 0.5
-        (multi-label; the label model is a least-squares fit to 0/1 targets), sparse when
-        the training labels were."""
-        scores = self._scores(X)
-        if not self.multilabel_:
-            return self.classes_[np.argmax(scores, axis=1)]
-        pred = (scores >= 0.5).astype(np.int64)
-        return sp.csr_matrix(pred) if self._sparse_labels else pred
-
-    def score(self, X, y, sample_weight=None):
-        """Accuracy (multi-class) or P@1 (multi-label)."""
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported")
-        if self.multilabel_:
-            from .metrics import precision_at_k
-
-            return precision_at_k(y, self._scores(X), 1)
-        return float(np.mean(self.predict(X) == np.asarray(y).ravel()))
