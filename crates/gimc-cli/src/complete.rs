@@ -41,7 +41,9 @@ pub struct CompleteArgs {
     /// Method: mc-als (no features), imc (ALS + CG, with --row-features / --col-features),
     /// mc-nuclear / imc-nuclear (nuclear-norm MC / IMC by FPC; λ is the nuclear-norm weight μ
     /// and --rank is not used), pu-imc (PU IMC: the observed entries are positives, every
-    /// other entry an unlabelled 0, weighted by --rho), or GIMC with kernel feature maps on
+    /// other entry an unlabelled 0, weighted by --rho), bilinear (bilinear regression: the
+    /// rank --rank Z minimising ‖X Z Yᵀ − T‖² over every entry, T zero outside the observed
+    /// ones, in closed form; both feature files, λ unused), or GIMC with kernel feature maps on
     /// both feature files (Algorithm 1): gimc-NAME learns the maps of any registered family
     /// NAME (gimc-lff, gimc-lnys, …), imc-NAME keeps their random draw (imc-rff and imc-nys are
     /// the paper's names of imc-lff and imc-lnys); m, γ, λ and the iteration count are chosen

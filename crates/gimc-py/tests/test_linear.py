@@ -74,3 +74,41 @@ def test_grids_and_bad_options(multiclass):
         LinearClassifier(alpha=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="must be finite and > 0"):
         LinearClassifier(alpha=0.0).fit(X, y)
+
+
+def test_bilinear_regression_through_matrix_completion_matches_gimc_complete(tmp_path):
+    import json
+    import os
+    import subprocess
+
+    from gimc import MatrixCompletion
+
+    from test_gimc import _write_completion_files
+
+    # every entry of a rank-2 T = X A (Y B)ᵀ observed: bilinear regression recovers it
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(40, 5)), rng.normal(size=(30, 5))
+    T = X @ rng.normal(size=(5, 2)) @ (Y @ rng.normal(size=(5, 2))).T
+    i, j = np.indices(T.shape).reshape(2, -1)
+    entries = np.c_[i, j, T[i, j]]
+    est = MatrixCompletion(method="bilinear", rank=2, alpha=1.0).fit(X, Y, entries)
+    pred = est.predict(i, j)
+    assert np.allclose(pred, T[i, j], atol=1e-8)
+    # new rows from their features alone
+    Xn = rng.normal(size=(3, 5))
+    assert np.allclose(est.predict(np.repeat(np.arange(3), 30), np.tile(np.arange(30), 3), X=Xn),
+                       (Xn @ est.W_ @ (Y @ est.H_).T).ravel())
+    with pytest.raises(ValueError, match="no λ"):
+        MatrixCompletion(method="bilinear", rank=2, alpha=[0.1, 1.0]).fit(X, Y, entries)
+    gimc_bin = os.environ.get("GIMC_BIN")
+    if not gimc_bin:
+        pytest.skip("GIMC_BIN (the gimc command line) not set")
+    xf, yf, tf, af = _write_completion_files(tmp_path, X, Y, entries, i, j)
+    out = subprocess.run(
+        [gimc_bin, "-q", "--json", "complete", str(tf), "--method", "bilinear", "--rank", "2",
+         "--lambda", "1", "--entries", str(af), "--row-features", str(xf), "--col-features",
+         str(yf)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    cli = np.array([t[2] for t in json.loads(out)["predictions"]])
+    assert np.allclose(cli, pred, rtol=1e-9, atol=1e-10)

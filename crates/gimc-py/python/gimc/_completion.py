@@ -165,6 +165,9 @@ class MatrixCompletion(_Completion):
       (``alpha`` is the nuclear-norm weight; ``rank`` is not used);
     - ``"pu-imc"``: PU IMC, the observed entries are positives and every other entry an
       unlabelled 0 weighted 1 − (1 + ``rho``)/2;
+    - ``"bilinear"``: bilinear regression, the rank-``rank`` Z minimising ‖X Z Yᵀ − T‖² over
+      every entry with T zero outside the observed ones, in closed form (X and Y needed;
+      ``alpha`` unused, one value);
     - ``"gimc-lff"`` / ``"gimc-lnys"``: GIMC, Z = Φ(X) W (Ψ(Y) H)ᵀ with random Fourier /
       Nyström maps of width ``m`` and RBF ``gamma`` learned with the factors (Algorithm 1 on a
       general Ω; ``learn`` = "both", "rows" or "cols"); ``"imc-rff"`` / ``"imc-nys"`` keep the

@@ -1,11 +1,16 @@
 //! The solvers' completion methods (MC-ALS, IMC by ALS + CG, nuclear-norm MC / IMC by FPC,
-//! PU-IMC) with λ (and PU-IMC's ρ) chosen on a seeded held-out part of Ω and refitted on all of
+//! PU-IMC, bilinear regression) with λ (and PU-IMC's ρ) chosen on a seeded held-out part of Ω and refitted on all of
 //! Ω: the factor models of [`complete`](crate::complete).
 
 use std::collections::HashSet;
 
 use gimc_linalg::Observed;
+use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::observe::StopReason;
 use gimc_linalg::rng::seeded;
+use gimc_linalg::svd::thin_svd;
+use gimc_solvers::linear::Targets;
+use gimc_solvers::linear::regression::bilinear_regression;
 use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
 use gimc_solvers::{
     ImcModel, ImcParams, ImcProblem, ImcStart, Observer, PuImcInputs, PuImcParams, Side, fit_imc,
@@ -100,12 +105,38 @@ fn fit_method(
                 observer,
             )?
         }
+        CompletionMethod::Bilinear => {
+            let (Side::Features(x), Side::Features(y)) = (phi, psi) else {
+                return Err(param_err(
+                    "method",
+                    "bilinear needs row and column features",
+                ));
+            };
+            let z = bilinear_regression(x, y, Targets::Sparse(omega), params.rank)?;
+            factor_pair(z.as_ref(), params.rank)?
+        }
         CompletionMethod::Maps { .. } => {
             return Err(param_err(
                 "method",
                 format!("{} is not a factor method", method.name()),
             ));
         }
+    })
+}
+
+/// W = U_k Σ_k^{1/2}, H = V_k Σ_k^{1/2} from the thin SVD of `z` at rank `rank`, so that
+/// W Hᵀ = Z (bilinear regression's Z has rank at most `rank`): the factor model of a closed-form
+/// Z.
+fn factor_pair(z: MatRef<'_, f64>, rank: usize) -> Result<ImcModel> {
+    let svd = thin_svd(z)?.truncate(rank);
+    let root: Vec<f64> = svd.s.iter().map(|s| s.sqrt()).collect();
+    let scale = |m: &Mat<f64>| Mat::from_fn(m.nrows(), root.len(), |i, j| m[(i, j)] * root[j]);
+    Ok(ImcModel {
+        w: scale(&svd.u),
+        h: scale(&svd.v),
+        objective_trace: Vec::new(),
+        iterations: 0,
+        stop_reason: StopReason::Converged,
     })
 }
 
@@ -124,6 +155,12 @@ pub(crate) fn select_factors(
     observer: &mut (impl Observer + ?Sized),
 ) -> Result<FactorSelection> {
     let pu = *method == CompletionMethod::PuImc;
+    if *method == CompletionMethod::Bilinear && params.grid.lambdas.len() > 1 {
+        return Err(param_err(
+            "lambdas",
+            "bilinear regression has no λ: give one value (it is not used)",
+        ));
+    }
     let rhos: &[f64] = if pu { &params.rhos } else { &[0.0] };
     let (Some(&lambda0), Some(&rho0)) = (params.grid.lambdas.first(), rhos.first()) else {
         return Err(GimcError::Empty("λ or ρ grid"));

@@ -1,5 +1,6 @@
 //! The completion methods by name: the solvers' methods (MC-ALS, IMC by ALS + CG, nuclear-norm
-//! MC / IMC by FPC, PU-IMC) and GIMC with a registry's map family on both sides.
+//! MC / IMC by FPC, PU-IMC, bilinear regression) and GIMC with a registry's map family on both
+//! sides.
 
 use gimc_solvers::Side;
 
@@ -22,6 +23,11 @@ pub enum CompletionMethod {
     /// weighted 1 − α with α = (1 + ρ)/2, ρ from the grid
     /// [`CompletionSelectionParams::rhos`](crate::CompletionSelectionParams::rhos).
     PuImc,
+    /// Bilinear regression (`bilinear`, DESIGN §3.2): Z = argmin_{rank Z ≤ k} ‖Φ Z Ψᵀ − T‖²_F
+    /// over every entry, T zero outside Ω (a fully observed matrix, or one whose unobserved
+    /// entries are 0, such as a label matrix), in closed form from the thin SVDs of Φ and Ψ;
+    /// features on both sides, λ unused.
+    Bilinear,
     /// GIMC (Algorithm 1) with maps of the registry family `family` on both sides, learned
     /// (`gimc-NAME`) or kept at their random draw (`imc-NAME`; `imc-rff` and `imc-nys` are the
     /// paper's names of `imc-lff` and `imc-lnys`). Both sides need features.
@@ -35,12 +41,13 @@ pub enum CompletionMethod {
 
 impl CompletionMethod {
     /// The solvers' method names, in the order error messages list them.
-    const SOLVERS: [(&'static str, CompletionMethod); 5] = [
+    const SOLVERS: [(&'static str, CompletionMethod); 6] = [
         ("mc-als", CompletionMethod::McAls),
         ("imc", CompletionMethod::Imc),
         ("mc-nuclear", CompletionMethod::McNuclear),
         ("imc-nuclear", CompletionMethod::ImcNuclear),
         ("pu-imc", CompletionMethod::PuImc),
+        ("bilinear", CompletionMethod::Bilinear),
     ];
 
     /// The method called `name`: a solver's name, or a map method `gimc-NAME` / `imc-NAME` of
@@ -80,7 +87,7 @@ impl CompletionMethod {
     }
 
     /// Checks the method against the sides: the MC methods take no features, nuclear-norm IMC
-    /// needs some, the map methods need both.
+    /// needs some, bilinear regression and the map methods need both.
     pub fn check_sides(&self, phi: Side<'_>, psi: Side<'_>) -> Result<()> {
         let (rows, cols) = (
             !matches!(phi, Side::Identity(_)),
@@ -103,7 +110,7 @@ impl CompletionMethod {
                 "method",
                 "imc-nuclear needs row and/or column features",
             )),
-            Self::Maps { .. } if !(rows && cols) => Err(param_err(
+            Self::Maps { .. } | Self::Bilinear if !(rows && cols) => Err(param_err(
                 "method",
                 format!("{} needs row and column features", self.name()),
             )),

@@ -32,6 +32,7 @@ fn method_names_parse_and_print_back() {
         "mc-nuclear",
         "imc-nuclear",
         "pu-imc",
+        "bilinear",
         "gimc-lff",
         "imc-lnys",
     ] {
@@ -99,6 +100,71 @@ fn each_method_refuses_the_sides_it_does_not_take() {
             .unwrap()
             .contains("needs row and column features")
     );
+    assert!(
+        run("bilinear", id, feat)
+            .unwrap()
+            .contains("needs row and column features")
+    );
+}
+
+/// Bilinear regression recovers a planted rank-2 Z from every entry of T = X Z Yᵀ, and its
+/// factors predict T; a λ grid is refused (it has no λ).
+#[test]
+fn bilinear_regression_recovers_a_fully_observed_low_rank_matrix() {
+    let registry = MapRegistry::builtin();
+    let (n, m, d) = (30, 20, 5);
+    let x = gaussian_mat(&mut seeded(2), n, d, 1.0);
+    let y = gaussian_mat(&mut seeded(3), m, d, 1.0);
+    let z = &gaussian_mat(&mut seeded(4), d, 2, 1.0)
+        * gaussian_mat(&mut seeded(5), d, 2, 1.0).transpose();
+    let t = &x * &z * y.transpose();
+    let (mut r, mut c, mut v) = (vec![], vec![], vec![]);
+    for i in 0..n {
+        for j in 0..m {
+            r.push(i);
+            c.push(j);
+            v.push(t[(i, j)]);
+        }
+    }
+    let omega = Observed::from_triplets(n, m, &r, &c, &v).unwrap();
+    let (fx, fy) = (
+        FeatureMatrix::dense(x).unwrap(),
+        FeatureMatrix::dense(y).unwrap(),
+    );
+    let method = CompletionMethod::parse("bilinear", &registry).unwrap();
+    let matrix = ObservedMatrix {
+        phi: Side::Features(&fx),
+        psi: Side::Features(&fy),
+        omega: &omega,
+    };
+    let params = CompletionSelectionParams::default()
+        .with_rank(2)
+        .check()
+        .unwrap();
+    let Completed::Factors(fit) =
+        complete(&method, matrix, &params, &registry, &mut NoObserver).unwrap()
+    else {
+        panic!("bilinear is a factor method")
+    };
+    assert_eq!(fit.model.rank(), 2);
+    let entries: Vec<(usize, usize)> = r.iter().copied().zip(c.iter().copied()).collect();
+    let pred = fit
+        .model
+        .predict_entries(matrix.phi, matrix.psi, &entries)
+        .unwrap();
+    let worst = pred
+        .iter()
+        .zip(&v)
+        .map(|(p, t)| (p - t).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-8, "largest error {worst}");
+    let grid = CompletionSelectionParams::default()
+        .with_rank(2)
+        .with_lambdas(vec![0.1, 1.0])
+        .check()
+        .unwrap();
+    let err = complete(&method, matrix, &grid, &registry, &mut NoObserver).unwrap_err();
+    assert!(err.to_string().contains("no λ"), "{err}");
 }
 
 #[test]
