@@ -484,18 +484,18 @@ impl<'a> TransductionFpc<'a> {
     }
 
     /// The gradient step and the shrinkage from the point (Z, b): the shrunk Z (before MC-1's
-    /// reset) with its factors, the new b and the gradient step's A. With `fused`, the
-    /// gradient at (Z, b) is evaluated in the gradient step's pass ([`Self::descent_fused`]);
-    /// else the one cached at that point is used.
+    /// reset) with its factors, the new b and the gradient step's A. Accelerated FPC steps from
+    /// extrapolated points, where no gradient is cached, so the gradient at (Z, b) is evaluated
+    /// in the gradient step's pass ([`Self::descent_fused`]); plain FPC uses the one cached at
+    /// the iterate by its evaluation.
     fn shrink_step(
         &mut self,
         z: MatRef<'_, f64>,
         bias: &[f64],
         mu: f64,
         it: usize,
-        fused: bool,
     ) -> Result<(Shrunk, Vec<f64>, Mat<f64>), SolverError> {
-        let (a, new_b, finite) = if fused {
+        let (a, new_b, finite) = if self.params.accelerate {
             self.descent_fused(z, bias)
         } else {
             let (a, b) = self.descent_from_cache(z, bias);
@@ -514,17 +514,16 @@ impl<'a> TransductionFpc<'a> {
         Ok((shrunk, new_b, a))
     }
 
-    /// One proximal gradient step from the point (Z, b) (`fused` as in
-    /// [`Self::shrink_step`]).
+    /// One proximal gradient step from the point (Z, b) (the gradient there as
+    /// [`Self::shrink_step`] takes it).
     fn prox_step(
         &mut self,
         z: MatRef<'_, f64>,
         bias: &[f64],
         mu: f64,
         it: usize,
-        fused: bool,
     ) -> Result<Candidate, SolverError> {
-        let (mut shrunk, new_b, a) = self.shrink_step(z, bias, mu, it, fused)?;
+        let (mut shrunk, new_b, a) = self.shrink_step(z, bias, mu, it)?;
         let rank = shrunk.s.len();
         let mut new_z = std::mem::replace(&mut shrunk.z, Mat::zeros(0, 0));
         let nuclear = if self.params.variant == TransductionVariant::Mc1 {
@@ -573,7 +572,7 @@ impl<'a> TransductionFpc<'a> {
         it: usize,
         c2: f64,
     ) -> Result<(Candidate, f64), SolverError> {
-        let (mut shrunk, new_b, a) = self.shrink_step(y.as_ref(), yb, mu, it, true)?;
+        let (mut shrunk, new_b, a) = self.shrink_step(y.as_ref(), yb, mu, it)?;
         let rank = shrunk.s.len();
         let mut z = std::mem::replace(&mut shrunk.z, Mat::zeros(0, 0));
         let Some(df) = self.dense.as_ref() else {

@@ -83,7 +83,7 @@ impl TransductionFpc<'_> {
             objective: f,
             rank,
             nuclear,
-        } = self.prox_step(st.z.as_ref(), &st.bias, mu, it, false)?;
+        } = self.prox_step(st.z.as_ref(), &st.bias, mu, it)?;
         self.rank = rank;
         self.nuclear = nuclear;
         self.spare = Some(std::mem::replace(&mut st.z, z));
@@ -125,7 +125,7 @@ impl TransductionFpc<'_> {
             )?;
             (candidate, Some(product))
         } else {
-            (self.prox_step(y.as_ref(), &yb, mu, it, true)?, None)
+            (self.prox_step(y.as_ref(), &yb, mu, it)?, None)
         };
         let Candidate {
             z: cz,
