@@ -6,34 +6,26 @@
 
 use anyhow::{Context, Result, bail};
 use gimc::labels::{LinearSelection, LinearSetting};
-use gimc::{LinearMethod, LinearParams, Task, estimate_linear, fit_linear};
-use gimc_linalg::{Preprocess, RowNorm};
+use gimc::{LinearMethod, LinearParams, estimate_linear, fit_linear};
+use gimc_linalg::Preprocess;
 use serde_json::json;
 
 use super::args::FitArgs;
-use crate::common::{
-    Normalize, label_data, labels_word, load_target, memory_budget, normalize, preflight,
-    standardize, write_output,
+use super::{
+    TrainingRows, metric_name, summary_head, summary_json, training_rows, transform_lines,
 };
+use crate::common::{memory_budget, preflight, write_output};
 use crate::globals::Globals;
 use crate::progress::FitProgress;
 
 /// Runs `gimc fit --method` with a linear method.
 pub fn run(a: &FitArgs, g: &Globals, method: LinearMethod) -> Result<()> {
     refuse_map_flags(a, method)?;
-    let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
-    let name = ds.name.clone();
-    let standardizer = standardize(&mut ds, a.standardize)?;
-    let row_norm = normalize(&mut ds, a.normalize.unwrap_or(Normalize::None));
-    let data = label_data(ds)?;
-    g.info(&format!(
-        "fitting {} on {name}: {} rows, {} features, {} {}",
-        a.method,
-        data.nrows(),
-        data.features().ncols(),
-        data.n_labels(),
-        labels_word(data.task())
-    ));
+    let TrainingRows {
+        name,
+        data,
+        preprocess,
+    } = training_rows(a, g)?;
     let budget = memory_budget()?;
     let mut params = LinearParams::default()
         .with_method(method)
@@ -54,25 +46,9 @@ pub fn run(a: &FitArgs, g: &Globals, method: LinearMethod) -> Result<()> {
     progress.finish();
     let mut sel = sel?;
     crate::common::record_label_columns(&mut sel.model, g);
-    let preprocess = Preprocess {
-        standardizer,
-        row_norm,
-        ..Preprocess::default()
-    };
     gimc::persist::save_label_model_with_preprocess(&sel.model, &preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
-    let stored = Stored {
-        standardized: preprocess.standardizer.as_ref().map(|st| st.center),
-        row_norm,
-    };
-    report(a, g, &name, &data, &sel, stored)
-}
-
-/// The input transform stored in the model: standardised (`Some(true)`: centred and scaled,
-/// `Some(false)`: scaled, sparse) and the row norm.
-struct Stored {
-    standardized: Option<bool>,
-    row_norm: RowNorm,
+    report(a, g, &name, &data, &sel, &preprocess)
 }
 
 /// Refuses the flags of the map fits, which a linear model has no use for.
@@ -116,14 +92,8 @@ fn report(
     name: &str,
     data: &gimc::LabelData,
     sel: &LinearSelection,
-    stored: Stored,
+    preprocess: &Preprocess,
 ) -> Result<()> {
-    let row_norm = stored.row_norm;
-    let metric = if data.task() == Task::MultiLabel {
-        format!("P@{}", a.select_k.unwrap_or(1))
-    } else {
-        "accuracy".to_string()
-    };
     let setting = |s: &LinearSetting| match s {
         LinearSetting::Lambda(l) => json!({ "lambda": l }),
         LinearSetting::Rank(k) => json!({ "rank": k }),
@@ -134,32 +104,14 @@ fn report(
             .iter()
             .map(|t| json!({ "setting": setting(&t.setting), "validation_score": t.score }))
             .collect();
-        let v = json!({
-            "model": a.out.display().to_string(),
-            "method": a.method,
-            "task": data.task().name(),
-            "rows": data.nrows(),
-            "features": data.features().ncols(),
-            "labels": data.n_labels(),
-            "chosen": setting(&sel.chosen.setting),
-            "standardized": stored.standardized.map(|c| if c { "center-scale" } else { "scale" }),
-            "normalized": (row_norm != RowNorm::None).then(|| row_norm.name()),
-            "validation_metric": metric,
-            "validation_score": sel.chosen.score,
-            "tried": tried,
-        });
+        let mut v = summary_json(a, data, preprocess);
+        v["chosen"] = setting(&sel.chosen.setting);
+        v["validation_score"] = json!(sel.chosen.score);
+        v["tried"] = json!(tried);
         return write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?));
     }
-    let mut s = format!(
-        "fitted {} ({}) on {name}: {} rows × {} features, {} {}\nchosen: {}\n",
-        a.method,
-        data.task().name(),
-        data.nrows(),
-        data.features().ncols(),
-        data.n_labels(),
-        labels_word(data.task()),
-        sel.chosen.setting.describe()
-    );
+    let mut s = summary_head(a, name, data, &sel.chosen.setting.describe());
+    let metric = metric_name(data, a.select_k.unwrap_or(1));
     if sel.tried.len() > 1 {
         s.push_str(&format!("validation {metric} of the settings tried:\n"));
         for t in &sel.tried {
@@ -169,21 +121,7 @@ fn report(
             s.push_str(&format!("  {score}  {}\n", t.setting.describe()));
         }
     }
-    match stored.standardized {
-        Some(true) => s.push_str(
-            "features standardised (training mean and standard deviation, stored in the model)\n",
-        ),
-        Some(false) => {
-            s.push_str("features scaled (training standard deviation, stored in the model)\n")
-        }
-        None => {}
-    }
-    if row_norm != RowNorm::None {
-        s.push_str(&format!(
-            "rows normalised ({}, stored in the model)\n",
-            row_norm.name()
-        ));
-    }
+    s.push_str(&transform_lines(preprocess));
     s.push_str(&format!("model saved to {}\n", a.out.display()));
     write_output(None, &s)
 }

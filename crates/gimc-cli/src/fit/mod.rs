@@ -22,11 +22,15 @@ mod setting;
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use gimc::LabelData;
 use gimc::labels::OneProcess;
+use gimc_linalg::{Preprocess, RowNorm};
 
 pub use args::FitArgs;
 
-use crate::common::check_outputs;
+use crate::common::{
+    Normalize, check_outputs, label_data, labels_word, load_target, normalize, standardize,
+};
 use crate::globals::Globals;
 use crate::group::Group;
 
@@ -111,4 +115,97 @@ fn refuse_triplets(a: &FitArgs) -> Result<()> {
         a.iters,
         a.out.display()
     )
+}
+
+/// The training rows of a named method's fit (`--method NAME`, or a linear method): the data
+/// set's name, the rows standardised (`--standardize`) and normalised (`--normalize`), and
+/// that input transform, which the model stores for `gimc predict`.
+struct TrainingRows {
+    name: String,
+    data: LabelData,
+    preprocess: Preprocess,
+}
+
+/// Loads, standardises and normalises the training rows and says what is fitted on them.
+fn training_rows(a: &FitArgs, g: &Globals) -> Result<TrainingRows> {
+    let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
+    let name = ds.name.clone();
+    let standardizer = standardize(&mut ds, a.standardize)?;
+    let row_norm = normalize(&mut ds, a.normalize.unwrap_or(Normalize::None));
+    let data = label_data(ds)?;
+    g.info(&format!(
+        "fitting {} on {name}: {} rows, {} features, {} {}",
+        a.method,
+        data.nrows(),
+        data.features().ncols(),
+        data.n_labels(),
+        labels_word(data.task())
+    ));
+    Ok(TrainingRows {
+        name,
+        data,
+        preprocess: Preprocess {
+            standardizer,
+            row_norm,
+            ..Preprocess::default()
+        },
+    })
+}
+
+/// The validation metric of `data`'s task: P@`select_k` (labels) or accuracy (classes).
+fn metric_name(data: &LabelData, select_k: usize) -> String {
+    if data.task() == gimc::Task::MultiLabel {
+        format!("P@{select_k}")
+    } else {
+        "accuracy".to_string()
+    }
+}
+
+/// The `--json` summary's fields that every named method's fit has: the model's path, the
+/// method, the task and shape of the data, the stored transform (`standardized`: null,
+/// "center-scale" or "scale" for sparse features; `normalized`) and the validation metric.
+fn summary_json(a: &FitArgs, data: &LabelData, p: &Preprocess) -> serde_json::Value {
+    serde_json::json!({
+        "model": a.out.display().to_string(),
+        "method": a.method,
+        "task": data.task().name(),
+        "rows": data.nrows(),
+        "features": data.features().ncols(),
+        "labels": data.n_labels(),
+        "standardized": p.standardizer.as_ref().map(|st| if st.center { "center-scale" } else { "scale" }),
+        "normalized": (p.row_norm != RowNorm::None).then(|| p.row_norm.name()),
+        "validation_metric": metric_name(data, a.select_k.unwrap_or(1)),
+    })
+}
+
+/// The text summary's first lines: what was fitted on what, and the chosen setting.
+fn summary_head(a: &FitArgs, name: &str, data: &LabelData, chosen: &str) -> String {
+    format!(
+        "fitted {} ({}) on {name}: {} rows × {} features, {} {}\nchosen: {chosen}\n",
+        a.method,
+        data.task().name(),
+        data.nrows(),
+        data.features().ncols(),
+        data.n_labels(),
+        labels_word(data.task()),
+    )
+}
+
+/// The summary's lines on the stored transform (none when the rows are used as they are).
+fn transform_lines(p: &Preprocess) -> String {
+    let mut s = String::new();
+    if let Some(st) = &p.standardizer {
+        s.push_str(if st.center {
+            "features standardised (training mean and standard deviation, stored in the model)\n"
+        } else {
+            "features scaled (training standard deviation, stored in the model)\n"
+        });
+    }
+    if p.row_norm != RowNorm::None {
+        s.push_str(&format!(
+            "rows normalised ({}, stored in the model)\n",
+            p.row_norm.name()
+        ));
+    }
+    s
 }

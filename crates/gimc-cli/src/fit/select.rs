@@ -10,14 +10,14 @@ use gimc::labels::{Chosen, IterationInfo};
 use gimc::{
     DynFamily, Gamma, LabelData, SelectionParams, Task, estimate_selection, select_and_fit,
 };
-use gimc_linalg::{Preprocess, RowNorm, Standardizer};
+use gimc_linalg::Preprocess;
 use serde_json::json;
 
 use super::args::FitArgs;
-use crate::common::{
-    Normalize, label_data, labels_word, load_target, memory_budget, normalize, preflight,
-    standardize, write_output,
+use super::{
+    TrainingRows, metric_name, summary_head, summary_json, training_rows, transform_lines,
 };
+use crate::common::{memory_budget, preflight, write_output};
 use crate::globals::Globals;
 use crate::progress::FitProgress;
 
@@ -30,19 +30,11 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
             a.method
         );
     }
-    let mut ds = load_target(a.target.as_deref(), &a.part, g)?;
-    let name = ds.name.clone();
-    let standardizer = standardize(&mut ds, a.standardize)?;
-    let row_norm = normalize(&mut ds, a.normalize.unwrap_or(Normalize::None));
-    let data = label_data(ds)?;
-    g.info(&format!(
-        "fitting {} on {name}: {} rows, {} features, {} {}",
-        a.method,
-        data.nrows(),
-        data.features().ncols(),
-        data.n_labels(),
-        labels_word(data.task())
-    ));
+    let TrainingRows {
+        name,
+        data,
+        preprocess,
+    } = training_rows(a, g)?;
     let budget = memory_budget()?;
     let params = selection_params(a, g, &data, family, learn, budget)?;
     preflight(
@@ -59,11 +51,6 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
     let mut sel = sel?;
     sel.model.set_method(a.method.clone());
     crate::common::record_label_columns(&mut sel.model, g);
-    let preprocess = Preprocess {
-        standardizer,
-        row_norm,
-        ..Preprocess::default()
-    };
     gimc::persist::save_label_model_with_preprocess(&sel.model, &preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
     if let Some(t) = &a.trace {
@@ -91,8 +78,7 @@ pub fn run(a: &FitArgs, g: &Globals) -> Result<()> {
         chosen: &sel.chosen,
         iterations: sel.history.len().saturating_sub(1),
         params: &params,
-        standardizer: preprocess.standardizer.as_ref(),
-        row_norm,
+        preprocess: &preprocess,
     };
     report(a, g, &fitted)
 }
@@ -158,71 +144,34 @@ struct Fitted<'f> {
     /// Outer iterations of the refit.
     iterations: usize,
     params: &'f SelectionParams,
-    standardizer: Option<&'f Standardizer>,
-    row_norm: RowNorm,
+    /// The input transform stored in the model.
+    preprocess: &'f Preprocess,
 }
 
 /// Prints the summary: the chosen setting, its validation score and the input transform
 /// stored in the model (JSON with `--json`).
 fn report(a: &FitArgs, g: &Globals, f: &Fitted<'_>) -> Result<()> {
-    let (data, chosen, row_norm) = (f.data, f.chosen, f.row_norm);
-    let select_k = a.select_k.unwrap_or(1);
+    let (data, chosen) = (f.data, f.chosen);
     let best_val = chosen.validation_score;
-    let metric = if data.task() == Task::MultiLabel {
-        format!("P@{select_k}")
-    } else {
-        "accuracy".to_string()
-    };
     if g.json {
-        // how the features were standardised: null (not), "center-scale" or "scale" (sparse)
-        let standardized = f
-            .standardizer
-            .map(|st| if st.center { "center-scale" } else { "scale" });
-        let v = json!({
-            "model": a.out.display().to_string(),
-            "method": a.method,
-            "task": data.task().name(),
-            "rows": data.nrows(),
-            "features": data.features().ncols(),
-            "labels": data.n_labels(),
-            "chosen": chosen.describe(),
-            "standardized": standardized,
-            "normalized": (row_norm != RowNorm::None).then(|| row_norm.name()),
-            "streamed": f.params.storage.is_streamed(),
-            "precision": f.params.storage.precision().name(),
-            "validation_metric": metric,
-            "validation_score": if best_val.is_finite() { Some(best_val) } else { None },
-            "iterations": f.iterations,
+        let mut v = summary_json(a, data, f.preprocess);
+        v["chosen"] = json!(chosen.describe());
+        v["streamed"] = json!(f.params.storage.is_streamed());
+        v["precision"] = json!(f.params.storage.precision().name());
+        v["validation_score"] = json!(if best_val.is_finite() {
+            Some(best_val)
+        } else {
+            None
         });
+        v["iterations"] = json!(f.iterations);
         return write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?));
     }
-    let mut s = format!(
-        "fitted {} ({}) on {}: {} rows × {} features, {} {}\nchosen: {}\n",
-        a.method,
-        data.task().name(),
-        f.name,
-        data.nrows(),
-        data.features().ncols(),
-        data.n_labels(),
-        labels_word(data.task()),
-        chosen.describe()
-    );
+    let mut s = summary_head(a, f.name, data, &chosen.describe());
+    let metric = metric_name(data, a.select_k.unwrap_or(1));
     if best_val.is_finite() {
         s.push_str(&format!("validation {metric}: {:.4}\n", best_val));
     }
-    if let Some(st) = f.standardizer {
-        s.push_str(if st.center {
-            "features standardised (training mean and standard deviation, stored in the model)\n"
-        } else {
-            "features scaled (training standard deviation, stored in the model)\n"
-        });
-    }
-    if row_norm != RowNorm::None {
-        s.push_str(&format!(
-            "rows normalised ({}, stored in the model)\n",
-            row_norm.name()
-        ));
-    }
+    s.push_str(&transform_lines(f.preprocess));
     s.push_str(&format!("model saved to {}\n", a.out.display()));
     write_output(None, &s)
 }

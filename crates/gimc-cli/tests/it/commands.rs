@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::{
-    data_dir, fit_small_model, gimc, json_of, small_multiclass_text, stderr, stdout, temp_file,
+    data_dir, fit_small_model, gimc, json_of, predict_eval_set, small_multiclass_text, stderr,
+    stdout, temp_file,
 };
 
 /// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`,
@@ -347,21 +348,7 @@ fn emotions_fit_predict_eval_reaches_a_p_at_1_floor() {
         p(&model),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = gimc(&[
-        "-q",
-        "--data-dir",
-        &dir,
-        "predict",
-        "emotions",
-        "-m",
-        p(&model),
-        "-o",
-        p(&pred),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = gimc(&["--json", "--data-dir", &dir, "eval", p(&pred), "emotions"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = predict_eval_set(&dir, "emotions", &model, &pred);
     let p1 = v["metrics"]["P@1"].as_f64().unwrap();
     let p5 = v["metrics"]["P@5"].as_f64().unwrap();
     assert!(p1 > 0.55, "P@1 = {p1}");

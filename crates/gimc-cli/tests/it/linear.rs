@@ -2,7 +2,7 @@
 //! eval) on real multi-label data and on a small multi-class set, and its refusals.
 
 use crate::commands::{assert_one_line_error, p};
-use crate::{data_dir, gimc, json_of, small_multiclass_text, stderr, temp_file};
+use crate::{data_dir, gimc, json_of, predict_eval_set, small_multiclass_text, stderr, temp_file};
 
 /// Every linear method on emotions (6 labels): fit with its grid chosen on validation, then
 /// predict and eval. A random ranking of 6 labels gives P@1 ≈ 0.31; each method's test P@1 is
@@ -35,30 +35,7 @@ fn each_linear_method_fits_predicts_and_evaluates_emotions() {
         if method != "rrr" {
             assert!(fit["validation_score"].as_f64().unwrap() > 0.5, "{fit}");
         }
-        let o = gimc(&[
-            "-q",
-            "--data-dir",
-            &dir,
-            "predict",
-            "emotions",
-            "--part",
-            "test",
-            "-m",
-            p(&model),
-            "-o",
-            p(&pred),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v = json_of(&gimc(&[
-            "--json",
-            "--data-dir",
-            &dir,
-            "eval",
-            p(&pred),
-            "emotions",
-            "--part",
-            "test",
-        ]));
+        let v = predict_eval_set(&dir, "emotions", &model, &pred);
         let p1 = v["metrics"]["P@1"].as_f64().unwrap();
         assert!(p1 > 0.55, "{method}: P@1 = {p1}");
     }

@@ -55,6 +55,25 @@ fn data_dir(set: &str) -> Option<PathBuf> {
     None
 }
 
+/// `gimc predict SET -m MODEL -o PRED` then `gimc --json eval PRED SET` on the test part of a
+/// named set in `dir`: the evaluation's JSON.
+fn predict_eval_set(dir: &str, set: &str, model: &Path, pred: &Path) -> serde_json::Value {
+    let (model, pred) = (model.to_str().unwrap(), pred.to_str().unwrap());
+    let o = gimc(&[
+        "-q",
+        "--data-dir",
+        dir,
+        "predict",
+        set,
+        "-m",
+        model,
+        "-o",
+        pred,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_of(&gimc(&["--json", "--data-dir", dir, "eval", pred, set]))
+}
+
 fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gimc-cli-it-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -85,6 +85,17 @@ class _LabelEstimator:
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
+    def _standardize_option(self):
+        """``standardize`` as the Rust fits take it: "auto", "on" or "off"."""
+        standardize = {"auto": "auto", True: "on", False: "off"}.get(self.standardize)
+        if standardize is None:
+            raise ValueError(f"standardize must be 'auto', True or False, got {self.standardize!r}")
+        return standardize
+
+    def _check_n_jobs(self):
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
+            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
+
     def _label_threshold(self):
         return 0.5
 
@@ -298,9 +309,7 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
     def _options(self):
         if self.map not in _MAPS:
             raise ValueError(f"map must be one of {_MAPS}, got {self.map!r}")
-        standardize = {"auto": "auto", True: "on", False: "off"}.get(self.standardize)
-        if standardize is None:
-            raise ValueError(f"standardize must be 'auto', True or False, got {self.standardize!r}")
+        standardize = self._standardize_option()
         if isinstance(self.normalize, str) and self.normalize in ("auto", "l2"):
             normalize = self.normalize
         elif self.normalize is None:
@@ -323,8 +332,7 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
             or self.select_k < 1
         ):
             raise ValueError(f"select_k must be None or an integer >= 1, got {self.select_k!r}")
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
-            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
+        self._check_n_jobs()
         if self.block_rows is not None and (
             not isinstance(self.block_rows, numbers.Integral) or self.block_rows < 1
         ):

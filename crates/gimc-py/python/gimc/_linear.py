@@ -104,9 +104,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
     def _options(self):
         if self.method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        standardize = {"auto": "auto", True: "on", False: "off"}.get(self.standardize)
-        if standardize is None:
-            raise ValueError(f"standardize must be 'auto', True or False, got {self.standardize!r}")
+        standardize = self._standardize_option()
         if self.normalize not in (None, "l2"):
             raise ValueError(f"normalize must be None or 'l2', got {self.normalize!r}")
         if self.method == "rrr" and self.alpha is not None:
@@ -115,8 +113,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
             raise ValueError(f"method={self.method!r} takes alpha, not rank")
         if not isinstance(self.select_k, numbers.Integral) or isinstance(self.select_k, bool) or self.select_k < 1:
             raise ValueError(f"select_k must be an integer >= 1, got {self.select_k!r}")
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
-            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
+        self._check_n_jobs()
         return standardize, "none" if self.normalize is None else "l2"
 
     def fit(self, X, y):

@@ -29,7 +29,9 @@ use gimc_solvers::linear::{BinaryData, ClassData, LinearClassifier, Targets};
 use crate::error::{GimcError, Result, param_err};
 use crate::labels::data::{LabelData, Task};
 use crate::labels::model::LabelModel;
-use crate::labels::select::{Forward, SelectionObserver, validation_split};
+use crate::labels::select::{
+    Forward, SelectionObserver, check_validation_fraction, validation_split,
+};
 use crate::registry::BoxedMap;
 use gimc_solvers::NoObserver;
 use rayon::prelude::*;
@@ -110,12 +112,7 @@ gimc_linalg::params! {
                 return Err(param_err("lambda", format!("must be finite and > 0, got {l}")));
             }
         }
-        if !(this.validation_fraction > 0.0 && this.validation_fraction < 1.0) {
-            return Err(param_err(
-                "validation_fraction",
-                format!("must be in (0, 1), got {}", this.validation_fraction),
-            ));
-        }
+        check_validation_fraction(this.validation_fraction)?;
         if this.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }

@@ -72,12 +72,7 @@ gimc_linalg::params! {
     /// Checks the grid (non-empty, valid values) and the protocol parameters.
     check |this| -> crate::GimcError {
         this.grid.check()?;
-        if !(this.validation_fraction > 0.0 && this.validation_fraction < 1.0) {
-            return Err(param_err(
-                "validation_fraction",
-                format!("must be in (0, 1), got {}", this.validation_fraction),
-            ));
-        }
+        check_validation_fraction(this.validation_fraction)?;
         if this.select_k == 0 {
             return Err(param_err("select_k", "must be at least 1"));
         }
@@ -200,6 +195,18 @@ pub struct CombinedSelection<M> {
     pub model: LabelModel<M>,
 }
 
+/// Checks a held-out fraction: in (0, 1).
+pub(crate) fn check_validation_fraction(fraction: f64) -> Result<()> {
+    if fraction > 0.0 && fraction < 1.0 {
+        Ok(())
+    } else {
+        Err(param_err(
+            "validation_fraction",
+            format!("must be in (0, 1), got {fraction}"),
+        ))
+    }
+}
+
 /// Splits rows 0..n (seeded): round(fraction·n) rows (at least 1, at most n − 1) go to
 /// validation; for multi-class data the split is stratified by class. Returns (train,
 /// validation), each sorted.
@@ -215,12 +222,7 @@ pub fn validation_split(
             "need at least 2 rows to split off validation",
         ));
     }
-    if !(fraction > 0.0 && fraction < 1.0) {
-        return Err(param_err(
-            "validation_fraction",
-            format!("must be in (0, 1), got {fraction}"),
-        ));
-    }
+    check_validation_fraction(fraction)?;
     let (mut train, mut val) = (Vec::new(), Vec::new());
     match (data.task(), data.rows_by_class()) {
         (Task::MultiClass, Some(by_class)) => {

@@ -7,6 +7,7 @@ use gimc_linalg::memory::MemoryBudget;
 
 use crate::error::GimcError;
 use crate::error::param_err;
+use crate::labels::select::check_validation_fraction;
 
 /// Whether [`auto_fit`](crate::auto_fit) may put the rows themselves in Φ (the linear part).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,12 +107,7 @@ gimc_linalg::params! {
         if this.patience == 0 {
             return Err(param_err("patience", "must be at least 1"));
         }
-        if !(this.validation_fraction > 0.0 && this.validation_fraction < 1.0) {
-            return Err(param_err(
-                "validation_fraction",
-                format!("must be in (0, 1), got {}", this.validation_fraction),
-            ));
-        }
+        check_validation_fraction(this.validation_fraction)?;
         if this.select_ks.is_empty() || this.select_ks.contains(&0) {
             return Err(param_err(
                 "select_ks",
