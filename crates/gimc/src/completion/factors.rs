@@ -4,11 +4,12 @@
 
 use std::collections::HashSet;
 
-use gimc_linalg::Observed;
 use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::memory::{MemoryEstimate, check_fits};
 use gimc_linalg::observe::StopReason;
 use gimc_linalg::rng::seeded;
 use gimc_linalg::svd::thin_svd;
+use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::linear::Targets;
 use gimc_solvers::linear::regression::bilinear_regression;
 use gimc_solvers::nuclear::{FpcParams, fit_nuclear_imc, fit_nuclear_mc};
@@ -112,6 +113,7 @@ fn fit_method(
                     "bilinear needs row and column features",
                 ));
             };
+            check_fits(&bilinear_estimate(x, y), params.memory)?;
             let z = bilinear_regression(x, y, Targets::Sparse(omega), params.rank)?;
             factor_pair(z.as_ref(), params.rank)?
         }
@@ -122,6 +124,30 @@ fn fit_method(
             ));
         }
     })
+}
+
+/// The peak memory of bilinear regression on the sides `x` and `y`, before anything is
+/// allocated: each side densified with its thin SVD and the SVD's workspace (about ten n × d
+/// arrays, as reduced-rank regression measures on Bibtex), and Z (d_x × d_y).
+fn bilinear_estimate(x: &FeatureMatrix, y: &FeatureMatrix) -> MemoryEstimate {
+    let words = |a: usize, b: usize| (a as u64).saturating_mul(b as u64);
+    let side = |f: &FeatureMatrix| words(f.nrows(), f.ncols()).saturating_mul(10);
+    let bytes = side(x)
+        .saturating_add(side(y))
+        .saturating_add(words(x.ncols(), y.ncols()))
+        .saturating_mul(8);
+    MemoryEstimate {
+        bytes,
+        what: "bilinear regression",
+        parameter: "features",
+        detail: format!(
+            "rows {} × {} and columns {} × {} densified with their SVDs",
+            x.nrows(),
+            x.ncols(),
+            y.nrows(),
+            y.ncols()
+        ),
+    }
 }
 
 /// W = U_k Σ_k^{1/2}, H = V_k Σ_k^{1/2} from the thin SVD of `z` at rank `rank`, so that

@@ -2,10 +2,11 @@
 //! each method takes, and PU-IMC's selection of λ and ρ by held-out AUC.
 
 use gimc::{
-    Completed, CompletionMethod, CompletionSelectionParams, FactorSelection, MapRegistry,
-    ObservedMatrix, complete,
+    Completed, CompletionMethod, CompletionSelectionParams, FactorSelection, GimcError,
+    MapRegistry, ObservedMatrix, complete,
 };
 use gimc_linalg::faer::Mat;
+use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{NoObserver, Side};
@@ -165,6 +166,16 @@ fn bilinear_regression_recovers_a_fully_observed_low_rank_matrix() {
         .unwrap();
     let err = complete(&method, matrix, &grid, &registry, &mut NoObserver).unwrap_err();
     assert!(err.to_string().contains("no λ"), "{err}");
+    // the densified sides are sized before they are formed
+    let small = CompletionSelectionParams::default()
+        .with_rank(2)
+        .with_memory(MemoryBudget::Bytes(10_000))
+        .check()
+        .unwrap();
+    assert!(matches!(
+        complete(&method, matrix, &small, &registry, &mut NoObserver),
+        Err(GimcError::InsufficientMemory(_))
+    ));
 }
 
 #[test]
