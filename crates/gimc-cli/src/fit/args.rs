@@ -45,8 +45,8 @@ pub struct FitArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub gamma: Vec<Gamma>,
     /// Ridge penalty λ (comma list = grid). Default 1; `auto` searches 0.001, 0.01, 0.1, 1 and 10,
-    /// each block's penalty scaled by its mean squared row norm; the linear methods 0.01, 0.1,
-    /// 1, 10 and 100.
+    /// each block's penalty scaled by its mean squared row norm; the linear methods 0.1, 1, 10,
+    /// 100 and 1000.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub lambda: Vec<f64>,
     /// Maximum outer iterations of the map learning (chosen on validation, ≤ this).

@@ -41,7 +41,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         The model (above).
     alpha : float, list of float or None, default=None
         The penalty: ridge's α, or C = 1/α for ``"logistic"`` and ``"svm"`` (``"rrr"`` takes
-        none). A list is a grid chosen on validation. None: 0.01, 0.1, 1, 10 and 100.
+        none). A list is a grid chosen on validation. None: 0.1, 1, 10, 100 and 1000.
     rank : int, list of int or None, default=None
         The rank of ``"rrr"`` (a list is a grid; each capped at min(n_features, n_labels)).
         None: 16, 64 and 256.
