@@ -21,7 +21,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
     - ``"ridge"``: multi-target ridge regression of the 0/1 label matrix with an unpenalised
       intercept, W = (X_cᵀX_c + αI)⁻¹X_cᵀY_c on centred X and Y.
     - ``"rrr"``: reduced-rank regression, the least-squares fit of rank at most ``rank``
-      (no intercept).
+      with an unpenalised intercept.
     - ``"logistic"``: L2 logistic regression with C = 1/α and a bias feature, one binary model
       per label (multi-label) or per class (multi-class, one-vs-rest; one model for two
       classes).

@@ -2,7 +2,8 @@
 //! - ridge / multi-target ridge W = (XᵀX + λI)⁻¹XᵀT, optionally with an unpenalised intercept
 //!   (through the centred Gram XᵀX − n μμᵀ, so sparse X stays sparse);
 //! - reduced-rank regression min ‖AX − T‖²_F s.t. rank X ≤ k: X* = V_A Σ_A⁻¹ M_k with
-//!   M = U_Aᵀ T and M_k its best rank-k approximation;
+//!   M = U_Aᵀ T and M_k its best rank-k approximation, optionally with an unpenalised intercept
+//!   (A centred);
 //! - bilinear regression min ‖A X Bᵀ − T‖²_F s.t. rank X ≤ k: X* = V_A Σ_A⁻¹ M_k Σ_B⁻¹ V_Bᵀ with
 //!   M = U_Aᵀ T U_B.
 //!
@@ -145,30 +146,54 @@ fn truncate_rank(m: MatRef<'_, f64>, k: usize) -> Result<Mat<f64>, SolverError> 
 /// Reduced-rank regression (DESIGN §3.2): X* = argmin_{rank X ≤ k} ‖AX − T‖²_F = V_A Σ_A⁻¹ M_k,
 /// M = U_Aᵀ T, at any rank k from one thin SVD of A and one of M ([`ReducedRank::new`]), so a
 /// grid of ranks costs one SVD of A. `a` is n × d (densified for its thin SVD), `t` n × t.
+///
+/// With an intercept, A is centred (A_c = A − 1μᵀ) and the intercept is b = t̄ − X*ᵀμ. T need
+/// not be centred: the columns of A_c sum to 0, so U_{A_c}ᵀ1 = 0 and U_{A_c}ᵀ(T − 1t̄ᵀ) =
+/// U_{A_c}ᵀT, and sparse targets stay sparse.
 #[derive(Debug, Clone)]
 pub struct ReducedRank {
-    /// The thin SVD of A (negligible singular values dropped).
+    /// The thin SVD of A (or A_c; negligible singular values dropped).
     a: Svd,
     /// The thin SVD of M = U_Aᵀ T.
     m: Svd,
     /// The largest rank, min(d, t).
     max_rank: usize,
+    /// With an intercept: the column means μ of A and t̄ of T.
+    means: Option<(Vec<f64>, Vec<f64>)>,
 }
 
 impl ReducedRank {
-    /// The SVDs of A and M = U_Aᵀ T. Errors: shape mismatch, empty data, non-finite entries.
-    pub fn new(a: &FeatureMatrix, t: Targets<'_>) -> Result<Self, SolverError> {
+    /// The SVDs of A (centred when `fit_intercept`) and M. Errors: shape mismatch, empty data,
+    /// non-finite entries.
+    pub fn new(
+        a: &FeatureMatrix,
+        t: Targets<'_>,
+        fit_intercept: bool,
+    ) -> Result<Self, SolverError> {
         if a.nrows() == 0 {
             return Err(SolverError::Empty("training examples"));
         }
         t.check(a.nrows())?;
-        let sa = pinv_svd(a)?;
+        let (sa, means) = if fit_intercept {
+            let mu = a.column_means();
+            let mut centred = a.to_dense();
+            for (j, m) in mu.iter().enumerate() {
+                for v in centred.col_mut(j).iter_mut() {
+                    *v -= m;
+                }
+            }
+            let sa = pinv_svd(&FeatureMatrix::dense(centred)?)?;
+            (sa, Some((mu, t.column_means())))
+        } else {
+            (pinv_svd(a)?, None)
+        };
         // M = U_Aᵀ T = (Tᵀ U_A)ᵀ
         let m = t.tr_mul(sa.u.as_ref())?.transpose().to_owned();
         Ok(Self {
             m: thin_svd(m.as_ref())?,
             a: sa,
             max_rank: a.ncols().min(t.ncols()),
+            means,
         })
     }
 
@@ -177,18 +202,26 @@ impl ReducedRank {
         self.max_rank
     }
 
-    /// X* at rank `rank` (d × t). Errors: rank 0 or above [`ReducedRank::max_rank`].
-    pub fn coefficients(&self, rank: usize) -> Result<Mat<f64>, SolverError> {
+    /// The fit at rank `rank`: X* (d × t) and the intercepts (zeros without).
+    /// Errors: rank 0 or above [`ReducedRank::max_rank`].
+    pub fn fit(&self, rank: usize) -> Result<LinearRegression, SolverError> {
         check_rank_le(rank, self.max_rank)?;
         let mk = self.m.clone().truncate(rank).reconstruct();
         // V_A Σ_A⁻¹ M_k
         let scaled = Mat::from_fn(mk.nrows(), mk.ncols(), |i, j| mk[(i, j)] / self.a.s[i]);
-        Ok(&self.a.v * &scaled)
+        let w = &self.a.v * &scaled;
+        let intercept = match &self.means {
+            Some((mu, tbar)) => (0..w.ncols())
+                .map(|j| tbar[j] - (0..w.nrows()).map(|i| w[(i, j)] * mu[i]).sum::<f64>())
+                .collect(),
+            None => vec![0.0; w.ncols()],
+        };
+        Ok(LinearRegression { w, intercept })
     }
 }
 
-/// Reduced-rank regression at one rank: [`ReducedRank::coefficients`] of
-/// [`ReducedRank::new`]. Errors: rank 0 or above min(d, t), shape mismatch, empty data.
+/// Reduced-rank regression at one rank, without an intercept: the weights of
+/// [`ReducedRank::fit`]. Errors: rank 0 or above min(d, t), shape mismatch, empty data.
 pub fn reduced_rank_regression(
     a: &FeatureMatrix,
     t: Targets<'_>,
@@ -199,7 +232,7 @@ pub fn reduced_rank_regression(
     }
     t.check(a.nrows())?;
     check_rank_le(rank, a.ncols().min(t.ncols()))?;
-    ReducedRank::new(a, t)?.coefficients(rank)
+    Ok(ReducedRank::new(a, t, false)?.fit(rank)?.w)
 }
 
 /// Bilinear regression (DESIGN §3.2): X* = argmin_{rank X ≤ k} ‖A X Bᵀ − T‖²_F

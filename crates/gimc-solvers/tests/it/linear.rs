@@ -7,7 +7,7 @@ use gimc_linalg::sparse::dense_to_csr;
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic, fit_logistic_binary};
 use gimc_solvers::linear::regression::{
-    bilinear_regression, reduced_rank_regression, regression_loss,
+    ReducedRank, bilinear_regression, reduced_rank_regression, regression_loss,
 };
 use gimc_solvers::linear::svm::{
     NewtonSvmParams, SvmLoss, SvmParams, fit_linear_svm, fit_linear_svm_binary,
@@ -92,6 +92,41 @@ fn reduced_rank_regression_matches_brute_force() {
     // rank errors
     assert!(reduced_rank_regression(&af, Targets::Dense(t.as_ref()), 0).is_err());
     assert!(reduced_rank_regression(&af, Targets::Dense(t.as_ref()), tc + 1).is_err());
+}
+
+#[test]
+fn reduced_rank_regression_with_an_intercept_recovers_offset_low_rank_targets() {
+    // T = A B + 1cᵀ with B of rank 2, on features far from centred: the intercept takes the
+    // offset and the weights are B at rank 2, for dense and sparse targets alike
+    let mut rng = seeded(3);
+    let (n, d, tc) = (60, 5, 4);
+    let a = Mat::from_fn(n, d, |i, j| 3.0 + ((i * 7 + j * 5) % 11) as f64 / 4.0)
+        + gaussian_mat(&mut rng, n, d, 0.3);
+    let b = gaussian_mat(&mut rng, d, 2, 1.0) * gaussian_mat(&mut rng, 2, tc, 1.0);
+    let c = [0.5, -1.0, 2.0, 0.0];
+    let t = Mat::from_fn(n, tc, |i, j| (&a * &b)[(i, j)] + c[j]);
+    let af = FeatureMatrix::dense(a.clone()).unwrap();
+    let fit = ReducedRank::new(&af, Targets::Dense(t.as_ref()), true)
+        .unwrap()
+        .fit(2)
+        .unwrap();
+    assert!((&fit.w - &b).norm_max() < 1e-9, "{:?}", fit.w);
+    for (got, want) in fit.intercept.iter().zip(c) {
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    }
+    let omega = Observed::from_csr(&dense_to_csr(t.as_ref()).unwrap()).unwrap();
+    let sparse = ReducedRank::new(&af, Targets::Sparse(&omega), true)
+        .unwrap()
+        .fit(2)
+        .unwrap();
+    assert!((&sparse.w - &fit.w).norm_max() < 1e-9);
+    // without the intercept the offset is lost
+    let plain = ReducedRank::new(&af, Targets::Dense(t.as_ref()), false)
+        .unwrap()
+        .fit(2)
+        .unwrap();
+    assert!(plain.intercept.iter().all(|&v| v == 0.0));
+    assert!((&plain.w - &b).norm_max() > 1e-3);
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //!
 //! - **Ridge**: W = (X_cᵀX_c + λI)⁻¹X_cᵀA_c on centred X and A, with an unpenalised intercept
 //!   (one multi-target solve; the label matrix A stays sparse).
-//! - **Reduced-rank regression**: W = V_X Σ_X⁻¹ M_k with M = U_Xᵀ A, the least-squares fit
-//!   of rank at most k (no intercept; X is densified for its thin SVD).
+//! - **Reduced-rank regression**: W = V_X Σ_X⁻¹ M_k with M = U_Xᵀ A on centred X, the
+//!   least-squares fit of rank at most k, with an unpenalised intercept (X is densified for its
+//!   thin SVD).
 //! - **Logistic regression** and the **linear SVM** (squared hinge, dual coordinate descent):
 //!   one binary model per label (multi-label) or per class (multi-class, one-vs-rest; a single
 //!   model for two classes), each with C = 1/λ and a bias feature of value 1.
@@ -347,13 +348,12 @@ fn fit_settings<S: SelectionObserver + ?Sized>(
                     Some(rr) => rr,
                     None => {
                         let a = Observed::from_csr(data.labels())?;
-                        ReducedRank::new(x, Targets::Sparse(&a))?
+                        ReducedRank::new(x, Targets::Sparse(&a), true)?
                     }
                 };
-                let w = rr.coefficients(rank)?;
+                let fit = rr.fit(rank)?;
                 rrr = Some(rr);
-                let l = w.ncols();
-                (w, vec![0.0; l])
+                (fit.w, fit.intercept)
             }
             (LinearMethod::Logistic | LinearMethod::Svm, LinearSetting::Lambda(lambda)) => {
                 classifiers(data, params, 1.0 / lambda, observer)?

@@ -9,7 +9,7 @@ use gimc_linalg::memory::MemoryBudget;
 use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic_binary};
-use gimc_solvers::linear::regression::{RidgeParams, fit_ridge, reduced_rank_regression};
+use gimc_solvers::linear::regression::{ReducedRank, RidgeParams, fit_ridge};
 use gimc_solvers::linear::{BinaryData, Targets};
 
 use crate::common;
@@ -74,9 +74,14 @@ fn reduced_rank_regression_caps_its_rank_at_the_labels_and_matches_the_solver() 
     let LinearSetting::Rank(k) = sel.chosen.setting else {
         panic!("{:?}", sel.chosen)
     };
+    // with its intercept (the features are not centred)
     let t = dense_labels(&data);
-    let w = reduced_rank_regression(data.features(), Targets::Dense(t.as_ref()), k).unwrap();
-    let expected = data.features().mul_dense(w.as_ref()).unwrap();
+    let fit = ReducedRank::new(data.features(), Targets::Dense(t.as_ref()), true)
+        .unwrap()
+        .fit(k)
+        .unwrap();
+    assert!(fit.intercept.iter().any(|b| b.abs() > 1e-3));
+    let expected = fit.predict(data.features()).unwrap();
     let scores = sel.model.scores(data.features()).unwrap();
     assert!((&scores - &expected).norm_max() < 1e-9);
 }
