@@ -7,7 +7,6 @@
 use anyhow::{Context, Result, bail};
 use gimc::labels::{LinearSelection, LinearSetting};
 use gimc::{LinearMethod, LinearParams, estimate_linear, fit_linear};
-use gimc_linalg::Preprocess;
 use serde_json::json;
 
 use super::args::FitArgs;
@@ -21,11 +20,8 @@ use crate::progress::FitProgress;
 /// Runs `gimc fit --method` with a linear method.
 pub fn run(a: &FitArgs, g: &Globals, method: LinearMethod) -> Result<()> {
     refuse_map_flags(a, method)?;
-    let TrainingRows {
-        name,
-        data,
-        preprocess,
-    } = training_rows(a, g)?;
+    let rows = training_rows(a, g)?;
+    let data = &rows.data;
     let budget = memory_budget()?;
     let mut params = LinearParams::default()
         .with_method(method)
@@ -40,15 +36,15 @@ pub fn run(a: &FitArgs, g: &Globals, method: LinearMethod) -> Result<()> {
         params = params.with_ranks(a.rank.clone());
     }
     let params = params.check()?;
-    preflight(g, &estimate_linear(&data, &params), budget, "--method")?;
+    preflight(g, &estimate_linear(data, &params), budget, "--method")?;
     let mut progress = FitProgress::new(g, &a.method);
-    let sel = fit_linear(&data, &params, &mut progress);
+    let sel = fit_linear(data, &params, &mut progress);
     progress.finish();
     let mut sel = sel?;
     crate::common::record_label_columns(&mut sel.model, g);
-    gimc::persist::save_label_model_with_preprocess(&sel.model, &preprocess, &a.out)
+    gimc::persist::save_label_model_with_preprocess(&sel.model, &rows.preprocess, &a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
-    report(a, g, &name, &data, &sel, &preprocess)
+    report(a, g, &rows, &sel)
 }
 
 /// Refuses the flags of the map fits, which a linear model has no use for.
@@ -86,14 +82,8 @@ fn refuse_map_flags(a: &FitArgs, method: LinearMethod) -> Result<()> {
 
 /// Prints the chosen setting and the validation score of every setting tried (JSON with
 /// `--json`).
-fn report(
-    a: &FitArgs,
-    g: &Globals,
-    name: &str,
-    data: &gimc::LabelData,
-    sel: &LinearSelection,
-    preprocess: &Preprocess,
-) -> Result<()> {
+fn report(a: &FitArgs, g: &Globals, rows: &TrainingRows, sel: &LinearSelection) -> Result<()> {
+    let (data, preprocess) = (&rows.data, &rows.preprocess);
     let setting = |s: &LinearSetting| match s {
         LinearSetting::Lambda(l) => json!({ "lambda": l }),
         LinearSetting::Rank(k) => json!({ "rank": k }),
@@ -110,7 +100,7 @@ fn report(
         v["tried"] = json!(tried);
         return write_output(None, &format!("{}\n", serde_json::to_string_pretty(&v)?));
     }
-    let mut s = summary_head(a, name, data, &sel.chosen.setting.describe());
+    let mut s = summary_head(a, &rows.name, data, &sel.chosen.setting.describe());
     let metric = metric_name(data, a.select_k.unwrap_or(1));
     if sel.tried.len() > 1 {
         s.push_str(&format!("validation {metric} of the settings tried:\n"));
