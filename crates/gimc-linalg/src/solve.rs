@@ -72,7 +72,18 @@ impl Cholesky {
     /// [`LinalgError::NotPositiveDefinite`] with the pivot index; NaN / Inf are rejected.
     pub fn new(a: MatRef<'_, f64>) -> Result<Self> {
         Ok(Self {
-            factor: Arc::new(Factor::Whole(lower_factor(a)?)),
+            factor: Arc::new(Factor::Whole(lower_factor(a.to_owned())?)),
+        })
+    }
+
+    /// Factorises A + shift·I (a ridge system), reading only the lower triangle of `a` and
+    /// copying it once.
+    pub fn shifted(a: MatRef<'_, f64>, shift: f64) -> Result<Self> {
+        check_square("cholesky", a)?;
+        let mut l = a.to_owned();
+        dense::add_to_diagonal(l.as_mut(), shift)?;
+        Ok(Self {
+            factor: Arc::new(Factor::Whole(lower_factor(l)?)),
         })
     }
 
@@ -174,7 +185,7 @@ impl Cholesky {
                 schur[(i, j)] = c[(i, j)] - schur[(i, j)];
             }
         }
-        let corner = lower_factor(schur.as_ref()).map_err(|e| match e {
+        let corner = lower_factor(schur).map_err(|e| match e {
             LinalgError::NotPositiveDefinite { index, .. } => LinalgError::NotPositiveDefinite {
                 op: "cholesky",
                 index: n1 + index,
@@ -209,12 +220,12 @@ fn sub_product(dst: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
     matmul(dst, Accum::Add, a, b, -1.0, par());
 }
 
-/// The lower-triangular Cholesky factor of `a` (lower triangle read; the factor's upper
-/// triangle is zero): faer's `Llt::new` with one copy of `a` instead of two.
-fn lower_factor(a: MatRef<'_, f64>) -> Result<Mat<f64>> {
-    let n = check_square("cholesky", a)?;
-    check_finite(a)?;
-    let mut l = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { 0.0 });
+/// The lower-triangular Cholesky factor of `l`, factorised in place (lower triangle read; the
+/// factor's upper triangle is zero).
+fn lower_factor(mut l: Mat<f64>) -> Result<Mat<f64>> {
+    let n = check_square("cholesky", l.as_ref())?;
+    check_finite(l.as_ref())?;
+    zero_upper(l.as_mut());
     let p = par();
     let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, p, Default::default()));
     cholesky_in_place(
@@ -231,12 +242,15 @@ fn lower_factor(a: MatRef<'_, f64>) -> Result<Mat<f64>> {
         },
     })?;
     // the factorisation leaves work in the upper triangle
-    for j in 1..n {
-        for i in 0..j {
-            l[(i, j)] = 0.0;
-        }
-    }
+    zero_upper(l.as_mut());
     Ok(l)
+}
+
+/// Sets the strict upper triangle of the square `l` to zero.
+fn zero_upper(mut l: MatMut<'_, f64>) {
+    for j in 1..l.ncols() {
+        l.rb_mut().col_mut(j).subrows_mut(0, j).fill(0.0);
+    }
 }
 
 /// Solves A X = B for a symmetric positive definite `a` (lower triangle read).
@@ -253,9 +267,7 @@ fn check_lambda(lambda: f64) -> Result<()> {
 pub fn ridge_solve(gram: MatRef<'_, f64>, rhs: MatRef<'_, f64>, lambda: f64) -> Result<Mat<f64>> {
     check_lambda(lambda)?;
     check_square("ridge_solve", gram)?;
-    let mut g = gram.to_owned();
-    dense::add_to_diagonal(g.as_mut(), lambda)?;
-    cholesky_solve(g.as_ref(), rhs)
+    Cholesky::shifted(gram, lambda)?.solve(rhs)
 }
 
 /// Ridge regression W = argmin ½‖XW − Y‖² + (λ/2)‖W‖² = (XᵀX + λI)⁻¹XᵀY (d × k).
@@ -315,6 +327,32 @@ mod tests {
             ),
             Err(LinalgError::DimensionMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn shifted_factors_the_ridge_system_and_reads_only_the_lower_triangle() {
+        let g = gaussian_mat(&mut seeded(3), 7, 7, 1.0);
+        let gram = g.transpose() * &g;
+        let mut a = gram.clone();
+        dense::add_to_diagonal(a.as_mut(), 0.7).unwrap();
+        // garbage above the diagonal is never read
+        let mut lower = gram.clone();
+        for j in 1..7 {
+            for i in 0..j {
+                lower[(i, j)] = 1e6;
+            }
+        }
+        let shifted = Cholesky::shifted(lower.as_ref(), 0.7).unwrap();
+        assert!((shifted.l() - Cholesky::new(a.as_ref()).unwrap().l()).norm_l2() < 1e-12);
+        let b = gaussian_mat(&mut seeded(4), 7, 3, 1.0);
+        let x = shifted.solve(b.as_ref()).unwrap();
+        assert!((&a * &x - &b).norm_l2() < 1e-10);
+        // a shift that leaves a negative pivot, and a non-square matrix, are errors
+        assert!(matches!(
+            Cholesky::shifted(Mat::<f64>::identity(3, 3).as_ref(), -2.0),
+            Err(LinalgError::NotPositiveDefinite { index: 0, .. })
+        ));
+        assert!(Cholesky::shifted(Mat::<f64>::zeros(3, 2).as_ref(), 1.0).is_err());
     }
 
     #[test]

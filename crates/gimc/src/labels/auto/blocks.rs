@@ -249,9 +249,8 @@ impl Blocks {
         }
         let f = match set.split_last() {
             Some((&last, [])) => {
-                let mut g = self.gram(last, last)?.clone();
-                add_penalty(&mut g, lambda * self.blocks[last].sq);
-                Rc::new(Cholesky::new(g.as_ref())?)
+                let shift = lambda * self.blocks[last].sq;
+                Rc::new(Cholesky::shifted(self.gram(last, last)?.as_ref(), shift)?)
             }
             Some((&last, head)) => {
                 let h = self.factor(head, lambda, cache, needed)?;
@@ -323,11 +322,7 @@ impl Blocks {
         lambdas
             .iter()
             .map(|&lambda| {
-                let mut ml = m.clone();
-                for j in 0..n {
-                    ml[(j, j)] += lambda;
-                }
-                let z = cholesky_solve(ml.as_ref(), a.as_ref())?;
+                let z = Cholesky::shifted(m.as_ref(), lambda)?.solve(a.as_ref())?;
                 let e = evaluate_phi(PhiSource::Whole(kv.as_ref()), z.as_ref(), val, ks)?;
                 Ok(select_score(&e, val.task(), ks))
             })
