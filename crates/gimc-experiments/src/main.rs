@@ -76,22 +76,30 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct BenchArgs {
-    /// Run only this benchmark (repeatable); default: all.
+    #[command(flatten)]
+    run: RunArgs,
+    /// Write the Markdown report here (e.g. docs/BENCHMARKS.md).
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+}
+
+/// The options `bench` and `reproduce` share: which runs, how big, on which data, from which
+/// seed.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Run only this one (repeatable; `--list` shows the names); default: all.
     #[arg(long = "only", value_name = "NAME")]
     only: Vec<String>,
-    /// Smaller sizes (smoke runs).
+    /// Smaller sizes, grids and trials (smoke runs, CI).
     #[arg(long)]
     quick: bool,
     /// Data directory (default: $GIMC_DATA, else datasets/).
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// Write the Markdown report here (e.g. docs/BENCHMARKS.md).
-    #[arg(long, value_name = "FILE")]
-    write: Option<PathBuf>,
-    /// Master seed.
+    /// Master seed of every random draw.
     #[arg(long, default_value_t = 2016)]
     seed: u64,
-    /// List the benchmarks and exit.
+    /// List the names (marking those a plain run skips) and exit.
     #[arg(long)]
     list: bool,
 }
@@ -99,15 +107,15 @@ struct BenchArgs {
 /// Runs each selected benchmark in a child process (so its peak memory is its own), prints the
 /// measurements and optionally writes the Markdown report.
 fn run_bench(args: BenchArgs) -> Result<()> {
-    let selected = select_benches(&args.only)?;
+    let selected = select_benches(&args.run.only)?;
     let mut stdout = std::io::stdout().lock();
-    if args.list {
+    if args.run.list {
         for b in &selected {
             writeln!(stdout, "{:<16} {}", b.name(), b.description())?;
         }
         return Ok(());
     }
-    let data_dir = resolve_data_dir(args.data_dir.as_deref());
+    let data_dir = resolve_data_dir(args.run.data_dir.as_deref());
     let exe = std::env::current_exe()?;
     let mut results = Vec::new();
     let mut failed = Vec::new();
@@ -115,11 +123,11 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         writeln!(stdout, "==> {}", b.name())?;
         stdout.flush()?;
         let mut cmd = std::process::Command::new(&exe);
-        cmd.args(["bench-one", b.name(), "--seed", &args.seed.to_string()])
+        cmd.args(["bench-one", b.name(), "--seed", &args.run.seed.to_string()])
             .arg("--data-dir")
             .arg(&data_dir)
             .stderr(std::process::Stdio::inherit());
-        if args.quick {
+        if args.run.quick {
             cmd.arg("--quick");
         }
         let out = cmd.output()?;
@@ -158,7 +166,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
             .and_then(|o| String::from_utf8(o.stdout).ok())
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|| "an unknown date".into());
-        let command = if args.quick {
+        let command = if args.run.quick {
             "cargo xtask bench --quick"
         } else {
             "cargo xtask bench"
@@ -323,39 +331,26 @@ fn run_trial_data(args: TrialDataArgs) -> Result<()> {
 
 #[derive(Debug, Args)]
 struct ReproduceArgs {
-    /// Run only this experiment (repeatable); default: all, in registry order.
-    #[arg(long = "only", value_name = "NAME")]
-    only: Vec<String>,
-    /// Smaller grids and fewer trials (CI / smoke runs).
-    #[arg(long)]
-    quick: bool,
-    /// Data directory (default: $GIMC_DATA, else datasets/).
-    #[arg(long, value_name = "DIR")]
-    data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
     /// Output directory.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Master seed of every random draw.
-    #[arg(long, default_value_t = 2016)]
-    seed: u64,
     /// Every experiment, including those a plain run skips (`--list` marks them).
     #[arg(long, conflicts_with = "only")]
     all: bool,
-    /// List the experiments (all of them, marking those skipped by default) and exit.
-    #[arg(long)]
-    list: bool,
     /// First download the data files that are missing (see `datasets fetch`).
     #[arg(long)]
     fetch: bool,
 }
 
 fn run_reproduce(args: ReproduceArgs) -> Result<()> {
-    if args.list {
+    if args.run.list {
         let mut stdout = std::io::stdout().lock();
-        let listed = if args.only.is_empty() {
+        let listed = if args.run.only.is_empty() {
             registry()
         } else {
-            select(&args.only)?
+            select(&args.run.only)?
         };
         for e in &listed {
             writeln!(stdout, "{:<24} {}", e.name(), e.description())?;
@@ -374,23 +369,23 @@ fn run_reproduce(args: ReproduceArgs) -> Result<()> {
     let selected = if args.all {
         registry()
     } else {
-        select(&args.only)?
+        select(&args.run.only)?
     };
     if args.fetch
-        && let Err(e) = run_fetch(args.data_dir.clone(), &[])
+        && let Err(e) = run_fetch(args.run.data_dir.clone(), &[])
     {
         eprintln!("warning: {e:#}; experiments whose data is missing will say so");
     }
     let mut stdout = std::io::stdout().lock();
     let ctx = Context {
-        data_dir: resolve_data_dir(args.data_dir.as_deref()),
+        data_dir: resolve_data_dir(args.run.data_dir.as_deref()),
         out_dir: args.out,
-        quick: args.quick,
-        seed: args.seed,
+        quick: args.run.quick,
+        seed: args.run.seed,
     };
     let summary = reproduce(&ctx, &selected, &mut stdout)?;
     writeln!(stdout, "{summary}")?;
-    if args.only.is_empty() && !args.all {
+    if args.run.only.is_empty() && !args.all {
         for (name, reason) in skipped_by_default() {
             writeln!(
                 stdout,

@@ -9,8 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::{
-    family_name, features, mat_from_py, mat_to_py, parse_gamma, preprocess, row_norm,
-    standardize_mode,
+    InputRows, family_name, features, mat_from_py, mat_to_py, parse_gamma, row_norm,
 };
 use crate::interrupt::{StopOnSignal, run_interruptible};
 use crate::value_err;
@@ -42,9 +41,7 @@ pub(crate) fn fit_clusters<'py>(
     normalize: &str,
     n_jobs: Option<usize>,
 ) -> PyResult<ClusterFit<'py>> {
-    let x = features(x)?;
-    let mode = standardize_mode(standardize)?;
-    let norm = row_norm(normalize)?;
+    let rows = InputRows::new(x, standardize, normalize)?;
     let (family, learn) = family_name(map)?;
     let gamma = parse_gamma(gamma)?;
     let p = pairs.as_array();
@@ -68,7 +65,7 @@ pub(crate) fn fit_clusters<'py>(
         list.push((idx(row[0])?, idx(row[1])?, row[2]));
     }
     let fit = run_interruptible(py, n_jobs, |cancel| {
-        let (x, _) = preprocess(x, mode, norm)?;
+        let (x, _) = rows.transform()?;
         let registry = MapRegistry::builtin();
         let fam = registry.family(family)?;
         let mut params = SemiSupParams::new(k, m, gamma).with_learn(learn);
@@ -126,12 +123,10 @@ pub(crate) fn fit_okmf<'py>(
     normalize: &str,
     n_jobs: Option<usize>,
 ) -> PyResult<ClusterFit<'py>> {
-    let x = features(x)?;
-    let mode = standardize_mode(standardize)?;
-    let norm = row_norm(normalize)?;
+    let rows = InputRows::new(x, standardize, normalize)?;
     let gamma = parse_gamma(gamma)?;
     let (labels, model, st, g) = run_interruptible(py, n_jobs, |cancel| {
-        let (x, st) = preprocess(x, mode, norm)?;
+        let (x, st) = rows.transform()?;
         let g = gamma.resolve(&x);
         let params = gimc_cluster::OkmfParams::new(k, gimc_linalg::Kernel::Rbf { gamma: g })
             .with_budget_size(budget_size)

@@ -165,7 +165,7 @@ pub(crate) fn csr(
         .map_err(|(_, _, _, e)| value_err(format!("invalid CSR matrix {n} x {d}: {e}")))
 }
 
-pub(crate) fn standardize_mode(s: &str) -> PyResult<StandardizeMode> {
+fn standardize_mode(s: &str) -> PyResult<StandardizeMode> {
     match s {
         "auto" => Ok(StandardizeMode::Auto),
         "on" | "true" => Ok(StandardizeMode::On),
@@ -231,23 +231,40 @@ pub(crate) fn scores_mat(s: &PyReadonlyArray2<'_, f64>) -> Mat<f64> {
     Mat::from_fn(n, l, |i, j| a[[i, j]])
 }
 
-/// Input rows after the standardisation and row normalisation the estimator asks for, and the
-/// standardisation learnt (as `(mean, scale, center)` for the Python side to keep).
-pub(crate) fn preprocess(
+/// An estimator's input rows with the standardisation and row normalisation its options ask
+/// for, checked here and applied by [`InputRows::transform`] (inside the interruptible fit).
+pub(crate) struct InputRows {
     x: FeatureMatrix,
     mode: StandardizeMode,
-    norm: RowNorm,
-) -> Result<(FeatureMatrix, Option<gimc_linalg::Standardizer>), GimcError> {
-    let (x, st) = match x.standardize_by(mode)? {
-        Some((z, st)) => (z, Some(st)),
-        None => (x, None),
-    };
-    let x = if norm == RowNorm::None {
-        x
-    } else {
-        x.normalize_rows(norm)
-    };
-    Ok((x, st))
+    /// The row normalisation (stored with a label model).
+    pub(crate) norm: RowNorm,
+}
+
+impl InputRows {
+    /// The rows of `x` ([`features`]) with the options `standardize` and `normalize`.
+    pub(crate) fn new(x: &Bound<'_, PyAny>, standardize: &str, normalize: &str) -> PyResult<Self> {
+        Ok(Self {
+            x: features(x)?,
+            mode: standardize_mode(standardize)?,
+            norm: row_norm(normalize)?,
+        })
+    }
+
+    /// The standardised and normalised rows, and the standardisation learnt.
+    pub(crate) fn transform(
+        self,
+    ) -> Result<(FeatureMatrix, Option<gimc_linalg::Standardizer>), GimcError> {
+        let (x, st) = match self.x.standardize_by(self.mode)? {
+            Some((z, st)) => (z, Some(st)),
+            None => (self.x, None),
+        };
+        let x = if self.norm == RowNorm::None {
+            x
+        } else {
+            x.normalize_rows(self.norm)
+        };
+        Ok((x, st))
+    }
 }
 
 pub(crate) fn mat_to_py<'py>(py: Python<'py>, m: &Mat<f64>) -> Bound<'py, PyArray2<f64>> {

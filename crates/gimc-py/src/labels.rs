@@ -16,8 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{
-    CsrTruth, csr, family_name, features, parse_gammas, preprocess, row_norm, scores_mat,
-    standardize_mode, truth,
+    CsrTruth, InputRows, csr, family_name, features, parse_gammas, row_norm, scores_mat, truth,
 };
 use crate::interrupt::{Cancel, run_interruptible};
 use crate::value_err;
@@ -53,7 +52,8 @@ pub(crate) fn fit_labels<'py>(
     precision: &str,
     patience: Option<usize>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
-    let x = features(x)?;
+    let rows = InputRows::new(x, standardize, normalize)?;
+    let norm = rows.norm;
     let precision = match precision {
         "float64" => Precision::F64,
         "float32" => Precision::F32,
@@ -85,8 +85,6 @@ pub(crate) fn fit_labels<'py>(
             )));
         }
     };
-    let mode = standardize_mode(standardize)?;
-    let norm = row_norm(normalize)?;
     let (family, learn) = family_name(map)?;
     let gammas = parse_gammas(&gamma)?;
     let target = Target::new(classes, n_classes, labels)?;
@@ -100,7 +98,7 @@ pub(crate) fn fit_labels<'py>(
         .with_seed(seed)
         .with_patience(patience);
     let (bytes, chosen, streamed_used) = run_interruptible(py, n_jobs, |cancel| {
-        let (x, standardizer) = preprocess(x, mode, norm)?;
+        let (x, standardizer) = rows.transform()?;
         let data = target.data(x)?;
         let registry = MapRegistry::builtin();
         let fam = registry.family(family)?;
@@ -288,7 +286,8 @@ pub(crate) fn fit_linear<'py>(
     seed: u64,
     n_jobs: Option<usize>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
-    let x = features(x)?;
+    let rows = InputRows::new(x, standardize, normalize)?;
+    let norm = rows.norm;
     let target = Target::new(classes, n_classes, labels)?;
     let linear = LinearMethod::from_name(method).ok_or_else(|| {
         let names: Vec<&str> = LinearMethod::ALL.iter().map(|m| m.name()).collect();
@@ -297,8 +296,6 @@ pub(crate) fn fit_linear<'py>(
             names.join(", ")
         ))
     })?;
-    let mode = standardize_mode(standardize)?;
-    let norm = row_norm(normalize)?;
     let mut params = LinearParams::default()
         .with_method(linear)
         .with_validation_fraction(validation_fraction)
@@ -312,7 +309,7 @@ pub(crate) fn fit_linear<'py>(
     }
     let params = params.check().map_err(value_err)?;
     let (bytes, sel) = run_interruptible(py, n_jobs, |cancel| {
-        let (x, standardizer) = preprocess(x, mode, norm)?;
+        let (x, standardizer) = rows.transform()?;
         let data = target.data(x)?;
         let sel = gimc::fit_linear(&data, &params, &mut Cancel(cancel))?;
         let preprocess = Preprocess {
