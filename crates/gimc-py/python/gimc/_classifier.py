@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from . import _gimc
-from ._convert import checked_features, features, indicator_csr
+from ._convert import check_int, checked_features, features, indicator_csr
 
 _MAPS = ("auto", "lff", "lnys", "rff", "nys")
 
@@ -93,8 +93,7 @@ class _LabelEstimator:
         return standardize
 
     def _check_n_jobs(self):
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1):
-            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
+        check_int("n_jobs", self.n_jobs, optional=True)
 
     def _label_threshold(self):
         return 0.5
@@ -316,27 +315,11 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
             normalize = "none"
         else:
             raise ValueError(f"normalize must be 'auto', None or 'l2', got {self.normalize!r}")
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
-            raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}")
-        if self.n_iter_no_change is not None and (
-            not isinstance(self.n_iter_no_change, numbers.Integral)
-            or isinstance(self.n_iter_no_change, bool)
-            or self.n_iter_no_change < 1
-        ):
-            raise ValueError(
-                f"n_iter_no_change must be None or an integer >= 1, got {self.n_iter_no_change!r}"
-            )
-        if self.select_k is not None and (
-            not isinstance(self.select_k, numbers.Integral)
-            or isinstance(self.select_k, bool)
-            or self.select_k < 1
-        ):
-            raise ValueError(f"select_k must be None or an integer >= 1, got {self.select_k!r}")
+        check_int("max_iter", self.max_iter, minimum=0)
+        check_int("n_iter_no_change", self.n_iter_no_change, optional=True)
+        check_int("select_k", self.select_k, optional=True)
         self._check_n_jobs()
-        if self.block_rows is not None and (
-            not isinstance(self.block_rows, numbers.Integral) or self.block_rows < 1
-        ):
-            raise ValueError(f"block_rows must be None or an integer >= 1, got {self.block_rows!r}")
+        check_int("block_rows", self.block_rows, optional=True)
         if self.map == "auto":
             if standardize != "auto":
                 raise ValueError(

@@ -3,14 +3,12 @@ with scikit-learn's clusterer conventions."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
-from ._convert import checked_features
+from ._convert import check_int, checked_features
 
 
 class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
@@ -75,10 +73,8 @@ class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
         standardize, normalize = helper._options()
-        if not isinstance(self.n_clusters, numbers.Integral) or self.n_clusters < 1:
-            raise ValueError(f"n_clusters must be an integer >= 1, got {self.n_clusters!r}")
-        if not isinstance(self.m, numbers.Integral) or self.m < 1:
-            raise ValueError(f"m must be an integer >= 1, got {self.m!r}")
+        check_int("n_clusters", self.n_clusters)
+        check_int("m", self.m)
         pairs = np.asarray(constraints)
         if np.iscomplexobj(pairs):
             raise ValueError("constraints must be real (i, j, same) rows, got complex values")

@@ -3,8 +3,6 @@ conventions."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -12,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
-from ._convert import features
+from ._convert import check_int, features
 
 
 def _side(X):
@@ -52,8 +50,7 @@ class _Completion(BaseEstimator):
         for name, v in (("row", rows), ("column", cols)):
             if np.any(v != np.floor(v)) or np.any(v < 0):
                 raise ValueError(f"{name} indices must be non-negative integers")
-        if not isinstance(self.rank, numbers.Integral) or self.rank < 1:
-            raise ValueError(f"rank must be an integer >= 1, got {self.rank!r}")
+        check_int("rank", self.rank)
         if shape is None:
             shape = (
                 X.shape[0] if X is not None else int(rows.max()) + 1,
@@ -98,10 +95,7 @@ class _Completion(BaseEstimator):
         if X is None or Y is None:
             raise ValueError(f"method {self._method()!r} needs row and column features X and Y")
         patience = getattr(self, "n_iter_no_change", None)
-        if patience is not None and (
-            isinstance(patience, bool) or not isinstance(patience, numbers.Integral) or patience < 1
-        ):
-            raise ValueError(f"n_iter_no_change must be None or an integer >= 1, got {patience!r}")
+        check_int("n_iter_no_change", patience, optional=True)
         learned, family = self._method().split("-", 1)
         map_name = {("gimc", "lff"): "lff", ("gimc", "lnys"): "lnys",
                     ("imc", "rff"): "rff", ("imc", "nys"): "nys"}[(learned, family)]

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
+
+
+def check_int(name, value, minimum=1, optional=False):
+    """Raises ValueError unless ``value`` is an integer (not a bool) >= ``minimum``, or None
+    when ``optional``."""
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        allowed = "None or an integer" if optional else "an integer"
+        raise ValueError(f"{name} must be {allowed} >= {minimum}, got {value!r}")
 
 
 def _canonical_csr(X):

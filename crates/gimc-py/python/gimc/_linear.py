@@ -4,12 +4,11 @@ ridge|rrr|logistic|svm`` fits them."""
 
 from __future__ import annotations
 
-import numbers
-
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from . import _gimc
 from ._classifier import _grid, _LabelEstimator
+from ._convert import check_int
 
 _METHODS = ("ridge", "rrr", "logistic", "svm")
 
@@ -111,8 +110,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
             raise ValueError("method='rrr' takes rank, not alpha")
         if self.method != "rrr" and self.rank is not None:
             raise ValueError(f"method={self.method!r} takes alpha, not rank")
-        if not isinstance(self.select_k, numbers.Integral) or isinstance(self.select_k, bool) or self.select_k < 1:
-            raise ValueError(f"select_k must be an integer >= 1, got {self.select_k!r}")
+        check_int("select_k", self.select_k)
         self._check_n_jobs()
         return standardize, "none" if self.normalize is None else "l2"
 

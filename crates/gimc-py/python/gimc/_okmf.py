@@ -3,15 +3,13 @@ conventions."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
-from ._convert import checked_features
+from ._convert import check_int, checked_features
 
 
 class OKMF(ClusterMixin, BaseEstimator):
@@ -65,9 +63,7 @@ class OKMF(ClusterMixin, BaseEstimator):
         )
         standardize, normalize = helper._options()
         for name in ("n_clusters", "budget_size", "epochs", "batch_size"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            check_int(name, getattr(self, name))
         gamma = _grid(self.gamma, "gamma", str)
         if len(gamma) != 1:
             raise ValueError("gamma takes one value here (no grid)")

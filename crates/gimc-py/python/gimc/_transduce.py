@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -12,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _gimc
 from ._classifier import GIMCClassifier, _grid
-from ._convert import checked_features
+from ._convert import check_int, checked_features
 
 
 class MC1Transducer(TransformerMixin, BaseEstimator):
@@ -86,9 +84,7 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         if y_arr.shape[0] != n:
             raise ValueError(f"y has {y_arr.shape[0]} rows but X has {n}")
         for name in ("folds", "mu_count", "max_stage_iters"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            check_int(name, getattr(self, name))
         self.multilabel_ = y_arr.ndim == 2 and y_arr.shape[1] > 1
         if self.multilabel_:
             Yf = y_arr.astype(np.float64)

@@ -66,9 +66,9 @@ impl LinearRegression {
 }
 
 /// Ridge / multi-target ridge regression (closed form). Without intercept and with dense
-/// targets and d > n it solves the n × n dual system; otherwise the d × d primal system with
-/// XᵀX (a sparse Gram for sparse X) and XᵀT computed without densifying sparse X or T (the
-/// multi-label W-step of DESIGN §3.3: W = (ΦᵀΦ + λI)⁻¹ΦᵀA).
+/// targets and d > n it solves the n × n dual system; otherwise the d × d primal system of
+/// [`RidgeSystem`], with XᵀX (a sparse Gram for sparse X) and XᵀT computed without densifying
+/// sparse X or T (the multi-label W-step of DESIGN §3.3: W = (ΦᵀΦ + λI)⁻¹ΦᵀA).
 pub fn fit_ridge(
     x: &FeatureMatrix,
     t: Targets<'_>,
@@ -80,42 +80,96 @@ pub fn fit_ridge(
     }
     t.check(n)?;
     crate::Side::Features(x).check_finite("features")?;
-    let tc = t.ncols();
-    if !params.fit_intercept {
-        let w = match t {
-            Targets::Dense(m) if x.ncols() > n => ridge(x, m, params.lambda)?,
-            _ => {
-                let xtt = xt_targets(x, t)?;
-                ridge_solve(x.gram().as_ref(), xtt.as_ref(), params.lambda)?
-            }
-        };
+    if !params.fit_intercept
+        && let Targets::Dense(m) = t
+        && x.ncols() > n
+    {
         return Ok(LinearRegression {
-            w,
-            intercept: vec![0.0; tc],
+            w: ridge(x, m, params.lambda)?,
+            intercept: vec![0.0; m.ncols()],
         });
     }
-    // centred normal equations: (XᵀX − n μμᵀ + λI) W = XᵀT − n μ ȳᵀ, b = ȳ − Wᵀμ
-    let mu = x.column_means();
-    let ybar = t.column_means();
-    let nf = n as f64;
-    let mut g = x.gram();
-    let d = mu.len();
-    for i in 0..d {
-        for j in 0..d {
-            g[(i, j)] -= nf * mu[i] * mu[j];
+    RidgeSystem::new(x, t, params.fit_intercept)?.fit(params.lambda)
+}
+
+/// The primal normal equations of ridge regression, formed once for a grid of λ: XᵀX and XᵀT,
+/// centred when an unpenalised intercept is fitted (XᵀX − n μμᵀ and XᵀT − n μ t̄ᵀ, so sparse X
+/// and T stay sparse). Each [`RidgeSystem::fit`] then costs one d × d Cholesky factorisation
+/// and solve; the intercept is b = t̄ − Wᵀμ.
+#[derive(Debug, Clone)]
+pub struct RidgeSystem {
+    /// XᵀX (d × d), centred with an intercept.
+    gram: Mat<f64>,
+    /// XᵀT (d × t), centred with an intercept.
+    xtt: Mat<f64>,
+    /// With an intercept: the column means μ of X and t̄ of T.
+    means: Option<(Vec<f64>, Vec<f64>)>,
+}
+
+impl RidgeSystem {
+    /// The normal equations of `x` and targets `t`. Errors: shape mismatch, empty data,
+    /// non-finite entries.
+    pub fn new(
+        x: &FeatureMatrix,
+        t: Targets<'_>,
+        fit_intercept: bool,
+    ) -> Result<Self, SolverError> {
+        let n = x.nrows();
+        if n == 0 {
+            return Err(SolverError::Empty("training examples"));
         }
-    }
-    let mut xtt = xt_targets(x, t)?;
-    for i in 0..d {
-        for j in 0..tc {
-            xtt[(i, j)] -= nf * mu[i] * ybar[j];
+        t.check(n)?;
+        crate::Side::Features(x).check_finite("features")?;
+        let mut gram = x.gram();
+        let mut xtt = xt_targets(x, t)?;
+        if !fit_intercept {
+            return Ok(Self {
+                gram,
+                xtt,
+                means: None,
+            });
         }
+        let mu = x.column_means();
+        let tbar = t.column_means();
+        let nf = n as f64;
+        let d = mu.len();
+        for i in 0..d {
+            for j in 0..d {
+                gram[(i, j)] -= nf * mu[i] * mu[j];
+            }
+        }
+        for i in 0..d {
+            for j in 0..tbar.len() {
+                xtt[(i, j)] -= nf * mu[i] * tbar[j];
+            }
+        }
+        Ok(Self {
+            gram,
+            xtt,
+            means: Some((mu, tbar)),
+        })
     }
-    let w = ridge_solve(g.as_ref(), xtt.as_ref(), params.lambda)?;
-    let intercept = (0..tc)
-        .map(|j| ybar[j] - (0..d).map(|i| w[(i, j)] * mu[i]).sum::<f64>())
-        .collect();
-    Ok(LinearRegression { w, intercept })
+
+    /// The ridge solution at `lambda` (≥ 0; 0 needs XᵀX positive definite).
+    pub fn fit(&self, lambda: f64) -> Result<LinearRegression, SolverError> {
+        check_nonneg("lambda", lambda)?;
+        let w = ridge_solve(self.gram.as_ref(), self.xtt.as_ref(), lambda)?;
+        let intercept = match &self.means {
+            Some((mu, tbar)) => tbar
+                .iter()
+                .enumerate()
+                .map(|(j, &tb)| {
+                    tb - mu
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &m)| w[(i, j)] * m)
+                        .sum::<f64>()
+                })
+                .collect(),
+            None => vec![0.0; w.ncols()],
+        };
+        Ok(LinearRegression { w, intercept })
+    }
 }
 
 /// Thin SVD of a feature matrix with negligible singular values dropped.

@@ -7,7 +7,8 @@ use gimc_linalg::sparse::dense_to_csr;
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic, fit_logistic_binary};
 use gimc_solvers::linear::regression::{
-    ReducedRank, bilinear_regression, reduced_rank_regression, regression_loss,
+    ReducedRank, RidgeParams, RidgeSystem, bilinear_regression, fit_ridge, reduced_rank_regression,
+    regression_loss,
 };
 use gimc_solvers::linear::svm::{
     NewtonSvmParams, SvmLoss, SvmParams, fit_linear_svm, fit_linear_svm_binary,
@@ -127,6 +128,50 @@ fn reduced_rank_regression_with_an_intercept_recovers_offset_low_rank_targets() 
         .unwrap();
     assert!(plain.intercept.iter().all(|&v| v == 0.0));
     assert!((&plain.w - &b).norm_max() > 1e-3);
+}
+
+#[test]
+fn ridge_system_solves_the_centred_normal_equations_for_every_lambda() {
+    // features far from centred and sparse 0/1 targets: one system serves a grid of λ, each
+    // fit equal to a fresh fit_ridge, and with the intercept the residuals sum to zero per
+    // target (the normal equation of the unpenalised intercept)
+    let mut rng = seeded(8);
+    let (n, d) = (40, 6);
+    let a = Mat::from_fn(n, d, |i, j| 2.0 + ((i * 3 + j * 7) % 5) as f64)
+        + gaussian_mat(&mut rng, n, d, 0.5);
+    let t = Mat::<f64>::from_fn(n, 3, |i, j| f64::from(u8::from((i + j) % 3 == 0)));
+    let omega = Observed::from_csr(&dense_to_csr(t.as_ref()).unwrap()).unwrap();
+    let af = FeatureMatrix::dense(a.clone()).unwrap();
+    let system = RidgeSystem::new(&af, Targets::Sparse(&omega), true).unwrap();
+    for lambda in [0.01, 1.0, 100.0] {
+        let fit = system.fit(lambda).unwrap();
+        let p = RidgeParams::default()
+            .with_lambda(lambda)
+            .with_fit_intercept(true)
+            .check()
+            .unwrap();
+        assert_eq!(fit, fit_ridge(&af, Targets::Dense(t.as_ref()), &p).unwrap());
+        let residual = fit.predict(&af).unwrap() - &t;
+        for j in 0..3 {
+            let sum: f64 = (0..n).map(|i| residual[(i, j)]).sum();
+            assert!(
+                sum.abs() < 1e-9,
+                "λ = {lambda}: residuals of target {j} sum to {sum}"
+            );
+        }
+        // (XᵀX_c + λI)W = XᵀT_c: the gradient of the penalised loss vanishes at W
+        let xc = Mat::from_fn(n, d, |i, j| {
+            a[(i, j)] - (0..n).map(|r| a[(r, j)]).sum::<f64>() / n as f64
+        });
+        let grad = xc.transpose() * &residual + &fit.w * gimc_linalg::faer::Scale(lambda);
+        assert!(
+            grad.norm_max() < 1e-8,
+            "λ = {lambda}: gradient {}",
+            grad.norm_max()
+        );
+    }
+    assert!(system.fit(-1.0).is_err());
+    assert!(RidgeSystem::new(&af, Targets::Dense(t.subrows(0, 5)), true).is_err());
 }
 
 #[test]

@@ -23,7 +23,7 @@ use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::{MemoryBudget, MemoryEstimate, check_fits, human_bytes};
 use gimc_linalg::rng::{child, seeded};
 use gimc_solvers::linear::logistic::{LogisticParams, fit_logistic, fit_logistic_binary};
-use gimc_solvers::linear::regression::{ReducedRank, RidgeParams, fit_ridge};
+use gimc_solvers::linear::regression::{ReducedRank, RidgeSystem};
 use gimc_solvers::linear::svm::{SvmParams, fit_linear_svm, fit_linear_svm_binary};
 use gimc_solvers::linear::{BinaryData, ClassData, LinearClassifier, Targets};
 
@@ -322,7 +322,8 @@ fn best(tried: &[LinearTrial]) -> LinearTrial {
 }
 
 /// Fits every setting of `settings` on `data` in turn and hands each model (over Φ = [X, 1])
-/// to `each`; reduced-rank regression computes its SVDs once for all ranks.
+/// to `each`; ridge forms its normal equations once for all λ, reduced-rank regression its
+/// SVDs once for all ranks.
 fn fit_settings<S: SelectionObserver + ?Sized>(
     data: &LabelData,
     params: &ValidLinearParams,
@@ -331,16 +332,19 @@ fn fit_settings<S: SelectionObserver + ?Sized>(
     mut each: impl FnMut(LinearSetting, LabelModel) -> Result<()>,
 ) -> Result<()> {
     let x = data.features();
-    let mut rrr = None;
+    let (mut ridge, mut rrr) = (None, None);
     for &setting in settings {
         let (w, bias) = match (params.method, setting) {
             (LinearMethod::Ridge, LinearSetting::Lambda(lambda)) => {
-                let a = Observed::from_csr(data.labels())?;
-                let p = RidgeParams::default()
-                    .with_lambda(lambda)
-                    .with_fit_intercept(true)
-                    .check()?;
-                let fit = fit_ridge(x, Targets::Sparse(&a), &p)?;
+                let system = match ridge.take() {
+                    Some(system) => system,
+                    None => {
+                        let a = Observed::from_csr(data.labels())?;
+                        RidgeSystem::new(x, Targets::Sparse(&a), true)?
+                    }
+                };
+                let fit = system.fit(lambda)?;
+                ridge = Some(system);
                 (fit.w, fit.intercept)
             }
             (LinearMethod::ReducedRank, LinearSetting::Rank(rank)) => {
