@@ -332,34 +332,30 @@ fn fit_settings<S: SelectionObserver + ?Sized>(
     mut each: impl FnMut(LinearSetting, LabelModel) -> Result<()>,
 ) -> Result<()> {
     let x = data.features();
+    // what every setting shares: ridge's normal equations, reduced-rank regression's SVDs
     let (mut ridge, mut rrr) = (None, None);
+    if matches!(
+        params.method,
+        LinearMethod::Ridge | LinearMethod::ReducedRank
+    ) {
+        let a = Observed::from_csr(data.labels())?;
+        if params.method == LinearMethod::Ridge {
+            ridge = Some(RidgeSystem::new(x, Targets::Sparse(&a), true)?);
+        } else {
+            rrr = Some(ReducedRank::new(x, Targets::Sparse(&a), true)?);
+        }
+    }
     for &setting in settings {
-        let (w, bias) = match (params.method, setting) {
-            (LinearMethod::Ridge, LinearSetting::Lambda(lambda)) => {
-                let system = match ridge.take() {
-                    Some(system) => system,
-                    None => {
-                        let a = Observed::from_csr(data.labels())?;
-                        RidgeSystem::new(x, Targets::Sparse(&a), true)?
-                    }
-                };
+        let (w, bias) = match (params.method, setting, &ridge, &rrr) {
+            (LinearMethod::Ridge, LinearSetting::Lambda(lambda), Some(system), _) => {
                 let fit = system.fit(lambda)?;
-                ridge = Some(system);
                 (fit.w, fit.intercept)
             }
-            (LinearMethod::ReducedRank, LinearSetting::Rank(rank)) => {
-                let rr = match rrr.take() {
-                    Some(rr) => rr,
-                    None => {
-                        let a = Observed::from_csr(data.labels())?;
-                        ReducedRank::new(x, Targets::Sparse(&a), true)?
-                    }
-                };
+            (LinearMethod::ReducedRank, LinearSetting::Rank(rank), _, Some(rr)) => {
                 let fit = rr.fit(rank)?;
-                rrr = Some(rr);
                 (fit.w, fit.intercept)
             }
-            (LinearMethod::Logistic | LinearMethod::Svm, LinearSetting::Lambda(lambda)) => {
+            (LinearMethod::Logistic | LinearMethod::Svm, LinearSetting::Lambda(lambda), ..) => {
                 classifiers(data, params, 1.0 / lambda, observer)?
             }
             _ => {
