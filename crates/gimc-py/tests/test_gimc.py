@@ -432,6 +432,22 @@ def test_auto_equals_gimc_fit_for_the_same_seed(multiclass, tmp_path):
     assert np.array_equal(_gimc.decision_function(cli, Xt), raw.decision_function(Xt))
 
 
+def test_every_estimator_defaults_to_the_command_lines_seed(multiclass):
+    # random_state defaults to 0, gimc's default --seed: two default fits give the same model
+    # bytes, and None still draws a seed
+    from gimc import (InductiveMatrixCompletion, LinearClassifier, MatrixCompletion,
+                      MC1Transducer, OKMF, SemiSupervisedClustering)
+
+    for est in (GIMCClassifier, LinearClassifier, SemiSupervisedClustering, OKMF,
+                MC1Transducer, MatrixCompletion, InductiveMatrixCompletion):
+        assert est().get_params()["random_state"] == 0, est.__name__
+    X, y, _, _ = multiclass
+    a = GIMCClassifier(m=30, max_iter=2).fit(X, y)
+    b = GIMCClassifier(m=30, max_iter=2).fit(X, y)
+    assert a.model_bytes_ == b.model_bytes_
+    assert a.model_bytes_ == GIMCClassifier(m=30, max_iter=2, random_state=0).fit(X, y).model_bytes_
+
+
 def test_fit_releases_the_gil():
     X, y = make_classification(n_samples=4000, n_features=40, random_state=0)
     ticks = []

@@ -3,7 +3,7 @@
 A Rust-backed package with scikit-learn's estimator conventions::
 
     from gimc import GIMCClassifier
-    clf = GIMCClassifier(random_state=0).fit(X_train, Y_train)  # the `auto` model search
+    clf = GIMCClassifier().fit(X_train, Y_train)  # the `auto` search, as `gimc fit` runs it
     print(clf.best_params_)  # the chosen row transform, blocks (linear, maps), alpha
     top5 = clf.predict_top_k(X_test, 5)
 

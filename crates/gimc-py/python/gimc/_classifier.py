@@ -218,10 +218,12 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
     select_k : int or None, default=None
         The k of the validation P@k that decides (multi-label). None: a fixed map uses P@1;
         ``"auto"`` the mean of P@1 and P@3.
-    random_state : int, RandomState or None, default=None
-        Seed of the split and of the maps' draws; an int gives the same model as
-        ``gimc fit --seed`` and the Rust library (``gimc fit``'s default seed is 0). None
-        draws a seed from NumPy's global generator.
+    random_state : int, RandomState or None, default=0
+        Seed of the split and of the maps' draws: an int gives the same model as
+        ``gimc fit --seed`` and the Rust library, so the default gives ``gimc fit``'s model
+        (its default seed is 0) and the same fit gives the same model every time. None (or a
+        RandomState) draws a seed from that generator instead, as scikit-learn's estimators
+        do by default.
     n_jobs : int or None, default=None
         Worker threads (None: all cores).
     storage : {"auto", "whole", "streamed"}, default="auto"
@@ -283,7 +285,7 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         standardize="auto",
         validation_fraction=0.2,
         select_k=None,
-        random_state=None,
+        random_state=0,
         n_jobs=None,
         storage="auto",
         block_rows=None,

@@ -48,7 +48,7 @@ class SemiSupervisedClustering(ClusterMixin, BaseEstimator):
         max_iter=10,
         normalize=None,
         standardize="auto",
-        random_state=None,
+        random_state=0,
         n_jobs=None,
     ):
         self.n_clusters = n_clusters

@@ -205,7 +205,7 @@ class MatrixCompletion(_Completion):
         gamma="scale",
         learn="both",
         n_iter_no_change=None,
-        random_state=None,
+        random_state=0,
         n_jobs=None,
     ):
         self.method = method
@@ -241,7 +241,8 @@ class InductiveMatrixCompletion(_Completion):
     holdout : float, default=0.1
     max_iter : int, default=30
         Alternations (each solves W then H by CG).
-    random_state : int, RandomState or None, default=None
+    random_state : int, RandomState or None, default=0
+        As in :class:`GIMCClassifier`.
     n_jobs : int or None, default=None
 
     Attributes
@@ -253,7 +254,7 @@ class InductiveMatrixCompletion(_Completion):
     alpha_, holdout_rmse_, n_iter_, objective_
     """
 
-    def __init__(self, rank=10, alpha=0.1, holdout=0.1, max_iter=30, random_state=None, n_jobs=None):
+    def __init__(self, rank=10, alpha=0.1, holdout=0.1, max_iter=30, random_state=0, n_jobs=None):
         self.rank = rank
         self.alpha = alpha
         self.holdout = holdout

@@ -54,9 +54,10 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         is fitted on every row at once).
     select_k : int, default=1
         The k of the validation P@k that decides (multi-label).
-    random_state : int, RandomState or None, default=None
+    random_state : int, RandomState or None, default=0
         Seed of the split and of the SVM's coordinate order; an int gives the same model as
-        ``gimc fit --seed``.
+        ``gimc fit --seed`` (the default, ``gimc fit``'s default seed). As in
+        :class:`GIMCClassifier`.
     n_jobs : int or None, default=None
         Worker threads (None: all cores).
 
@@ -87,7 +88,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         normalize=None,
         validation_fraction=0.2,
         select_k=1,
-        random_state=None,
+        random_state=0,
         n_jobs=None,
     ):
         self.method = method

@@ -41,7 +41,7 @@ class OKMF(ClusterMixin, BaseEstimator):
         batch_size=128,
         normalize=None,
         standardize="auto",
-        random_state=None,
+        random_state=0,
         n_jobs=None,
     ):
         self.n_clusters = n_clusters

@@ -62,7 +62,7 @@ class MC1Transducer(TransformerMixin, BaseEstimator):
         mu_count=6,
         max_stage_iters=1000,
         standardize=True,
-        random_state=None,
+        random_state=0,
         n_jobs=None,
     ):
         self.method = method
