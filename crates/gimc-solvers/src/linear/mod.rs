@@ -1,7 +1,7 @@
 //! The linear toolbox of DESIGN §3.2 (last paragraph), used as baselines and building blocks:
 //! - [`regression`]: ridge and multi-target ridge in closed form (targets dense or sparse, e.g.
-//!   the 0/1 label matrix of the multi-label W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA of DESIGN §3.3),
-//!   reduced-rank regression X* = V_A Σ_A⁻¹ M_k with M = U_Aᵀ T, and bilinear regression
+//!   the 0/1 label matrix of the multi-label W-step W = (ΦᵀΦ + λI)⁻¹ΦᵀA of DESIGN §3.3; a
+//!   [`regression::RidgeSystem`] serves a grid of λ from one XᵀX), reduced-rank regression X* = V_A Σ_A⁻¹ M_k with M = U_Aᵀ T, and bilinear regression
 //!   X* = V_A Σ_A⁻¹ M_k Σ_B⁻¹ V_Bᵀ with M = U_Aᵀ T U_B;
 //! - [`svm`]: an L2-regularised linear SVM (hinge or squared hinge) by dual coordinate descent
 //!   (Hsieh et al. 2008, as in LIBLINEAR), binary and one-vs-rest;
