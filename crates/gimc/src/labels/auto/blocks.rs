@@ -2,7 +2,6 @@
 //! score unions of them (primal, or dual when a union is wider than the rows).
 
 use std::collections::{HashMap, HashSet};
-use std::ops::Range;
 use std::rc::Rc;
 
 use gimc_linalg::FeatureMatrix;
@@ -187,15 +186,15 @@ impl Blocks {
     }
 
     /// The validation score of every union of `sets` (block ids, each with the intercept block
-    /// `bias`, and the range of `lambdas` it searches) for every λ of `lambdas` in its range
-    /// (−∞ for the others). A union no wider than the training rows is
+    /// `bias`, and the numbers of the `lambdas` to score it at) at each of its λ (−∞ at the
+    /// others). A union no wider than the training rows is
     /// solved in the primal form from a Cholesky factor that extends the factor of the union
     /// without its last block ([`Cholesky::extend`]) when another union of `sets` needs that
     /// one too: the union of the linear part and two maps extends the linear part with the
     /// first map, which it shares with that pair's own solve.
     pub(super) fn scores(
         &mut self,
-        sets: &[(Vec<usize>, Range<usize>)],
+        sets: &[(Vec<usize>, Vec<usize>)],
         bias: usize,
         lambdas: &[f64],
         train: &LabelData,
@@ -204,13 +203,18 @@ impl Blocks {
     ) -> Result<Vec<Vec<f64>>> {
         let mut out = vec![vec![f64::NEG_INFINITY; lambdas.len()]; sets.len()];
         let mut primal = Vec::new();
-        for (i, (set, range)) in sets.iter().enumerate() {
+        for (i, (set, wanted)) in sets.iter().enumerate() {
+            if wanted.is_empty() {
+                continue;
+            }
             let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
             let width: usize = ids.iter().map(|&b| self.blocks[b].dim()).sum();
             if train.nrows() < width {
-                let r = range.clone();
-                let s = self.dual_scores(&ids, &lambdas[r.clone()], train, val, ks)?;
-                out[i][r].copy_from_slice(&s);
+                let at: Vec<f64> = wanted.iter().map(|&li| lambdas[li]).collect();
+                let s = self.dual_scores(&ids, &at, train, val, ks)?;
+                for (&li, s) in wanted.iter().zip(s) {
+                    out[i][li] = s;
+                }
             } else {
                 primal.push(i);
             }

@@ -30,7 +30,8 @@
 //!    linear part with a map, two maps — the paper's combined LFF + LNYS model — or all of
 //!    them), again one ridge solve per λ from Gram blocks computed once. A union searches only
 //!    the λ from the smallest to the largest best λ of its blocks alone (with penalties scaled
-//!    per block, its best λ lies between theirs), and its Cholesky factor extends that of the
+//!    per block, its best λ lies between theirs), walking from the best λ of its best block
+//!    alone until the validation score falls, and its Cholesky factor extends that of the
 //!    union without its last block (the linear part with two maps extends the linear part with
 //!    the first).
 //! 3. **Learned maps**, on the transform whose best union scored highest: successive halving

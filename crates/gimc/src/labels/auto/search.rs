@@ -177,14 +177,41 @@ impl Search<'_> {
         )
     }
 
-    /// The mean validation score over `folds` of every candidate (a union of blocks) for every
-    /// λ of its range in [`AutoParams::lambdas`] (−∞ outside it). A fold's blocks are built
-    /// once and kept for the later candidates.
+    /// The mean validation score over `folds` of every candidate (a union of blocks) at every
+    /// λ of [`AutoParams::lambdas`] its [`LambdaSearch`] scores (−∞ at the others). A walk
+    /// decides each next λ on the mean over the folds, so the candidates are scored in rounds
+    /// of one λ each. A fold's blocks are built once and kept for the later candidates.
     pub(super) fn cv_scores(
         &self,
         folds: &[Fold],
         candidates: &[Vec<Spec>],
-        ranges: &[Range<usize>],
+        searches: &[LambdaSearch],
+    ) -> Result<Vec<Vec<f64>>> {
+        let nl = self.params.lambdas.len();
+        let mut scores = vec![vec![f64::NEG_INFINITY; nl]; candidates.len()];
+        let mut wanted: Vec<Vec<usize>> = searches.iter().map(LambdaSearch::first).collect();
+        while wanted.iter().any(|w| !w.is_empty()) {
+            let round = self.cv_round(folds, candidates, &wanted)?;
+            for (i, (search, round)) in searches.iter().zip(round).enumerate() {
+                for &li in &wanted[i] {
+                    scores[i][li] = round[li];
+                }
+                wanted[i] = match wanted[i][..] {
+                    [li] => search.next(li, &scores[i]).into_iter().collect(),
+                    _ => Vec::new(),
+                };
+            }
+        }
+        Ok(scores)
+    }
+
+    /// One round of [`Search::cv_scores`]: the mean over `folds` of every candidate at the λ
+    /// numbers `wanted` holds for it.
+    fn cv_round(
+        &self,
+        folds: &[Fold],
+        candidates: &[Vec<Spec>],
+        wanted: &[Vec<usize>],
     ) -> Result<Vec<Vec<f64>>> {
         let nl = self.params.lambdas.len();
         let mut acc = vec![vec![0.0; nl]; candidates.len()];
@@ -203,13 +230,13 @@ impl Search<'_> {
             };
             let sets = candidates
                 .iter()
-                .zip(ranges)
-                .map(|(set, range)| {
+                .zip(wanted)
+                .map(|(set, wanted)| {
                     let ids = set
                         .iter()
                         .map(|&spec| id(spec))
                         .collect::<Result<Vec<_>>>()?;
-                    Ok((ids, range.clone()))
+                    Ok((ids, wanted.clone()))
                 })
                 .collect::<Result<Vec<_>>>()?;
             let bias = id(Spec::Bias)?;
@@ -319,33 +346,90 @@ pub(super) fn fold_rows(
         .collect()
 }
 
-/// The λ numbers a union of `set` searches: from the smallest to the largest best λ of its
-/// blocks alone (`scored`: spec, best λ, score), every grid λ between them. With each block's
-/// penalty scaled by its mean squared row norm, the union's best λ lies between its blocks'
-/// (so in every union of the seven data sets of `cargo xtask bench --only multilabel-peers`
-/// searched over the whole grid). The whole grid when a block was not scored alone.
+/// Which λ of [`AutoParams::lambdas`] (by number) a candidate is scored at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LambdaSearch {
+    /// The λ numbers searched.
+    pub(super) range: Range<usize>,
+    /// `None`: every λ of `range`. `Some(s)`: a walk from λ number `s`, first down the grid
+    /// and then up from `s`, each way until the score falls below the best so far or the
+    /// range ends.
+    pub(super) start: Option<usize>,
+}
+
+impl LambdaSearch {
+    /// Every λ of the grid of `n`.
+    pub(super) fn grid(n: usize) -> Self {
+        Self {
+            range: 0..n,
+            start: None,
+        }
+    }
+
+    /// The λ numbers scored first: the whole range, or the start of the walk.
+    pub(super) fn first(&self) -> Vec<usize> {
+        match self.start {
+            None => self.range.clone().collect(),
+            Some(s) => vec![s],
+        }
+    }
+
+    /// The λ number a walk scores after number `li`, from the `scores` so far (−∞ where not
+    /// scored); `None` when it is done (and always for a whole range).
+    pub(super) fn next(&self, li: usize, scores: &[f64]) -> Option<usize> {
+        let start = self.start?;
+        let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let fell = scores[li] < best && !ties(scores[li], best);
+        let up = (start + 1 < self.range.end).then_some(start + 1);
+        if li <= start {
+            if !fell && li > self.range.start {
+                Some(li - 1)
+            } else {
+                up
+            }
+        } else if !fell && li + 1 < self.range.end {
+            Some(li + 1)
+        } else {
+            None
+        }
+    }
+}
+
+/// The λ search of a union of `set`: from the smallest to the largest best λ of its blocks
+/// alone (`scored`: spec, best λ, score), walked from the best λ of its best-scoring block
+/// alone. With each block's penalty scaled by its mean squared row norm, the union's best λ
+/// lies between its blocks' (so in every union of the seven data sets of `cargo xtask bench
+/// --only multilabel-peers` searched over the whole grid), and the validation score rises and
+/// then falls along the grid, so the walk stops once it falls. The whole grid when a block
+/// was not scored alone.
 pub(super) fn union_lambdas(
     lambdas: &[f64],
     set: &[Spec],
     scored: &[(Spec, f64, f64)],
-) -> Range<usize> {
+) -> LambdaSearch {
     let mut lo = usize::MAX;
     let mut hi = 0;
+    let mut start: Option<(usize, f64)> = None;
     for spec in set {
         let best = scored
             .iter()
             .filter(|(s, _, _)| s == spec)
-            .find_map(|&(_, l, _)| lambdas.iter().position(|&x| x == l));
-        let Some(i) = best else {
-            return 0..lambdas.len();
+            .find_map(|&(_, l, score)| Some((lambdas.iter().position(|&x| x == l)?, score)));
+        let Some((i, score)) = best else {
+            return LambdaSearch::grid(lambdas.len());
         };
         lo = lo.min(i);
         hi = hi.max(i);
+        if start.is_none_or(|(_, s)| score > s) {
+            start = Some((i, score));
+        }
     }
-    if lo > hi {
-        0..lambdas.len()
-    } else {
-        lo..hi + 1
+    match start {
+        Some((s, _)) if lo <= hi => LambdaSearch {
+            range: lo..hi + 1,
+            start: Some(s),
+        },
+        _ => LambdaSearch::grid(lambdas.len()),
     }
 }
 

@@ -4,7 +4,7 @@
 use super::blocks::{Blocks, solve_blocks};
 use super::report::{AutoStage, AutoTrial};
 use super::search::{
-    FIRST_ROUND, Fold, LEARN_CANDIDATES, LEARN_LAMBDAS, Search, Spec, TransformBest,
+    FIRST_ROUND, Fold, LEARN_CANDIDATES, LEARN_LAMBDAS, LambdaSearch, Search, Spec, TransformBest,
     best_of_each_kind, best_of_mean, better, union_lambdas, unions, validation_curve,
 };
 use super::transform::RowTransform;
@@ -49,13 +49,12 @@ impl Search<'_> {
                 singles.push(Spec::Map { family, gamma });
             }
         }
-        let all_lambdas = 0..self.params.lambdas.len();
+        let grid = LambdaSearch::grid(self.params.lambdas.len());
         let mut best: Option<AutoTrial> = None;
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
         for spec in singles {
             let set = [spec];
-            let scores =
-                self.cv_scores(folds, &[set.to_vec()], std::slice::from_ref(&all_lambdas))?;
+            let scores = self.cv_scores(folds, &[set.to_vec()], std::slice::from_ref(&grid))?;
             let t = self.trial(AutoStage::Fixed, transform, &set, &scores[0], &folds[0]);
             best = better(best, &t);
             all.push((spec, t.lambda, t.score));
@@ -255,8 +254,8 @@ impl Search<'_> {
             .iter()
             .map(|&(family, gamma)| vec![Spec::Learned { family, gamma }])
             .collect();
-        let all_lambdas = vec![0..self.params.lambdas.len(); one.len()];
-        let scores = self.cv_scores(folds, &one, &all_lambdas)?;
+        let grid = vec![LambdaSearch::grid(self.params.lambdas.len()); one.len()];
+        let scores = self.cv_scores(folds, &one, &grid)?;
         let mut trials: Vec<AutoTrial> = Vec::new();
         let mut scored = singles.to_vec();
         for (set, sc) in one.iter().zip(&scores) {

@@ -132,19 +132,19 @@ fn extended_factors_score_as_whole_solves_within_each_range() {
     let lambdas = [0.01, 0.3, 2.0];
     // the triple extends the pair's factor, the pair the linear part's
     let sets = vec![
-        (vec![lin, a], 0..3),
-        (vec![lin, a, b], 1..3),
-        (vec![b], 0..1),
+        (vec![lin, a], vec![0, 1, 2]),
+        (vec![lin, a, b], vec![2, 1]),
+        (vec![b], vec![0]),
     ];
     let got = blocks
         .scores(&sets, bias, &lambdas, &train, &val, &[1, 2])
         .unwrap();
-    for ((set, range), scores) in sets.iter().zip(&got) {
+    for ((set, wanted), scores) in sets.iter().zip(&got) {
         let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
         let (gram, cross, penalty) = blocks.system(&ids).unwrap();
         let phi_v = blocks.val_features(&ids);
         for (li, &lambda) in lambdas.iter().enumerate() {
-            if !range.contains(&li) {
+            if !wanted.contains(&li) {
                 assert_eq!(scores[li], f64::NEG_INFINITY);
                 continue;
             }
@@ -158,28 +158,82 @@ fn extended_factors_score_as_whole_solves_within_each_range() {
 }
 
 #[test]
-fn a_union_searches_the_lambdas_between_its_blocks() {
-    use super::search::{Spec, union_lambdas};
+fn a_union_walks_the_lambdas_between_its_blocks_from_its_best_blocks() {
+    use super::search::{LambdaSearch, Spec, union_lambdas};
     let lambdas = [0.001, 0.01, 0.1, 1.0, 10.0];
     let m = |family| Spec::Map { family, gamma: 0 };
     let scored = [
         (Spec::Linear, 1.0, 0.5),
         (m(0), 0.01, 0.4),
         (m(1), 1.0, 0.3),
+        (m(3), 0.1, 0.6),
     ];
+    let walk = |range, start| LambdaSearch {
+        range,
+        start: Some(start),
+    };
     assert_eq!(
         union_lambdas(&lambdas, &[Spec::Linear, m(0)], &scored),
-        1..4
+        walk(1..4, 3)
     );
     assert_eq!(
         union_lambdas(&lambdas, &[Spec::Linear, m(1)], &scored),
-        3..4
+        walk(3..4, 3)
+    );
+    // the best block alone starts the walk, wherever it stands in the range
+    assert_eq!(
+        union_lambdas(&lambdas, &[Spec::Linear, m(0), m(3)], &scored),
+        walk(1..4, 2)
     );
     // a block not scored alone: the whole grid
     assert_eq!(
         union_lambdas(&lambdas, &[Spec::Linear, m(2)], &scored),
-        0..5
+        LambdaSearch::grid(5)
     );
+}
+
+/// The λ numbers a walk of `search` scores on the validation curve `curve`, in order, with the
+/// scores it has then (−∞ where not scored), as [`Search::cv_scores`] drives it.
+fn walked(search: &super::search::LambdaSearch, curve: &[f64]) -> (Vec<usize>, Vec<f64>) {
+    let mut scores = vec![f64::NEG_INFINITY; curve.len()];
+    let mut order = Vec::new();
+    let mut wanted = search.first();
+    while !wanted.is_empty() {
+        for &li in &wanted {
+            scores[li] = curve[li];
+            order.push(li);
+        }
+        wanted = match wanted[..] {
+            [li] => search.next(li, &scores).into_iter().collect(),
+            _ => Vec::new(),
+        };
+    }
+    (order, scores)
+}
+
+#[test]
+fn a_lambda_walk_finds_the_peak_of_a_rise_and_fall_and_stops_past_it() {
+    use super::search::LambdaSearch;
+    let walk = |range, start| LambdaSearch {
+        range,
+        start: Some(start),
+    };
+    let curve = [0.30, 0.45, 0.50, 0.48, 0.40, 0.20];
+    // from the top end: down past the peak to the first fall, and nothing above the start
+    assert_eq!(walked(&walk(0..5, 4), &curve).0, vec![4, 3, 2, 1]);
+    // from below the peak: down until it falls, then up past the peak until it falls
+    assert_eq!(walked(&walk(0..6, 1), &curve).0, vec![1, 0, 2, 3]);
+    // a tie goes on; the range bounds the walk
+    let flat = [0.5, 0.5, 0.5, 0.4];
+    assert_eq!(walked(&walk(1..3, 2), &flat).0, vec![2, 1]);
+    // every walk's best equals the best of its range wherever the curve rises then falls
+    for start in 0..6 {
+        let (_, scores) = walked(&walk(0..6, start), &curve);
+        let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(best, 0.50, "start {start}");
+    }
+    // the whole grid scores every λ at once
+    assert_eq!(walked(&LambdaSearch::grid(4), &flat).0, vec![0, 1, 2, 3]);
 }
 
 #[test]
