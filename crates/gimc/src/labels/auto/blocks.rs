@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use gimc_linalg::FeatureMatrix;
-use gimc_linalg::dense::{gram_tn, matmul_tn};
+use gimc_linalg::dense::{axpy, gram_tn, matmul_tn};
 use gimc_linalg::faer::{Mat, MatRef};
 use gimc_linalg::solve::{Cholesky, cholesky_solve};
 use gimc_linalg::sparse::csr_tr_mul_dense;
@@ -319,8 +319,8 @@ impl Blocks {
         for &i in set {
             let s = self.blocks[i].sq;
             let (k, v) = self.blocks[i].kernels()?;
-            m += k * (1.0 / s);
-            kv += v * (1.0 / s);
+            axpy(1.0 / s, k.as_ref(), m.as_mut())?;
+            axpy(1.0 / s, v.as_ref(), kv.as_mut())?;
         }
         let a = gimc_linalg::sparse::csr_to_dense(train.labels());
         lambdas
