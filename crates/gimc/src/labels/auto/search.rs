@@ -178,18 +178,18 @@ impl Search<'_> {
     }
 
     /// The mean validation score over `folds` of every candidate (a union of blocks) at every
-    /// λ of [`AutoParams::lambdas`] its [`LambdaSearch`] scores (−∞ at the others). A walk
+    /// λ of [`AutoParams::lambdas`] its [`GridSearch`] scores (−∞ at the others). A walk
     /// decides each next λ on the mean over the folds, so the candidates are scored in rounds
     /// of one λ each. A fold's blocks are built once and kept for the later candidates.
     pub(super) fn cv_scores(
         &self,
         folds: &[Fold],
         candidates: &[Vec<Spec>],
-        searches: &[LambdaSearch],
+        searches: &[GridSearch],
     ) -> Result<Vec<Vec<f64>>> {
         let nl = self.params.lambdas.len();
         let mut scores = vec![vec![f64::NEG_INFINITY; nl]; candidates.len()];
-        let mut wanted: Vec<Vec<usize>> = searches.iter().map(LambdaSearch::first).collect();
+        let mut wanted: Vec<Vec<usize>> = searches.iter().map(GridSearch::first).collect();
         while wanted.iter().any(|w| !w.is_empty()) {
             let round = self.cv_round(folds, candidates, &wanted)?;
             for (i, (search, round)) in searches.iter().zip(round).enumerate() {
@@ -346,18 +346,20 @@ pub(super) fn fold_rows(
         .collect()
 }
 
-/// Which λ of [`AutoParams::lambdas`] (by number) a candidate is scored at.
+/// Which points of a grid (by number, in increasing order: the λ of [`AutoParams::lambdas`]
+/// or the γ of [`AutoParams::gammas`]) a candidate is scored at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct LambdaSearch {
-    /// The λ numbers searched.
+pub(super) struct GridSearch {
+    /// The numbers searched.
     pub(super) range: Range<usize>,
-    /// `None`: every λ of `range`. `Some(s)`: a walk from λ number `s`, first down the grid
-    /// and then up from `s`, each way until the score falls below the best so far or the
-    /// range ends.
+    /// `None`: every point of `range`. `Some(s)`: a walk from point `s` for a score that rises
+    /// and then falls along the grid: down the grid until the score falls below the best so
+    /// far or the range ends, then, unless going down found a better point, up from `s` in
+    /// the same way.
     pub(super) start: Option<usize>,
 }
 
-impl LambdaSearch {
+impl GridSearch {
     /// Every λ of the grid of `n`.
     pub(super) fn grid(n: usize) -> Self {
         Self {
@@ -366,7 +368,7 @@ impl LambdaSearch {
         }
     }
 
-    /// The λ numbers scored first: the whole range, or the start of the walk.
+    /// The numbers scored first: the whole range, or the start of the walk.
     pub(super) fn first(&self) -> Vec<usize> {
         match self.start {
             None => self.range.clone().collect(),
@@ -374,13 +376,16 @@ impl LambdaSearch {
         }
     }
 
-    /// The λ number a walk scores after number `li`, from the `scores` so far (−∞ where not
+    /// The number a walk scores after number `li`, from the `scores` so far (−∞ where not
     /// scored); `None` when it is done (and always for a whole range).
     pub(super) fn next(&self, li: usize, scores: &[f64]) -> Option<usize> {
         let start = self.start?;
         let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let fell = scores[li] < best && !ties(scores[li], best);
-        let up = (start + 1 < self.range.end).then_some(start + 1);
+        let below = |s: f64| s < best && !ties(s, best);
+        let fell = below(scores[li]);
+        // up from the start only while the start is still the best: past a better point
+        // below it, the score only falls above it
+        let up = (start + 1 < self.range.end && !below(scores[start])).then_some(start + 1);
         if li <= start {
             if !fell && li > self.range.start {
                 Some(li - 1)
@@ -406,7 +411,7 @@ pub(super) fn union_lambdas(
     lambdas: &[f64],
     set: &[Spec],
     scored: &[(Spec, f64, f64)],
-) -> LambdaSearch {
+) -> GridSearch {
     let mut lo = usize::MAX;
     let mut hi = 0;
     let mut start: Option<(usize, f64)> = None;
@@ -416,7 +421,7 @@ pub(super) fn union_lambdas(
             .filter(|(s, _, _)| s == spec)
             .find_map(|&(_, l, score)| Some((lambdas.iter().position(|&x| x == l)?, score)));
         let Some((i, score)) = best else {
-            return LambdaSearch::grid(lambdas.len());
+            return GridSearch::grid(lambdas.len());
         };
         lo = lo.min(i);
         hi = hi.max(i);
@@ -425,11 +430,11 @@ pub(super) fn union_lambdas(
         }
     }
     match start {
-        Some((s, _)) if lo <= hi => LambdaSearch {
+        Some((s, _)) if lo <= hi => GridSearch {
             range: lo..hi + 1,
             start: Some(s),
         },
-        _ => LambdaSearch::grid(lambdas.len()),
+        _ => GridSearch::grid(lambdas.len()),
     }
 }
 

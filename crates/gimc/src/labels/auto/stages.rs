@@ -4,7 +4,7 @@
 use super::blocks::{Blocks, solve_blocks};
 use super::report::{AutoStage, AutoTrial};
 use super::search::{
-    FIRST_ROUND, Fold, LEARN_CANDIDATES, LEARN_LAMBDAS, LambdaSearch, Search, Spec, TransformBest,
+    FIRST_ROUND, Fold, GridSearch, LEARN_CANDIDATES, LEARN_LAMBDAS, Search, Spec, TransformBest,
     best_of_each_kind, best_of_mean, better, union_lambdas, unions, validation_curve,
 };
 use super::transform::RowTransform;
@@ -30,9 +30,10 @@ use crate::outer::FitStop;
 use crate::registry::BoxedMap;
 
 impl Search<'_> {
-    /// Stage 1 on one transform: every block alone (the linear part, each family at each γ);
-    /// the trials are appended to `trials`. Returns the best and every block's best λ and
-    /// score.
+    /// Stage 1 on one transform: every block alone, the linear part and each family's maps
+    /// along the grid of γ ([`gamma_search`]: a walk from its middle when the grid
+    /// increases); the trials are appended to `trials`. Returns the best and every block's
+    /// best λ and score.
     pub(super) fn singles(
         &self,
         transform: RowTransform,
@@ -40,24 +41,16 @@ impl Search<'_> {
         linear: bool,
         trials: &mut Vec<AutoTrial>,
     ) -> Result<TransformBest> {
-        let mut singles: Vec<Spec> = Vec::new();
-        if linear {
-            singles.push(Spec::Linear);
-        }
-        for family in 0..self.families.len() {
-            for gamma in 0..self.params.gammas.len() {
-                singles.push(Spec::Map { family, gamma });
-            }
-        }
-        let grid = LambdaSearch::grid(self.params.lambdas.len());
+        let grid = GridSearch::grid(self.params.lambdas.len());
         let mut best: Option<AutoTrial> = None;
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
-        for spec in singles {
+        let mut score = |spec: Spec| -> Result<f64> {
             let set = [spec];
             let scores = self.cv_scores(folds, &[set.to_vec()], std::slice::from_ref(&grid))?;
             let t = self.trial(AutoStage::Fixed, transform, &set, &scores[0], &folds[0]);
-            best = better(best, &t);
+            best = better(best.take(), &t);
             all.push((spec, t.lambda, t.score));
+            let score = t.score;
             trials.push(t);
             // only the best block of each kind so far stays (and goes on to the unions) with
             // the intercept every union holds: a fold holds at most one block more than that
@@ -65,6 +58,24 @@ impl Search<'_> {
             specs.push(Spec::Bias);
             for fold in folds {
                 fold.keep_only(&specs);
+            }
+            Ok(score)
+        };
+        if linear {
+            score(Spec::Linear)?;
+        }
+        let walk = gamma_search(&self.params.gammas);
+        for family in 0..self.families.len() {
+            let mut scores = vec![f64::NEG_INFINITY; self.params.gammas.len()];
+            let mut wanted = walk.first();
+            while !wanted.is_empty() {
+                for &gamma in &wanted {
+                    scores[gamma] = score(Spec::Map { family, gamma })?;
+                }
+                wanted = match wanted[..] {
+                    [gamma] => walk.next(gamma, &scores).into_iter().collect(),
+                    _ => Vec::new(),
+                };
             }
         }
         Ok((best, all))
@@ -254,7 +265,7 @@ impl Search<'_> {
             .iter()
             .map(|&(family, gamma)| vec![Spec::Learned { family, gamma }])
             .collect();
-        let grid = vec![LambdaSearch::grid(self.params.lambdas.len()); one.len()];
+        let grid = vec![GridSearch::grid(self.params.lambdas.len()); one.len()];
         let scores = self.cv_scores(folds, &one, &grid)?;
         let mut trials: Vec<AutoTrial> = Vec::new();
         let mut scored = singles.to_vec();
@@ -474,6 +485,19 @@ impl Search<'_> {
             }
         }
         Ok((model, pre))
+    }
+}
+
+/// The search of a family's γ in stage 1: a walk from the middle of `gammas` when they
+/// increase (all multiples of the `scale` rule, or all numbers), every one of them otherwise.
+pub(super) fn gamma_search(gammas: &[Gamma]) -> GridSearch {
+    let increasing = gammas.windows(2).all(|w| match (w[0], w[1]) {
+        (Gamma::Scale(a), Gamma::Scale(b)) | (Gamma::Value(a), Gamma::Value(b)) => a < b,
+        _ => false,
+    });
+    GridSearch {
+        range: 0..gammas.len(),
+        start: increasing.then_some(gammas.len() / 2),
     }
 }
 

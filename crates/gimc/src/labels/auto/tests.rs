@@ -159,7 +159,7 @@ fn extended_factors_score_as_whole_solves_within_each_range() {
 
 #[test]
 fn a_union_walks_the_lambdas_between_its_blocks_from_its_best_blocks() {
-    use super::search::{LambdaSearch, Spec, union_lambdas};
+    use super::search::{GridSearch, Spec, union_lambdas};
     let lambdas = [0.001, 0.01, 0.1, 1.0, 10.0];
     let m = |family| Spec::Map { family, gamma: 0 };
     let scored = [
@@ -168,7 +168,7 @@ fn a_union_walks_the_lambdas_between_its_blocks_from_its_best_blocks() {
         (m(1), 1.0, 0.3),
         (m(3), 0.1, 0.6),
     ];
-    let walk = |range, start| LambdaSearch {
+    let walk = |range, start| GridSearch {
         range,
         start: Some(start),
     };
@@ -188,13 +188,13 @@ fn a_union_walks_the_lambdas_between_its_blocks_from_its_best_blocks() {
     // a block not scored alone: the whole grid
     assert_eq!(
         union_lambdas(&lambdas, &[Spec::Linear, m(2)], &scored),
-        LambdaSearch::grid(5)
+        GridSearch::grid(5)
     );
 }
 
 /// The λ numbers a walk of `search` scores on the validation curve `curve`, in order, with the
 /// scores it has then (−∞ where not scored), as [`Search::cv_scores`] drives it.
-fn walked(search: &super::search::LambdaSearch, curve: &[f64]) -> (Vec<usize>, Vec<f64>) {
+fn walked(search: &super::search::GridSearch, curve: &[f64]) -> (Vec<usize>, Vec<f64>) {
     let mut scores = vec![f64::NEG_INFINITY; curve.len()];
     let mut order = Vec::new();
     let mut wanted = search.first();
@@ -213,8 +213,8 @@ fn walked(search: &super::search::LambdaSearch, curve: &[f64]) -> (Vec<usize>, V
 
 #[test]
 fn a_lambda_walk_finds_the_peak_of_a_rise_and_fall_and_stops_past_it() {
-    use super::search::LambdaSearch;
-    let walk = |range, start| LambdaSearch {
+    use super::search::GridSearch;
+    let walk = |range, start| GridSearch {
         range,
         start: Some(start),
     };
@@ -223,6 +223,8 @@ fn a_lambda_walk_finds_the_peak_of_a_rise_and_fall_and_stops_past_it() {
     assert_eq!(walked(&walk(0..5, 4), &curve).0, vec![4, 3, 2, 1]);
     // from below the peak: down until it falls, then up past the peak until it falls
     assert_eq!(walked(&walk(0..6, 1), &curve).0, vec![1, 0, 2, 3]);
+    // from above the peak: down past it until it falls, and never up, where it only falls
+    assert_eq!(walked(&walk(0..6, 3), &curve).0, vec![3, 2, 1]);
     // a tie goes on; the range bounds the walk
     let flat = [0.5, 0.5, 0.5, 0.4];
     assert_eq!(walked(&walk(1..3, 2), &flat).0, vec![2, 1]);
@@ -233,7 +235,34 @@ fn a_lambda_walk_finds_the_peak_of_a_rise_and_fall_and_stops_past_it() {
         assert_eq!(best, 0.50, "start {start}");
     }
     // the whole grid scores every λ at once
-    assert_eq!(walked(&LambdaSearch::grid(4), &flat).0, vec![0, 1, 2, 3]);
+    assert_eq!(walked(&GridSearch::grid(4), &flat).0, vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn an_increasing_gamma_grid_is_walked_from_its_middle_and_any_other_scored_whole() {
+    use super::search::GridSearch;
+    use super::stages::gamma_search;
+    use gimc_linalg::Gamma;
+    let walk = |n, start| GridSearch {
+        range: 0..n,
+        start: Some(start),
+    };
+    let scale = [Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE];
+    assert_eq!(gamma_search(&scale), walk(3, 1));
+    assert_eq!(
+        gamma_search(&[Gamma::Value(0.1), Gamma::Value(1.0)]),
+        walk(2, 1)
+    );
+    assert_eq!(gamma_search(&[Gamma::Value(0.5)]), walk(1, 0));
+    // out of order, or rules mixed with numbers: every γ
+    assert_eq!(
+        gamma_search(&[Gamma::SCALE, Gamma::Scale(0.25)]),
+        GridSearch::grid(2)
+    );
+    assert_eq!(
+        gamma_search(&[Gamma::Scale(0.25), Gamma::Value(1.0)]),
+        GridSearch::grid(2)
+    );
 }
 
 #[test]
