@@ -56,20 +56,33 @@ fn the_search_covers_transforms_blocks_and_unions_and_the_choice_is_its_best() {
     let transforms: Vec<RowTransform> = sel.trials.iter().map(|t| t.transform).collect();
     assert!(transforms.contains(&RowTransform::Raw) && transforms.contains(&RowTransform::L2));
     assert!(!transforms.contains(&RowTransform::TfIdfL2));
-    // per transform: linear + 2 families x 3 gammas alone, then the unions of the 3 kinds
-    let fixed = sel
-        .trials
-        .iter()
-        .filter(|t| t.stage == AutoStage::Fixed)
-        .count();
+    let names =
+        |t: &gimc::labels::AutoTrial| t.blocks.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+    // per transform: the linear part alone, then each family's γ walked from the middle of the
+    // grid (1/4 × scale, then one neighbour or both), then the unions of the 3 kinds
+    for transform in [RowTransform::Raw, RowTransform::L2] {
+        let fixed: Vec<_> = sel
+            .trials
+            .iter()
+            .filter(|t| t.stage == AutoStage::Fixed && t.transform == transform)
+            .collect();
+        assert_eq!(names(fixed[0]), ["linear"]);
+        for family in ["lff", "lnys"] {
+            let factors: Vec<f64> = fixed
+                .iter()
+                .filter(|t| names(t) == [family])
+                .map(|t| t.blocks[0].gamma_factor.unwrap())
+                .collect();
+            assert_eq!(factors[0], 0.25, "{transform:?} {family}");
+            assert!((2..=3).contains(&factors.len()), "{factors:?}");
+        }
+    }
     let combined = sel
         .trials
         .iter()
         .filter(|t| t.stage == AutoStage::Combined)
         .count();
-    assert_eq!((fixed, combined), (2 * 7, 2 * 4));
-    let names =
-        |t: &gimc::labels::AutoTrial| t.blocks.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+    assert_eq!(combined, 2 * 4);
     assert!(sel.trials.iter().any(|t| names(t) == ["linear"]));
     assert!(
         sel.trials
