@@ -196,10 +196,7 @@ impl Search<'_> {
                 for &li in &wanted[i] {
                     scores[i][li] = round[li];
                 }
-                wanted[i] = match wanted[i][..] {
-                    [li] => search.next(li, &scores[i]).into_iter().collect(),
-                    _ => Vec::new(),
-                };
+                wanted[i] = search.after(&wanted[i], &scores[i]);
             }
         }
         Ok(scores)
@@ -360,7 +357,7 @@ pub(super) struct GridSearch {
 }
 
 impl GridSearch {
-    /// Every λ of the grid of `n`.
+    /// Every point of a grid of `n`.
     pub(super) fn grid(n: usize) -> Self {
         Self {
             range: 0..n,
@@ -376,9 +373,19 @@ impl GridSearch {
         }
     }
 
-    /// The number a walk scores after number `li`, from the `scores` so far (−∞ where not
-    /// scored); `None` when it is done (and always for a whole range).
-    pub(super) fn next(&self, li: usize, scores: &[f64]) -> Option<usize> {
+    /// The numbers to score after a round that scored `scored`, from the `scores` so far (−∞
+    /// where not scored): a walk's next point after its one, nothing once the walk is done or
+    /// after the whole range.
+    pub(super) fn after(&self, scored: &[usize], scores: &[f64]) -> Vec<usize> {
+        match scored {
+            [li] => self.next(*li, scores).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The number a walk scores after number `li`, from the `scores` so far; `None` when it is
+    /// done (and always for a whole range).
+    fn next(&self, li: usize, scores: &[f64]) -> Option<usize> {
         let start = self.start?;
         let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let below = |s: f64| s < best && !ties(s, best);

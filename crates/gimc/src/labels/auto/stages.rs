@@ -72,10 +72,7 @@ impl Search<'_> {
                 for &gamma in &wanted {
                     scores[gamma] = score(Spec::Map { family, gamma })?;
                 }
-                wanted = match wanted[..] {
-                    [gamma] => walk.next(gamma, &scores).into_iter().collect(),
-                    _ => Vec::new(),
-                };
+                wanted = walk.after(&wanted, &scores);
             }
         }
         Ok((best, all))

@@ -203,10 +203,7 @@ fn walked(search: &super::search::GridSearch, curve: &[f64]) -> (Vec<usize>, Vec
             scores[li] = curve[li];
             order.push(li);
         }
-        wanted = match wanted[..] {
-            [li] => search.next(li, &scores).into_iter().collect(),
-            _ => Vec::new(),
-        };
+        wanted = search.after(&wanted, &scores);
     }
     (order, scores)
 }
