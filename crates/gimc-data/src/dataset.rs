@@ -375,24 +375,35 @@ impl Dataset {
         Ok(())
     }
 
-    /// The nominal columns ([`Dataset::nominal_columns`]) that identify their rows: every row
-    /// has a value (none missing) and no two rows share one, as an accession number or a
-    /// record id does (genbase's `protein`). Such a column carries no information a model
-    /// can transfer to new rows. Judged only on at least 10 rows (fewer rows are too few to
-    /// tell an identifier from a rare category); sorted. O(n·|nominal|) for dense features,
-    /// O(nnz) for sparse ones.
+    /// The columns that identify their rows: every row has a value (none missing) and no two
+    /// rows share one, as an accession number or a record id does. Such a column carries no
+    /// information a model can transfer to new rows. Two kinds qualify:
+    /// - nominal columns ([`Dataset::nominal_columns`]), such as genbase's `protein`;
+    /// - numeric columns of whole numbers whose name says identifier (`Id`, `PassengerId`,
+    ///   `row_id`, `index`, pandas's `Unnamed: 0`, …), such as the `Id` row number of a
+    ///   Kaggle CSV. A numeric column
+    ///   with another name is a measurement even when every row holds another value.
+    ///
+    /// Judged only on at least 10 rows (fewer rows are too few to tell an identifier from a
+    /// rare category); sorted. O(n·|candidates|) for dense features, O(nnz) for sparse ones.
     pub fn identifier_columns(&self) -> Vec<usize> {
         let (n, d) = (self.nrows(), self.ncols());
         if n < 10 {
             return Vec::new();
         }
         let with_missing: HashSet<usize> = self.missing.iter().map(|&(_, c)| c).collect();
-        let candidates: Vec<usize> = self
-            .nominal_columns
-            .iter()
-            .copied()
-            .filter(|&c| c < d && !with_missing.contains(&c))
+        let named: Vec<usize> = (0..d)
+            .filter(|&c| {
+                self.feature_names
+                    .get(c)
+                    .is_some_and(|name| is_identifier_name(name))
+            })
             .collect();
+        let mut candidates: Vec<usize> =
+            self.nominal_columns.iter().copied().chain(named).collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.retain(|&c| c < d && !with_missing.contains(&c));
         let mut values: Vec<Vec<f64>> = match &self.features {
             FeatureMatrix::Dense(m) => candidates
                 .iter()
@@ -425,10 +436,15 @@ impl Dataset {
         for v in &mut values {
             v.sort_unstable_by(f64::total_cmp);
         }
+        let nominal: HashSet<usize> = self.nominal_columns.iter().copied().collect();
         candidates
             .iter()
             .zip(&values)
-            .filter(|(_, v)| v.len() == n && v.windows(2).all(|w| w[0] != w[1]))
+            .filter(|&(c, v)| {
+                v.len() == n
+                    && v.windows(2).all(|w| w[0] != w[1])
+                    && (nominal.contains(c) || v.iter().all(|x| x.fract() == 0.0))
+            })
             .map(|(&c, _)| c)
             .collect()
     }
@@ -794,6 +810,34 @@ pub(crate) fn file_stem(path: &std::path::Path) -> String {
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
 }
 
+/// Whether a column name says the column identifies rows (for
+/// [`Dataset::identifier_columns`]): `id`, `index`, `idx`, `row`, `rowid`, `row_id`,
+/// `row_number` or `unnamed: N` (how pandas names an index it writes), in any case, or a name
+/// ending in `_id`, `-id`, ` id`, `.id`, `ID` or, after a lowercase letter, `Id`
+/// (`PassengerId`; `acid` and `Humid` are not).
+fn is_identifier_name(name: &str) -> bool {
+    let name = name.trim();
+    let lower = name.to_ascii_lowercase();
+    if matches!(
+        lower.as_str(),
+        "id" | "index" | "idx" | "row" | "rowid" | "row_id" | "row_number"
+    ) || lower.starts_with("unnamed:")
+    {
+        return true;
+    }
+    if ["_id", "-id", " id", ".id"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+    {
+        return true;
+    }
+    let Some(stem) = name.strip_suffix("ID").or_else(|| name.strip_suffix("Id")) else {
+        return false;
+    };
+    // `ID` after anything, `Id` only after a lowercase letter (camel case)
+    name.ends_with("ID") || stem.chars().last().is_some_and(|c| c.is_ascii_lowercase())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -905,6 +949,70 @@ mod tests {
         let m = FeatureMatrix::sparse(t.to_csr()).unwrap();
         let ds = Dataset::new("t", m, Targets::None, Vec::new()).unwrap();
         assert_eq!(ds.constant_columns(), vec![1]);
+    }
+
+    #[test]
+    fn identifier_names() {
+        for yes in [
+            "id",
+            "Id",
+            "ID",
+            " index ",
+            "idx",
+            "row_id",
+            "RowID",
+            "Unnamed: 0",
+            "PassengerId",
+            "customer_id",
+            "sample-id",
+            "record id",
+            "meta.id",
+            "PID",
+        ] {
+            assert!(is_identifier_name(yes), "{yes}");
+        }
+        for no in [
+            "acid", "Humid", "idle", "identity", "width", "grid", "valid", "indexes",
+        ] {
+            assert!(!is_identifier_name(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn numeric_columns_named_as_identifiers_of_whole_numbers_are_identifiers() {
+        // 12 rows: a row number `Id`, a unique measurement `area`, a unique non-integer
+        // `row_id`, a repeated `index`, and `customer_id` with one value missing
+        let x = Mat::from_fn(12, 5, |i, j| match j {
+            0 => (i + 1) as f64,
+            1 => i as f64 * 1.5 + 0.25,
+            2 => i as f64 + 0.5,
+            3 => (i % 6) as f64,
+            _ => (100 + i) as f64,
+        });
+        let mut sparse = gimc_linalg::sprs::TriMat::new((12, 5));
+        for i in 0..12 {
+            for j in 0..5 {
+                if x[(i, j)] != 0.0 {
+                    sparse.add_triplet(i, j, x[(i, j)]);
+                }
+            }
+        }
+        let names: Vec<String> = ["Id", "area", "row_id", "index", "customer_id"]
+            .map(String::from)
+            .to_vec();
+        for f in [
+            FeatureMatrix::dense(x.clone()).unwrap(),
+            FeatureMatrix::sparse(sparse.to_csr()).unwrap(),
+        ] {
+            let mut ds = Dataset::new("n", f, Targets::None, names.clone()).unwrap();
+            let sparse = ds.features.is_sparse();
+            assert_eq!(ds.identifier_columns(), vec![0, 4], "sparse {sparse}");
+            ds.missing = vec![(3, 4)];
+            assert_eq!(ds.identifier_columns(), vec![0], "sparse {sparse}");
+            // the same values without names are measurements
+            ds.feature_names.clear();
+            assert!(ds.identifier_columns().is_empty(), "sparse {sparse}");
+        }
     }
 
     #[test]

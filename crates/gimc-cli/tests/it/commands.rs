@@ -851,3 +851,49 @@ fn fit_drops_genbase_identifier_column_and_says_so() {
     );
     assert!(err.contains("constant columns"), "{err}");
 }
+
+#[test]
+fn fit_drops_a_numeric_row_number_and_new_rows_ids_do_not_move_predictions() {
+    // 60 rows: a row number `Id`, two features and a class that the first feature decides
+    let csv = |first_id: usize| {
+        let mut s = String::from("Id,a,b,class\n");
+        for i in 0..60 {
+            let a = ((i * 7) % 11) as f64 - 5.0;
+            let b = ((i * 5) % 13) as f64 * 0.5;
+            let class = if a > 0.0 { "pos" } else { "neg" };
+            s.push_str(&format!("{},{a},{b},{class}\n", first_id + i));
+        }
+        s
+    };
+    let train = temp_file("with-id.csv", csv(1).as_bytes());
+    let later = temp_file("with-later-id.csv", csv(90_001).as_bytes());
+    let model = temp_file("with-id.gimc", b"");
+    let o = gimc(&["fit", p(&train), "--label-column", "class", "-o", p(&model)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("dropped 1 identifier column (one value per row): Id"),
+        "{err}"
+    );
+    // the same rows under ids far outside the training range get the same predictions
+    let preds: Vec<String> = [&train, &later]
+        .iter()
+        .map(|data| {
+            let pred = temp_file("with-id.pred", b"");
+            let o = gimc(&[
+                "-q",
+                "predict",
+                p(data),
+                "--label-column",
+                "class",
+                "-m",
+                p(&model),
+                "-o",
+                p(&pred),
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            std::fs::read_to_string(&pred).unwrap()
+        })
+        .collect();
+    assert_eq!(preds[0], preds[1]);
+}
