@@ -58,7 +58,7 @@ gimc_linalg::params! {
         /// (docs/BENCHMARKS.md, multilabel-peers).
         pub cv_folds: usize = 3 => with_cv_folds,
         /// Data with at most this many rows is searched by `cv_folds`-fold cross-validation (the
-        /// maps are learned on the first fold); larger data on one split. Default 2000.
+        /// maps are learned on every fold); larger data on one split. Default 2000.
         pub cv_max_rows: usize = 2000 => with_cv_max_rows,
         /// The ks whose mean validation P@k decides (multi-label; multi-class uses accuracy).
         /// Default {1, 3}: more hits per row than P@1 alone, so the choice is less noisy.
