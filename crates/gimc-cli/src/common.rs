@@ -458,9 +458,26 @@ impl PredictionKind {
         }
     }
 
+    /// The start of the line after the header of a class prediction file that names the
+    /// model's classes in the order of their indices, as a JSON array of strings: `gimc eval`
+    /// compares the predictions with a truth by these names, whatever order the truth file
+    /// lists its classes in (a CSV or LIBSVM test file numbers only the classes it holds).
+    pub const CLASSES: &str = "# gimc classes:";
+
     /// The header line (with its newline) of a prediction file of this kind.
     pub fn header(self) -> String {
         format!("{} kind={}\n", Self::HEADER, self.name())
+    }
+
+    /// The header line, and for classes with `names` (the model's class names, one per
+    /// class) the [`PredictionKind::CLASSES`] line.
+    pub fn header_with_names(self, names: &[String]) -> String {
+        let mut s = self.header();
+        if self == Self::Classes && !names.is_empty() {
+            let list = serde_json::to_string(names).unwrap_or_else(|_| "[]".into());
+            s.push_str(&format!("{} {list}\n", Self::CLASSES));
+        }
+        s
     }
 
     /// The kind a prediction file's first line records: `None` when the line is not a header

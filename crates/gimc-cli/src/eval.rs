@@ -204,7 +204,7 @@ fn run_transduction(a: &EvalArgs, g: &Globals, pred_path: &Path, truth_name: &st
 
 /// Reads a prediction file into the kind its first line records (if it has that line) and one
 /// list of label indices (or values) per row.
-fn read_predictions(path: &Path) -> Result<(Option<PredictionKind>, Vec<Vec<f64>>)> {
+fn read_predictions(path: &Path) -> Result<Predictions> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut lines = text.lines().enumerate().peekable();
@@ -213,8 +213,26 @@ fn read_predictions(path: &Path) -> Result<(Option<PredictionKind>, Vec<Vec<f64>
             .map_err(|e| anyhow::anyhow!("{}:1: {e}", path.display()))?,
         None => None,
     };
+    let mut head = 0;
     if kind.is_some() {
         lines.next();
+        head += 1;
+    }
+    let mut class_names = None;
+    if let Some(list) = lines
+        .peek()
+        .and_then(|(_, l)| l.trim().strip_prefix(PredictionKind::CLASSES))
+    {
+        let names: Vec<String> = serde_json::from_str(list.trim()).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}: the class names are not a JSON list of strings: {e}",
+                path.display(),
+                head + 1
+            )
+        })?;
+        class_names = Some(names);
+        lines.next();
+        head += 1;
     }
     let csv = lines
         .peek()
@@ -268,7 +286,49 @@ fn read_predictions(path: &Path) -> Result<(Option<PredictionKind>, Vec<Vec<f64>
     if rows.is_empty() {
         bail!("{}: no predictions in the file", path.display());
     }
-    Ok((kind, rows))
+    Ok(Predictions {
+        kind,
+        class_names,
+        head,
+        rows,
+    })
+}
+
+/// A prediction file as [`read_predictions`] reads it.
+struct Predictions {
+    /// The kind its header records (`None`: no header).
+    kind: Option<PredictionKind>,
+    /// The model's class names in index order ([`PredictionKind::CLASSES`]), if recorded.
+    class_names: Option<Vec<String>>,
+    /// The lines before the first row's (header and class names).
+    head: usize,
+    /// The numbers of each row's line (label or class indices, or values).
+    rows: Vec<Vec<f64>>,
+}
+
+/// The truth's `classes` (indices into its `names`) as indices into the model's `model_names`,
+/// so that they compare with predicted indices; a class the model does not know becomes an
+/// index no prediction holds. Returns them and the number of rows of unknown classes.
+fn classes_by_name(
+    classes: &[usize],
+    names: &[String],
+    model_names: &[String],
+) -> (Vec<usize>, usize) {
+    let to_model: Vec<usize> = names
+        .iter()
+        .map(|n| {
+            model_names
+                .iter()
+                .position(|m| m == n)
+                .unwrap_or(usize::MAX)
+        })
+        .collect();
+    let aligned: Vec<usize> = classes
+        .iter()
+        .map(|&c| to_model.get(c).copied().unwrap_or(usize::MAX))
+        .collect();
+    let unknown = aligned.iter().filter(|&&c| c == usize::MAX).count();
+    (aligned, unknown)
 }
 
 /// What predictions of `kind` are, in a message.
@@ -383,12 +443,16 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
     if a.transduction {
         return run_transduction(a, g, &predictions, &truth_name);
     }
-    let (kind, pred) = read_predictions(&predictions)?;
+    let Predictions {
+        kind,
+        class_names,
+        head: skip,
+        rows: pred,
+    } = read_predictions(&predictions)?;
     let truth = load_input(&truth_name, &a.part, g)?;
     check_kind(kind, a.clusters, &predictions, &truth)?;
     let clusters = a.clusters || kind == Some(PredictionKind::Clusters);
-    // the file's line of row i: after the kind line, if any
-    let skip = usize::from(kind.is_some());
+    // the file's line of row i is i + 1 + skip: after the kind and class-name lines, if any
     let n = truth.nrows();
     if pred.len() != n {
         bail!(
@@ -421,9 +485,26 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
                 gimc_metrics::pairwise_clustering_error(&c, classes)?,
             ));
         }
-        Targets::Classes { classes, .. } => {
+        Targets::Classes { classes, names } => {
             let c = firsts()?;
-            metrics.push(("accuracy".into(), gimc_metrics::accuracy(&c, classes)?));
+            let truth_classes = match &class_names {
+                // the predictions index the model's classes: compare by name
+                Some(model_names) if !names.is_empty() => {
+                    let (aligned, unknown) = classes_by_name(classes, names, model_names);
+                    if unknown > 0 {
+                        g.info(&format!(
+                            "{unknown} rows of {} hold a class the model does not know; they count as misses",
+                            truth.name
+                        ));
+                    }
+                    aligned
+                }
+                _ => classes.clone(),
+            };
+            metrics.push((
+                "accuracy".into(),
+                gimc_metrics::accuracy(&c, &truth_classes)?,
+            ));
         }
         Targets::Labels { matrix, .. } => {
             let l = matrix.cols();

@@ -26,11 +26,12 @@
 //! run_with(fit.into_iter().chain(["--iters", "2", "-o", model]), &registry)?;
 //! run_with(["gimc", "-q", "predict", data, "-m", model, "-o", pred], &registry)?;
 //!
-//! // A first line recording what the file holds, then one predicted class index per line
-//! // (classes `1`, `2`, `3` are 0, 1, 2).
+//! // A first line recording what the file holds, a line naming the classes in index order,
+//! // then one predicted class index per line (classes `1`, `2`, `3` are 0, 1, 2).
 //! let predicted = std::fs::read_to_string(pred)?;
 //! let mut lines = predicted.lines();
 //! assert_eq!(lines.next(), Some("# gimc predictions: kind=classes"));
+//! assert_eq!(lines.next(), Some(r#"# gimc classes: ["1","2","3"]"#));
 //! let rows: Vec<&str> = lines.collect();
 //! assert_eq!(rows.len(), 60);
 //! let correct = rows.iter().enumerate().filter(|(i, l)| **l == (i % 3).to_string());

@@ -4,7 +4,9 @@
 //! has it applied to the new rows first. Sparse rows indexed by column number (LIBSVM, XMC)
 //! that never reach the model's last columns are widened with zero columns. Text and CSV output
 //! starts with the line `# gimc predictions: kind=labels` (or `kind=classes`), which `gimc
-//! eval` reads. With `--pairs`, a completion model saved by `gimc complete --save` predicts the
+//! eval` reads; class predictions of a model that knows its class names go on with the line
+//! `# gimc classes: ["name0", "name1", …]`, the names of the class indices, by which `gimc
+//! eval` matches them with the truth's classes. With `--pairs`, a completion model saved by `gimc complete --save` predicts the
 //! values of (row, column) pairs, on new rows or columns given their features.
 
 use std::path::{Path, PathBuf};
@@ -113,6 +115,12 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         Task::MultiLabel => PredictionKind::Labels,
         Task::MultiClass => PredictionKind::Classes,
     };
+    let names = model.label_names();
+    let header = kind.header_with_names(if names.len() == model.n_labels() {
+        names
+    } else {
+        &[]
+    });
     let s = if g.json {
         let v: Vec<_> = rows
             .iter()
@@ -130,7 +138,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
             .collect();
         format!("{}\n", serde_json::to_string(&v)?)
     } else if a.csv {
-        let mut s = kind.header();
+        let mut s = header;
         s.push_str("row,rank,label,score\n");
         for (i, r) in rows.iter().enumerate() {
             for (rank, &(j, sc)) in r.iter().enumerate() {
@@ -139,7 +147,7 @@ pub fn run(a: &PredictArgs, g: &Globals) -> Result<()> {
         }
         s
     } else {
-        let mut s = kind.header();
+        let mut s = header;
         for r in &rows {
             let line: Vec<String> = r
                 .iter()

@@ -83,11 +83,18 @@ fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
     assert_eq!(v.as_array().unwrap().len(), 60);
     assert_eq!(v[0].as_array().unwrap().len(), 2);
     let o = gimc(&["predict", p(&data), "-m", p(&model), "--csv", "-q"]);
-    assert!(
-        stdout(&o).starts_with("# gimc predictions: kind=classes\nrow,rank,label,score\n0,1,"),
-        "{}",
-        stdout(&o)
+    let out = stdout(&o);
+    let head: Vec<&str> = out.lines().take(4).collect();
+    assert_eq!(
+        head[..3],
+        [
+            "# gimc predictions: kind=classes",
+            r#"# gimc classes: ["1","2","3"]"#,
+            "row,rank,label,score"
+        ],
+        "{out}"
     );
+    assert!(head[3].starts_with("0,1,"), "{out}");
 
     // a model from another version, a corrupted model, a NaN weight, a missing model
     let bytes = std::fs::read(&model).unwrap();
@@ -896,4 +903,83 @@ fn fit_drops_a_numeric_row_number_and_new_rows_ids_do_not_move_predictions() {
         })
         .collect();
     assert_eq!(preds[0], preds[1]);
+}
+
+#[test]
+fn eval_matches_classes_by_name_when_the_test_file_holds_fewer_classes() {
+    // class a below 0, b in [0, 10), c from 10: the test file holds only b and c (a CSV
+    // numbers only the classes it holds) and one row of a class d the model never saw
+    let row = |x: f64, class: &str| format!("{x},{},{class}\n", (x * 0.37).sin());
+    let class = |x: f64| match x {
+        x if x < 0.0 => "a",
+        x if x < 10.0 => "b",
+        _ => "c",
+    };
+    let mut train = String::from("x,y,class\n");
+    for i in 0..90 {
+        let x = -15.0 + i as f64 * 0.4;
+        train.push_str(&row(x, class(x)));
+    }
+    let mut test = String::from("x,y,class\n");
+    for i in 0..20 {
+        let x = 1.1 + i as f64 * 0.8;
+        test.push_str(&row(x, class(x)));
+    }
+    test.push_str(&row(5.0, "d"));
+    let train = temp_file("by-name-train.csv", train.as_bytes());
+    let test = temp_file("by-name-test.csv", test.as_bytes());
+    let model = temp_file("by-name.gimc", b"");
+    let pred = temp_file("by-name.pred", b"");
+    let o = gimc(&[
+        "-q",
+        "fit",
+        p(&train),
+        "--label-column",
+        "class",
+        "-o",
+        p(&model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for csv in [false, true] {
+        let mut args = vec![
+            "-q",
+            "predict",
+            p(&test),
+            "--label-column",
+            "class",
+            "-m",
+            p(&model),
+            "-o",
+            p(&pred),
+        ];
+        if csv {
+            args.push("--csv");
+        }
+        let o = gimc(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(&pred).unwrap();
+        assert!(
+            text.lines().nth(1) == Some(r#"# gimc classes: ["a","b","c"]"#),
+            "{text}"
+        );
+        let o = gimc(&[
+            "--json",
+            "eval",
+            p(&pred),
+            p(&test),
+            "--label-column",
+            "class",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("1 rows of by-name-test hold a class the model does not know"),
+            "{}",
+            stderr(&o)
+        );
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let acc = v["metrics"]["accuracy"].as_f64().unwrap();
+        // 18 to 20 of the 20 rows of known classes right, out of 21 (by index, the b and c
+        // rows would be compared with the model's a and b)
+        assert!(acc > 17.5 / 21.0 && acc < 20.5 / 21.0, "csv {csv}: {v}");
+    }
 }

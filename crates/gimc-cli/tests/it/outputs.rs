@@ -207,7 +207,8 @@ fn outputs_leave_no_temporary_file_and_follow_no_link_at_the_old_temporary_name(
         let o = gimc(&args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
     }
-    assert_eq!(std::fs::read_to_string(&pred).unwrap().lines().count(), 61);
+    // the header, the class names and 60 rows
+    assert_eq!(std::fs::read_to_string(&pred).unwrap().lines().count(), 62);
     assert_eq!(std::fs::read_to_string(&cons).unwrap().lines().count(), 41);
     assert_eq!(
         entries(&dir),
@@ -320,10 +321,10 @@ fn eval_follows_the_kind_a_prediction_file_records() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(
-        text.starts_with("# gimc predictions: kind=classes\nrow,rank,label,score\n"),
-        "{text}"
-    );
+    let head: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(head[0], "# gimc predictions: kind=classes", "{text}");
+    assert!(head[1].starts_with("# gimc classes: ["), "{text}");
+    assert_eq!(head[2], "row,rank,label,score", "{text}");
     assert!(eval_json(&csv, &data, &[])["accuracy"].as_f64().unwrap() > 0.9);
 
     // mismatches are refused, naming the kind and the truth's task
@@ -411,7 +412,8 @@ fn sparse_rows_that_never_use_the_last_features_are_widened() {
     std::fs::write(&narrow, text.replace(" 4:0.5", "")).unwrap();
     let o = gimc(&["-q", "predict", p(&narrow), "-m", p(&model)]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).lines().count(), 61);
+    // the header, the class names and 60 rows
+    assert_eq!(stdout(&o).lines().count(), 62);
     // dense input narrower than the model, and sparse input wider, stay errors
     let dense = dir.join("narrow.csv");
     let csv: String = (0..6).map(|i| format!("{i},1,2\n")).collect();
