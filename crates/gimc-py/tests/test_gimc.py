@@ -338,10 +338,10 @@ def test_auto_is_the_default_and_reports_its_search(multilabel):
     for b in best["blocks"]:
         assert set(b) == {"name", "gamma", "gamma_factor", "iterations"}
     # the default search: raw and L2 rows (tf-idf needs sparse features), the linear part,
-    # lff and lnys along three multiples of the scale rule walked from the middle one, five λ
+    # lff and lnys along five multiples of the scale rule walked from the rule itself, five λ
     assert _auto_trials_hold(trials, transforms={"raw", "l2"})
     factors = {b["gamma_factor"] for t in trials for b in t["blocks"] if b["gamma"] is not None}
-    assert 0.25 in factors and len(factors) >= 2 and factors <= {0.0625, 0.25, 1.0}
+    assert 1.0 in factors and len(factors) >= 2 and factors <= {0.0625, 0.25, 1.0, 4.0, 16.0}
     assert {"linear", "lff", "lnys"} <= {b["name"] for t in trials for b in t["blocks"]}
     assert {t["alpha"] for t in trials} <= {0.001, 0.01, 0.1, 1.0, 10.0}
     assert {t["stage"] for t in trials} >= {"fixed", "combined"}

@@ -40,8 +40,8 @@ pub struct FitArgs {
     pub m: Vec<usize>,
     /// RBF width γ (comma list = grid): a number, `scale` = 1 / (d · Var X) on the features as
     /// the map sees them (after --standardize and --normalize; scikit-learn's rule), or
-    /// `F*scale`. The γ used is stored in the model. Default: `scale`; `auto` searches
-    /// 0.0625*scale, 0.25*scale and scale.
+    /// `F*scale`. The γ used is stored in the model. Default: `scale`; `auto` walks
+    /// 0.0625*scale, 0.25*scale, scale, 4*scale and 16*scale from scale.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub gamma: Vec<Gamma>,
     /// Ridge penalty λ (comma list = grid). Default 1; `auto` searches 0.001, 0.01, 0.1, 1 and 10,

@@ -190,7 +190,8 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         RBF width. ``"scale"`` is scikit-learn's rule 1 / (n_features · X.var()) computed on
         the features as the map sees them (after the row transform, or ``standardize`` and
         ``normalize``); ``"0.25*scale"`` multiplies it; a number fixes it. None: ``"auto"``
-        searches ``0.0625*scale``, ``0.25*scale`` and ``scale``; a fixed map uses ``"scale"``.
+        walks ``0.0625*scale``, ``0.25*scale``, ``scale``, ``4*scale`` and ``16*scale`` from
+        ``scale``; a fixed map uses ``"scale"``.
         Given, it is the list ``"auto"`` searches.
     alpha : float, list of float or None, default=None
         Ridge penalty λ of the label model. None: ``"auto"`` searches 0.001, 0.01, 0.1, 1 and

@@ -246,6 +246,10 @@ fn an_increasing_gamma_grid_is_walked_from_its_middle_and_any_other_scored_whole
     };
     let scale = [Gamma::Scale(0.0625), Gamma::Scale(0.25), Gamma::SCALE];
     assert_eq!(gamma_search(&scale), walk(3, 1));
+    // the default grid starts from the scale rule itself
+    let default = super::AutoParams::default().gammas;
+    assert_eq!(default[2], Gamma::SCALE);
+    assert_eq!(gamma_search(&default), walk(5, 2));
     assert_eq!(
         gamma_search(&[Gamma::Value(0.1), Gamma::Value(1.0)]),
         walk(2, 1)
