@@ -11,6 +11,7 @@ mod imc_frozen;
 mod linear;
 mod mc;
 mod nuclear;
+mod planted_pu;
 mod pu;
 mod sharded;
 mod transduction;

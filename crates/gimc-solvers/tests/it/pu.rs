@@ -2,27 +2,13 @@
 //! `pu-imc`): hide a fraction ρ of the positives, observe only the rest (all 1s), and compare
 //! how well each model recovers the true 0/1 matrix T.
 
-use gimc_linalg::faer::Mat;
-use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
-use gimc_linalg::{FeatureMatrix, Observed};
+use gimc_linalg::rng::seeded;
 use gimc_solvers::{
     ImcInit, ImcParams, ImcProblem, ImcStart, NoObserver, PuImcInputs, PuImcParams, Side, fit_imc,
     fit_pu_imc,
 };
-use rand::Rng;
 
-/// Block-structured features: one-hot group (4 groups) plus noise, 3 pure-noise columns and a
-/// constant (bias) column. The bias lets a model predict "1 everywhere" cheaply, which is what
-/// fitting the observed positives alone rewards.
-fn features(rng: &mut GimcRng, n: usize) -> FeatureMatrix {
-    let noise = gaussian_mat(rng, n, 8, 1.0);
-    FeatureMatrix::dense(Mat::from_fn(n, 8, |i, j| match j {
-        0..4 => (if i % 4 == j { 1.0 } else { 0.0 }) + 0.05 * noise[(i, j)],
-        4..7 => noise[(i, j)],
-        _ => 1.0,
-    }))
-    .unwrap()
-}
+use crate::planted_pu::{PlantedPu, planted_pu};
 
 /// Area under the ROC curve of `scores` against 0/1 `truth` (ties count one half).
 fn auc(scores: &[f64], truth: &[bool]) -> f64 {
@@ -45,23 +31,15 @@ fn auc(scores: &[f64], truth: &[bool]) -> f64 {
 
 #[test]
 fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
-    let mut rng = seeded(21);
     let n = 120;
-    let x = features(&mut rng, n);
-    let y = features(&mut rng, n);
     let rho = 0.5;
-    let truth: Vec<bool> = (0..n * n).map(|t| (t / n) % 4 == (t % n) % 4).collect();
-    let (mut rows, mut cols) = (vec![], vec![]);
-    for i in 0..n {
-        for j in 0..n {
-            if truth[i * n + j] && rng.random::<f64>() >= rho {
-                rows.push(i);
-                cols.push(j);
-            }
-        }
-    }
-    let ones = vec![1.0; rows.len()];
-    let positives = Observed::from_triplets(n, n, &rows, &cols, &ones).unwrap();
+    let planted = planted_pu(&mut seeded(21), n, rho);
+    let PlantedPu {
+        x,
+        y,
+        truth,
+        positives,
+    } = &planted;
     let imc = ImcParams::default()
         .with_rank(4)
         .with_lambda(0.1)
@@ -73,19 +51,19 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
         .with_alpha((1.0 + rho) / 2.0)
         .check()
         .unwrap();
-    let (phi, psi) = (Side::Features(&x), Side::Features(&y));
+    let (phi, psi) = (Side::Features(x), Side::Features(y));
     let pu = fit_pu_imc(
         PuImcInputs {
             phi,
             psi,
-            positives: &positives,
+            positives,
         },
         &pu_params,
         ImcStart::Draw(&mut seeded(1)),
         &mut NoObserver,
     )
     .unwrap();
-    let plain_problem = ImcProblem::partial(phi, psi, &positives).unwrap();
+    let plain_problem = ImcProblem::partial(phi, psi, positives).unwrap();
     let plain = fit_imc(
         &plain_problem,
         &imc.check().unwrap(),
@@ -100,13 +78,13 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
     let (s_pu, s_plain) = (score(&pu), score(&plain));
     let error = |s: &[f64]| {
         s.iter()
-            .zip(&truth)
+            .zip(truth)
             .filter(|&(&v, &t)| (v > 0.5) != t)
             .count() as f64
             / s.len() as f64
     };
     let (e_pu, e_plain) = (error(&s_pu), error(&s_plain));
-    let (a_pu, a_plain) = (auc(&s_pu, &truth), auc(&s_plain, &truth));
+    let (a_pu, a_plain) = (auc(&s_pu, truth), auc(&s_plain, truth));
     eprintln!("PU error {e_pu} auc {a_pu}; plain error {e_plain} auc {a_plain}");
     assert!(e_pu < 0.02, "PU-IMC error {e_pu}");
     assert!(e_plain > 0.3, "plain IMC error {e_plain}");
@@ -116,12 +94,7 @@ fn pu_imc_beats_plain_imc_on_planted_pu_problem() {
     );
     // the hidden positives in particular are recovered by PU-IMC
     let hidden: Vec<usize> = (0..n * n)
-        .filter(|&t| {
-            truth[t]
-                && positives
-                    .row(t / n)
-                    .is_some_and(|(c, _)| !c.contains(&(t % n)))
-        })
+        .filter(|&t| planted.hidden(t / n, t % n))
         .collect();
     let found = hidden.iter().filter(|&&t| s_pu[t] > 0.5).count() as f64 / hidden.len() as f64;
     assert!(found > 0.95, "hidden positives found {found}");

@@ -5,24 +5,12 @@ use gimc::{
     Completed, CompletionMethod, CompletionSelectionParams, FactorSelection, GimcError,
     MapRegistry, ObservedMatrix, complete,
 };
-use gimc_linalg::faer::Mat;
 use gimc_linalg::memory::MemoryBudget;
-use gimc_linalg::rng::{GimcRng, gaussian_mat, seeded};
+use gimc_linalg::rng::{gaussian_mat, seeded};
 use gimc_linalg::{FeatureMatrix, Observed};
 use gimc_solvers::{NoObserver, Side};
-use rand::Rng;
 
-/// Block-structured features: one-hot group (4 groups) plus noise, 3 pure-noise columns and a
-/// constant (bias) column.
-fn features(rng: &mut GimcRng, n: usize) -> FeatureMatrix {
-    let noise = gaussian_mat(rng, n, 8, 1.0);
-    FeatureMatrix::dense(Mat::from_fn(n, 8, |i, j| match j {
-        0..4 => (if i % 4 == j { 1.0 } else { 0.0 }) + 0.05 * noise[(i, j)],
-        4..7 => noise[(i, j)],
-        _ => 1.0,
-    }))
-    .unwrap()
-}
+use crate::planted_pu::{features, planted_pu};
 
 #[test]
 fn method_names_parse_and_print_back() {
@@ -180,22 +168,9 @@ fn bilinear_regression_recovers_a_fully_observed_low_rank_matrix() {
 
 #[test]
 fn pu_selection_chooses_lambda_and_rho_by_held_out_auc() {
-    let mut rng = seeded(22);
     let n = 80;
-    let x = features(&mut rng, n);
-    let y = features(&mut rng, n);
-    let truth: Vec<bool> = (0..n * n).map(|t| (t / n) % 4 == (t % n) % 4).collect();
-    let (mut rows, mut cols) = (vec![], vec![]);
-    for i in 0..n {
-        for j in 0..n {
-            if truth[i * n + j] && rng.random::<f64>() >= 0.5 {
-                rows.push(i);
-                cols.push(j);
-            }
-        }
-    }
-    let positives = Observed::from_triplets(n, n, &rows, &cols, &vec![1.0; rows.len()]).unwrap();
-    let (phi, psi) = (Side::Features(&x), Side::Features(&y));
+    let planted = planted_pu(&mut seeded(22), n, 0.5);
+    let (phi, psi) = (Side::Features(&planted.x), Side::Features(&planted.y));
     let (lambdas, rhos) = ([0.01, 1.0], [0.1, 0.5, 0.9]);
     let registry = MapRegistry::builtin();
     let pu = CompletionMethod::parse("pu-imc", &registry).unwrap();
@@ -213,7 +188,7 @@ fn pu_selection_chooses_lambda_and_rho_by_held_out_auc() {
             ObservedMatrix {
                 phi,
                 psi,
-                omega: &positives,
+                omega: &planted.positives,
             },
             &params,
             &registry,
@@ -240,14 +215,12 @@ fn pu_selection_chooses_lambda_and_rho_by_held_out_auc() {
     assert!(best.2 > 0.8, "held-out AUC {}", best.2);
     // the refit ranks the positives never observed above the true negatives
     let s = sel.model.scores_for_rows(phi, psi).unwrap();
-    let observed: std::collections::HashSet<(usize, usize)> =
-        rows.iter().copied().zip(cols.iter().copied()).collect();
     let (mut hidden, mut negatives) = (vec![], vec![]);
     for i in 0..n {
         for j in 0..n {
-            if !truth[i * n + j] {
+            if !planted.truth[i * n + j] {
                 negatives.push(s[(i, j)]);
-            } else if !observed.contains(&(i, j)) {
+            } else if planted.hidden(i, j) {
                 hidden.push(s[(i, j)]);
             }
         }

@@ -19,6 +19,8 @@ mod mccc;
 mod memory;
 mod persist;
 mod persist_transforms;
+#[path = "../../../gimc-solvers/tests/it/planted_pu.rs"]
+mod planted_pu;
 mod select;
 mod semisup;
 mod streamed;
