@@ -69,25 +69,31 @@ pub trait Params {
 /// [`Params`]: crate::params::Params
 #[macro_export]
 macro_rules! params {
+    // The declaration's header; its fields go to the `@fields` form that fits them.
     (
         $(#[doc = $doc:literal])*
         #[derive($($derive:ident),* $(,)?)]
-        $vis:vis struct $name:ident => $valid:ident {
-            $(#[doc = $ndoc:literal])*
-            required {
-                $(
-                    $(#[doc = $rdoc:literal])*
-                    $rvis:vis $rfield:ident : $rty:ty $(=> $rsetter:ident)?
-                ),* $(,)?
-            }
-            $(
-                $(#[doc = $fdoc:literal])*
-                $fvis:vis $field:ident : $fty:ty = $default:expr $(=> $setter:ident)?
-            ),* $(,)?
-        }
+        $vis:vis struct $name:ident => $valid:ident { $($fields:tt)* }
         $($check:tt)*
     ) => {
-        $crate::params!(@struct [$(#[doc = $doc])* #[derive($($derive),*)]] $vis $name,
+        $crate::params!(@fields [$(#[doc = $doc])* #[derive($($derive),*)]] $vis $name => $valid,
+            [$($derive),*], { $($fields)* } $($check)*);
+    };
+    // Fields after a `required` block: `new(required…)` and no `Default`.
+    (@fields $attrs:tt $vis:vis $name:ident => $valid:ident, $derives:tt, {
+        $(#[doc = $ndoc:literal])*
+        required {
+            $(
+                $(#[doc = $rdoc:literal])*
+                $rvis:vis $rfield:ident : $rty:ty $(=> $rsetter:ident)?
+            ),* $(,)?
+        }
+        $(
+            $(#[doc = $fdoc:literal])*
+            $fvis:vis $field:ident : $fty:ty = $default:expr $(=> $setter:ident)?
+        ),* $(,)?
+    } $($check:tt)*) => {
+        $crate::params!(@struct $attrs $vis $name,
             [$($(#[doc = $rdoc])* $rvis $rfield: $rty,)* $($(#[doc = $fdoc])* $fvis $field: $fty,)*]);
 
         impl $name {
@@ -99,21 +105,16 @@ macro_rules! params {
         }
 
         $crate::params!(@setters $name, [$($rfield: $rty $(=> $rsetter)?,)* $($field: $fty $(=> $setter)?,)*]);
-        $crate::params!(@check $name, $valid, [$($derive),*], [], $($check)*);
+        $crate::params!(@check $name, $valid, $derives, [], $($check)*);
     };
-    (
-        $(#[doc = $doc:literal])*
-        #[derive($($derive:ident),* $(,)?)]
-        $vis:vis struct $name:ident => $valid:ident {
-            $(
-                $(#[doc = $fdoc:literal])*
-                $fvis:vis $field:ident : $fty:ty = $default:expr $(=> $setter:ident)?
-            ),* $(,)?
-        }
-        $($check:tt)*
-    ) => {
-        $crate::params!(@struct [$(#[doc = $doc])* #[derive($($derive),*)]] $vis $name,
-            [$($(#[doc = $fdoc])* $fvis $field: $fty,)*]);
+    // Fields with defaults only: `Default`.
+    (@fields $attrs:tt $vis:vis $name:ident => $valid:ident, $derives:tt, {
+        $(
+            $(#[doc = $fdoc:literal])*
+            $fvis:vis $field:ident : $fty:ty = $default:expr $(=> $setter:ident)?
+        ),* $(,)?
+    } $($check:tt)*) => {
+        $crate::params!(@struct $attrs $vis $name, [$($(#[doc = $fdoc])* $fvis $field: $fty,)*]);
 
         impl Default for $name {
             fn default() -> Self {
@@ -122,7 +123,7 @@ macro_rules! params {
         }
 
         $crate::params!(@setters $name, [$($field: $fty $(=> $setter)?,)*]);
-        $crate::params!(@check $name, $valid, [$($derive),*], [default], $($check)*);
+        $crate::params!(@check $name, $valid, $derives, [default], $($check)*);
     };
     (@struct [$($attr:tt)*] $vis:vis $name:ident,
         [$($(#[doc = $fdoc:literal])* $fvis:vis $field:ident : $fty:ty,)*]) => {
