@@ -506,8 +506,14 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
                 gimc_metrics::accuracy(&c, &truth_classes)?,
             ));
         }
-        Targets::Labels { matrix, .. } => {
-            let l = matrix.cols();
+        Targets::Labels { matrix, names } => {
+            // labels known by number (LIBSVM, XMC) run up to the largest one the file holds: a
+            // predicted label above it is one no row of the truth has, a miss
+            let l = if names.is_empty() {
+                usize::MAX
+            } else {
+                matrix.cols()
+            };
             let mut topk = Vec::with_capacity(n);
             for (i, r) in pred.iter().enumerate() {
                 let mut row = Vec::with_capacity(r.len());
@@ -527,6 +533,19 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
                 }
                 topk.push(row);
             }
+            // the truth as wide as the largest predicted label (numbered labels only)
+            let widest = topk.iter().flatten().map(|&j| j + 1).max().unwrap_or(0);
+            let widened = if widest > matrix.cols() {
+                let (ptr, idx, val) = matrix.clone().into_raw_storage();
+                let shape = (matrix.rows(), widest);
+                Some(
+                    gimc_linalg::sprs::CsMat::try_new(shape, ptr, idx, val)
+                        .map_err(|(.., e)| anyhow::anyhow!("widening the truth's labels: {e}"))?,
+                )
+            } else {
+                None
+            };
+            let matrix = widened.as_ref().unwrap_or(matrix);
             let width = topk.iter().map(Vec::len).max().unwrap_or(0);
             for &k in &a.k {
                 if k == 0 {

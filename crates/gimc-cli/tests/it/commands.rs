@@ -983,3 +983,68 @@ fn eval_matches_classes_by_name_when_the_test_file_holds_fewer_classes() {
         assert!(acc > 17.5 / 21.0 && acc < 20.5 / 21.0, "csv {csv}: {v}");
     }
 }
+
+#[test]
+fn eval_counts_numbered_labels_the_test_file_never_holds_as_misses() {
+    // LIBSVM labels 0..5 in training, only 0..2 in the test file (whose truth is then 3
+    // labels wide): predicted labels 3 to 5 are misses, not an error
+    let row = |i: usize, labels: &str| {
+        let a = ((i * 7) % 11) as f64 / 11.0;
+        let b = ((i * 5) % 13) as f64 / 13.0;
+        format!("{labels} 1:{a} 2:{b} 3:{}\n", a * b)
+    };
+    let train: String = (0..80)
+        .map(|i| row(i, &format!("{},{}", i % 6, (i % 6 + 1 + (i / 6) % 5) % 6)))
+        .collect();
+    let test: String = (0..20).map(|i| row(i, &format!("{}", i % 3))).collect();
+    let train = temp_file("numbered-train.svm", train.as_bytes());
+    let test = temp_file("numbered-test.svm", test.as_bytes());
+    let model = temp_file("numbered.gimc", b"");
+    let pred = temp_file("numbered.pred", b"");
+    let o = gimc(&["-q", "fit", p(&train), "--iters", "0", "-o", p(&model)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc(&[
+        "-q",
+        "predict",
+        p(&test),
+        "-m",
+        p(&model),
+        "--top-k",
+        "3",
+        "-o",
+        p(&pred),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&pred).unwrap();
+    let firsts: Vec<usize> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        firsts.iter().any(|&j| j >= 3),
+        "no prediction above the test's labels: {text}"
+    );
+    let o = gimc(&[
+        "-q",
+        "--json",
+        "eval",
+        p(&pred),
+        p(&test),
+        "--multi-label",
+        "--k",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let hits = firsts
+        .iter()
+        .enumerate()
+        .filter(|&(i, &j)| j == i % 3)
+        .count();
+    assert_eq!(
+        v["metrics"]["P@1"].as_f64().unwrap(),
+        hits as f64 / 20.0,
+        "{v}"
+    );
+}
