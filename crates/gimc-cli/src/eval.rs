@@ -294,6 +294,69 @@ fn read_predictions(path: &Path) -> Result<Predictions> {
     })
 }
 
+/// P@k for each of `ks` of the top-k label rows `pred` (read from the prediction file `p`,
+/// whose first `skip` lines are its header) against the truth's label `matrix`. Labels known
+/// by number (`numbered`: LIBSVM, XMC) run up to the largest one the file holds, so a predicted
+/// label above it is one no row of the truth has, a miss; named labels must be the truth's.
+fn label_metrics(
+    pred: &[Vec<f64>],
+    (p, skip): (&Path, usize),
+    (matrix, numbered): (&gimc_linalg::sprs::CsMat<f64>, bool),
+    ks: &[usize],
+    g: &Globals,
+) -> Result<Vec<(String, f64)>> {
+    let l = if numbered { usize::MAX } else { matrix.cols() };
+    let mut topk = Vec::with_capacity(pred.len());
+    for (i, r) in pred.iter().enumerate() {
+        let mut row = Vec::with_capacity(r.len());
+        for &v in r {
+            let j = as_index(v, p, i + skip)?;
+            if j >= l {
+                bail!(
+                    "{}:{}: label {j} is not below the {l} labels of the truth",
+                    p.display(),
+                    i + 1 + skip
+                );
+            }
+            if row.contains(&j) {
+                bail!("{}:{}: label {j} repeated", p.display(), i + 1 + skip);
+            }
+            row.push(j);
+        }
+        topk.push(row);
+    }
+    // the truth as wide as the largest predicted label (numbered labels only)
+    let widest = topk.iter().flatten().map(|&j| j + 1).max().unwrap_or(0);
+    let widened = if widest > matrix.cols() {
+        let (ptr, idx, val) = matrix.clone().into_raw_storage();
+        let shape = (matrix.rows(), widest);
+        Some(
+            gimc_linalg::sprs::CsMat::try_new(shape, ptr, idx, val)
+                .map_err(|(.., e)| anyhow::anyhow!("widening the truth's labels: {e}"))?,
+        )
+    } else {
+        None
+    };
+    let matrix = widened.as_ref().unwrap_or(matrix);
+    let width = topk.iter().map(Vec::len).max().unwrap_or(0);
+    let mut metrics = Vec::with_capacity(ks.len());
+    for &k in ks {
+        if k == 0 {
+            bail!("--k: k must be at least 1");
+        }
+        if k > width {
+            g.info(&format!(
+                "P@{k}: the predictions list at most {width} labels per row; missing ranks count as misses"
+            ));
+        }
+        metrics.push((
+            format!("P@{k}"),
+            gimc_metrics::precision_at_k_from_topk(&topk, matrix, k)?,
+        ));
+    }
+    Ok(metrics)
+}
+
 /// A prediction file as [`read_predictions`] reads it.
 struct Predictions {
     /// The kind its header records (`None`: no header).
@@ -507,58 +570,8 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
             ));
         }
         Targets::Labels { matrix, names } => {
-            // labels known by number (LIBSVM, XMC) run up to the largest one the file holds: a
-            // predicted label above it is one no row of the truth has, a miss
-            let l = if names.is_empty() {
-                usize::MAX
-            } else {
-                matrix.cols()
-            };
-            let mut topk = Vec::with_capacity(n);
-            for (i, r) in pred.iter().enumerate() {
-                let mut row = Vec::with_capacity(r.len());
-                for &v in r {
-                    let j = as_index(v, p, i + skip)?;
-                    if j >= l {
-                        bail!(
-                            "{}:{}: label {j} is not below the {l} labels of the truth",
-                            p.display(),
-                            i + 1 + skip
-                        );
-                    }
-                    if row.contains(&j) {
-                        bail!("{}:{}: label {j} repeated", p.display(), i + 1 + skip);
-                    }
-                    row.push(j);
-                }
-                topk.push(row);
-            }
-            // the truth as wide as the largest predicted label (numbered labels only)
-            let widest = topk.iter().flatten().map(|&j| j + 1).max().unwrap_or(0);
-            let widened = if widest > matrix.cols() {
-                let (ptr, idx, val) = matrix.clone().into_raw_storage();
-                let shape = (matrix.rows(), widest);
-                Some(
-                    gimc_linalg::sprs::CsMat::try_new(shape, ptr, idx, val)
-                        .map_err(|(.., e)| anyhow::anyhow!("widening the truth's labels: {e}"))?,
-                )
-            } else {
-                None
-            };
-            let matrix = widened.as_ref().unwrap_or(matrix);
-            let width = topk.iter().map(Vec::len).max().unwrap_or(0);
-            for &k in &a.k {
-                if k == 0 {
-                    bail!("--k: k must be at least 1");
-                }
-                if k > width {
-                    g.info(&format!("P@{k}: the predictions list at most {width} labels per row; missing ranks count as misses"));
-                }
-                metrics.push((
-                    format!("P@{k}"),
-                    gimc_metrics::precision_at_k_from_topk(&topk, matrix, k)?,
-                ));
-            }
+            let labels = (matrix, names.is_empty());
+            metrics = label_metrics(&pred, (p, skip), labels, &a.k, g)?;
         }
         Targets::Values(y) => {
             let mut se = 0.0;

@@ -10,6 +10,7 @@ mod memory;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod outputs;
+mod train_test_files;
 mod transduce_cmd;
 mod transform;
 
