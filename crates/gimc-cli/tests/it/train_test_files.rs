@@ -2,8 +2,19 @@
 //! new rows continue, a test file that holds fewer classes than the training file, and one
 //! whose numbered labels stop below the model's.
 
+use std::path::Path;
+
 use crate::commands::p;
 use crate::{gimc, stderr, stdout, temp_file};
+
+/// `gimc -q predict DATA --label-column class -m MODEL -o PRED FLAGS…`, asserting success;
+/// returns the prediction file.
+fn predict_classes(data: &Path, model: &Path, pred: &Path, flags: &[&str]) -> String {
+    let args = ["-q", "predict", p(data), "--label-column", "class"];
+    let o = gimc(&[&args[..], &["-m", p(model), "-o", p(pred)], flags].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(pred).unwrap()
+}
 
 #[test]
 fn fit_drops_a_numeric_row_number_and_new_rows_ids_do_not_move_predictions() {
@@ -31,22 +42,7 @@ fn fit_drops_a_numeric_row_number_and_new_rows_ids_do_not_move_predictions() {
     // the same rows under ids far outside the training range get the same predictions
     let preds: Vec<String> = [&train, &later]
         .iter()
-        .map(|data| {
-            let pred = temp_file("with-id.pred", b"");
-            let o = gimc(&[
-                "-q",
-                "predict",
-                p(data),
-                "--label-column",
-                "class",
-                "-m",
-                p(&model),
-                "-o",
-                p(&pred),
-            ]);
-            assert!(o.status.success(), "{}", stderr(&o));
-            std::fs::read_to_string(&pred).unwrap()
-        })
+        .map(|data| predict_classes(data, &model, &temp_file("with-id.pred", b""), &[]))
         .collect();
     assert_eq!(preds[0], preds[1]);
 }
@@ -87,23 +83,7 @@ fn eval_matches_classes_by_name_when_the_test_file_holds_fewer_classes() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     for csv in [false, true] {
-        let mut args = vec![
-            "-q",
-            "predict",
-            p(&test),
-            "--label-column",
-            "class",
-            "-m",
-            p(&model),
-            "-o",
-            p(&pred),
-        ];
-        if csv {
-            args.push("--csv");
-        }
-        let o = gimc(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let text = std::fs::read_to_string(&pred).unwrap();
+        let text = predict_classes(&test, &model, &pred, if csv { &["--csv"] } else { &[] });
         assert!(
             text.lines().nth(1) == Some(r#"# gimc classes: ["a","b","c"]"#),
             "{text}"
