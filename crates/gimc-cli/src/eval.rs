@@ -571,7 +571,7 @@ pub fn run(a: &EvalArgs, g: &Globals) -> Result<()> {
         }
         Targets::Labels { matrix, names } => {
             let labels = (matrix, names.is_empty());
-            metrics = label_metrics(&pred, (p, skip), labels, &a.k, g)?;
+            metrics.extend(label_metrics(&pred, (p, skip), labels, &a.k, g)?);
         }
         Targets::Values(y) => {
             let mut se = 0.0;

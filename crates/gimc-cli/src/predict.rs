@@ -6,8 +6,9 @@
 //! starts with the line `# gimc predictions: kind=labels` (or `kind=classes`), which `gimc
 //! eval` reads; class predictions of a model that knows its class names go on with the line
 //! `# gimc classes: ["name0", "name1", …]`, the names of the class indices, by which `gimc
-//! eval` matches them with the truth's classes. With `--pairs`, a completion model saved by `gimc complete --save` predicts the
-//! values of (row, column) pairs, on new rows or columns given their features.
+//! eval` matches them with the truth's classes. With `--pairs`, a completion model saved by
+//! `gimc complete --save` predicts the values of (row, column) pairs, on new rows or columns
+//! given their features.
 
 use std::path::{Path, PathBuf};
 

@@ -381,8 +381,8 @@ impl Dataset {
     /// - nominal columns ([`Dataset::nominal_columns`]), such as genbase's `protein`;
     /// - numeric columns of whole numbers whose name says identifier (`Id`, `PassengerId`,
     ///   `row_id`, `index`, pandas's `Unnamed: 0`, …), such as the `Id` row number of a
-    ///   Kaggle CSV. A numeric column
-    ///   with another name is a measurement even when every row holds another value.
+    ///   Kaggle CSV. A numeric column with another name is a measurement even when every row
+    ///   holds another value.
     ///
     /// Judged only on at least 10 rows (fewer rows are too few to tell an identifier from a
     /// rare category); sorted. O(n·|candidates|) for dense features, O(nnz) for sparse ones.

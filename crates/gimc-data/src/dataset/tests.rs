@@ -77,7 +77,7 @@ fn identifier_and_constant_columns_in_both_storages() {
     for ds in [&d, &s] {
         assert_eq!(ds.identifier_columns(), vec![0]);
         assert_eq!(ds.constant_columns(), vec![2, 3]);
-        // only nominal columns can be identifiers
+        // without identifier names, only nominal columns can be identifiers
         let mut numeric = ds.clone();
         numeric.nominal_columns = vec![1, 2];
         assert!(numeric.identifier_columns().is_empty());
