@@ -83,6 +83,31 @@ pub struct Mc1Config {
 }
 
 impl Mc1Config {
+    /// The MC-1 / MC-b settings in a report's words: the λ grid and the μ continuation path
+    /// chosen by CV, and the FPC stage settings.
+    pub fn mc1_note(&self) -> String {
+        let lambdas: Vec<String> = self.cv.lambdas.iter().map(|l| format!("{l}")).collect();
+        format!(
+            "MC-1 / MC-b: λ ∈ {{{}}} and μ on the continuation path σ_1 η^k (k = 1..{}, η = {}, σ_1 of the gradient of the loss at Z = 0) by {}-fold CV over Ω_X and Ω_Y with the held-out label error; stage tolerance {:e} on the relative objective change, at most {} FPC steps per stage; FPC accelerated (monotone FISTA), every stage after the second started from a secant prediction along the path when that lowers its objective.",
+            lambdas.join(", "),
+            self.cv.mu_count,
+            self.fpc.eta_mu,
+            self.cv.folds,
+            self.fpc.tol,
+            self.fpc.max_stage_iters,
+        )
+    }
+
+    /// The SVM settings in a report's words: the C grid and its CV.
+    pub fn svm_note(&self) -> String {
+        let cs: Vec<String> = self.svm.cs.iter().map(|c| format!("{c:.0e}")).collect();
+        format!(
+            "SVM: squared-hinge linear SVM with bias, C ∈ {{{}}} by {}-fold CV per label.",
+            cs.join(", "),
+            self.svm.folds
+        )
+    }
+
     /// The paper's settings: 5 folds, λ ∈ {1e-3, 1e-2, 1e-1, 1}, μ grid σ_1 η^k (k = 1..6),
     /// at most 1,000 FPC steps per μ stage, C ∈ {10^-8, …, 10^8}. `quick`: 3 folds,
     /// λ ∈ {0.1, 1}, C ∈ {10^-2, 1, 10^2}.
@@ -656,15 +681,9 @@ pub fn run_real(
         }
     ));
     report.note(format!(
-        "MC-1 / MC-b: λ ∈ {{{}}} and μ on the continuation path σ_1 η^k (k = 1..{}, η = {}) by {}-fold CV over Ω_X and Ω_Y (label error); stage tolerance {:e} on the relative objective change, at most {} steps per stage; FPC accelerated (monotone FISTA), every stage after the second started from a secant prediction along the path when that lowers its objective. SVM: squared-hinge linear SVM with bias, C ∈ {{{}}} by {}-fold CV per label. Zero+SVM imputes 0.",
-        config.cv.lambdas.iter().map(|l| format!("{l}")).collect::<Vec<_>>().join(", "),
-        config.cv.mu_count,
-        config.fpc.eta_mu,
-        config.cv.folds,
-        config.fpc.tol,
-        config.fpc.max_stage_iters,
-        config.svm.cs.iter().map(|c| format!("{c:.0e}")).collect::<Vec<_>>().join(", "),
-        config.svm.folds
+        "{} {} Zero+SVM imputes 0.",
+        config.mc1_note(),
+        config.svm_note()
     ));
     Ok(report)
 }
