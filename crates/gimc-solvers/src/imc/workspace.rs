@@ -538,10 +538,8 @@ impl<'p, 'a> ImcWorkspace<'p, 'a> {
         h: MatRef<'_, f64>,
     ) -> Result<FactorGradients, SolverError> {
         check_nonneg("lambda", lambda)?;
-        self.check_factors(w, h)?;
-        let p = self.problem.phi.mul(w)?;
-        let q = self.problem.psi.mul(h)?;
-        let (gp, gq) = self.grad_pq(p.as_ref(), q.as_ref())?;
+        let pq = self.products(w, h)?;
+        let (gp, gq) = self.grad_pq(pq.p.as_ref(), pq.q.as_ref())?;
         let s = faer::Scale(lambda);
         let mut d_w = self.problem.phi.tr_mul(gp.as_ref())?;
         let mut d_h = self.problem.psi.tr_mul(gq.as_ref())?;
