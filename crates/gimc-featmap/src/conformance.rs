@@ -686,15 +686,13 @@ impl ConformanceConfig {
     }
 }
 
-fn run_common<M, F>(
-    make_map: &F,
+/// The checks [`run_all`] and [`run_all_learnable`] share, on maps built by `make_map`: the
+/// report, failures included.
+fn run_common<M: FeatureMap + Sync>(
+    make_map: &dyn Fn(usize, &mut GimcRng) -> Result<M>,
     x: &FeatureMatrix,
     cfg: &ConformanceConfig,
-) -> Result<ConformanceReport>
-where
-    M: FeatureMap + Sync,
-    F: Fn(usize, &mut GimcRng) -> Result<M>,
-{
+) -> Result<ConformanceReport> {
     let mut rep = ConformanceReport::default();
     let map = make_map(cfg.size, &mut seeded(cfg.seed))?;
     let other = other_representation(x)?;
