@@ -44,8 +44,9 @@ def _grid(value, name, kind):
 
 
 class _LabelEstimator:
-    """What the label estimators share: the targets' checks and, once fitted, the scores,
-    predictions and score of the model in ``model_bytes_``."""
+    """What the label estimators share: the option and target checks, :meth:`fit` around the
+    estimator's own ``_fit`` and, once fitted, the scores, predictions and score of the model in
+    ``model_bytes_``."""
 
     def _targets(self, X, y):
         """The checked features and targets: ``(x, classes, n_classes, labels)`` as the Rust
@@ -85,6 +86,12 @@ class _LabelEstimator:
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
+    def _check_choice(self, name, choices):
+        """Raises ValueError unless the parameter ``name`` is one of ``choices``."""
+        value = getattr(self, name)
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
     def _standardize_option(self):
         """``standardize`` as the Rust fits take it: "auto", "on" or "off"."""
         standardize = {"auto": "auto", True: "on", False: "off"}.get(self.standardize)
@@ -94,6 +101,14 @@ class _LabelEstimator:
 
     def _check_n_jobs(self):
         check_int("n_jobs", self.n_jobs, optional=True)
+
+    def fit(self, X, y):
+        """Fit on features ``X`` (array or SciPy sparse, n × d) and targets ``y`` (a vector of
+        classes, or an n × L 0/1 indicator matrix, dense or sparse). Returns ``self``."""
+        standardize, normalize = self._options()
+        x, classes, n_classes, labels = self._targets(X, y)
+        self._fit(x, classes, n_classes, labels, standardize, normalize)
+        return self
 
     def _label_threshold(self):
         return 0.5
@@ -309,8 +324,7 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         self.precision = precision
 
     def _options(self):
-        if self.map not in _MAPS:
-            raise ValueError(f"map must be one of {_MAPS}, got {self.map!r}")
+        self._check_choice("map", _MAPS)
         standardize = self._standardize_option()
         if isinstance(self.normalize, str) and self.normalize in ("auto", "l2"):
             normalize = self.normalize
@@ -354,13 +368,12 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
             m = ms[0]
         return gamma, alpha, m
 
-    def fit(self, X, y):
-        """Fit on features ``X`` (array or SciPy sparse, n × d) and targets ``y`` (a vector of
-        classes, or an n × L 0/1 indicator matrix, dense or sparse). Returns ``self``."""
-        standardize, normalize = self._options()
-        x, classes, n_classes, labels = self._targets(X, y)
+    def _fit(self, x, classes, n_classes, labels, standardize, normalize):
+        """Fits the checked features and targets of :meth:`fit`: the ``auto`` search or the
+        fixed map."""
         if self.map == "auto":
-            return self._fit_auto(x, classes, n_classes, labels, normalize)
+            self._fit_auto(x, classes, n_classes, labels, normalize)
+            return
         model, info = _gimc.fit_labels(
             x,
             classes,
@@ -388,7 +401,6 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         self.validation_score_ = info["validation_score"]
         self.n_iter_ = info["iterations"]
         self.gamma_ = info["gamma"]
-        return self
 
     def _fit_auto(self, x, classes, n_classes, labels, normalize):
         gamma, alpha, m = self._auto_search()
@@ -417,4 +429,3 @@ class GIMCClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         self.validation_score_ = chosen["validation_score"]
         self.n_iter_ = max((b["iterations"] for b in chosen["blocks"]), default=0)
         self.gamma_ = [b["gamma"] for b in chosen["blocks"] if b["gamma"] is not None]
-        return self

@@ -102,8 +102,7 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def _options(self):
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        self._check_choice("method", _METHODS)
         standardize = self._standardize_option()
         if self.normalize not in (None, "l2"):
             raise ValueError(f"normalize must be None or 'l2', got {self.normalize!r}")
@@ -115,11 +114,8 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         self._check_n_jobs()
         return standardize, "none" if self.normalize is None else "l2"
 
-    def fit(self, X, y):
-        """Fit on features ``X`` (array or SciPy sparse, n × d) and targets ``y`` (a vector of
-        classes, or an n × L 0/1 indicator matrix, dense or sparse). Returns ``self``."""
-        standardize, normalize = self._options()
-        x, classes, n_classes, labels = self._targets(X, y)
+    def _fit(self, x, classes, n_classes, labels, standardize, normalize):
+        """Fits the checked features and targets of :meth:`fit`."""
         model, info = _gimc.fit_linear(
             x,
             classes,
@@ -139,7 +135,6 @@ class LinearClassifier(_LabelEstimator, ClassifierMixin, BaseEstimator):
         self.best_params_ = dict(info["chosen"])
         self.search_results_ = list(info["tried"])
         self.validation_score_ = info["validation_score"]
-        return self
 
     def _label_threshold(self):
         # a classifier's margin is positive for a predicted label; a least-squares fit to 0/1
