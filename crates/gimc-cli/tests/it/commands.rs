@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::{
-    data_dir, fit_small_model, gimc, json_of, predict_eval_set, small_multiclass_text, stderr,
-    stdout, temp_file,
+    data_dir, fit_small_model, gimc, gimc_ok, json_of, predict_eval_set, small_multiclass_text,
+    stderr, stdout, temp_file,
 };
 
 /// Asserts a failure with exit status 1 and a single `gimc: error:` line containing `needle`,
@@ -38,8 +38,7 @@ fn fit_predict_small(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
     let model = temp_file(&format!("{tag}.gimc"), b"");
     fit_small_model(&data, &model, &[]);
     let pred = temp_file(&format!("{tag}.pred"), b"");
-    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
     (data, model, pred)
 }
 
@@ -63,8 +62,7 @@ fn fit_lff(
 fn fit_predict_eval_on_a_small_libsvm_file_with_bad_models_and_inputs() {
     // predict + eval: a separable set is learned almost perfectly
     let (data, model, pred) = fit_predict_small("small");
-    let o = gimc(&["--json", "eval", p(&pred), p(&data)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["--json", "eval", p(&pred), p(&data)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let acc = v["metrics"]["accuracy"].as_f64().unwrap();
     assert!(acc >= 0.9, "training accuracy {acc}");
@@ -256,8 +254,7 @@ fn trace_then_plot_writes_an_svg() {
         "{t}"
     );
     let svg = temp_file("trace.svg", b"");
-    let o = gimc(&["-q", "plot", p(&trace), "-o", p(&svg)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["-q", "plot", p(&trace), "-o", p(&svg)]);
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg") && s.contains("<polyline") && s.contains("objective"));
     // JSON trace too
@@ -266,7 +263,7 @@ fn trace_then_plot_writes_an_svg() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&jtrace).unwrap()).unwrap();
     assert!(v[0]["objective"].as_f64().unwrap().is_finite());
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "plot",
         p(&jtrace),
@@ -275,14 +272,13 @@ fn trace_then_plot_writes_an_svg() {
         "--y",
         "validation_metric",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn constraints_then_semisupervised_and_kmeans_clustering() {
     let data = small_multiclass();
     let cons = temp_file("small.cons", b"");
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "--seed",
         "3",
@@ -293,7 +289,6 @@ fn constraints_then_semisupervised_and_kmeans_clustering() {
         "-o",
         p(&cons),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&cons).unwrap();
     assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 300);
     let out = temp_file("small.clusters", b"");
@@ -337,7 +332,7 @@ fn emotions_fit_predict_eval_reaches_a_p_at_1_floor() {
     let dir = p(&dir).to_string();
     let model = temp_file("emotions.gimc", b"");
     let pred = temp_file("emotions.pred", b"");
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "--data-dir",
         &dir,
@@ -354,7 +349,6 @@ fn emotions_fit_predict_eval_reaches_a_p_at_1_floor() {
         "-o",
         p(&model),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let v = predict_eval_set(&dir, "emotions", &model, &pred);
     let p1 = v["metrics"]["P@1"].as_f64().unwrap();
     let p5 = v["metrics"]["P@5"].as_f64().unwrap();
@@ -386,13 +380,10 @@ fn fit_predict_eval(data: &Path, tag: &str, args: &[&str]) -> (f64, serde_json::
     let mut all = vec!["--json", "fit", p(data)];
     all.extend_from_slice(args);
     all.extend_from_slice(&["-o", p(&model)]);
-    let o = gimc(&all);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&all);
     let fit: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let o = gimc(&["-q", "predict", p(data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = gimc(&["--json", "eval", "--pred", p(&pred), "--truth", p(data)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["-q", "predict", p(data), "-m", p(&model), "-o", p(&pred)]);
+    let o = gimc_ok(&["--json", "eval", "--pred", p(&pred), "--truth", p(data)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     (v["metrics"]["accuracy"].as_f64().unwrap(), fit, model)
 }
@@ -451,8 +442,7 @@ fn standardisation_is_stored_in_the_model_and_applied_by_predict() {
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         assert_eq!(v["standardized"], want, "--standardize {mode}");
-        let o = gimc(&["-q", "predict", p(&sparse), "-m", p(&model)]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let o = gimc_ok(&["-q", "predict", p(&sparse), "-m", p(&model)]);
         assert_eq!(
             stdout(&o).lines().filter(|l| !l.starts_with('#')).count(),
             60
@@ -566,7 +556,7 @@ fn random_phase_fourier_methods_fit_and_predict() {
     }
     let data = small_multiclass();
     let model = temp_file("phase.gimc", b"");
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "fit",
         p(&data),
         "--method",
@@ -580,7 +570,6 @@ fn random_phase_fourier_methods_fit_and_predict() {
         "-o",
         p(&model),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("chosen: lff-phase m=10"),
         "{}",
@@ -679,7 +668,7 @@ fn cluster_standardises_dense_features_by_default() {
     }
     let data = temp_file("cluster-scaled.svm", s.as_bytes());
     let accuracy = |mode: &str| -> (f64, String) {
-        let o = gimc(&[
+        let o = gimc_ok(&[
             "--json",
             "cluster",
             p(&data),
@@ -690,7 +679,6 @@ fn cluster_standardises_dense_features_by_default() {
             "--standardize",
             mode,
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         (
             v["metrics"]["clustering_accuracy"].as_f64().unwrap(),
@@ -708,7 +696,7 @@ fn cluster_standardises_dense_features_by_default() {
 #[test]
 fn data_synth_xmc_writes_a_file_data_info_reads() {
     let out = temp_file("synth-eurlex.txt", b"");
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "data",
         "synth",
         "xmc",
@@ -719,7 +707,6 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
         "-o",
         p(&out),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let line = stdout(&o);
     assert_eq!(line.lines().count(), 1, "{line}");
     assert!(
@@ -727,8 +714,7 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
         "{line}"
     );
     // the file is an XMC text file of the declared shape
-    let o = gimc(&["--json", "data", "info", p(&out)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["--json", "data", "info", p(&out)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let s = &v[0];
     assert_eq!(s["rows"], 2000);
@@ -742,7 +728,7 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
     let a = temp_file("synth-a.txt", b"");
     let b = temp_file("synth-b.txt", b"");
     let args = ["--preset", "eurlex-4k", "--rows", "50", "--labels", "100"];
-    let o = gimc(
+    let o = gimc_ok(
         &[
             &["--json", "--seed", "3", "data", "synth", "xmc"],
             &args[..],
@@ -750,7 +736,6 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
         ]
         .concat(),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(
         (v["rows"].as_u64(), v["labels"].as_u64()),
@@ -761,7 +746,7 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
         v["bytes"].as_u64(),
         Some(std::fs::metadata(&a).unwrap().len())
     );
-    let o = gimc(
+    gimc_ok(
         &[
             &["data", "synth", "xmc", "--seed", "3"],
             &args[..],
@@ -769,7 +754,6 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
         ]
         .concat(),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 
     // bad input: one-line errors naming the flag, and no file created
@@ -802,8 +786,7 @@ fn data_synth_xmc_writes_a_file_data_info_reads() {
 fn fit_with_no_flags_runs_the_auto_search_and_reports_it() {
     let data = small_multiclass();
     let model = temp_file("auto.gimc", b"");
-    let o = gimc(&["fit", p(&data), "-o", p(&model)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["fit", p(&data), "-o", p(&model)]);
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(out.starts_with("fitted auto (multi-class)"), "{out}");
     assert!(
@@ -812,8 +795,7 @@ fn fit_with_no_flags_runs_the_auto_search_and_reports_it() {
     );
     // column 4 holds 0.5 in every row
     assert!(err.contains("dropped 1 constant column"), "{err}");
-    let o = gimc(&["--json", "fit", p(&data), "-o", p(&model)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["--json", "fit", p(&data), "-o", p(&model)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["method"], "auto");
     assert_eq!(v["dropped_constant_columns"], serde_json::json!([3]));
@@ -825,8 +807,7 @@ fn fit_with_no_flags_runs_the_auto_search_and_reports_it() {
     assert_eq!(v["validation_score"].as_f64().unwrap(), best);
     // the model predicts the training file through its stored transform
     let pred = temp_file("auto.pred", b"");
-    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
     let o = gimc(&["--json", "eval", p(&pred), p(&data)]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(v["metrics"]["accuracy"].as_f64().unwrap() > 0.9, "{v}");
@@ -849,8 +830,7 @@ fn fit_drops_genbase_identifier_column_and_says_so() {
     };
     let train = dir.join("genbase").join("genbase-train.arff");
     let model = temp_file("genbase-auto.gimc", b"");
-    let o = gimc(&["fit", p(&train), "-o", p(&model), "--iters", "0"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["fit", p(&train), "-o", p(&model), "--iters", "0"]);
     let err = stderr(&o);
     assert!(
         err.contains("dropped 1 identifier column (one value per row): protein"),

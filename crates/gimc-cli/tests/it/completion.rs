@@ -5,7 +5,7 @@ use crate::commands::{assert_one_line_error, p};
 use std::path::Path;
 use std::process::Output;
 
-use crate::{gimc, stderr, stdout, temp_file};
+use crate::{gimc, gimc_ok, stderr, stdout, temp_file};
 
 /// Feature row i of side s (3 deterministic values in [−1, 1]) for the side-information tests.
 fn side_feature(i: usize, s: usize) -> [f64; 3] {
@@ -109,8 +109,7 @@ fn complete_json(
         args.extend(["--row-features", p(x), "--col-features", p(y)]);
     }
     args.extend_from_slice(rest);
-    let o = gimc(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&args);
     serde_json::from_str(&stdout(&o)).unwrap()
 }
 
@@ -335,8 +334,7 @@ fn completion_with_side_features_fit_then_predict_pairs() {
     let mut args = vec!["-q", "complete", p(&obs)];
     args.extend_from_slice(&setting);
     args.extend_from_slice(&["--save", p(&model), "-o", p(&fitted)]);
-    let o = gimc(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&args);
     let mut args = vec!["fit", "--triplets", p(&obs)];
     args.extend_from_slice(&setting);
     args.extend_from_slice(&["-o", p(&model)]);

@@ -2,7 +2,7 @@
 //! eval) on real multi-label data and on a small multi-class set, and its refusals.
 
 use crate::commands::{assert_one_line_error, p};
-use crate::{data_dir, gimc, json_of, predict_eval_set, small_multiclass_text, stderr, temp_file};
+use crate::{data_dir, gimc, gimc_ok, json_of, predict_eval_set, small_multiclass_text, temp_file};
 
 /// Every linear method on emotions (6 labels): fit with its grid chosen on validation, then
 /// predict and eval. A random ranking of 6 labels gives P@1 ≈ 0.31; each method's test P@1 is
@@ -49,7 +49,7 @@ fn logistic_and_svm_classify_a_separable_multi_class_set() {
     for method in ["logistic", "svm"] {
         let model = temp_file(&format!("linear3-{method}.gimc"), b"");
         let pred = temp_file(&format!("linear3-{method}.pred"), b"");
-        let o = gimc(&[
+        gimc_ok(&[
             "-q",
             "fit",
             p(&data),
@@ -60,9 +60,7 @@ fn logistic_and_svm_classify_a_separable_multi_class_set() {
             "-o",
             p(&model),
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        gimc_ok(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
         let v = json_of(&gimc(&[
             "--json",
             "eval",

@@ -25,6 +25,14 @@ fn gimc(args: &[&str]) -> Output {
         .expect("the gimc binary runs")
 }
 
+/// [`gimc`], asserting that the run succeeded (its stderr in the failure message).
+#[track_caller]
+fn gimc_ok(args: &[&str]) -> Output {
+    let o = gimc(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -60,7 +68,7 @@ fn data_dir(set: &str) -> Option<PathBuf> {
 /// named set in `dir`: the evaluation's JSON.
 fn predict_eval_set(dir: &str, set: &str, model: &Path, pred: &Path) -> serde_json::Value {
     let (model, pred) = (model.to_str().unwrap(), pred.to_str().unwrap());
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "--data-dir",
         dir,
@@ -71,7 +79,6 @@ fn predict_eval_set(dir: &str, set: &str, model: &Path, pred: &Path) -> serde_js
         "-o",
         pred,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     json_of(&gimc(&["--json", "--data-dir", dir, "eval", pred, set]))
 }
 
@@ -94,14 +101,13 @@ fn data_info_bibtex_prints_the_published_shape() {
     let Some(dir) = data_dir("bibtex") else {
         return;
     };
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "data",
         "info",
         "bibtex",
         "--data-dir",
         dir.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
     assert!(s.contains("bibtex/train: 4880 rows x 1836 features"), "{s}");
     assert!(s.contains("bibtex/test: 2515 rows x 1836 features"), "{s}");
@@ -113,7 +119,7 @@ fn data_info_json_is_parseable() {
     let Some(dir) = data_dir("mushrooms") else {
         return;
     };
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "data",
         "info",
         "mushrooms",
@@ -121,7 +127,6 @@ fn data_info_json_is_parseable() {
         "--data-dir",
         dir.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v[0]["rows"], 8124);
     assert_eq!(v[0]["features"], 112);
@@ -188,6 +193,5 @@ fn fit_small_model(data: &Path, model: &Path, extra: &[&str]) {
     args.extend([
         "--m", "20", "--gamma", "0.5", "--lambda", "0.1", "--iters", "2", "-o", model,
     ]);
-    let o = gimc(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&args);
 }

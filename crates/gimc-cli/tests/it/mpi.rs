@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use gimc::MapRegistry;
 
-use crate::{gimc, stderr, stdout};
+use crate::{gimc, gimc_ok, stderr, stdout};
 
 fn mpirun(np: usize, args: &[&str]) -> Output {
     Command::new("mpirun")
@@ -54,7 +54,7 @@ fn synth_split(
 ) -> (std::path::PathBuf, std::path::PathBuf) {
     std::fs::create_dir_all(dir).unwrap();
     let all = dir.join("all.txt");
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "-q",
         "--seed",
         &seed.to_string(),
@@ -70,7 +70,6 @@ fn synth_split(
         "-o",
         all.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let (train, test) = (dir.join("train.txt"), dir.join("test.txt"));
     xc_rows(&all, 0, train_rows, &train);
     xc_rows(&all, train_rows, rows, &test);
@@ -83,7 +82,7 @@ fn w_of(path: &Path) -> gimc_linalg::faer::Mat<f64> {
 }
 
 fn p_at(model: &Path, test: &Path, pred: &Path) -> String {
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "-q",
         "predict",
         test.to_str().unwrap(),
@@ -94,15 +93,13 @@ fn p_at(model: &Path, test: &Path, pred: &Path) -> String {
         "-o",
         pred.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "eval",
         "--pred",
         pred.to_str().unwrap(),
         "--truth",
         test.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     stdout(&o)
 }
 
@@ -268,7 +265,7 @@ fn processes_cluster_like_one() {
     // sparse rows of an XC file (byte-range shards), and a LIBSVM file with classes (each
     // process keeps its block of the rows)
     let xc = dir.join("xc.txt");
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "-q",
         "--seed",
         "4",
@@ -284,7 +281,6 @@ fn processes_cluster_like_one() {
         "-o",
         xc.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let blobs = dir.join("blobs.libsvm");
     let mut text = String::new();
     for i in 0..301 {

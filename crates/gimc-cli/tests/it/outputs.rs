@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::{fit_small_model, gimc, small_multiclass_text, stderr, stdout};
+use crate::{fit_small_model, gimc, gimc_ok, small_multiclass_text, stderr, stdout};
 
 /// A fresh empty directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -286,8 +286,7 @@ fn eval_follows_the_kind_a_prediction_file_records() {
     );
     // a real `gimc cluster` output starts with the line and is scored as a clustering
     let out = dir.join("kmeans.txt");
-    let o = gimc(&["-q", "cluster", p(&data), "-k", "3", "-o", p(&out)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["-q", "cluster", p(&data), "-k", "3", "-o", p(&out)]);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
         text.starts_with("# gimc predictions: kind=clusters\n"),
@@ -299,8 +298,7 @@ fn eval_follows_the_kind_a_prediction_file_records() {
     let model = dir.join("m.gimc");
     fit(&data, &model);
     let pred = dir.join("pred.txt");
-    let o = gimc(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["-q", "predict", p(&data), "-m", p(&model), "-o", p(&pred)]);
     let text = std::fs::read_to_string(&pred).unwrap();
     assert!(
         text.starts_with("# gimc predictions: kind=classes\n"),
@@ -309,7 +307,7 @@ fn eval_follows_the_kind_a_prediction_file_records() {
     assert!(eval_json(&pred, &data, &[])["accuracy"].as_f64().unwrap() > 0.9);
     // the CSV form carries the line too, before its own header
     let csv = dir.join("pred.csv");
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "predict",
         p(&data),
@@ -319,7 +317,6 @@ fn eval_follows_the_kind_a_prediction_file_records() {
         "-o",
         p(&csv),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&csv).unwrap();
     let head: Vec<&str> = text.lines().take(3).collect();
     assert_eq!(head[0], "# gimc predictions: kind=classes", "{text}");
@@ -367,7 +364,7 @@ fn eval_follows_the_kind_a_prediction_file_records() {
     let omega = dir.join("omega.txt");
     std::fs::write(&omega, "0 0 1\n0 1 2\n1 0 2\n1 1 4\n2 0 3\n2 1 6\n").unwrap();
     let entries_out = dir.join("entries.txt");
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "complete",
         p(&omega),
@@ -376,7 +373,6 @@ fn eval_follows_the_kind_a_prediction_file_records() {
         "-o",
         p(&entries_out),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&entries_out).unwrap();
     assert!(
         text.starts_with("# gimc predictions: kind=values\n"),
@@ -410,8 +406,7 @@ fn sparse_rows_that_never_use_the_last_features_are_widened() {
     let narrow = dir.join("narrow.svm");
     let text = std::fs::read_to_string(&data).unwrap();
     std::fs::write(&narrow, text.replace(" 4:0.5", "")).unwrap();
-    let o = gimc(&["-q", "predict", p(&narrow), "-m", p(&model)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["-q", "predict", p(&narrow), "-m", p(&model)]);
     // the header, the class names and 60 rows
     assert_eq!(stdout(&o).lines().count(), 62);
     // dense input narrower than the model, and sparse input wider, stay errors
@@ -437,8 +432,7 @@ fn the_thread_count_is_bounded_by_the_machine() {
     );
     let o = gimc(&["--threads", "0", "data", "list"]);
     assert_refused(&o, &["--threads: must be at least 1"], "--threads 0");
-    let o = gimc(&["--threads", "2", "data", "list"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&["--threads", "2", "data", "list"]);
 }
 
 #[test]

@@ -5,14 +5,13 @@
 use std::path::Path;
 
 use crate::commands::p;
-use crate::{gimc, stderr, stdout, temp_file};
+use crate::{gimc_ok, stderr, stdout, temp_file};
 
 /// `gimc -q predict DATA --label-column class -m MODEL -o PRED FLAGS…`, asserting success;
 /// returns the prediction file.
 fn predict_classes(data: &Path, model: &Path, pred: &Path, flags: &[&str]) -> String {
     let args = ["-q", "predict", p(data), "--label-column", "class"];
-    let o = gimc(&[&args[..], &["-m", p(model), "-o", p(pred)], flags].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&[&args[..], &["-m", p(model), "-o", p(pred)], flags].concat());
     std::fs::read_to_string(pred).unwrap()
 }
 
@@ -32,8 +31,7 @@ fn fit_drops_a_numeric_row_number_and_new_rows_ids_do_not_move_predictions() {
     let train = temp_file("with-id.csv", csv(1).as_bytes());
     let later = temp_file("with-later-id.csv", csv(90_001).as_bytes());
     let model = temp_file("with-id.gimc", b"");
-    let o = gimc(&["fit", p(&train), "--label-column", "class", "-o", p(&model)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = gimc_ok(&["fit", p(&train), "--label-column", "class", "-o", p(&model)]);
     let err = stderr(&o);
     assert!(
         err.contains("dropped 1 identifier column (one value per row): Id"),
@@ -72,7 +70,7 @@ fn eval_matches_classes_by_name_when_the_test_file_holds_fewer_classes() {
     let test = temp_file("by-name-test.csv", test.as_bytes());
     let model = temp_file("by-name.gimc", b"");
     let pred = temp_file("by-name.pred", b"");
-    let o = gimc(&[
+    gimc_ok(&[
         "-q",
         "fit",
         p(&train),
@@ -81,14 +79,13 @@ fn eval_matches_classes_by_name_when_the_test_file_holds_fewer_classes() {
         "-o",
         p(&model),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     for csv in [false, true] {
         let text = predict_classes(&test, &model, &pred, if csv { &["--csv"] } else { &[] });
         assert!(
             text.lines().nth(1) == Some(r#"# gimc classes: ["a","b","c"]"#),
             "{text}"
         );
-        let o = gimc(&[
+        let o = gimc_ok(&[
             "--json",
             "eval",
             p(&pred),
@@ -96,7 +93,6 @@ fn eval_matches_classes_by_name_when_the_test_file_holds_fewer_classes() {
             "--label-column",
             "class",
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
         assert!(
             stderr(&o).contains("1 rows of by-name-test hold a class the model does not know"),
             "{}",
@@ -127,9 +123,8 @@ fn eval_counts_numbered_labels_the_test_file_never_holds_as_misses() {
     let test = temp_file("numbered-test.svm", test.as_bytes());
     let model = temp_file("numbered.gimc", b"");
     let pred = temp_file("numbered.pred", b"");
-    let o = gimc(&["-q", "fit", p(&train), "--iters", "0", "-o", p(&model)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = gimc(&[
+    gimc_ok(&["-q", "fit", p(&train), "--iters", "0", "-o", p(&model)]);
+    gimc_ok(&[
         "-q",
         "predict",
         p(&test),
@@ -140,7 +135,6 @@ fn eval_counts_numbered_labels_the_test_file_never_holds_as_misses() {
         "-o",
         p(&pred),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&pred).unwrap();
     let firsts: Vec<usize> = text
         .lines()
@@ -151,7 +145,7 @@ fn eval_counts_numbered_labels_the_test_file_never_holds_as_misses() {
         firsts.iter().any(|&j| j >= 3),
         "no prediction above the test's labels: {text}"
     );
-    let o = gimc(&[
+    let o = gimc_ok(&[
         "-q",
         "--json",
         "eval",
@@ -161,7 +155,6 @@ fn eval_counts_numbered_labels_the_test_file_never_holds_as_misses() {
         "--k",
         "1",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let hits = firsts
         .iter()

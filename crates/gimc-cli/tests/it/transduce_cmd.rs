@@ -5,7 +5,7 @@ use crate::commands::{assert_one_line_error, p};
 use std::path::Path;
 use std::process::Output;
 
-use crate::{gimc, json_of, stderr, temp_file};
+use crate::{gimc, gimc_ok, json_of, stderr, temp_file};
 
 /// `gimc -q [--json] --label-column last transduce data --folds 3 --mu-count 4 extra…`.
 fn transduce(json: bool, data: &Path, extra: &[&str]) -> Output {
@@ -291,8 +291,7 @@ fn transduce_predicts_single_missing_label_cells() {
     }
     assert!(known_kept > 0, "some rows are partly labelled");
     assert!(wrong <= 1, "{wrong} of {} hidden cells wrong", hidden.len());
-    let o = gimc(&[&["-q"][..], &args[..], &["-o", p(&pred)][..]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
+    gimc_ok(&[&["-q"][..], &args[..], &["-o", p(&pred)][..]].concat());
     // eval over the hidden cells only (with --input), or every label of the rows (without)
     let eval = |with_input: bool| -> f64 {
         let mut a = vec!["--json", "eval", "--transduction", p(&pred), p(&truth_file)];
