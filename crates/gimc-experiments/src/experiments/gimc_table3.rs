@@ -38,7 +38,7 @@ use gimc_metrics::{constraint_error, pairwise_clustering_error};
 use rayon::prelude::*;
 
 use super::mc1_common::SequentialFaer;
-use super::support::mean_std;
+use super::support::{mean_pm_std_cell, mean_std};
 use crate::report::{MISSING, Report, Table, format_value};
 use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
@@ -542,14 +542,6 @@ struct Cell {
     seconds: Vec<f64>,
 }
 
-fn fmt_mean_std(v: &[f64]) -> String {
-    if v.is_empty() {
-        return MISSING.to_owned();
-    }
-    let (m, s) = mean_std(v);
-    format!("{m:.4} ± {s:.4}")
-}
-
 impl Experiment for GimcTable3 {
     fn name(&self) -> &'static str {
         "gimc-table3"
@@ -767,7 +759,7 @@ fn report_set(
             );
             let (t, _) = mean_std(&cell.seconds);
             report.record(name, method.name(), &setting, METRIC_TIME, Some(t), None);
-            row.push(fmt_mean_std(&cell.errors));
+            row.push(mean_pm_std_cell(&cell.errors));
             row.push(format_value(published, 4));
             detail.push_row(detail_row(&setting, method, cell, t));
         }

@@ -428,6 +428,23 @@ pub struct RealSpec {
     pub standardize: bool,
 }
 
+impl RealSpec {
+    /// The data in a report's words: the set, its parts, n rows, d features and t labels, the
+    /// standardisation, and how the observed entries are drawn.
+    fn data_note(&self, n: usize, d: usize, t: usize) -> String {
+        let features = if self.standardize {
+            "every feature standardised to zero mean and unit variance over all rows before masking"
+        } else {
+            "features as distributed (not standardised: the paper's Zero+SVM row is reproduced only so)"
+        };
+        format!(
+            "{}: all {n} rows ({}), d = {d} features, t = {t} labels; {features}; ω of the feature entries and ω of the label entries observed, each drawn uniformly at random without replacement, independently per trial",
+            self.set,
+            self.parts.join(" + "),
+        )
+    }
+}
+
 /// The ω values of the paper's Tables 4–5.
 pub const REAL_OMEGAS: [f64; 3] = [0.4, 0.6, 0.8];
 
@@ -670,16 +687,7 @@ pub fn run_real(
     }
     report.tables.push(label_table);
     report.tables.push(imp_table);
-    report.note(format!(
-        "{}: all {n} rows ({}), d = {d} features, t = {t} labels; {}; ω of the feature entries and ω of the label entries observed, each drawn uniformly at random without replacement, independently per trial",
-        spec.set,
-        spec.parts.join(" + "),
-        if spec.standardize {
-            "every feature standardised to zero mean and unit variance over all rows before masking"
-        } else {
-            "features as distributed (not standardised: the paper's Zero+SVM row is reproduced only so)"
-        }
-    ));
+    report.note(spec.data_note(n, d, t));
     report.note(format!(
         "{} {} Zero+SVM imputes 0.",
         config.mc1_note(),

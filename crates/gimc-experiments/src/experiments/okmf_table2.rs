@@ -38,7 +38,7 @@ use gimc_linalg::rng::{GimcRng, child, seeded};
 use gimc_linalg::{FeatureMatrix, Kernel};
 use gimc_metrics::clustering_accuracy;
 
-use super::support::{mean_std, run_jobs_single_threaded};
+use super::support::{mean_pm_std_cell, mean_std, run_jobs_single_threaded};
 use crate::report::{MISSING, Report, Table};
 use crate::{Context, ExpectedTime, Experiment, ExperimentError};
 
@@ -361,15 +361,6 @@ pub fn largest_class_share(classes: &[usize]) -> f64 {
     counts.iter().copied().max().unwrap_or(0) as f64 / classes.len().max(1) as f64
 }
 
-/// Mean ± std cell.
-fn cell(values: &[f64]) -> String {
-    if values.is_empty() {
-        return MISSING.to_owned();
-    }
-    let (m, s) = mean_std(values);
-    format!("{m:.4} ± {s:.4}")
-}
-
 impl Experiment for OkmfTable2 {
     fn name(&self) -> &'static str {
         "okmf-table2"
@@ -464,7 +455,7 @@ impl Experiment for OkmfTable2 {
                     None,
                 );
                 report.record(*name, method.name(), "", METRIC_TIME, Some(time), None);
-                acc_cells[mi][di] = cell(&accs);
+                acc_cells[mi][di] = mean_pm_std_cell(&accs);
                 time_cells[mi][di] = format!("{time:.3}");
             }
         }

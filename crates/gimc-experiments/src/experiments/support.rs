@@ -1,6 +1,6 @@
 //! Helpers shared by the synthetic experiments (`gimc-fig1`, `imc-sample-complexity`,
 //! `pu-imc`): error conversion from the solver and feature-map crates, mean / standard
-//! deviation, random hold-out splits of an observed set, building Ω from triplets, the area
+//! deviation and its "mean ± std" table cell (also `gimc-table3`, `okmf-table2`), random hold-out splits of an observed set, building Ω from triplets, the area
 //! under the ROC curve, and a runner for single-threaded jobs side by side (`okmf-table2`).
 
 use gimc_linalg::Observed;
@@ -22,6 +22,16 @@ pub fn mean_std(values: &[f64]) -> (f64, f64) {
     }
     let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
     (mean, var.sqrt())
+}
+
+/// A table cell "mean ± std" of `values` ([`mean_std`], 4 digits after the point), or
+/// [`MISSING`](crate::report::MISSING) when there are none.
+pub(crate) fn mean_pm_std_cell(values: &[f64]) -> String {
+    if values.is_empty() {
+        return crate::report::MISSING.to_owned();
+    }
+    let (m, s) = mean_std(values);
+    format!("{m:.4} ± {s:.4}")
 }
 
 /// Splits `entries` at random into (train, validation) with round(`fraction`·len) validation
