@@ -23,10 +23,11 @@
 //! pool; the result does not depend on it):
 //! 1. **Single blocks.** For every row transform ([`RowTransform`]) and γ (multiples of the
 //!    `scale` rule on the rows as the maps see them), every block alone is one ridge solve per
-//!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Each family's γ are walked from the middle of the grid, first
-//!    down and then up, each way until the validation score falls (it rises and then falls
-//!    along the grid). Per transform, the best γ of each family goes on; the blocks are scored
-//!    one at a time, and one that is not the best of its kind so far is freed at once.
+//!    λ (W = (ΦᵀΦ + Λ)⁻¹ΦᵀA). Each family's γ, and each block's λ, are walked from the
+//!    middle of their grid, first down and then up, each way until the validation score falls
+//!    (it rises and then falls along the grid). Per transform, the best γ of each family goes
+//!    on; the blocks are scored one at a time, and one that is not the best of its kind so far
+//!    is freed at once.
 //! 2. **Unions.** Per transform, every union of two or more of the best block of each kind (the
 //!    linear part with a map, two maps — the paper's combined LFF + LNYS model — or all of
 //!    them), again one ridge solve per λ from Gram blocks computed once. A union searches only

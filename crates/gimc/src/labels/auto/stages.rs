@@ -41,7 +41,7 @@ impl Search<'_> {
         linear: bool,
         trials: &mut Vec<AutoTrial>,
     ) -> Result<TransformBest> {
-        let grid = GridSearch::grid(self.params.lambdas.len());
+        let grid = lambda_search(&self.params.lambdas);
         let mut best: Option<AutoTrial> = None;
         let mut all: Vec<(Spec, f64, f64)> = Vec::new();
         let mut score = |spec: Spec| -> Result<f64> {
@@ -262,7 +262,7 @@ impl Search<'_> {
             .iter()
             .map(|&(family, gamma)| vec![Spec::Learned { family, gamma }])
             .collect();
-        let grid = vec![GridSearch::grid(self.params.lambdas.len()); one.len()];
+        let grid = vec![lambda_search(&self.params.lambdas); one.len()];
         let scores = self.cv_scores(folds, &one, &grid)?;
         let mut trials: Vec<AutoTrial> = Vec::new();
         let mut scored = singles.to_vec();
@@ -495,6 +495,19 @@ pub(super) fn gamma_search(gammas: &[Gamma]) -> GridSearch {
     GridSearch {
         range: 0..gammas.len(),
         start: increasing.then_some(gammas.len() / 2),
+    }
+}
+
+/// The λ search of a single block in stages 1 and 3: a walk from the middle of `lambdas` when
+/// they increase (the validation score rises and then falls along λ), every one of them
+/// otherwise.
+pub(super) fn lambda_search(lambdas: &[f64]) -> GridSearch {
+    GridSearch {
+        range: 0..lambdas.len(),
+        start: lambdas
+            .windows(2)
+            .all(|w| w[0] < w[1])
+            .then_some(lambdas.len() / 2),
     }
 }
 

@@ -267,6 +267,36 @@ fn an_increasing_gamma_grid_is_walked_from_its_middle_and_any_other_scored_whole
 }
 
 #[test]
+fn an_increasing_lambda_grid_is_walked_from_its_middle_and_any_other_scored_whole() {
+    use super::search::GridSearch;
+    use super::stages::lambda_search;
+    let walk = |n, start| GridSearch {
+        range: 0..n,
+        start: Some(start),
+    };
+    // the default grid 0.001 … 10 starts from 0.1
+    let default = super::AutoParams::default().lambdas;
+    assert_eq!(default[2], 0.1);
+    assert_eq!(lambda_search(&default), walk(5, 2));
+    assert_eq!(lambda_search(&[0.5]), walk(1, 0));
+    assert_eq!(lambda_search(&[1.0, 0.1]), GridSearch::grid(2));
+    assert_eq!(lambda_search(&[0.1, 0.1]), GridSearch::grid(2));
+    // on a curve that rises and then falls, the walk finds the best λ of the whole grid
+    let search = lambda_search(&default);
+    for curve in [
+        [0.5, 0.6, 0.4, 0.3, 0.2],
+        [0.9, 0.8, 0.7, 0.6, 0.5],
+        [0.1, 0.2, 0.3, 0.4, 0.5],
+        [0.1, 0.2, 0.3, 0.5, 0.4],
+    ] {
+        let (seen, scores) = walked(&search, &curve);
+        let best = |s: &[f64]| (0..5).max_by(|&a, &b| s[a].total_cmp(&s[b])).unwrap();
+        assert_eq!(best(&scores), best(&curve), "{curve:?}: scored {seen:?}");
+        assert!(seen.len() < 5, "{curve:?}: scored {seen:?}");
+    }
+}
+
+#[test]
 fn a_resumed_learning_continues_its_curve_and_keeps_the_best_iterate() {
     use super::search::validation_curve;
     use super::stages::FoldRun;
