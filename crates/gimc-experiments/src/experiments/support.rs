@@ -1,7 +1,8 @@
 //! Helpers shared by the synthetic experiments (`gimc-fig1`, `imc-sample-complexity`,
 //! `pu-imc`): error conversion from the solver and feature-map crates, mean / standard
-//! deviation and its "mean ± std" table cell (also `gimc-table3`, `okmf-table2`), random hold-out splits of an observed set, building Ω from triplets, the area
-//! under the ROC curve, and a runner for single-threaded jobs side by side (`okmf-table2`).
+//! deviation and its "mean ± std" table cell (also `gimc-table3`, `okmf-table2`), random
+//! hold-out splits of an observed set, building Ω from triplets, the area under the ROC curve,
+//! and a runner for single-threaded jobs side by side (`okmf-table2`).
 
 use gimc_linalg::Observed;
 use gimc_linalg::faer::MatRef;
