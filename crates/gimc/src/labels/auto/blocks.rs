@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use gimc_linalg::FeatureMatrix;
 use gimc_linalg::dense::{axpy, gram_tn, matmul_tn};
-use gimc_linalg::faer::{Mat, MatRef};
+use gimc_linalg::faer::{Mat, MatRef, Scale};
 use gimc_linalg::solve::{Cholesky, cholesky_solve};
 use gimc_linalg::sparse::csr_tr_mul_dense;
 use gimc_linalg::sprs::CsMat;
@@ -207,11 +207,14 @@ impl Blocks {
             if wanted.is_empty() {
                 continue;
             }
-            let ids: Vec<usize> = set.iter().copied().chain([bias]).collect();
-            let width: usize = ids.iter().map(|&b| self.blocks[b].dim()).sum();
+            let width: usize = set
+                .iter()
+                .chain([&bias])
+                .map(|&b| self.blocks[b].dim())
+                .sum();
             if train.nrows() < width {
                 let at: Vec<f64> = wanted.iter().map(|&li| lambdas[li]).collect();
-                let s = self.dual_scores(&ids, &at, train, val, ks)?;
+                let s = self.dual_scores(set, Some(bias), &at, train, val, ks)?;
                 for (&li, s) in wanted.iter().zip(s) {
                     out[i][li] = s;
                 }
@@ -304,23 +307,39 @@ impl Blocks {
 
     /// [`Blocks::scores`] in the dual form, for a union wider than the training rows: with
     /// M = Σ_b Φ_bΦ_bᵀ/s_b and K_val = Σ_b Φ_val,bΦ_bᵀ/s_b the validation scores of the
-    /// block-penalised ridge solution are K_val(M + λI)⁻¹A (O(n³) instead of O(D³)).
+    /// block-penalised ridge solution are K_val(M + λI)⁻¹A (O(n³) instead of O(D³)). The
+    /// intercept block `bias` (a column of ones, last in the sums) adds the constant 1/s to
+    /// every entry of both, without forming its all-ones kernels.
     pub(super) fn dual_scores(
         &mut self,
         set: &[usize],
+        bias: Option<usize>,
         lambdas: &[f64],
         train: &LabelData,
         val: &LabelData,
         ks: &[usize],
     ) -> Result<Vec<f64>> {
         let (n, nv) = (train.nrows(), val.nrows());
-        let mut m = Mat::<f64>::zeros(n, n);
-        let mut kv = Mat::<f64>::zeros(nv, n);
+        let mut sums: Option<(Mat<f64>, Mat<f64>)> = None;
         for &i in set {
-            let s = self.blocks[i].sq;
+            let a = 1.0 / self.blocks[i].sq;
             let (k, v) = self.blocks[i].kernels()?;
-            axpy(1.0 / s, k.as_ref(), m.as_mut())?;
-            axpy(1.0 / s, v.as_ref(), kv.as_mut())?;
+            match &mut sums {
+                None => sums = Some((k * Scale(a), v * Scale(a))),
+                Some((m, kv)) => {
+                    axpy(a, k.as_ref(), m.as_mut())?;
+                    axpy(a, v.as_ref(), kv.as_mut())?;
+                }
+            }
+        }
+        let (mut m, mut kv) = sums.unwrap_or_else(|| (Mat::zeros(n, n), Mat::zeros(nv, n)));
+        if let Some(b) = bias {
+            let c = 1.0 / self.blocks[b].sq;
+            for x in [&mut m, &mut kv] {
+                x.as_mut().col_iter_mut().for_each(|col| {
+                    col.iter_mut().for_each(|e| *e += c);
+                });
+            }
         }
         let a = gimc_linalg::sparse::csr_to_dense(train.labels());
         lambdas

@@ -46,7 +46,7 @@ fn dual_and_primal_scores_agree() {
     // 36 columns > 40 rows is false: force each form on the same union
     let lambdas = [0.01, 0.3, 2.0];
     let dual = blocks
-        .dual_scores(&set, &lambdas, &train, &val, &[1])
+        .dual_scores(&set, None, &lambdas, &train, &val, &[1])
         .unwrap();
     let (gram, cross, penalty) = blocks.system(&set).unwrap();
     let phi_v = blocks.val_features(&set);
@@ -75,6 +75,51 @@ fn dual_and_primal_scores_agree() {
     let a = gimc_linalg::sparse::csr_to_dense(labels);
     let dual = &kv * cholesky_solve(m.as_ref(), a.as_ref()).unwrap();
     assert!((&primal - &dual).norm_max() < 1e-8);
+}
+
+/// The intercept's all-ones kernels, added to the dual sums as a constant, give the scores of
+/// the union that holds the intercept column in the primal form, and the same bits as summing
+/// its kernels.
+#[test]
+fn the_dual_intercept_is_the_primal_intercept_column() {
+    let train = data(40, 6, 1);
+    let val = data(25, 6, 2);
+    let labels = train.labels();
+    let mut blocks = Blocks::new();
+    let map = blocks.push(
+        Block::new(
+            BlockRows::Phi(gaussian_mat(&mut seeded(3), 40, 30, 0.5)),
+            gaussian_mat(&mut seeded(4), 25, 30, 0.5),
+            labels,
+            None,
+        )
+        .unwrap(),
+    );
+    let bias = blocks.push(
+        Block::new(
+            BlockRows::Phi(Mat::from_fn(40, 1, |_, _| 1.0)),
+            Mat::from_fn(25, 1, |_, _| 1.0),
+            labels,
+            None,
+        )
+        .unwrap(),
+    );
+    let lambdas = [0.01, 0.3, 2.0];
+    let dual = blocks
+        .dual_scores(&[map], Some(bias), &lambdas, &train, &val, &[1, 3])
+        .unwrap();
+    let summed = blocks
+        .dual_scores(&[map, bias], None, &lambdas, &train, &val, &[1, 3])
+        .unwrap();
+    assert_eq!(dual, summed);
+    let (gram, cross, penalty) = blocks.system(&[map, bias]).unwrap();
+    let phi_v = blocks.val_features(&[map, bias]);
+    for (&lambda, &d) in lambdas.iter().zip(&dual) {
+        let w = solve_blocks(&gram, &cross, &penalty, lambda).unwrap();
+        let e = evaluate_phi(PhiSource::Whole(phi_v.as_ref()), w.as_ref(), &val, &[1, 3]).unwrap();
+        let p = (e.score(val.task(), 1).unwrap() + e.score(val.task(), 3).unwrap()) / 2.0;
+        assert!((p - d).abs() < 1e-12, "λ = {lambda}: primal {p}, dual {d}");
+    }
 }
 
 #[test]
