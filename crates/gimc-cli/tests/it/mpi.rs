@@ -54,7 +54,7 @@ fn synth_split(
 ) -> (std::path::PathBuf, std::path::PathBuf) {
     std::fs::create_dir_all(dir).unwrap();
     let all = dir.join("all.txt");
-    let o = gimc_ok(&[
+    gimc_ok(&[
         "-q",
         "--seed",
         &seed.to_string(),
@@ -82,7 +82,7 @@ fn w_of(path: &Path) -> gimc_linalg::faer::Mat<f64> {
 }
 
 fn p_at(model: &Path, test: &Path, pred: &Path) -> String {
-    let o = gimc_ok(&[
+    gimc_ok(&[
         "-q",
         "predict",
         test.to_str().unwrap(),
@@ -265,7 +265,7 @@ fn processes_cluster_like_one() {
     // sparse rows of an XC file (byte-range shards), and a LIBSVM file with classes (each
     // process keeps its block of the rows)
     let xc = dir.join("xc.txt");
-    let o = gimc_ok(&[
+    gimc_ok(&[
         "-q",
         "--seed",
         "4",
