@@ -41,7 +41,8 @@ gimc_linalg::params! {
             Gamma::Scale(16.0),
         ] => with_gammas,
         /// Candidate λ, each multiplied per block by its mean squared row norm. Default {0.001,
-        /// 0.01, 0.1, 1, 10}.
+        /// 0.01, 0.1, 1, 10}. In increasing order, each single block walks them from the middle
+        /// until the validation score falls; in another order, it scores every one.
         pub lambdas: Vec<f64> = vec![0.001, 0.01, 0.1, 1.0, 10.0] => with_lambdas,
         /// Map families by registry name. Default `lff` and `lnys`.
         pub families: Vec<String> = vec!["lff".into(), "lnys".into()] => with_families,
