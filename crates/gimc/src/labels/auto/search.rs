@@ -365,6 +365,15 @@ impl GridSearch {
         }
     }
 
+    /// A grid of `n` walked from its middle when it `increases` (a score that rises and then
+    /// falls along it), every point of it otherwise.
+    pub(super) fn walk_if_increasing(n: usize, increases: bool) -> Self {
+        Self {
+            range: 0..n,
+            start: increases.then_some(n / 2),
+        }
+    }
+
     /// The numbers scored first: the whole range, or the start of the walk.
     pub(super) fn first(&self) -> Vec<usize> {
         match self.start {

@@ -492,23 +492,14 @@ pub(super) fn gamma_search(gammas: &[Gamma]) -> GridSearch {
         (Gamma::Scale(a), Gamma::Scale(b)) | (Gamma::Value(a), Gamma::Value(b)) => a < b,
         _ => false,
     });
-    GridSearch {
-        range: 0..gammas.len(),
-        start: increasing.then_some(gammas.len() / 2),
-    }
+    GridSearch::walk_if_increasing(gammas.len(), increasing)
 }
 
 /// The λ search of a single block in stages 1 and 3: a walk from the middle of `lambdas` when
 /// they increase (the validation score rises and then falls along λ), every one of them
 /// otherwise.
 pub(super) fn lambda_search(lambdas: &[f64]) -> GridSearch {
-    GridSearch {
-        range: 0..lambdas.len(),
-        start: lambdas
-            .windows(2)
-            .all(|w| w[0] < w[1])
-            .then_some(lambdas.len() / 2),
-    }
+    GridSearch::walk_if_increasing(lambdas.len(), lambdas.windows(2).all(|w| w[0] < w[1]))
 }
 
 /// How often the relay of [`Search::run_jobs`] polls its observer while no record arrives.
